@@ -1,0 +1,56 @@
+# perfkit: a thin wrapper over CMake. The README's two set-up commands live here:
+#   make demo    install build deps, build, run perfkit on the bundled demo workload
+#   make check   install build deps, then the whole test suite: normal build, the same
+#                suite under ASan+UBSan (clang), and a smoke run of every fuzz harness
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
+
+.PHONY: all deps build demo check check-normal check-asan cli-record cli-valgrind bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@bash scripts/demo.sh $(BUILD)
+
+check: deps check-normal check-asan
+	@echo "make check: all suites passed"
+
+check-normal: build
+	bash scripts/tracefs.sh
+	cd $(BUILD) && ctest $(CTEST_FLAGS)
+
+# One clang build serves both the sanitizer run of the whole suite and the fuzzers:
+# everything is compiled with ASan+UBSan (no recovery) and fuzzer coverage hooks.
+$(ASAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+		-DPK_SANITIZE=ON -DPK_FUZZ=ON
+
+check-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	bash scripts/tracefs.sh
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest $(CTEST_FLAGS)
+
+cli-record: build
+	for d in tests/cli/cases/*/; do PERFKIT=$(BUILD)/tool/perfkit PK_CLI_RECORD=1 \
+		bash tests/cli/run-case.sh $$d; done
+
+cli-valgrind: build
+	cd $(BUILD) && PK_CLI_VALGRIND=1 ctest $(CTEST_FLAGS) -L cli
+
+bench: build
+	@for b in bench/*.sh; do echo "== $$b"; bash $$b $(BUILD) || exit 1; done
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

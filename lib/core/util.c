@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "internal.h"
+
+static const char *const pk_err_text[PK_ERR_MAX - PK_ERR_BASE] = {
+	[PK_ERR_PARSE - PK_ERR_BASE] = "Malformed text input",
+	[PK_ERR_FORMAT - PK_ERR_BASE] = "Malformed binary input",
+	[PK_ERR_NOPMU - PK_ERR_BASE] = "No such PMU or hardware counter on this machine",
+	[PK_ERR_TRUNCATED - PK_ERR_BASE] = "Input ends inside a structure",
+};
+
+PK_API const char *pk_strerror(int err)
+{
+	static __thread char buf[64];
+	if (err < 0)
+		err = -err;
+	if (err >= PK_ERR_BASE && err < PK_ERR_MAX)
+		return pk_err_text[err - PK_ERR_BASE];
+	if (err == 0)
+		return "Success";
+	/* strerror_r (GNU flavour) returns a pointer that may or may not be buf */
+	return strerror_r(err, buf, sizeof(buf));
+}
+
+ssize_t pk_read_small_fileat(int dirfd, const char *path, char *buf, size_t max)
+{
+	struct stat st;
+	ssize_t total = 0;
+	int fd;
+
+	if (max == 0)
+		return -EINVAL;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int e = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		close(fd);
+		return e;
+	}
+	/* sysfs reports st_size 4096 for everything, so read until EOF but never past max */
+	while ((size_t)total < max - 1) {
+		ssize_t n = read(fd, buf + total, max - 1 - total);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = -errno;
+			close(fd);
+			return e;
+		}
+		if (n == 0)
+			break;
+		total += n;
+	}
+	if ((size_t)total == max - 1) {
+		char c;
+		if (read(fd, &c, 1) == 1) {
+			close(fd);
+			buf[total] = '\0';
+			return -EFBIG;
+		}
+	}
+	close(fd);
+	buf[total] = '\0';
+	return total;
+}
+
+ssize_t pk_read_small_file(const char *path, char *buf, size_t max)
+{
+	return pk_read_small_fileat(AT_FDCWD, path, buf, max);
+}
+
+int pk_read_int_file(const char *path, long long *out)
+{
+	char buf[64], *end;
+	ssize_t n = pk_read_small_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	char *s = pk_strtrim(buf);
+	if (!*s)
+		return -PK_ERR_PARSE;
+	errno = 0;
+	long long v = strtoll(s, &end, 0);
+	if (errno || *end)
+		return -PK_ERR_PARSE;
+	*out = v;
+	return 0;
+}
+
+size_t pk_snprintf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	if (!len)
+		return 0;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		buf[0] = '\0';
+		return 0;
+	}
+	return (size_t)n >= len ? len - 1 : (size_t)n;
+}
+
+char *pk_strtrim(char *s)
+{
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+char *pk_strndup(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+int pk_parse_u64(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned base = 10;
+	size_t i = 0;
+
+	if (len == 0)
+		return -PK_ERR_PARSE;
+	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		i = 2;
+	} else if (len > 1 && s[0] == '0') {
+		base = 8;
+		i = 1;
+	}
+	for (; i < len; i++) {
+		unsigned d;
+		char c = s[i];
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return -PK_ERR_PARSE;
+		if (d >= base)
+			return -PK_ERR_PARSE;
+		if (v > (UINT64_MAX - d) / base)
+			return -ERANGE;
+		v = v * base + d;
+	}
+	*out = v;
+	return 0;
+}

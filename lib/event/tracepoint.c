@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* Tracepoints from tracefs: mount point discovery, ids, glob enumeration. */
+#include <dirent.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "internal.h"
+#include <perfkit/pmu.h>
+
+static bool has_events(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	pk_snprintf(path, sizeof(path), "%s/events", dir);
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Not cached: tracefs may be mounted while we run (the tool mounts it on demand). */
+PK_API const char *pk_tracefs__root(void)
+{
+	static __thread char found[PATH_MAX];
+	const char *env = getenv("PERFKIT_TRACEFS");
+	const char *cands[] = { env, "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+	for (size_t i = 0; i < PK_ARRAY_SIZE(cands); i++) {
+		if (cands[i] && *cands[i] && has_events(cands[i])) {
+			pk_snprintf(found, sizeof(found), "%s", cands[i]);
+			return found;
+		}
+	}
+	FILE *m = fopen("/proc/mounts", "re");
+	if (m) {
+		char line[1024], dev[256], dir[768], type[64];
+		while (fgets(line, sizeof(line), m)) {
+			if (sscanf(line, "%255s %767s %63s", dev, dir, type) == 3 &&
+			    !strcmp(type, "tracefs") && has_events(dir)) {
+				fclose(m);
+				pk_snprintf(found, sizeof(found), "%s", dir);
+				return found;
+			}
+		}
+		fclose(m);
+	}
+	errno = ENOENT;
+	return NULL;
+}
+
+/* A tracepoint subsystem or event name: no path tricks, bounded length. */
+static bool valid_component(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 255 || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	return strchr(s, '/') == NULL;
+}
+
+PK_API long long pk_tracepoint__id(const char *root, const char *sys, const char *name)
+{
+	char path[PATH_MAX];
+	long long id;
+
+	if (!sys || !name || !valid_component(sys) || !valid_component(name))
+		return pk_err(-EINVAL);
+	if (!root && !(root = pk_tracefs__root()))
+		return pk_err(-ENOENT);
+	pk_snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, sys, name);
+	int r = pk_read_int_file(path, &id);
+	if (r < 0)
+		return pk_err(r);
+	if (id < 0)
+		return pk_err(-PK_ERR_PARSE);
+	return id;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted list of subdirectory names of `dir` (skipping dot entries). */
+static char **list_dirs(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	char **v = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if (*n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			char **nv = realloc(v, nc * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+			cap = nc;
+		}
+		if (!(v[*n] = strdup(de->d_name)))
+			break;
+		(*n)++;
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+static void free_list(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+PK_API int pk_tracepoint__foreach(const char *root, const char *glob, pk_tracepoint_cb cb,
+				  void *ctx)
+{
+	char path[PATH_MAX], full[520];
+	size_t nsys, nev;
+	int ret = 0;
+
+	if (!root && !(root = pk_tracefs__root()))
+		return pk_err(-ENOENT);
+	pk_snprintf(path, sizeof(path), "%s/events", root);
+	char **systems = list_dirs(path, &nsys);
+	for (size_t i = 0; i < nsys && !ret; i++) {
+		pk_snprintf(path, sizeof(path), "%s/events/%s", root, systems[i]);
+		char **events = list_dirs(path, &nev);
+		for (size_t j = 0; j < nev && !ret; j++) {
+			pk_snprintf(full, sizeof(full), "%s:%s", systems[i], events[j]);
+			if (glob && fnmatch(glob, full, 0) != 0)
+				continue;
+			long long id = pk_tracepoint__id(root, systems[i], events[j]);
+			if (id < 0)
+				continue; /* not an event directory (e.g. "enable" files' dirs) */
+			ret = cb(systems[i], events[j], id, ctx);
+		}
+		free_list(events, nev);
+	}
+	free_list(systems, nsys);
+	return ret;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfkit/common.h - export macro, version, error convention, logging, options structs.
+ *
+ * Conventions used by every perfkit header:
+ *  - int functions return 0 (or a non-negative count) on success and a negative errno on
+ *    failure; they also set errno to the positive value.
+ *  - functions returning pointers return NULL and set errno on failure.
+ *  - destructors (`__free`, `__close`) accept NULL.
+ *  - options structs start with `size_t sz` (set by PK_OPTS) so that the library can grow
+ *    them without breaking callers compiled against older headers.
+ *  - the library never prints; it reports through the log callback below.
+ */
+#ifndef PERFKIT_COMMON_H
+#define PERFKIT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PK_API __attribute__((visibility("default")))
+
+#define PK_VERSION_MAJOR 0
+#define PK_VERSION_MINOR 1
+#define PK_VERSION_PATCH 0
+
+/* Library version as "MAJOR.MINOR.PATCH". */
+PK_API const char *pk_version(void);
+
+/*
+ * Declare and zero-fill an options struct, setting its size:
+ *     PK_OPTS(pk_parse_opts, o, .sysfs_root = "/tmp/fake");
+ */
+#define PK_OPTS(TYPE, NAME, ...)                                             \
+	struct TYPE NAME = ({                                                \
+		struct TYPE ___##NAME;                                       \
+		__builtin_memset(&___##NAME, 0, sizeof(___##NAME));          \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };     \
+	})
+
+/* Library-specific error codes beyond errno's range (returned negated). */
+enum pk_error {
+	PK_ERR_BASE = 4000,
+	PK_ERR_PARSE = 4000,    /* malformed input text (event spec, sysfs file, ...) */
+	PK_ERR_FORMAT = 4001,   /* malformed binary input (perf.data, record) */
+	PK_ERR_NOPMU = 4002,    /* no such PMU / hardware counter on this machine */
+	PK_ERR_TRUNCATED = 4003,/* input ended inside a structure */
+	PK_ERR_MAX
+};
+
+/*
+ * Text for an errno value or a PK_ERR_* code (sign ignored). Never NULL; the string is
+ * static or thread-local and valid until the next call in the same thread.
+ */
+PK_API const char *pk_strerror(int err);
+
+enum pk_log_level {
+	PK_LOG_ERROR = 0,
+	PK_LOG_WARN = 1,
+	PK_LOG_INFO = 2,
+	PK_LOG_DEBUG = 3,
+};
+
+typedef void (*pk_log_fn)(enum pk_log_level level, const char *msg, void *ctx);
+
+/*
+ * Install a log callback (NULL restores the default, which writes warnings and errors
+ * to stderr prefixed with "perfkit: "). `max_level` filters messages before formatting.
+ * Returns the previous callback. Thread-safe with respect to concurrent logging.
+ */
+PK_API pk_log_fn pk_set_log(pk_log_fn fn, void *ctx, enum pk_log_level max_level);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: MIT */
+/* perfkit/perfkit.h - include everything. */
+#ifndef PERFKIT_PERFKIT_H
+#define PERFKIT_PERFKIT_H
+#include <perfkit/common.h>
+#include <perfkit/sys.h>
+#include <perfkit/pmu.h>
+#include <perfkit/event.h>
+#endif

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/internal.h - helpers shared inside the library. Never installed. */
+#ifndef PK_INTERNAL_H
+#define PK_INTERNAL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <perfkit/common.h>
+
+#define PK_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define PK_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define PK_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define PK_UNUSED __attribute__((unused))
+#define PK_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* Set errno to -err and return err (err is a negative errno). */
+static inline int pk_err(int err)
+{
+	errno = err < 0 ? -err : err;
+	return err < 0 ? err : -err;
+}
+/* For pointer-returning functions: set errno and return NULL. */
+static inline void *pk_err_ptr(int err)
+{
+	errno = err < 0 ? -err : err;
+	return NULL;
+}
+
+void pk_log(enum pk_log_level level, const char *fmt, ...) PK_PRINTF(2, 3);
+#define pk_warn(...) pk_log(PK_LOG_WARN, __VA_ARGS__)
+#define pk_info(...) pk_log(PK_LOG_INFO, __VA_ARGS__)
+#define pk_debug(...) pk_log(PK_LOG_DEBUG, __VA_ARGS__)
+#define pk_error(...) pk_log(PK_LOG_ERROR, __VA_ARGS__)
+
+/*
+ * Options-struct validation (the libbpf pattern): a struct from a caller compiled against
+ * an older header is shorter (fine: missing fields read as zero); one from a newer header
+ * is longer and its unknown tail must be all zero.
+ */
+bool pk_opts_valid(const void *opts, size_t user_sz, size_t our_sz, const char *type);
+#define PK_OPTS_VALID(opts, TYPE) \
+	(!(opts) || pk_opts_valid((opts), (opts)->sz, sizeof(struct TYPE), #TYPE))
+/* Field of an options struct, or `def` if the caller's struct is too short or opts NULL. */
+#define PK_OPTS_GET(opts, field, def)                                              \
+	(((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field)) \
+		 ? (opts)->field : (def))
+
+/*
+ * Read at most `max` bytes of a small text file (sysfs/procfs) into buf, NUL-terminated,
+ * opening only regular files (O_NONBLOCK so a FIFO can never block us). Returns the number
+ * of bytes read or a negative errno (-EFBIG if the file holds more than max bytes).
+ */
+ssize_t pk_read_small_file(const char *path, char *buf, size_t max);
+/* Same, relative to a directory fd. */
+ssize_t pk_read_small_fileat(int dirfd, const char *path, char *buf, size_t max);
+/* Read an integer file ("2\n"). Returns 0 or a negative errno (-PK_ERR_PARSE if not a number). */
+int pk_read_int_file(const char *path, long long *out);
+
+/* snprintf that never overflows and always NUL-terminates; returns chars written (clamped). */
+size_t pk_snprintf(char *buf, size_t len, const char *fmt, ...) PK_PRINTF(3, 4);
+
+/* Strip leading/trailing ASCII whitespace in place; returns the start. */
+char *pk_strtrim(char *s);
+
+/* Safe string duplication with a bound; NULL on ENOMEM. */
+char *pk_strndup(const char *s, size_t n);
+
+/* Parse an unsigned integer in C notation (0x.., 0.., decimal) from [s, s+len) exactly.
+ * Returns 0 or -PK_ERR_PARSE / -ERANGE. */
+int pk_parse_u64(const char *s, size_t len, uint64_t *out);
+
+#endif

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install perfkit's build and test dependencies from Debian's archive.
+# Does nothing (and needs no network) when everything is already installed.
+set -euo pipefail
+
+pkgs=(
+	cmake make pkg-config gcc clang
+	libclang-rt-14-dev      # ASan/UBSan/libFuzzer runtimes for clang
+	libcmocka-dev           # unit tests
+	libelf-dev libdw-dev    # elfutils: ELF, symbols, DWARF, unwinding
+	libpfm4-dev             # named hardware events
+	libtraceevent-dev       # tracepoint formats
+	libzstd-dev             # compressed perf.data
+	linux-perf              # the reference we compare against in tests and benches
+	valgrind                # CLI suite under memcheck
+	procps                  # ps/pgrep used by some CLI tests
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}" >&2
+	echo "install-deps: run as root (or: sudo apt-get install ${missing[*]})" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* tool/builtin.h - the command table's entry points and shared tool helpers. */
+#ifndef PK_TOOL_BUILTIN_H
+#define PK_TOOL_BUILTIN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/*
+ * Each subcommand lives in tool/cmd-<name>.c and exports
+ *     int cmd_<name>(int argc, char **argv);
+ *     extern const char cmd_<name>_usage[];
+ * argv[0] is the command name. The return value is the process exit status.
+ */
+#define PK_DECLARE_CMD(name)                    \
+	int cmd_##name(int argc, char **argv);  \
+	extern const char cmd_##name##_usage[]
+
+/* one line per command, e.g. PK_DECLARE_CMD(list); */
+
+/* Name of the running subcommand, for messages ("perfkit <cmd>: ..."). */
+extern const char *pk_cmd_name;
+
+/* "perfkit <cmd>: <fmt...>\n" on stderr. */
+void pk_tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "perfkit <cmd>: warning: <fmt...>\n" on stderr. */
+void pk_tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print a command's usage text to `f`. */
+void pk_tool_usage(FILE *f, const char *usage);
+/* True if argv has -h/--help at the option level (stops at "--"). */
+bool pk_tool_wants_help(int argc, char **argv);
+/* Flush stdout and report a write error (full disk, closed pipe) as failure. Returns
+ * `status` if stdout is fine, 1 (with a message) if not; EPIPE exits quietly. */
+int pk_tool_finish_stdout(int status);
+/* Install library logging that prints "perfkit <cmd>: ..." for warnings (and, with
+ * verbose > 0, info/debug). */
+void pk_tool_setup_log(int verbose);
+/* Mount tracefs at /sys/kernel/tracing if we are root and it is not mounted (perf does
+ * the same). Returns true if tracefs is available afterwards. */
+bool pk_tool_ensure_tracefs(void);
+
+/* JSON string output with escaping. */
+void pk_json_str(FILE *f, const char *s);
+
+#endif

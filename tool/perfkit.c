@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/perfkit.c - the command table and dispatcher.
+ *
+ * Adding a command:
+ *   1. write tool/cmd-<name>.c with `int cmd_<name>(int, char **)` and `cmd_<name>_usage`;
+ *   2. PK_DECLARE_CMD(<name>) in builtin.h;
+ *   3. add a row to `commands` below (keep it sorted by how often people use it);
+ *   4. add docs/perfkit-<name>.md and tests/cli/cases/<name>-*.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+
+struct cmd {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *usage;
+	const char *summary;
+};
+
+static const struct cmd commands[] = {
+	{ "version", NULL, NULL, "print perfkit's version" },
+};
+
+static void main_usage(FILE *f)
+{
+	fprintf(f, "usage: perfkit [--version] [--help] <command> [<args>]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'perfkit help <command>' or 'perfkit <command> --help' shows a command's options.\n");
+}
+
+static const struct cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pk_cmd_name = NULL;
+	if (argc < 2) {
+		main_usage(stderr);
+		return 129;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "version")) {
+		printf("perfkit %s (libperfkit %s)\n", PK_VERSION_STRING, pk_version());
+		return pk_tool_finish_stdout(0);
+	}
+	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+		main_usage(stdout);
+		return pk_tool_finish_stdout(0);
+	}
+	if (!strcmp(name, "help")) {
+		if (argc < 3) {
+			main_usage(stdout);
+			return pk_tool_finish_stdout(0);
+		}
+		const struct cmd *c = find_cmd(argv[2]);
+		if (!c || !c->usage) {
+			fprintf(stderr, "perfkit: '%s' is not a perfkit command; see 'perfkit --help'\n",
+				argv[2]);
+			return 129;
+		}
+		pk_tool_usage(stdout, c->usage);
+		return pk_tool_finish_stdout(0);
+	}
+	const struct cmd *c = find_cmd(name);
+	if (!c || !c->fn) {
+		fprintf(stderr, "perfkit: '%s' is not a perfkit command; see 'perfkit --help'\n", name);
+		return 129;
+	}
+	pk_cmd_name = c->name;
+	if (pk_tool_wants_help(argc - 1, argv + 1)) {
+		pk_tool_usage(stdout, c->usage);
+		return pk_tool_finish_stdout(0);
+	}
+	/* Writes to a closed pipe return EPIPE (reported quietly by pk_tool_finish_stdout)
+	 * instead of killing us mid-output with no chance to finish files. */
+	signal(SIGPIPE, SIG_IGN);
+	return c->fn(argc - 1, argv + 1);
+}

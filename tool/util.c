@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+
+const char *pk_cmd_name;
+
+static void vmsg(const char *kind, const char *fmt, va_list ap)
+{
+	if (pk_cmd_name)
+		fprintf(stderr, "perfkit %s: %s", pk_cmd_name, kind);
+	else
+		fprintf(stderr, "perfkit: %s", kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void pk_tool_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void pk_tool_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void pk_tool_usage(FILE *f, const char *usage)
+{
+	fputs(usage, f);
+}
+
+bool pk_tool_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+		if (argv[i][0] != '-')
+			return false; /* a workload command starts here */
+	}
+	return false;
+}
+
+int pk_tool_finish_stdout(int status)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return status;
+	if (errno == EPIPE)
+		return status; /* reader went away (| head): not our failure */
+	pk_tool_error("cannot write output: %s", strerror(errno));
+	return 1;
+}
+
+static void tool_log(enum pk_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level <= PK_LOG_WARN)
+		pk_tool_warn("%s", msg);
+	else
+		fprintf(stderr, "perfkit %s: %s\n", pk_cmd_name ? pk_cmd_name : "", msg);
+}
+
+void pk_tool_setup_log(int verbose)
+{
+	enum pk_log_level max = verbose >= 2 ? PK_LOG_DEBUG : verbose == 1 ? PK_LOG_INFO : PK_LOG_WARN;
+	pk_set_log(tool_log, NULL, max);
+}
+
+bool pk_tool_ensure_tracefs(void)
+{
+	struct stat st;
+	if (pk_tracefs__root())
+		return true;
+	if (geteuid() != 0 || stat("/sys/kernel/tracing", &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) < 0)
+		return false;
+	return pk_tracefs__root() != NULL;
+}
+
+void pk_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
