@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 #include <perfkit/common.h>
 
 #define PK_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -6,4 +6,5 @@
 #include <perfkit/sys.h>
 #include <perfkit/pmu.h>
 #include <perfkit/event.h>
+#include <perfkit/readfmt.h>
 #endif
