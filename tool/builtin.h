@@ -17,6 +17,9 @@
 	extern const char cmd_##name##_usage[]
 
 /* one line per command, e.g. PK_DECLARE_CMD(list); */
+PK_DECLARE_CMD(check);
+PK_DECLARE_CMD(list);
+PK_DECLARE_CMD(stat);
 
 /* Name of the running subcommand, for messages ("perfkit <cmd>: ..."). */
 extern const char *pk_cmd_name;

@@ -24,6 +24,9 @@ struct cmd {
 };
 
 static const struct cmd commands[] = {
+	{ "stat", cmd_stat, cmd_stat_usage, "count events of a command, processes or CPUs" },
+	{ "list", cmd_list, cmd_list_usage, "list the events that can be measured here" },
+	{ "check", cmd_check, cmd_check_usage, "show what can be measured here, and why not" },
 	{ "version", NULL, NULL, "print perfkit's version" },
 };
 

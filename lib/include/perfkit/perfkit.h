@@ -7,4 +7,8 @@
 #include <perfkit/pmu.h>
 #include <perfkit/event.h>
 #include <perfkit/readfmt.h>
+#include <perfkit/count.h>
+#include <perfkit/record.h>
+#include <perfkit/ring.h>
+#include <perfkit/data.h>
 #endif

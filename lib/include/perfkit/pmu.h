@@ -80,6 +80,15 @@ PK_API long pk_pmu__find_alias(const struct pk_pmu *pmu, const char *name); /* i
  * this PMU into attr->config..config3 (a term without value means 1). Terms that are not
  * format terms of the PMU (period=, name=, ...) are rejected with -PK_ERR_PARSE here:
  * the event-spec parser strips the generic ones first. `err`/`errlen` receive a message.
+ *
+ * Details: the raw words config=, config1=, config2=, config3= are accepted too (unless the
+ * PMU has a format of that name). Values are ORed into the attr's current config words
+ * (zero them first); on failure the attr is left untouched. An alias expands to its terms
+ * (nested aliases up to 4 levels, loops refused); a term the user writes overrides the
+ * same term from an alias ("mem-loads,ldlat=30"), and an alias term "umask=?" must be
+ * supplied by the user. A term given twice by the user (or by two aliases) is an error.
+ * Returns 0, -PK_ERR_PARSE (unknown/duplicate/malformed term, missing ?-value), -ERANGE
+ * (value wider than the term's bits), -EINVAL or -ENOMEM.
  */
 PK_API int pk_pmu__encode(const struct pk_pmu *pmu, const char *terms, struct pk_attr *attr,
 			  char *err, size_t errlen);

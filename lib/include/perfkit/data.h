@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfkit/data.h - the perf.data file format: a writer (file mode and pipe mode, feature
+ * sections, optional zstd compression) whose output the stock `perf report`/`perf script`
+ * read, and a streaming reader for files written by us and by `perf record`.
+ *
+ * Only files in the byte order of this machine are supported; a byte-swapped file is
+ * rejected with -PK_ERR_FORMAT and a log message saying so.
+ *
+ * Writer protocol:
+ *     w = pk_data_writer__open("perf.data", &opts);
+ *     pk_data_writer__add_attr(w, &attr, "cpu-clock", ids, nr_ids);   (every attr first)
+ *     loop: pk_data_writer__write(w, bytes, len)  (raw record bytes, e.g. ring chunks)
+ *           pk_data_writer__write_record(w, hdr)   (one record)
+ *           pk_data_writer__finish_round(w)        (after draining every buffer once)
+ *     pk_data_writer__add_build_id(w, ...)         (any time before close)
+ *     err = pk_data_writer__close(w);              (features, header; frees w)
+ *
+ * Reader protocol:
+ *     r = pk_data_reader__open("perf.data", &opts);          ("-" reads stdin)
+ *     env = pk_data_reader__env(r);  attrs: pk_data_reader__attr(r, i)
+ *     while ((err = pk_data_reader__next(r, &ev)) > 0) { ... ev.hdr, ev.attr ... }
+ *     err == 0: end of data; err < 0: the file is corrupt from ev.offset on (logged).
+ *     pk_data_reader__free(r);
+ */
+#ifndef PERFKIT_DATA_H
+#define PERFKIT_DATA_H
+
+#include <linux/perf_event.h>
+#include <perfkit/common.h>
+#include <perfkit/sys.h>
+#include <perfkit/record.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Feature bits of the perf.data header (bit numbers, PERFDATA.md §2.1). */
+enum pk_data_feat {
+	PK_FEAT_TRACING_DATA = 1,
+	PK_FEAT_BUILD_ID = 2,
+	PK_FEAT_HOSTNAME = 3,
+	PK_FEAT_OSRELEASE = 4,
+	PK_FEAT_VERSION = 5,
+	PK_FEAT_ARCH = 6,
+	PK_FEAT_NRCPUS = 7,
+	PK_FEAT_CPUDESC = 8,
+	PK_FEAT_CPUID = 9,
+	PK_FEAT_TOTAL_MEM = 10,
+	PK_FEAT_CMDLINE = 11,
+	PK_FEAT_EVENT_DESC = 12,
+	PK_FEAT_CPU_TOPOLOGY = 13,
+	PK_FEAT_NUMA_TOPOLOGY = 14,
+	PK_FEAT_BRANCH_STACK = 15,
+	PK_FEAT_PMU_MAPPINGS = 16,
+	PK_FEAT_GROUP_DESC = 17,
+	PK_FEAT_AUXTRACE = 18,
+	PK_FEAT_STAT = 19,
+	PK_FEAT_CACHE = 20,
+	PK_FEAT_SAMPLE_TIME = 21,
+	PK_FEAT_MEM_TOPOLOGY = 22,
+	PK_FEAT_CLOCKID = 23,
+	PK_FEAT_DIR_FORMAT = 24,
+	PK_FEAT_BPF_PROG_INFO = 25,
+	PK_FEAT_BPF_BTF = 26,
+	PK_FEAT_COMPRESSED = 27,
+	PK_FEAT_CPU_PMU_CAPS = 28,
+	PK_FEAT_CLOCK_DATA = 29,
+	PK_FEAT_HYBRID_TOPOLOGY = 30,
+	PK_FEAT_PMU_CAPS = 31,
+	PK_FEAT_LAST_PERF61 = 32, /* one past the last bit perf 6.1 knows */
+	PK_FEAT_BITS = 256,
+};
+
+/* User-space record types (type >= 64) that perf.data files carry. */
+enum pk_data_user_record {
+	PK_RECORD_HEADER_ATTR = 64,
+	PK_RECORD_HEADER_EVENT_TYPE = 65,
+	PK_RECORD_HEADER_TRACING_DATA = 66,
+	PK_RECORD_HEADER_BUILD_ID = 67,
+	PK_RECORD_FINISHED_ROUND = 68,
+	PK_RECORD_ID_INDEX = 69,
+	PK_RECORD_AUXTRACE_INFO = 70,
+	PK_RECORD_AUXTRACE = 71,
+	PK_RECORD_AUXTRACE_ERROR = 72,
+	PK_RECORD_THREAD_MAP = 73,
+	PK_RECORD_CPU_MAP = 74,
+	PK_RECORD_STAT_CONFIG = 75,
+	PK_RECORD_STAT = 76,
+	PK_RECORD_STAT_ROUND = 77,
+	PK_RECORD_EVENT_UPDATE = 78,
+	PK_RECORD_TIME_CONV = 79,
+	PK_RECORD_HEADER_FEATURE = 80,
+	PK_RECORD_COMPRESSED = 81,
+	PK_RECORD_FINISHED_INIT = 82,
+};
+
+#define PK_BUILD_ID_MAX 20  /* bytes of a build-id perf.data can carry */
+
+/*
+ * Read the GNU build-id note (NT_GNU_BUILD_ID) of the ELF file `path` with libelf.
+ * Only regular files are opened (non-blocking, so a FIFO never hangs us); files larger
+ * than 4 GiB or with more than 64 Ki sections are refused. On entry *len is the capacity
+ * of buf; on success it receives the build-id length (<= capacity: a longer id is
+ * truncated to the capacity, as perf does with its 20 bytes). Returns 0, -ENOENT (no
+ * note), -EINVAL (not a regular file / not ELF) or another negative errno.
+ */
+PK_API int pk_build_id__read(const char *path, uint8_t *buf, size_t *len);
+
+/* ------------------------------------------------------------------------------------ */
+/* Writer                                                                               */
+/* ------------------------------------------------------------------------------------ */
+
+struct pk_data_writer;
+
+struct pk_data_writer_opts {
+	size_t sz;
+	/* Pipe mode (`-o -`): 16-byte header, attrs and features as records, no seeking.
+	 * Forced when the fd given to __fdopen cannot seek. */
+	bool pipe;
+	/* zstd level 1..22 for PERF_RECORD_COMPRESSED; 0 = no compression. */
+	int compress_level;
+	/* The command line stored in CMDLINE (argv[0] is replaced by the absolute path of the
+	 * running binary, as perf does). NULL: taken from /proc/self/cmdline. */
+	const char *const *argv;
+	int argc;
+	/* VERSION string; NULL = "perfkit <version>". */
+	const char *version;
+	/* CLOCKID feature: the resolution (ns) of the clock the attrs use (use_clockid). 0 =
+	 * derived with clock_getres() from the first attr that has use_clockid set. */
+	uint64_t clockid_res_ns;
+	/* Do not add a sample_time feature computed from the data (see __set_sample_time). */
+	bool no_sample_time;
+	/* Root of sysfs/procfs for the host features (tests); NULL = "/sys", "/proc". */
+	const char *sysfs_root;
+	const char *procfs_root;
+	size_t :0;
+};
+
+/*
+ * Create (O_TRUNC) the file `path` and start a perf.data file; "-" means stdout in pipe
+ * mode. Returns NULL with errno set on failure.
+ */
+PK_API struct pk_data_writer *pk_data_writer__open(const char *path,
+						   const struct pk_data_writer_opts *opts);
+/*
+ * Same on an fd the caller opened (the writer does not close it). File mode needs a
+ * seekable fd positioned anywhere (the file is written from offset 0; open it O_RDWR so
+ * that the recovery after a write error described at __close can re-read the data); a
+ * pipe, FIFO, socket or terminal switches to pipe mode.
+ */
+PK_API struct pk_data_writer *pk_data_writer__fdopen(int fd,
+						     const struct pk_data_writer_opts *opts);
+
+/*
+ * Add an event: its attr (all attrs are stored with one ABI size: the smallest covering
+ * the non-zero fields of every attr, at most VER7 = 128 so that perf 6.1 accepts the file;
+ * -E2BIG if a field beyond byte 128 is set), a display name for EVENT_DESC (NULL:
+ * none) and the kernel sample IDs of every fd opened for it (PERF_EVENT_IOC_ID). Must be
+ * called before the first record is written (-EBUSY afterwards). Returns the attr index.
+ */
+PK_API int pk_data_writer__add_attr(struct pk_data_writer *w, const struct pk_attr *attr,
+				    const char *name, const uint64_t *ids, size_t nr_ids);
+
+/*
+ * Append raw record bytes to the data section, exactly as they came from a ring buffer:
+ * the stream must consist of whole records, but one record may be split across two
+ * calls (the two chunks of a wrapped ring). Nothing is parsed except record headers (to
+ * keep sample statistics and the last complete record boundary). Returns 0 or a negative
+ * errno (-ENOSPC, -EIO, ...). After a failed write the writer is in an error state: every
+ * later call returns the same error, and __close still finalises the file so that it
+ * holds every record completely written before the failure (see __close).
+ */
+PK_API int pk_data_writer__write(struct pk_data_writer *w, const void *buf, size_t len);
+
+/* Append one record (hdr->size bytes starting at hdr). -EINVAL if hdr->size < 8. */
+PK_API int pk_data_writer__write_record(struct pk_data_writer *w,
+					const struct perf_event_header *hdr);
+
+/* Append a PERF_RECORD_FINISHED_ROUND (flushing pending compressed data first). */
+PK_API int pk_data_writer__finish_round(struct pk_data_writer *w);
+
+/*
+ * Add a BUILD_ID feature entry (file mode only; pipe mode ignores them like perf):
+ * pid (-1 for the host kernel and host DSOs, as perf writes), cpumode (PERF_RECORD_MISC_
+ * KERNEL / _USER / ...), 1..20 build-id bytes, the DSO path ("[kernel.kallsyms]",
+ * "[vdso]", "/usr/lib/..."). Copies everything.
+ */
+PK_API int pk_data_writer__add_build_id(struct pk_data_writer *w, int32_t pid,
+					uint16_t cpumode, const uint8_t *build_id,
+					size_t build_id_len, const char *filename);
+
+/*
+ * Override the SAMPLE_TIME feature (first and last sample timestamp). By default the
+ * writer tracks it from the TIME field of the samples it is given (when every attr puts
+ * TIME at the same place in a sample).
+ */
+PK_API int pk_data_writer__set_sample_time(struct pk_data_writer *w, uint64_t first,
+					   uint64_t last);
+
+/* Statistics: bytes handed to the data section so far (uncompressed), records and samples
+ * seen, file bytes written. Any pointer may be NULL. */
+PK_API void pk_data_writer__stats(const struct pk_data_writer *w, uint64_t *data_bytes,
+				  uint64_t *nr_records, uint64_t *nr_samples,
+				  uint64_t *file_bytes);
+
+/*
+ * Finish the file and free the writer (also on error). File mode: flush compressed data,
+ * write the feature sections after the data, seek back and write the final header.
+ * After an earlier write error the header is still written, with data.size covering only
+ * the records written completely before the failure (features are attempted and dropped
+ * if they cannot be written), so the file stays readable by perf and by us. If even the
+ * header cannot be written, data.size stays 0 and our reader still reads the file up to
+ * its last complete record (with a truncation warning).
+ * Returns 0 or the first error encountered (negative errno). NULL is accepted.
+ */
+PK_API int pk_data_writer__close(struct pk_data_writer *w);
+
+/* ------------------------------------------------------------------------------------ */
+/* Reader                                                                               */
+/* ------------------------------------------------------------------------------------ */
+
+struct pk_data_reader;
+
+/* One event (attr) of a perf.data file. Owned by the reader; stable until __free. */
+struct pk_data_attr {
+	struct pk_attr attr;     /* zero-filled beyond the size stored in the file */
+	uint32_t file_attr_size; /* attr.size as stored (0 is read as 64) */
+	int idx;                 /* position in the file's attr list */
+	const char *name;        /* EVENT_DESC / EVENT_UPDATE name, or NULL */
+	const uint64_t *ids;     /* sample IDs of this attr */
+	size_t nr_ids;
+	int id_pos;              /* u64 index of the ID in a sample body, -1 none */
+	int is_pos;              /* u64 index of the ID from the end of a sample_id trailer
+				  * (1 = last), -1 none */
+	struct pk_sample_layout layout; /* for pk_sample__decode / pk_record__decode */
+	bool layout_ok;          /* false: the attr has sample bits the decoder rejects */
+};
+
+struct pk_data_build_id {
+	int32_t pid;
+	uint16_t cpumode;        /* misc & PERF_RECORD_MISC_CPUMODE_MASK */
+	uint8_t build_id[PK_BUILD_ID_MAX];
+	uint8_t build_id_size;
+	const char *filename;
+};
+
+struct pk_data_cpu_topo {
+	uint32_t core_id;        /* (u32)-1 for an offline CPU */
+	uint32_t socket_id;
+	uint32_t die_id;         /* (u32)-1 when the file has no die information */
+};
+
+/* Feature sections parsed into structs. A string is NULL when its feature is absent. */
+struct pk_data_env {
+	uint64_t features[PK_FEAT_BITS / 64]; /* bits present in the header (and parsed) */
+	const char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid;
+	uint32_t nr_cpus_avail, nr_cpus_online;
+	uint64_t total_mem_kb;
+	const char *const *cmdline;   /* nr_cmdline strings */
+	uint32_t nr_cmdline;
+	const struct pk_data_build_id *build_ids;
+	size_t nr_build_ids;
+	/* CPU_TOPOLOGY */
+	const char *const *package_cpus;  /* sibling lists, e.g. "0-3" */
+	uint32_t nr_package_cpus;
+	const char *const *core_cpus;     /* SMT sibling lists */
+	uint32_t nr_core_cpus;
+	const char *const *die_cpus;
+	uint32_t nr_die_cpus;
+	const struct pk_data_cpu_topo *cpu; /* nr_cpu_topo entries (0 if absent) */
+	uint32_t nr_cpu_topo;
+	/* SAMPLE_TIME */
+	uint64_t first_sample_time, last_sample_time;
+	/* CLOCKID */
+	uint64_t clockid_res_ns;
+	/* COMPRESSED */
+	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
+};
+
+struct pk_data_reader_opts {
+	size_t sz;
+	/* Read with read(2) even if the file could be mmapped. */
+	bool no_mmap;
+	/* Deliver the payload of HEADER_TRACING_DATA in ev.payload (bounded by
+	 * max_payload); by default it is skipped like an AUXTRACE payload. */
+	bool keep_tracing_data;
+	/* Also deliver PERF_RECORD_COMPRESSED records themselves (before their contents). */
+	bool show_compressed;
+	/* Upper bound for kept payloads (0 = 64 MiB). */
+	size_t max_payload;
+	size_t :0;
+};
+
+/*
+ * Open a perf.data file (file or pipe format; "-" reads stdin). Parses the header, the
+ * attrs and every known feature section; in pipe mode the leading HEADER_ATTR and
+ * HEADER_FEATURE records are consumed here so that attrs and env are available at once.
+ * Returns NULL with errno set: ENOENT etc., PK_ERR_FORMAT (not perf.data, byte-swapped,
+ * corrupt header: a log message names the field and offset), ENOMEM.
+ */
+PK_API struct pk_data_reader *pk_data_reader__open(const char *path,
+						   const struct pk_data_reader_opts *opts);
+/* Same on an fd (not closed by the reader; pipes and stdin are fine). */
+PK_API struct pk_data_reader *pk_data_reader__fdopen(int fd,
+						     const struct pk_data_reader_opts *opts);
+/* Same on a memory buffer that must outlive the reader (fuzzing, embedded data). */
+PK_API struct pk_data_reader *pk_data_reader__open_mem(const void *buf, size_t len,
+						       const struct pk_data_reader_opts *opts);
+
+PK_API void pk_data_reader__free(struct pk_data_reader *r);
+
+/* true for the pipe format. */
+PK_API bool pk_data_reader__is_pipe(const struct pk_data_reader *r);
+/* true if the file was not finalised (data.size 0, or ended inside the data) */
+PK_API bool pk_data_reader__truncated(const struct pk_data_reader *r);
+
+PK_API const struct pk_data_env *pk_data_reader__env(const struct pk_data_reader *r);
+
+/* Attrs known so far (pipe mode may add more while iterating). */
+PK_API size_t pk_data_reader__nr_attrs(const struct pk_data_reader *r);
+PK_API const struct pk_data_attr *pk_data_reader__attr(const struct pk_data_reader *r,
+						       size_t idx);
+/* The attr a sample ID belongs to, or NULL. */
+PK_API const struct pk_data_attr *pk_data_reader__attr_by_id(const struct pk_data_reader *r,
+							     uint64_t id);
+
+/* One record as delivered by __next. Valid until the next call. */
+struct pk_data_event {
+	const struct perf_event_header *hdr; /* hdr->size bytes, 8-byte aligned */
+	const struct pk_data_attr *attr;     /* attr of a kernel record (by ID, or the first
+					      * attr), NULL for user records / unknown ID */
+	uint64_t offset;                     /* file offset of the record (inside a
+					      * COMPRESSED record: the offset of that one) */
+	bool compressed;                     /* came out of a COMPRESSED record */
+	const void *payload;                 /* TRACING_DATA payload if kept, else NULL */
+	uint64_t payload_size;               /* payload bytes following the record (AUXTRACE,
+					      * TRACING_DATA), kept or skipped */
+};
+
+/*
+ * Next record of the data section, in file order (COMPRESSED records are expanded;
+ * HEADER_ATTR / HEADER_FEATURE / EVENT_UPDATE update the attrs/env before they are
+ * delivered). Returns 1 with *ev filled, 0 at the end, or a negative error:
+ * -PK_ERR_FORMAT / -PK_ERR_TRUNCATED with a log message naming the offset and the number
+ * of records read so far. Records of unknown type are delivered, never fatal. After an
+ * error, further calls return the same error.
+ */
+PK_API int pk_data_reader__next(struct pk_data_reader *r, struct pk_data_event *ev);
+
+/* Records delivered so far and the sample count among them. */
+PK_API void pk_data_reader__stats(const struct pk_data_reader *r, uint64_t *nr_records,
+				  uint64_t *nr_samples);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
