@@ -10,3 +10,6 @@ run --version
 run check
 run list 'sched:sched_switch*'
 run list sw
+run record -q -g -o /tmp/perfkit-demo.data "$wl"
+echo; echo "\$ perfkit script -i /tmp/perfkit-demo.data | head -n 20"
+"$pk" script -i /tmp/perfkit-demo.data | head -n 20

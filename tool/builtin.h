@@ -19,6 +19,8 @@
 /* one line per command, e.g. PK_DECLARE_CMD(list); */
 PK_DECLARE_CMD(check);
 PK_DECLARE_CMD(list);
+PK_DECLARE_CMD(record);
+PK_DECLARE_CMD(script);
 PK_DECLARE_CMD(stat);
 
 /* Name of the running subcommand, for messages ("perfkit <cmd>: ..."). */

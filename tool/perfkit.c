@@ -25,6 +25,8 @@ struct cmd {
 
 static const struct cmd commands[] = {
 	{ "stat", cmd_stat, cmd_stat_usage, "count events of a command, processes or CPUs" },
+	{ "record", cmd_record, cmd_record_usage, "sample a command, processes or CPUs into perf.data" },
+	{ "script", cmd_script, cmd_script_usage, "dump the records of a perf.data file (text or JSON)" },
 	{ "list", cmd_list, cmd_list_usage, "list the events that can be measured here" },
 	{ "check", cmd_check, cmd_check_usage, "show what can be measured here, and why not" },
 	{ "version", NULL, NULL, "print perfkit's version" },

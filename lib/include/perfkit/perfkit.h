@@ -11,4 +11,6 @@
 #include <perfkit/record.h>
 #include <perfkit/ring.h>
 #include <perfkit/data.h>
+#include <perfkit/mmap.h>
+#include <perfkit/synth.h>
 #endif

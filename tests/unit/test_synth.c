@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests: synthesis of pre-existing state (lib/data/synth.c) and its parsers. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "testutil.h"
+#include <perfkit/perfkit.h>
+#include "../../lib/data/synth-internal.h"
+
+/* ---- parsers ---- */
+
+static void test_maps_line(void **state)
+{
+	(void)state;
+	struct pk_maps_entry e;
+	char l1[] = "55d0c3a4e000-55d0c3a50000 r-xp 00002000 fe:01 5308560    /usr/bin/my prog\n";
+	assert_int_equal(pk_maps__parse_line(l1, &e), 0);
+	assert_true(e.start == 0x55d0c3a4e000ULL && e.end == 0x55d0c3a50000ULL);
+	assert_true(e.pgoff == 0x2000 && e.maj == 0xfe && e.min == 1 && e.ino == 5308560);
+	assert_int_equal(e.prot, PROT_READ | PROT_EXEC);
+	assert_int_equal(e.flags, MAP_PRIVATE);
+	assert_string_equal(e.path, "/usr/bin/my prog");
+
+	char l2[] = "7f00aa000000-7f00aa021000 rw-s 00000000 00:00 0 \n";
+	assert_int_equal(pk_maps__parse_line(l2, &e), 0);
+	assert_int_equal(e.prot, PROT_READ | PROT_WRITE);
+	assert_int_equal(e.flags, MAP_SHARED);
+	assert_string_equal(e.path, "");
+
+	char bad1[] = "7f00aa021000-7f00aa000000 r-xp 00000000 00:00 0 x"; /* end < start */
+	char bad2[] = "7f00aa000000-7f00aa021000 rzxp 00000000 00:00 0";
+	char bad3[] = "7f00aa000000 r-xp 00000000 00:00 0";
+	char bad4[] = "7f00aa000000-7f00aa021000 r-xp 00000000 00:00";
+	char bad5[] = "11111111111111111-2 r-xp 0 0:0 0";                /* > 64 bits */
+	assert_int_equal(pk_maps__parse_line(bad1, &e), -PK_ERR_PARSE);
+	assert_int_equal(pk_maps__parse_line(bad2, &e), -PK_ERR_PARSE);
+	assert_int_equal(pk_maps__parse_line(bad3, &e), -PK_ERR_PARSE);
+	assert_int_equal(pk_maps__parse_line(bad4, &e), -PK_ERR_PARSE);
+	assert_int_equal(pk_maps__parse_line(bad5, &e), -PK_ERR_PARSE);
+}
+
+static size_t put_note(uint8_t *p, const char *name, uint32_t type, const uint8_t *desc,
+		       uint32_t dlen)
+{
+	uint32_t nlen = (uint32_t)strlen(name) + 1;
+	size_t off = 0;
+	memcpy(p, &nlen, 4);
+	memcpy(p + 4, &dlen, 4);
+	memcpy(p + 8, &type, 4);
+	off = 12;
+	memset(p + off, 0, (nlen + 3) & ~3u);
+	memcpy(p + off, name, nlen);
+	off += (nlen + 3) & ~3u;
+	memset(p + off, 0, (dlen + 3) & ~3u);
+	memcpy(p + off, desc, dlen);
+	return off + ((dlen + 3) & ~3u);
+}
+
+static void test_notes(void **state)
+{
+	(void)state;
+	uint8_t buf[256], id[20], want[20];
+	size_t n = 0, len;
+	for (int i = 0; i < 20; i++)
+		want[i] = (uint8_t)(0xa0 + i);
+	n += put_note(buf + n, "Xen", 1, want, 8);           /* other notes are skipped */
+	n += put_note(buf + n, "GNU", 1, want, 4);           /* wrong type */
+	size_t at = n;
+	n += put_note(buf + n, "GNU", 3, want, 20);
+	len = sizeof(id);
+	assert_int_equal(pk_notes__build_id(buf, n, id, &len), 0);
+	assert_int_equal(len, 20);
+	assert_memory_equal(id, want, 20);
+	/* capacity smaller than the id: truncated like perf's 20 bytes */
+	len = 8;
+	assert_int_equal(pk_notes__build_id(buf, n, id, &len), 0);
+	assert_int_equal(len, 8);
+	/* the GNU note cut short: malformed */
+	len = sizeof(id);
+	assert_int_equal(pk_notes__build_id(buf, at + 20, id, &len), -PK_ERR_FORMAT);
+	/* none at all */
+	len = sizeof(id);
+	assert_int_equal(pk_notes__build_id(buf, at, id, &len), -ENOENT);
+}
+
+/* ---- synthesis over a fake procfs ---- */
+
+struct collected {
+	uint8_t buf[16384];
+	size_t len;
+	int nr;
+	int stop_after;
+};
+
+static int collect(const struct perf_event_header *h, void *ctx)
+{
+	struct collected *c = ctx;
+	assert_true(h->size >= 8 && h->size % 8 == 0);
+	assert_true(c->len + h->size <= sizeof(c->buf));
+	memcpy(c->buf + c->len, h, h->size);
+	c->len += h->size;
+	c->nr++;
+	return c->stop_after && c->nr >= c->stop_after ? 42 : 0;
+}
+
+static const struct perf_event_header *rec_at(struct collected *c, int idx)
+{
+	size_t off = 0;
+	for (int i = 0; i < idx; i++)
+		off += ((const struct perf_event_header *)(c->buf + off))->size;
+	return (const struct perf_event_header *)(c->buf + off);
+}
+
+static char *fake_proc(void)
+{
+	char *root = pk_test_mkdtemp("synth");
+	pk_test_write_file(root, "kallsyms",
+			   "0000000000000000 A fixed_percpu_data\n"
+			   "ffffffff81000000 T _text\n"
+			   "ffffffff81000100 T startup_64\n"
+			   "ffffffff82000000 T _etext\n");
+	pk_test_write_file(root, "100/status", "Name:\tprog\nTgid:\t100\nPid:\t100\nPPid:\t1\n");
+	pk_test_write_file(root, "100/task/100/comm", "prog\n");
+	pk_test_write_file(root, "100/task/101/comm", "worker\n");
+	pk_test_write_file(root, "101/status", "Name:\tworker\nTgid:\t100\nPid:\t101\nPPid:\t1\n");
+	pk_test_write_file(root, "100/task/100/maps",
+			   "55d0c3a4e000-55d0c3a50000 r--p 00000000 fe:00 77 /usr/bin/prog\n"
+			   "55d0c3a50000-55d0c3a52000 r-xp 00002000 fe:00 77 /usr/bin/prog\n"
+			   "7f0000000000-7f0000001000 rwxp 00000000 00:00 0 \n"
+			   "garbage line\n"
+			   "7ffd1b3f2000-7ffd1b3f4000 r-xp 00000000 00:00 0 [vdso]\n");
+	return root;
+}
+
+static void test_kernel_mmap(void **state)
+{
+	(void)state;
+	char *root = fake_proc();
+	struct collected c = { 0 };
+	struct pk_sample_layout l;
+	struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+				     .sample_id_all = 1 };
+	struct pk_record r;
+
+	PK_OPTS(pk_synth_opts, o, .id_size = 16, .procfs_root = root);
+	assert_int_equal(pk_synth__kernel_mmap(collect, &c, &o), 0);
+	assert_int_equal(c.nr, 1);
+	assert_int_equal(pk_sample_layout__init(&l, &a), 0);
+	assert_int_equal(pk_record__decode(&l, rec_at(&c, 0), &r, NULL), 0);
+	assert_int_equal(r.type, PERF_RECORD_MMAP);
+	assert_int_equal(r.cpumode, PK_CPUMODE_KERNEL);
+	assert_int_equal(r.mmap.pid, UINT32_MAX);
+	assert_true(r.mmap.addr == 0xffffffff81000000ULL && r.mmap.pgoff == r.mmap.addr);
+	assert_true(r.mmap.len == 0x1000000);
+	assert_string_equal(r.mmap.filename, "[kernel.kallsyms]_text");
+	assert_true(r.has_sid && r.sid.time == 0 && r.sid.pid == 0);
+
+	/* kptr_restrict: every address reads 0 */
+	pk_test_write_file(root, "kallsyms", "0000000000000000 T _text\n0000000000000000 T _etext\n");
+	assert_int_equal(pk_synth__kernel_mmap(collect, &c, &o), -EACCES);
+	/* a bad trailer size is refused */
+	PK_OPTS(pk_synth_opts, bad, .id_size = 12, .procfs_root = root);
+	assert_int_equal(pk_synth__kernel_mmap(collect, &c, &bad), -EINVAL);
+	pk_test_rmtree(root);
+	free(root);
+}
+
+static void test_process(void **state)
+{
+	(void)state;
+	char *root = fake_proc();
+	struct collected c = { 0 };
+	struct pk_sample_layout l;
+	struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+						    PERF_SAMPLE_IDENTIFIER,
+				     .sample_id_all = 1 };
+	struct pk_record r;
+	int forks = 0, comms = 0, mmaps = 0;
+	bool saw_worker = false, saw_anon = false, saw_vdso = false, saw_prog = false;
+
+	assert_int_equal(pk_sample_layout__init(&l, &a), 0);
+	PK_OPTS(pk_synth_opts, o, .id_size = 24, .procfs_root = root);
+	assert_int_equal(pk_synth__process(100, PK_SYNTH_FORK | PK_SYNTH_MMAPS, collect, &c, &o), 0);
+	for (int i = 0; i < c.nr; i++) {
+		const struct perf_event_header *h = rec_at(&c, i);
+		assert_int_equal(pk_record__decode(&l, h, &r, NULL), 0);
+		assert_true(r.has_sid && r.sid.id == 0 && r.sid.time == 0);
+		switch (r.type) {
+		case PERF_RECORD_FORK:
+			forks++;
+			assert_int_equal(r.task.pid, 100);
+			if (r.task.tid == 100)
+				assert_int_equal(r.task.ppid, 1);
+			else
+				assert_true(r.task.tid == 101 && r.task.ppid == 100 && r.task.ptid == 100);
+			break;
+		case PERF_RECORD_COMM:
+			comms++;
+			assert_int_equal(r.comm.pid, 100);
+			if (r.comm.tid == 101) {
+				assert_string_equal(r.comm.comm, "worker");
+				saw_worker = true;
+			}
+			break;
+		case PERF_RECORD_MMAP2:
+			mmaps++;
+			assert_int_equal(r.cpumode, PK_CPUMODE_USER);
+			assert_true(r.mmap2.prot & PROT_EXEC);
+			if (!strcmp(r.mmap2.filename, "/usr/bin/prog")) {
+				saw_prog = true;
+				assert_true(r.mmap2.addr == 0x55d0c3a50000ULL && r.mmap2.len == 0x2000 &&
+					    r.mmap2.pgoff == 0x2000 && r.mmap2.ino == 77 &&
+					    r.mmap2.maj == 0xfe && r.mmap2.flags == MAP_PRIVATE);
+			}
+			saw_anon |= !strcmp(r.mmap2.filename, "//anon");
+			saw_vdso |= !strcmp(r.mmap2.filename, "[vdso]");
+			break;
+		default:
+			fail_msg("unexpected record type %u", r.type);
+		}
+	}
+	assert_int_equal(forks, 2);
+	assert_int_equal(comms, 2);
+	assert_int_equal(mmaps, 3); /* the r--p mapping and the garbage line are skipped */
+	assert_true(saw_worker && saw_anon && saw_vdso && saw_prog);
+
+	/* with mmap_data the read-only file mapping comes too, flagged as data */
+	struct collected d = { 0 };
+	PK_OPTS(pk_synth_opts, od, .id_size = 24, .procfs_root = root, .mmap_data = true);
+	assert_int_equal(pk_synth__process(100, PK_SYNTH_MMAPS, collect, &d, &od), 0);
+	assert_int_equal(d.nr, 2 + 4);
+	assert_int_equal(pk_record__decode(&l, rec_at(&d, 2), &r, NULL), 0);
+	assert_true(r.type == PERF_RECORD_MMAP2 && r.mmap2.data);
+
+	/* the callback's value stops the walk and is returned */
+	struct collected s = { .stop_after = 1 };
+	assert_int_equal(pk_synth__process(100, PK_SYNTH_FORK, collect, &s, &o), 42);
+	assert_int_equal(s.nr, 1);
+
+	/* one thread (-t): its COMM with the process id from status */
+	struct collected t = { 0 };
+	assert_int_equal(pk_synth__thread(101, 0, collect, &t, &o), 0);
+	assert_int_equal(t.nr, 1);
+	assert_int_equal(pk_record__decode(&l, rec_at(&t, 0), &r, NULL), 0);
+	assert_true(r.type == PERF_RECORD_COMM && r.comm.pid == 100 && r.comm.tid == 101);
+
+	/* a process that is not there */
+	assert_int_equal(pk_synth__process(4242, 0, collect, &c, &o), -ESRCH);
+
+	/* everything in the fake procfs */
+	struct collected all = { 0 };
+	assert_int_equal(pk_synth__all(PK_SYNTH_FORK, collect, &all, &o), 0);
+	assert_int_equal(all.nr, 4); /* 101 has no task dir: only process 100's two threads */
+	pk_test_rmtree(root);
+	free(root);
+}
+
+static void test_finished_init_and_self(void **state)
+{
+	(void)state;
+	struct collected c = { 0 };
+	assert_int_equal(pk_synth__finished_init(collect, &c), 0);
+	assert_int_equal(rec_at(&c, 0)->type, PK_RECORD_FINISHED_INIT);
+	assert_int_equal(rec_at(&c, 0)->size, 8);
+
+	/* the real /proc: our own process has an executable mapping of this test binary */
+	struct collected s = { 0 };
+	struct pk_sample_layout l;
+	struct perf_event_attr a = { 0 };
+	struct pk_record r;
+	bool found = false;
+	assert_int_equal(pk_sample_layout__init(&l, &a), 0);
+	assert_int_equal(pk_synth__process(getpid(), PK_SYNTH_MMAPS, collect, &s, NULL), 0);
+	for (int i = 0; i < s.nr; i++) {
+		assert_int_equal(pk_record__decode(&l, rec_at(&s, i), &r, NULL), 0);
+		if (r.type == PERF_RECORD_MMAP2 && strstr(r.mmap2.filename, "test_synth"))
+			found = true;
+	}
+	assert_true(found);
+}
+
+int main(void)
+{
+	pk_test_quiet_log();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_maps_line),
+		cmocka_unit_test(test_notes),
+		cmocka_unit_test(test_kernel_mmap),
+		cmocka_unit_test(test_process),
+		cmocka_unit_test(test_finished_init_and_self),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

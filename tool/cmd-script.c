@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/cmd-script.c - `perfkit script` (first cut): dump the records of a perf.data file,
+ * ours or perf's, file or pipe format, as text lines like perf script's default output or
+ * as JSON lines. No symbols yet and no time ordering: records come in file order.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+
+const char cmd_script_usage[] =
+	"usage: perfkit script [<options>]\n"
+	"\n"
+	"Print the samples (and with --show-all-records every record) of a perf.data file.\n"
+	"\n"
+	"    -i, --input <file>     input file (default perf.data; '-' reads stdin, pipe format)\n"
+	"    -j, --json             one JSON object per line instead of text\n"
+	"    -a, --show-all-records also the non-sample records (COMM, MMAP2, FORK, LOST, ...)\n"
+	"    -G, --hide-call-graph  do not print call chains\n"
+	"\n"
+	"Text lines follow perf script's default: comm tid [cpu] time: period event: ip, then\n"
+	"one call-chain address per line. JSON samples carry event, ip, pid, tid, cpu, time,\n"
+	"period, count (the PERF_SAMPLE_READ value, when recorded) and callchain.\n";
+
+struct script {
+	bool json, all, hide_cg;
+	FILE *out;
+	/* tid -> comm */
+	struct comm_slot { uint32_t tid; char comm[16]; bool used; } *comms;
+	size_t comm_cap, comm_nr;
+	uint64_t nr_samples;
+	struct pk_count_value *vals;
+	size_t nvals;
+};
+
+/* ---- comm table ---- */
+
+static struct comm_slot *comm_find(struct script *s, uint32_t tid, bool create)
+{
+	if (create && (s->comm_nr + 1) * 2 > s->comm_cap) {
+		size_t ncap = s->comm_cap ? s->comm_cap * 2 : 1024;
+		struct comm_slot *n = calloc(ncap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < s->comm_cap; i++) {
+			if (!s->comms[i].used)
+				continue;
+			size_t j = (s->comms[i].tid * 2654435761u) & (ncap - 1);
+			while (n[j].used)
+				j = (j + 1) & (ncap - 1);
+			n[j] = s->comms[i];
+		}
+		free(s->comms);
+		s->comms = n;
+		s->comm_cap = ncap;
+	}
+	if (!s->comm_cap)
+		return NULL;
+	size_t j = (tid * 2654435761u) & (s->comm_cap - 1);
+	while (s->comms[j].used) {
+		if (s->comms[j].tid == tid)
+			return &s->comms[j];
+		j = (j + 1) & (s->comm_cap - 1);
+	}
+	if (!create)
+		return NULL;
+	s->comms[j].used = true;
+	s->comms[j].tid = tid;
+	s->comms[j].comm[0] = 0;
+	s->comm_nr++;
+	return &s->comms[j];
+}
+
+static void comm_set(struct script *s, uint32_t tid, const char *comm)
+{
+	struct comm_slot *c = comm_find(s, tid, true);
+	if (c)
+		snprintf(c->comm, sizeof(c->comm), "%s", comm);
+}
+
+static const char *comm_of(struct script *s, uint32_t tid)
+{
+	struct comm_slot *c = comm_find(s, tid, false);
+	return c && c->comm[0] ? c->comm : ":" ;
+}
+
+/* ---- names ---- */
+
+static const char *event_name(const struct pk_data_attr *a, char *buf, size_t len)
+{
+	size_t n;
+	const struct pk_event_name *t;
+
+	if (!a)
+		return "unknown";
+	if (a->name)
+		return a->name;
+	if (a->attr.attr.type == PERF_TYPE_SOFTWARE || a->attr.attr.type == PERF_TYPE_HARDWARE) {
+		t = a->attr.attr.type == PERF_TYPE_SOFTWARE ? pk_sw_event_names(&n) : pk_hw_event_names(&n);
+		for (size_t i = 0; i < n; i++)
+			if (t[i].config == a->attr.attr.config)
+				return t[i].name;
+	}
+	snprintf(buf, len, "%u:%#" PRIx64, a->attr.attr.type, (uint64_t)a->attr.attr.config);
+	return buf;
+}
+
+static const char *user_record_name(uint32_t type)
+{
+	static const char *const names[] = {
+		"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
+		"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
+		"THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
+		"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT",
+	};
+	if (type >= 64 && type - 64 < sizeof(names) / sizeof(names[0]))
+		return names[type - 64];
+	return NULL;
+}
+
+static void json_hex(FILE *f, const char *key, uint64_t v, bool comma)
+{
+	fprintf(f, "%s\"%s\":\"0x%" PRIx64 "\"", comma ? "," : "", key, v);
+}
+
+static void json_u64(FILE *f, const char *key, uint64_t v)
+{
+	fprintf(f, ",\"%s\":%" PRIu64, key, v);
+}
+
+/* ---- samples ---- */
+
+static bool sample_count(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
+			 uint64_t *count)
+{
+	int n;
+	if (!(smp->type & PERF_SAMPLE_READ))
+		return false;
+	n = pk_sample__read_values(&a->layout, smp, s->vals, s->nvals);
+	if (n <= 0)
+		return false;
+	if ((size_t)n > s->nvals) {
+		struct pk_count_value *nv = realloc(s->vals, sizeof(*nv) * (size_t)n);
+		if (!nv)
+			return false;
+		s->vals = nv;
+		s->nvals = (size_t)n;
+		n = pk_sample__read_values(&a->layout, smp, s->vals, s->nvals);
+		if (n <= 0)
+			return false;
+	}
+	*count = s->vals[0].val;
+	/* in a group read, this event's own value is the one with the sample's id */
+	for (int i = 0; i < n; i++)
+		if (smp->id && s->vals[i].id == smp->id) {
+			*count = s->vals[i].val;
+			break;
+		}
+	return true;
+}
+
+static void print_sample(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp)
+{
+	char nbuf[64];
+	const char *name = event_name(a, nbuf, sizeof(nbuf));
+	uint64_t count = 0;
+	bool has_count = sample_count(s, a, smp, &count);
+	FILE *f = s->out;
+
+	if (s->json) {
+		fprintf(f, "{\"type\":\"SAMPLE\",\"event\":");
+		pk_json_str(f, name);
+		if (smp->type & PERF_SAMPLE_IP)
+			json_hex(f, "ip", smp->ip, true);
+		if (smp->type & PERF_SAMPLE_TID) {
+			json_u64(f, "pid", smp->pid);
+			json_u64(f, "tid", smp->tid);
+			fprintf(f, ",\"comm\":");
+			pk_json_str(f, comm_of(s, smp->tid));
+		}
+		if (smp->type & PERF_SAMPLE_CPU)
+			json_u64(f, "cpu", smp->cpu);
+		if (smp->type & PERF_SAMPLE_TIME)
+			json_u64(f, "time", smp->time);
+		if (smp->type & PERF_SAMPLE_PERIOD)
+			json_u64(f, "period", smp->period);
+		if (has_count)
+			json_u64(f, "count", count);
+		if (smp->type & PERF_SAMPLE_ADDR)
+			json_hex(f, "addr", smp->addr, true);
+		fprintf(f, ",\"cpumode\":\"%s\"", pk_cpumode__name((enum pk_cpumode)smp->cpumode));
+		if (smp->type & PERF_SAMPLE_RAW)
+			json_u64(f, "raw_size", smp->raw.size);
+		if (smp->type & PERF_SAMPLE_STACK_USER)
+			json_u64(f, "user_stack_size", smp->stack_user.dyn_size);
+		if ((smp->type & PERF_SAMPLE_CALLCHAIN) && !s->hide_cg) {
+			fprintf(f, ",\"callchain\":[");
+			for (uint64_t i = 0; i < smp->callchain.nr; i++)
+				fprintf(f, "%s\"0x%" PRIx64 "\"", i ? "," : "", smp->callchain.ips[i]);
+			fputc(']', f);
+		}
+		fputs("}\n", f);
+		return;
+	}
+	fprintf(f, "%16s", (smp->type & PERF_SAMPLE_TID) ? comm_of(s, smp->tid) : ":");
+	if (smp->type & PERF_SAMPLE_TID)
+		fprintf(f, " %6u", smp->tid);
+	if (smp->type & PERF_SAMPLE_CPU)
+		fprintf(f, " [%03u]", smp->cpu);
+	if (smp->type & PERF_SAMPLE_TIME)
+		fprintf(f, " %5" PRIu64 ".%06" PRIu64 ":", smp->time / (uint64_t)1000000000,
+			(smp->time % (uint64_t)1000000000) / 1000);
+	if (smp->type & PERF_SAMPLE_PERIOD)
+		fprintf(f, " %10" PRIu64, smp->period);
+	fprintf(f, " %s:", name);
+	if (has_count)
+		fprintf(f, " count %" PRIu64 ":", count);
+	if ((smp->type & PERF_SAMPLE_CALLCHAIN) && !s->hide_cg && smp->callchain.nr) {
+		fputc('\n', f);
+		for (uint64_t i = 0; i < smp->callchain.nr; i++) {
+			uint64_t ip = smp->callchain.ips[i];
+			enum pk_callchain_ctx c = pk_callchain__context(ip);
+			if (c != PK_CTX_NONE)
+				continue; /* context markers are not frames */
+			fprintf(f, "\t%16" PRIx64 "\n", ip);
+		}
+		fputc('\n', f);
+		return;
+	}
+	if (smp->type & PERF_SAMPLE_IP)
+		fprintf(f, " %16" PRIx64, smp->ip);
+	fputc('\n', f);
+}
+
+/* ---- other records ---- */
+
+static void print_sid(FILE *f, const struct pk_record *r, bool json)
+{
+	if (!r->has_sid)
+		return;
+	if (json) {
+		if (r->sid.type & PERF_SAMPLE_TIME)
+			json_u64(f, "time", r->sid.time);
+		if (r->sid.type & PERF_SAMPLE_CPU)
+			json_u64(f, "cpu", r->sid.cpu);
+		if (r->sid.type & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER))
+			json_u64(f, "id", r->sid.id);
+	} else if (r->sid.type & PERF_SAMPLE_TIME) {
+		fprintf(f, " %5" PRIu64 ".%06" PRIu64 ":", r->sid.time / (uint64_t)1000000000,
+			(r->sid.time % (uint64_t)1000000000) / 1000);
+	}
+}
+
+/* key/value output shared by text and JSON */
+static void kv_u64(struct script *s, const char *k, uint64_t v)
+{
+	if (s->json)
+		json_u64(s->out, k, v);
+	else
+		fprintf(s->out, " %s=%" PRIu64, k, v);
+}
+
+static void kv_pid(struct script *s, const char *k, uint32_t v)
+{
+	if (s->json)
+		fprintf(s->out, ",\"%s\":%d", k, (int32_t)v);
+	else
+		fprintf(s->out, " %s=%d", k, (int32_t)v);
+}
+
+static void kv_hex(struct script *s, const char *k, uint64_t v)
+{
+	if (s->json)
+		json_hex(s->out, k, v, true);
+	else
+		fprintf(s->out, " %s=0x%" PRIx64, k, v);
+}
+
+static void kv_str(struct script *s, const char *k, const char *v)
+{
+	if (s->json) {
+		fprintf(s->out, ",\"%s\":", k);
+		pk_json_str(s->out, v);
+	} else {
+		fprintf(s->out, " %s=%s", k, v);
+	}
+}
+
+static void kv_bool(struct script *s, const char *k, bool v)
+{
+	if (s->json)
+		fprintf(s->out, ",\"%s\":%s", k, v ? "true" : "false");
+	else if (v)
+		fprintf(s->out, " %s", k);
+}
+
+static void print_record(struct script *s, const struct pk_record *r)
+{
+	FILE *f = s->out;
+	const char *tname = pk_record_type__name(r->type);
+	char tb[32];
+
+	if (!tname) {
+		snprintf(tb, sizeof(tb), "%u", r->type);
+		tname = tb;
+	}
+	if (s->json) {
+		fprintf(f, "{\"type\":\"%s\"", tname);
+	} else {
+		fprintf(f, "%16s", "");
+		print_sid(f, r, false);
+		fprintf(f, " PERF_RECORD_%s", tname);
+	}
+	switch (r->type) {
+	case PERF_RECORD_MMAP:
+		kv_pid(s, "pid", r->mmap.pid);
+		kv_pid(s, "tid", r->mmap.tid);
+		kv_hex(s, "addr", r->mmap.addr);
+		kv_hex(s, "len", r->mmap.len);
+		kv_hex(s, "pgoff", r->mmap.pgoff);
+		kv_bool(s, "data", r->mmap.data);
+		kv_str(s, "filename", r->mmap.filename);
+		break;
+	case PERF_RECORD_MMAP2:
+		kv_pid(s, "pid", r->mmap2.pid);
+		kv_pid(s, "tid", r->mmap2.tid);
+		kv_hex(s, "addr", r->mmap2.addr);
+		kv_hex(s, "len", r->mmap2.len);
+		kv_hex(s, "pgoff", r->mmap2.pgoff);
+		if (r->mmap2.has_build_id) {
+			char hex[2 * 20 + 1];
+			for (unsigned i = 0; i < r->mmap2.build_id_size && i < 20; i++)
+				snprintf(hex + 2 * i, 3, "%02x", r->mmap2.build_id[i]);
+			hex[2 * (r->mmap2.build_id_size < 20 ? r->mmap2.build_id_size : 20)] = 0;
+			kv_str(s, "build_id", hex);
+		} else {
+			kv_u64(s, "maj", r->mmap2.maj);
+			kv_u64(s, "min", r->mmap2.min);
+			kv_u64(s, "ino", r->mmap2.ino);
+		}
+		kv_u64(s, "prot", r->mmap2.prot);
+		kv_u64(s, "flags", r->mmap2.flags);
+		kv_bool(s, "data", r->mmap2.data);
+		kv_str(s, "filename", r->mmap2.filename);
+		break;
+	case PERF_RECORD_LOST:
+		kv_u64(s, "id", r->lost.id);
+		kv_u64(s, "lost", r->lost.lost);
+		break;
+	case PERF_RECORD_COMM:
+		kv_pid(s, "pid", r->comm.pid);
+		kv_pid(s, "tid", r->comm.tid);
+		kv_str(s, "comm", r->comm.comm);
+		kv_bool(s, "exec", r->comm.exec);
+		break;
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+		kv_pid(s, "pid", r->task.pid);
+		kv_pid(s, "ppid", r->task.ppid);
+		kv_pid(s, "tid", r->task.tid);
+		kv_pid(s, "ptid", r->task.ptid);
+		kv_u64(s, "task_time", r->task.time);
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		kv_u64(s, "throttle_time", r->throttle.time);
+		kv_u64(s, "event_id", r->throttle.id);
+		kv_u64(s, "stream_id", r->throttle.stream_id);
+		break;
+	case PERF_RECORD_READ:
+		kv_pid(s, "pid", r->read.pid);
+		kv_pid(s, "tid", r->read.tid);
+		kv_u64(s, "nr", r->read.nr);
+		break;
+	case PERF_RECORD_AUX:
+		kv_u64(s, "aux_offset", r->aux.aux_offset);
+		kv_u64(s, "aux_size", r->aux.aux_size);
+		kv_hex(s, "flags", r->aux.flags);
+		break;
+	case PERF_RECORD_ITRACE_START:
+		kv_pid(s, "pid", r->itrace_start.pid);
+		kv_pid(s, "tid", r->itrace_start.tid);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		kv_u64(s, "lost", r->lost_samples.lost);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		kv_bool(s, "out", r->sw.out);
+		kv_bool(s, "preempt", r->sw.preempt);
+		if (r->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+			kv_u64(s, "next_prev_pid", r->sw.next_prev_pid);
+			kv_u64(s, "next_prev_tid", r->sw.next_prev_tid);
+		}
+		break;
+	case PERF_RECORD_NAMESPACES:
+		kv_pid(s, "pid", r->namespaces.pid);
+		kv_pid(s, "tid", r->namespaces.tid);
+		kv_u64(s, "nr_namespaces", r->namespaces.nr);
+		break;
+	case PERF_RECORD_KSYMBOL:
+		kv_hex(s, "addr", r->ksymbol.addr);
+		kv_u64(s, "len", r->ksymbol.len);
+		kv_u64(s, "ksym_type", r->ksymbol.ksym_type);
+		kv_bool(s, "unregister", r->ksymbol.unregister);
+		kv_str(s, "name", r->ksymbol.name);
+		break;
+	case PERF_RECORD_BPF_EVENT:
+		kv_u64(s, "bpf_type", r->bpf_event.type);
+		kv_u64(s, "bpf_id", r->bpf_event.id);
+		break;
+	case PERF_RECORD_CGROUP:
+		kv_u64(s, "cgroup_id", r->cgroup.id);
+		kv_str(s, "path", r->cgroup.path);
+		break;
+	case PERF_RECORD_TEXT_POKE:
+		kv_hex(s, "addr", r->text_poke.addr);
+		kv_u64(s, "old_len", r->text_poke.old_len);
+		kv_u64(s, "new_len", r->text_poke.new_len);
+		break;
+	case PERF_RECORD_AUX_OUTPUT_HW_ID:
+		kv_u64(s, "hw_id", r->aux_output_hw_id.hw_id);
+		break;
+	default:
+		break;
+	}
+	if (s->json) {
+		print_sid(f, r, true);
+		fputs("}\n", f);
+	} else {
+		fputc('\n', f);
+	}
+}
+
+static void print_user_record(struct script *s, const struct pk_data_event *ev)
+{
+	const char *name = user_record_name(ev->hdr->type);
+	if (s->json) {
+		if (name)
+			fprintf(s->out, "{\"type\":\"%s\"", name);
+		else
+			fprintf(s->out, "{\"type\":\"%u\"", ev->hdr->type);
+		json_u64(s->out, "size", ev->hdr->size);
+		fputs("}\n", s->out);
+	} else {
+		if (name)
+			fprintf(s->out, "%16s PERF_RECORD_%s size=%u\n", "", name, ev->hdr->size);
+		else
+			fprintf(s->out, "%16s PERF_RECORD_%u size=%u\n", "", ev->hdr->type, ev->hdr->size);
+	}
+}
+
+static int process(struct script *s, struct pk_data_reader *rd)
+{
+	struct pk_data_event ev;
+	int err;
+
+	while ((err = pk_data_reader__next(rd, &ev)) > 0) {
+		const struct perf_event_header *h = ev.hdr;
+		struct pk_record r;
+		const char *bad = NULL;
+
+		if (h->type >= 64) {
+			if (s->all)
+				print_user_record(s, &ev);
+			continue;
+		}
+		int d = pk_record__decode(ev.attr && ev.attr->layout_ok ? &ev.attr->layout : NULL,
+					  h, &r, &bad);
+		if (d < 0) {
+			pk_tool_warn("record of type %u at offset %#" PRIx64 " is malformed (%s); skipped",
+				     h->type, ev.offset, bad ? bad : pk_strerror(d));
+			continue;
+		}
+		if (d == PK_RECORD_SKIPPED) {
+			if (s->all) {
+				if (s->json)
+					fprintf(s->out, "{\"type\":\"%u\",\"size\":%u}\n", h->type, h->size);
+				else
+					fprintf(s->out, "%16s PERF_RECORD_%u size=%u\n", "", h->type, h->size);
+			}
+			continue;
+		}
+		if (r.type == PERF_RECORD_COMM)
+			comm_set(s, r.comm.tid, r.comm.comm);
+		else if (r.type == PERF_RECORD_FORK) {
+			struct comm_slot *parent = comm_find(s, r.task.ptid, false);
+			if (parent && !comm_find(s, r.task.tid, false)) {
+				char c[16];
+				memcpy(c, parent->comm, sizeof(c));
+				comm_set(s, r.task.tid, c);
+			}
+		}
+		if (r.type == PERF_RECORD_SAMPLE) {
+			s->nr_samples++;
+			print_sample(s, ev.attr, &r.sample);
+		} else if (s->all) {
+			print_record(s, &r);
+		}
+		if (ferror(s->out))
+			return -EIO;
+	}
+	return err;
+}
+
+int cmd_script(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "show-all-records", no_argument, NULL, 'a' },
+		{ "hide-call-graph", no_argument, NULL, 'G' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct script s = { .out = stdout };
+	const char *input = "perf.data";
+	struct pk_data_reader *rd;
+	int c, err;
+
+	pk_tool_setup_log(0);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:jaG", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': input = optarg; break;
+		case 'j': s.json = true; break;
+		case 'a': s.all = true; break;
+		case 'G': s.hide_cg = true; break;
+		default:
+			pk_tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			fputs(cmd_script_usage, stderr);
+			return 129;
+		}
+	}
+	if (optind < argc) {
+		pk_tool_error("unexpected argument '%s'", argv[optind]);
+		return 129;
+	}
+	rd = pk_data_reader__open(input, NULL);
+	if (!rd) {
+		pk_tool_error("cannot read '%s': %s", input, pk_strerror(errno));
+		return 1;
+	}
+	if (pk_data_reader__truncated(rd))
+		pk_tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
+			     input);
+	err = process(&s, rd);
+	pk_data_reader__free(rd);
+	free(s.comms);
+	free(s.vals);
+	if (err < 0 && err != -EIO) {
+		pk_tool_error("'%s' is corrupt: %s", input, pk_strerror(err));
+		pk_tool_finish_stdout(1);
+		return 1;
+	}
+	return pk_tool_finish_stdout(0);
+}
