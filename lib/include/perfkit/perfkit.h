@@ -13,4 +13,5 @@
 #include <perfkit/data.h>
 #include <perfkit/mmap.h>
 #include <perfkit/synth.h>
+#include <perfkit/symbol.h>
 #endif

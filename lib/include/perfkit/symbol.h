@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfkit/symbol.h - the machine model (threads and their memory maps over time, built
+ * from COMM / FORK / EXIT / MMAP / MMAP2 records), symbolisation of user and kernel
+ * addresses (ELF symbol tables through elfutils, PLT stubs, separate debug files,
+ * /proc/kallsyms, the vdso, /tmp/perf-PID.map JIT maps), source lines and inline frames
+ * from DWARF, and DWARF unwinding of `--call-graph dwarf` samples.
+ *
+ * Protocol (a report or script tool):
+ *     m = pk_machine__new(&opts);                 // opts.host: recorded on this machine
+ *     for each BUILD_ID feature entry: pk_machine__add_build_id(m, ...);
+ *     for each record in time order:
+ *         if not a sample: pk_machine__process(m, &rec);  (ignores what it does not use)
+ *         else: pk_machine__resolve(m, pid, tid, ip, cpumode, &loc);
+ *               n = pk_machine__callchain(m, &sample, frames, max);
+ *               pk_dso__srcline(loc.dso, loc.dso_addr, ...), pk_dso__inlines(...)
+ *     pk_machine__free(m);
+ *
+ * Everything is loaded lazily and cached for the machine's lifetime: a DSO's symbol
+ * table is read and sorted once (at its first lookup), source lines and inline chains are
+ * cached per address, and DWARF unwinding keeps one libdwfl session per process. Strings
+ * and arrays returned by lookups stay valid until pk_machine__free. Memory grows with the
+ * number of threads, maps, DSOs and distinct looked-up addresses, never with the number
+ * of records.
+ *
+ * Hostile input: paths named by MMAP records are opened only if they are regular files
+ * (O_NONBLOCK, so FIFOs never block; devices, directories and symlink loops are refused;
+ * files over 4 GiB and ELF files whose sections or segments lie outside the file are
+ * refused). Such DSOs give unresolved symbols and one warning each (through the log
+ * callback). A machine is not thread-safe: use one per thread.
+ */
+#ifndef PERFKIT_SYMBOL_H
+#define PERFKIT_SYMBOL_H
+
+#include <perfkit/common.h>
+#include <perfkit/record.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pk_machine;
+struct pk_dso;
+
+struct pk_machine_opts {
+	size_t sz;
+	/* The recording was made on this machine during this boot (the caller compared the
+	 * file's osrelease / kernel build-id with the running system): kernel symbols come
+	 * from /proc/kallsyms and [vdso] from this process's own vdso image. Otherwise
+	 * kernel and vdso addresses stay unresolved. */
+	bool host;
+	/* Keep C++/Rust names mangled (demangling uses the C++ runtime's __cxa_demangle,
+	 * loaded with dlopen when present). */
+	bool no_demangle;
+	/* Overrides for tests (NULL: the system paths). */
+	const char *kallsyms;   /* "/proc/kallsyms" */
+	const char *jit_dir;    /* directory of perf-PID.map files, "/tmp" */
+	const char *debug_dir;  /* global debug directory, "/usr/lib/debug" */
+	size_t :0;
+};
+
+/* Create an empty machine. Returns NULL with errno (EINVAL bad opts, ENOMEM). */
+PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts);
+/* Free the machine, its threads, maps, DSOs and every cached lookup. NULL is accepted. */
+PK_API void pk_machine__free(struct pk_machine *m);
+
+/*
+ * Feed one decoded record: COMM, FORK, EXIT, MMAP and MMAP2 change the model (MMAP/MMAP2
+ * with pid -1 or a kernel cpumode add kernel maps: `[kernel.kallsyms]_text` and modules);
+ * every other type is ignored (returns 0). Records must come in time order.
+ * Returns 0 or -ENOMEM.
+ */
+PK_API int pk_machine__process(struct pk_machine *m, const struct pk_record *r);
+
+/* The same operations one by one (synthesised models, tests). */
+PK_API int pk_machine__comm(struct pk_machine *m, uint32_t pid, uint32_t tid,
+			    const char *comm, bool exec);
+/* FORK: a new thread `tid` of process `pid`, created by `ptid` of `ppid`. pid == ppid
+ * means a thread of the same process (shares its maps); otherwise the maps of the
+ * parent are copied. */
+PK_API int pk_machine__fork(struct pk_machine *m, uint32_t pid, uint32_t ppid,
+			    uint32_t tid, uint32_t ptid);
+/* EXIT: the thread is retired (its maps stay readable for late samples until the tid is
+ * reused by a later FORK/COMM). */
+PK_API int pk_machine__exit(struct pk_machine *m, uint32_t pid, uint32_t tid);
+
+struct pk_mmap_event {
+	uint32_t pid, tid;      /* pid (uint32_t)-1: a kernel map */
+	uint64_t addr, len, pgoff;
+	uint32_t prot, flags;   /* MMAP2 only (0 otherwise) */
+	const char *filename;
+	const uint8_t *build_id;/* MMAP2 build-id variant, else NULL */
+	size_t build_id_size;
+	bool kernel;            /* cpumode was kernel (or pid == -1) */
+	bool data;              /* PERF_RECORD_MISC_MMAP_DATA: ignored (not executable) */
+};
+PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev);
+
+/*
+ * Tell the machine the build-id recorded for a DSO path (BUILD_ID feature, or the MMAP2
+ * build-id variant). When the file on disk has another build-id, one warning is logged
+ * and the file's symbols are not used (a separate debug file with the recorded build-id,
+ * /usr/lib/debug/.build-id/xx/yyy.debug, is used instead if present).
+ */
+PK_API int pk_machine__add_build_id(struct pk_machine *m, const char *filename,
+				    const uint8_t *build_id, size_t len);
+
+/* The command name of a thread, or NULL if the tid is unknown. */
+PK_API const char *pk_machine__comm_of(struct pk_machine *m, uint32_t tid);
+
+/* Result of an address lookup. Strings are owned by the machine. */
+struct pk_addr_loc {
+	struct pk_dso *dso;     /* NULL when no map covers the address */
+	const char *dso_name;   /* the map's path, "[kernel.kallsyms]", "[ext4]", "[vdso]",
+				 * "//anon", or "[unknown]" */
+	uint64_t map_start, map_end, map_pgoff;
+	uint64_t dso_addr;      /* the address in the DSO's own address space (ELF virtual
+				 * address, after PIE/ET_DYN load bias; the absolute address for
+				 * kernel, JIT and anonymous maps): what pk_dso__* take */
+	const char *sym;        /* symbol name (demangled), NULL if unresolved */
+	uint64_t sym_start;     /* dso address of the symbol */
+	uint64_t sym_size;
+	uint64_t sym_off;       /* dso_addr - sym_start */
+	uint8_t cpumode;        /* enum pk_cpumode the lookup used */
+	bool kernel;            /* kernel or module map: perf's "[k]" */
+};
+
+/*
+ * Find the map covering `addr` in the address space of thread `tid` (process `pid`;
+ * an unknown thread is created and joins process `pid`) for the given cpumode (KERNEL /
+ * GUEST_KERNEL look in the kernel maps; USER in the process's; UNKNOWN tries the
+ * process first, then the kernel), then its symbol. Always fills *loc (dso_name
+ * "[unknown]" without a map). Returns 0 when a symbol was found, -ENOENT when no map
+ * covers the address, -ENODATA when the map has no symbol for it.
+ */
+PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
+			       uint8_t cpumode, struct pk_addr_loc *loc);
+
+/*
+ * The DSO for a path (created on first use; owned by the machine), for direct lookups
+ * without a map. NULL with errno ENOMEM.
+ */
+PK_API struct pk_dso *pk_machine__dso(struct pk_machine *m, const char *path);
+
+PK_API const char *pk_dso__name(const struct pk_dso *d);
+/* basename of the path ("libc.so.6"), or the bracketed name ("[kernel.kallsyms]"). */
+PK_API const char *pk_dso__short_name(const struct pk_dso *d);
+/* true for the kernel and kernel modules. */
+PK_API bool pk_dso__is_kernel(const struct pk_dso *d);
+
+/*
+ * Load the DSO's symbols now (normally done at the first lookup). Returns the number of
+ * symbols, or a negative errno: -EINVAL (not a regular file / not ELF / corrupt),
+ * -EFBIG (too large), -ESTALE (build-id mismatch and no debug file), -ENOENT, ...
+ * A failure is remembered (and logged once); later lookups return no symbol.
+ */
+PK_API int pk_dso__load(struct pk_dso *d);
+
+/* The build-id of the file that was loaded (after pk_dso__load). Returns its length (0 if
+ * none) and sets *id (owned by the DSO). */
+PK_API size_t pk_dso__build_id(struct pk_dso *d, const uint8_t **id);
+
+/*
+ * Translate a file offset of the DSO (map pgoff + (addr - map start)) to its ELF virtual
+ * address through the program headers (the PIE / ET_DYN / prelink rule). For non-ELF
+ * DSOs the offset is returned unchanged.
+ */
+PK_API uint64_t pk_dso__offset_to_addr(struct pk_dso *d, uint64_t offset);
+
+/*
+ * The symbol containing `dso_addr`: its name (owned by the DSO) and, if non-NULL, its
+ * start and size. PLT stubs are named "func@plt". NULL if none.
+ */
+PK_API const char *pk_dso__symbol(struct pk_dso *d, uint64_t dso_addr, uint64_t *start,
+				  uint64_t *size);
+/* The start address of a symbol by exact (demangled) name, for tests and `--symbols`.
+ * Returns 0 and *addr, or -ENOENT. Linear in the number of symbols. */
+PK_API int pk_dso__symbol_addr(struct pk_dso *d, const char *name, uint64_t *addr);
+
+/*
+ * Source file and line of `dso_addr` from the DSO's DWARF line table (or its separate
+ * debug file). Cached per address. Returns 0, or -ENOENT (no line information).
+ * *file is owned by the DSO.
+ */
+PK_API int pk_dso__srcline(struct pk_dso *d, uint64_t dso_addr, const char **file,
+			   unsigned int *line);
+
+/* One function of an inline chain. */
+struct pk_inline_frame {
+	const char *func;       /* function name (demangled); "??" if DWARF has none */
+	const char *file;       /* for frames[0]: the source location of the address;
+				 * for frames[i], i > 0: where frames[i-1] was inlined into
+				 * this function (its DW_AT_call_file) */
+	unsigned int line;      /* matching line, 0 if unknown */
+};
+/*
+ * The inline chain at `dso_addr`, innermost first, ending with the out-of-line function
+ * that contains them (so an address outside any inlined code gives one frame). Cached.
+ * Returns the number of frames (>= 1) with *frames owned by the DSO, or -ENOENT (no
+ * DWARF for the address).
+ */
+PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t dso_addr,
+			   const struct pk_inline_frame **frames);
+
+/* One entry of a resolved call chain. */
+struct pk_chain_entry {
+	uint64_t ip;            /* as the kernel / unwinder gave it (caller frames of DWARF
+				 * unwinding are return address - 1, as perf reports them) */
+	uint8_t cpumode;        /* enum pk_cpumode of the address space of ip */
+};
+
+/*
+ * Unwind the user stack of a `--call-graph dwarf` sample (REGS_USER + STACK_USER) with
+ * libdwfl, reading memory from the sample's stack copy and the mapped ELF files. ips[0]
+ * is the sample's user ip; caller frames are return address - 1. Uses a cached libdwfl
+ * session per process. Returns the number of ips (>= 1 if the sample has user regs),
+ * -ENODATA without REGS_USER / STACK_USER, -ENOENT for an unknown thread.
+ */
+PK_API int pk_machine__unwind(struct pk_machine *m, const struct pk_sample *s, uint64_t *ips,
+			      size_t max);
+
+/*
+ * The call chain of a sample, innermost first: the kernel part of s->callchain (markers
+ * removed, cpumode tracked), then the user part from DWARF unwinding when the sample has
+ * REGS_USER + STACK_USER (falling back to the frame-pointer entries of s->callchain when
+ * the unwinder gives fewer frames), else the callchain as recorded; without a callchain,
+ * just s->ip. Returns the number of entries written (<= max).
+ */
+PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s,
+				 struct pk_chain_entry *out, size_t max);
+
+/* Statistics for benchmarks: unwound samples, their total frames, and samples where the
+ * frame-pointer fallback was used. Any pointer may be NULL. */
+PK_API void pk_machine__unwind_stats(const struct pk_machine *m, uint64_t *samples,
+				     uint64_t *frames, uint64_t *fallbacks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/symbol/machine.c - threads and their maps over time, and address resolution.
+ *
+ * A process's maps are one refcounted `pk_mapset` (a sorted array, binary searched)
+ * shared by all its threads; a fork of a new process copies it, an exec replaces it, an
+ * mmap inserts into it (cutting whatever it overlaps, as the kernel does).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "symbol-internal.h"
+
+#define PK_PID_NONE ((uint32_t)-1)
+
+/* ------------------------------------------------------------------------------------ */
+/* Map sets                                                                             */
+
+static struct pk_mapset *pk_mapset_new(uint32_t pid)
+{
+	struct pk_mapset *ms = calloc(1, sizeof(*ms));
+	if (!ms)
+		return NULL;
+	ms->refcnt = 1;
+	ms->pid = pid;
+	return ms;
+}
+
+static struct pk_mapset *pk_mapset_get(struct pk_mapset *ms)
+{
+	if (ms)
+		ms->refcnt++;
+	return ms;
+}
+
+static void pk_mapset_put(struct pk_mapset *ms)
+{
+	if (!ms || --ms->refcnt > 0)
+		return;
+	pk_unwind_ctx_free(ms->unwind);
+	free(ms->v);
+	free(ms);
+}
+
+static struct pk_mapset *pk_mapset_clone(const struct pk_mapset *src, uint32_t pid)
+{
+	struct pk_mapset *ms = pk_mapset_new(pid);
+	if (!ms || !src || !src->nr)
+		return ms;
+	ms->v = malloc(src->nr * sizeof(*ms->v));
+	if (!ms->v) {
+		free(ms);
+		return NULL;
+	}
+	memcpy(ms->v, src->v, src->nr * sizeof(*ms->v));
+	ms->nr = ms->cap = src->nr;
+	return ms;
+}
+
+const struct pk_mapent *pk_mapset_find(const struct pk_mapset *ms, uint64_t addr)
+{
+	if (!ms)
+		return NULL;
+	size_t lo = 0, hi = ms->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ms->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct pk_mapent *e = &ms->v[lo - 1];
+	return addr < e->end ? e : NULL;
+}
+
+/* Insert, cutting away the parts of older maps that the new one covers. */
+static int pk_mapset_insert(struct pk_mapset *ms, const struct pk_mapent *ne)
+{
+	if (ne->end <= ne->start)
+		return 0;
+	size_t i = 0, j;
+	/* first entry ending after ne->start (ends are sorted: entries do not overlap) */
+	size_t lo = 0, hi = ms->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ms->v[mid].end <= ne->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo;
+	for (j = i; j < ms->nr && ms->v[j].start < ne->end; j++)
+		;
+	struct pk_mapent repl[3];
+	size_t r = 0;
+	if (i < j && ms->v[i].start < ne->start) {
+		repl[r] = ms->v[i];
+		repl[r++].end = ne->start;
+	}
+	repl[r++] = *ne;
+	if (i < j && ms->v[j - 1].end > ne->end) {
+		struct pk_mapent right = ms->v[j - 1];
+		right.pgoff += ne->end - right.start;
+		right.start = ne->end;
+		repl[r++] = right;
+	}
+	size_t removed = j - i;
+	size_t nnr = ms->nr - removed + r;
+	if (nnr > ms->cap) {
+		size_t ncap = ms->cap ? ms->cap * 2 : 16;
+		while (ncap < nnr)
+			ncap *= 2;
+		struct pk_mapent *nv = realloc(ms->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		ms->v = nv;
+		ms->cap = ncap;
+	}
+	memmove(&ms->v[i + r], &ms->v[j], (ms->nr - j) * sizeof(*ms->v));
+	memcpy(&ms->v[i], repl, r * sizeof(*repl));
+	ms->nr = nnr;
+	ms->gen++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Threads                                                                              */
+
+static void pk_thread_free(struct pk_thread *t)
+{
+	if (!t)
+		return;
+	pk_mapset_put(t->maps);
+	free(t);
+}
+
+static struct pk_thread *pk_thread_new(struct pk_machine *m, uint32_t pid, uint32_t tid)
+{
+	struct pk_thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
+	snprintf(t->comm, sizeof(t->comm), ":%u", tid);
+	struct pk_thread *old = pk_u64map_get(&m->threads, tid);
+	if (pk_u64map_put(&m->threads, tid, t)) {
+		free(t);
+		return NULL;
+	}
+	pk_thread_free(old);
+	return t;
+}
+
+struct pk_thread *pk_machine_thread(struct pk_machine *m, uint32_t pid, uint32_t tid,
+				    bool create)
+{
+	struct pk_thread *t = pk_u64map_get(&m->threads, tid);
+	if (t) {
+		if (t->pid == PK_PID_NONE && pid != PK_PID_NONE && pid != tid) {
+			/* learned the process of a thread first seen without one */
+			struct pk_thread *leader = pk_machine_thread(m, pid, pid, true);
+			if (leader && leader->maps && (!t->maps || !t->maps->nr)) {
+				pk_mapset_put(t->maps);
+				t->maps = pk_mapset_get(leader->maps);
+			}
+			t->pid = pid;
+		}
+		return t;
+	}
+	if (!create)
+		return NULL;
+	struct pk_thread *leader = NULL;
+	if (pid != PK_PID_NONE && pid != tid) {
+		leader = pk_machine_thread(m, pid, pid, true);
+		if (!leader)
+			return NULL;
+	}
+	t = pk_thread_new(m, pid, tid);
+	if (!t)
+		return NULL;
+	if (leader) {
+		t->maps = pk_mapset_get(leader->maps);
+		memcpy(t->comm, leader->comm, sizeof(t->comm));
+	} else {
+		t->maps = pk_mapset_new(pid == PK_PID_NONE ? tid : pid);
+		if (!t->maps)
+			return NULL;
+	}
+	return t;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Machine                                                                              */
+
+PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
+{
+	if (!PK_OPTS_VALID(opts, pk_machine_opts))
+		return pk_err_ptr(-EINVAL);
+	struct pk_machine *m = calloc(1, sizeof(*m));
+	if (!m)
+		return pk_err_ptr(-ENOMEM);
+	m->host = PK_OPTS_GET(opts, host, false);
+	m->no_demangle = PK_OPTS_GET(opts, no_demangle, false);
+	const char *ks = PK_OPTS_GET(opts, kallsyms, NULL);
+	const char *jd = PK_OPTS_GET(opts, jit_dir, NULL);
+	const char *dd = PK_OPTS_GET(opts, debug_dir, NULL);
+	m->kallsyms_path = strdup(ks ? ks : "/proc/kallsyms");
+	m->jit_dir = strdup(jd ? jd : "/tmp");
+	m->debug_dir = strdup(dd ? dd : "/usr/lib/debug");
+	m->kmaps = pk_mapset_new(PK_PID_NONE);
+	if (!m->kallsyms_path || !m->jit_dir || !m->debug_dir || !m->kmaps) {
+		pk_machine__free(m);
+		return pk_err_ptr(-ENOMEM);
+	}
+	return m;
+}
+
+PK_API void pk_machine__free(struct pk_machine *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->threads.cap; i++)
+		if (m->threads.vals[i])
+			pk_thread_free(m->threads.vals[i]);
+	pk_u64map_release(&m->threads);
+	pk_mapset_put(m->kmaps);
+	for (size_t i = 0; i < m->dso_hash_cap; i++) {
+		struct pk_dso *d = m->dso_hash[i];
+		while (d) {
+			struct pk_dso *n = d->hnext;
+			pk_dso_free(d);
+			d = n;
+		}
+	}
+	free(m->dso_hash);
+	free(m->ksyms);
+	pk_arena_release(&m->karena);
+	free(m->kallsyms_path);
+	free(m->jit_dir);
+	free(m->debug_dir);
+	free(m);
+}
+
+PK_API int pk_machine__comm(struct pk_machine *m, uint32_t pid, uint32_t tid, const char *comm,
+			    bool exec)
+{
+	if (!m || !comm)
+		return pk_err(-EINVAL);
+	struct pk_thread *t = pk_machine_thread(m, pid, tid, true);
+	if (!t)
+		return pk_err(-ENOMEM);
+	if (exec) {
+		/* the old image is gone: a fresh, empty address space */
+		struct pk_mapset *ms = pk_mapset_new(pid);
+		if (!ms)
+			return pk_err(-ENOMEM);
+		pk_mapset_put(t->maps);
+		t->maps = ms;
+		t->dead = false;
+	}
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	return 0;
+}
+
+PK_API int pk_machine__fork(struct pk_machine *m, uint32_t pid, uint32_t ppid, uint32_t tid,
+			    uint32_t ptid)
+{
+	if (!m)
+		return pk_err(-EINVAL);
+	struct pk_thread *parent = pk_machine_thread(m, ppid, ptid, true);
+	if (!parent)
+		return pk_err(-ENOMEM);
+	char comm[sizeof(parent->comm)];
+	memcpy(comm, parent->comm, sizeof(comm));
+	struct pk_mapset *maps;
+	if (pid == ppid && parent->maps)
+		maps = pk_mapset_get(parent->maps);     /* a thread: same address space */
+	else
+		maps = pk_mapset_clone(parent->maps, pid); /* a process: a copy */
+	if (!maps)
+		return pk_err(-ENOMEM);
+	/* parent may be freed below if tid == ptid (a bogus record): copied what we need */
+	struct pk_thread *t = pk_thread_new(m, pid, tid);
+	if (!t) {
+		pk_mapset_put(maps);
+		return pk_err(-ENOMEM);
+	}
+	t->maps = maps;
+	memcpy(t->comm, comm, sizeof(t->comm));
+	return 0;
+}
+
+PK_API int pk_machine__exit(struct pk_machine *m, uint32_t pid, uint32_t tid)
+{
+	(void)pid;
+	if (!m)
+		return pk_err(-EINVAL);
+	struct pk_thread *t = pk_machine_thread(m, pid, tid, false);
+	if (t)
+		t->dead = true;
+	return 0;
+}
+
+/* "/lib/modules/6.1.0/kernel/fs/ext4/ext4.ko.xz" -> "[ext4]" (perf's module naming:
+ * the basename up to the first dot, dashes as underscores). */
+static void pk_module_name(const char *path, char *out, size_t len)
+{
+	if (path[0] == '[') {
+		snprintf(out, len, "%s", path);
+		return;
+	}
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strcspn(b, ".");
+	if (n + 3 > len)
+		n = len - 3;
+	out[0] = '[';
+	for (size_t i = 0; i < n; i++)
+		out[1 + i] = b[i] == '-' ? '_' : b[i];
+	out[1 + n] = ']';
+	out[2 + n] = '\0';
+}
+
+PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev)
+{
+	if (!m || !ev || !ev->filename)
+		return pk_err(-EINVAL);
+	if (ev->data)
+		return 0;
+	struct pk_mapent e = { .start = ev->addr, .end = ev->addr + ev->len, .pgoff = ev->pgoff,
+			       .prot = ev->prot, .flags = ev->flags };
+	if (e.end < e.start)
+		e.end = UINT64_MAX;
+	struct pk_mapset *ms;
+	if (ev->kernel || ev->pid == PK_PID_NONE) {
+		ms = m->kmaps;
+		if (!strncmp(ev->filename, "[kernel.kallsyms]", 17) ||
+		    !strncmp(ev->filename, "[guest.kernel.kallsyms", 22)) {
+			e.dso = pk_dso_findnew(m, "[kernel.kallsyms]");
+			if (!strcmp(ev->filename, "[kernel.kallsyms]_text")) {
+				m->kernel_text_pgoff = ev->pgoff;
+				m->have_kernel_text = true;
+			}
+		} else {
+			char name[128];
+			pk_module_name(ev->filename, name, sizeof(name));
+			e.dso = pk_dso_findnew(m, name);
+			if (e.dso && e.dso->kind == PK_DSO_ANON)
+				e.dso->kind = PK_DSO_MODULE;
+		}
+	} else {
+		struct pk_thread *t = pk_machine_thread(m, ev->pid, ev->tid, true);
+		if (!t)
+			return pk_err(-ENOMEM);
+		ms = t->maps;
+		e.dso = pk_dso_findnew(m, ev->filename);
+	}
+	if (!e.dso)
+		return pk_err(-ENOMEM);
+	if (ev->build_id && ev->build_id_size && !e.dso->want_bid_len && !e.dso->loaded) {
+		e.dso->want_bid_len = PK_MIN(ev->build_id_size, sizeof(e.dso->want_bid));
+		memcpy(e.dso->want_bid, ev->build_id, e.dso->want_bid_len);
+	}
+	int err = pk_mapset_insert(ms, &e);
+	return err ? pk_err(err) : 0;
+}
+
+PK_API int pk_machine__add_build_id(struct pk_machine *m, const char *filename,
+				    const uint8_t *build_id, size_t len)
+{
+	if (!m || !filename || !build_id || !len)
+		return pk_err(-EINVAL);
+	struct pk_dso *d = pk_dso_findnew(m, filename);
+	if (!d)
+		return pk_err(-ENOMEM);
+	if (d->loaded)
+		return 0;   /* too late to matter for this DSO */
+	d->want_bid_len = PK_MIN(len, sizeof(d->want_bid));
+	memcpy(d->want_bid, build_id, d->want_bid_len);
+	return 0;
+}
+
+PK_API int pk_machine__process(struct pk_machine *m, const struct pk_record *r)
+{
+	if (!m || !r)
+		return pk_err(-EINVAL);
+	uint8_t mode = r->cpumode;
+	bool kmode = mode == PK_CPUMODE_KERNEL || mode == PK_CPUMODE_GUEST_KERNEL;
+	switch (r->type) {
+	case PERF_RECORD_COMM:
+		return pk_machine__comm(m, r->comm.pid, r->comm.tid, r->comm.comm, r->comm.exec);
+	case PERF_RECORD_FORK:
+		return pk_machine__fork(m, r->task.pid, r->task.ppid, r->task.tid, r->task.ptid);
+	case PERF_RECORD_EXIT:
+		return pk_machine__exit(m, r->task.pid, r->task.tid);
+	case PERF_RECORD_MMAP: {
+		struct pk_mmap_event ev = {
+			.pid = r->mmap.pid, .tid = r->mmap.tid, .addr = r->mmap.addr,
+			.len = r->mmap.len, .pgoff = r->mmap.pgoff, .filename = r->mmap.filename,
+			.kernel = kmode, .data = r->mmap.data,
+		};
+		return pk_machine__mmap(m, &ev);
+	}
+	case PERF_RECORD_MMAP2: {
+		struct pk_mmap_event ev = {
+			.pid = r->mmap2.pid, .tid = r->mmap2.tid, .addr = r->mmap2.addr,
+			.len = r->mmap2.len, .pgoff = r->mmap2.pgoff, .prot = r->mmap2.prot,
+			.flags = r->mmap2.flags, .filename = r->mmap2.filename,
+			.build_id = r->mmap2.has_build_id ? r->mmap2.build_id : NULL,
+			.build_id_size = r->mmap2.has_build_id ? r->mmap2.build_id_size : 0,
+			.kernel = kmode, .data = r->mmap2.data,
+		};
+		return pk_machine__mmap(m, &ev);
+	}
+	default:
+		return 0;
+	}
+}
+
+PK_API const char *pk_machine__comm_of(struct pk_machine *m, uint32_t tid)
+{
+	if (!m)
+		return NULL;
+	struct pk_thread *t = pk_u64map_get(&m->threads, tid);
+	return t ? t->comm : NULL;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Resolution                                                                           */
+
+/* An anonymous executable map may be JIT code described by <jit_dir>/perf-PID.map. */
+static struct pk_dso *pk_machine_jit_dso(struct pk_machine *m, uint32_t pid)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/perf-%u.map", m->jit_dir, pid);
+	struct pk_dso *d = pk_dso_findnew(m, path);
+	if (!d)
+		return NULL;
+	d->kind = PK_DSO_JIT;
+	d->jit_pid = pid;
+	return pk_dso_ensure_loaded(d) ? NULL : d;
+}
+
+static bool pk_anon_may_be_jit(const char *name)
+{
+	return !strncmp(name, "//anon", 6) || !strncmp(name, "[anon", 5) ||
+	       !strncmp(name, "/memfd:", 7) || !strncmp(name, "/dev/zero", 9) ||
+	       !strncmp(name, "/anon_hugepage", 14);
+}
+
+PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
+			       uint8_t cpumode, struct pk_addr_loc *loc)
+{
+	if (!m || !loc)
+		return pk_err(-EINVAL);
+	memset(loc, 0, sizeof(*loc));
+	loc->dso_name = "[unknown]";
+	loc->dso_addr = addr;
+	loc->cpumode = cpumode;
+
+	const struct pk_mapent *e = NULL;
+	struct pk_thread *t = NULL;
+	bool kmode = cpumode == PK_CPUMODE_KERNEL || cpumode == PK_CPUMODE_GUEST_KERNEL;
+	if (!kmode && cpumode != PK_CPUMODE_HYPERVISOR) {
+		t = pk_machine_thread(m, pid, tid, true);
+		if (t)
+			e = pk_mapset_find(t->maps, addr);
+	}
+	if (!e && (kmode || cpumode == PK_CPUMODE_UNKNOWN)) {
+		e = pk_mapset_find(m->kmaps, addr);
+		if (e)
+			kmode = true;
+	}
+	struct pk_dso *d;
+	if (e) {
+		d = e->dso;
+		loc->map_start = e->start;
+		loc->map_end = e->end;
+		loc->map_pgoff = e->pgoff;
+	} else if (kmode && cpumode == PK_CPUMODE_KERNEL) {
+		/* no kernel map recorded: still the kernel */
+		d = pk_dso_findnew(m, "[kernel.kallsyms]");
+		loc->map_end = UINT64_MAX;
+	} else {
+		return pk_err(-ENOENT);
+	}
+	if (!d)
+		return pk_err(-ENOMEM);
+	loc->kernel = kmode;
+	if (d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) {
+		loc->dso_addr = pk_dso__offset_to_addr(d, addr - e->start + e->pgoff);
+	} else if (d->kind == PK_DSO_ANON && t && pk_anon_may_be_jit(d->name)) {
+		struct pk_dso *j = pk_machine_jit_dso(m, t->maps ? t->maps->pid : pid);
+		if (j)
+			d = j;
+	}
+	loc->dso = d;
+	loc->dso_name = d->name;
+	const char *s = pk_dso__symbol(d, loc->dso_addr, &loc->sym_start, &loc->sym_size);
+	if (!s)
+		return pk_err(-ENODATA);
+	loc->sym = s;
+	loc->sym_off = loc->dso_addr - loc->sym_start;
+	return 0;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/symbol internals: machine, maps, DSOs, symbol tables, caches. Never installed. */
+#ifndef PK_SYMBOL_INTERNAL_H
+#define PK_SYMBOL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <elfutils/libdwfl.h>
+#include <perfkit/symbol.h>
+
+#define PK_DSO_MAX_FILE (4ULL << 30)   /* refuse ELF files above 4 GiB */
+#define PK_JIT_MAP_MAX (256u << 20)    /* refuse perf-PID.map files above 256 MiB */
+#define PK_BUILD_ID_BYTES 20
+
+/* ---- small u64 -> pointer hash (open addressing, linear probing) ---- */
+struct pk_u64map {
+	uint64_t *keys;
+	void **vals;            /* NULL = empty slot */
+	size_t cap, nr;
+};
+void *pk_u64map_get(const struct pk_u64map *h, uint64_t key);
+int pk_u64map_put(struct pk_u64map *h, uint64_t key, void *val);   /* replaces */
+void pk_u64map_release(struct pk_u64map *h);
+
+/* ---- string arena: many small strings freed together ---- */
+struct pk_arena {
+	struct pk_arena_chunk *head;
+};
+char *pk_arena_strdup(struct pk_arena *a, const char *s);
+void *pk_arena_alloc(struct pk_arena *a, size_t len);   /* 8-byte aligned, zeroed */
+void pk_arena_release(struct pk_arena *a);
+
+/* ---- symbols ---- */
+struct pk_sym {
+	uint64_t start, end;    /* [start, end) in DSO addresses */
+	const char *name;       /* in the DSO's arena */
+	uint8_t bind;           /* STB_* (for choosing among aliases) */
+};
+
+enum pk_dso_kind {
+	PK_DSO_ELF = 0,         /* a user ELF file named by a map */
+	PK_DSO_KERNEL,          /* [kernel.kallsyms] */
+	PK_DSO_MODULE,          /* [modname] */
+	PK_DSO_VDSO,
+	PK_DSO_VSYSCALL,
+	PK_DSO_ANON,            /* //anon, [heap], [stack], memfd: ... (JIT if perf-PID.map) */
+	PK_DSO_JIT,             /* perf-PID.map symbols */
+	PK_DSO_UNKNOWN,         /* [unknown] */
+};
+
+struct pk_cu_range {
+	uint64_t lo, hi;        /* [lo, hi) in DWARF addresses */
+	uint64_t die_off;       /* offset of the CU DIE */
+};
+
+struct pk_load_seg {            /* PT_LOAD */
+	uint64_t offset, vaddr, filesz, memsz;
+};
+
+struct pk_machine;
+
+struct pk_dso {
+	struct pk_machine *machine;
+	char *name;             /* key: path or bracketed name */
+	char *short_name;
+	enum pk_dso_kind kind;
+	uint32_t jit_pid;       /* PK_DSO_JIT */
+	struct pk_dso *hnext;   /* machine's name hash chain */
+	/* build-ids: the recorded one (expected) and the loaded file's */
+	uint8_t want_bid[PK_BUILD_ID_BYTES];
+	size_t want_bid_len;
+	uint8_t bid[PK_BUILD_ID_BYTES];
+	size_t bid_len;
+	/* loading state */
+	bool loaded;            /* attempted */
+	int load_err;           /* 0 or negative errno of the attempt */
+	bool warned;
+	bool is_dyn;            /* ET_DYN */
+	struct pk_load_seg *segs;
+	size_t nr_segs;
+	struct pk_sym *syms;
+	size_t nr_syms;
+	struct pk_arena arena;
+	/* DWARF (lazily): a libdwfl session holding just this file at bias 0 */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	bool dwarf_tried;
+	int8_t cfi;              /* unwinding: 0 unknown, 1 has CFI, -1 has none */
+	/* CU address ranges from the CU DIEs, for files without .debug_aranges (clang's
+	 * default), which libdw 0.188 cannot map addresses to CUs without */
+	struct pk_cu_range *cus;
+	size_t nr_cus;
+	bool cus_built;
+	int memfd;              /* vdso image copy, -1 otherwise */
+	char *load_path;        /* the file actually used (may be a debug file) */
+	/* caches: dso_addr -> struct pk_srcline_ent / struct pk_inline_ent */
+	struct pk_u64map srclines;
+	struct pk_u64map inlines;
+};
+
+/* ---- maps and threads ---- */
+struct pk_mapent {
+	uint64_t start, end, pgoff;
+	struct pk_dso *dso;
+	uint32_t prot, flags;
+};
+
+struct pk_unwind_ctx;
+
+struct pk_mapset {
+	struct pk_mapent *v;    /* sorted by start, non-overlapping */
+	size_t nr, cap;
+	int refcnt;
+	uint64_t gen;           /* bumped on every change */
+	uint32_t pid;
+	struct pk_unwind_ctx *unwind; /* per-process libdwfl session */
+};
+
+struct pk_thread {
+	uint32_t pid, tid;
+	bool dead;
+	char comm[32];
+	struct pk_mapset *maps;
+};
+
+struct pk_machine {
+	bool host;
+	bool no_demangle;
+	char *kallsyms_path, *jit_dir, *debug_dir;
+	struct pk_u64map threads;       /* tid -> struct pk_thread */
+	struct pk_mapset *kmaps;        /* kernel + modules */
+	struct pk_dso **dso_hash;
+	size_t dso_hash_cap, nr_dsos;
+	/* kallsyms (host only): loaded once */
+	bool ksyms_loaded;
+	struct pk_sym *ksyms;
+	size_t nr_ksyms;
+	struct pk_arena karena;
+	uint64_t kernel_text_pgoff;     /* pgoff of the [kernel.kallsyms]_text map (= _text) */
+	bool have_kernel_text;
+	/* unwinding statistics */
+	uint64_t uw_samples, uw_frames, uw_fallbacks;
+};
+
+/* dso.c */
+struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name);
+void pk_dso_free(struct pk_dso *d);
+int pk_dso_ensure_loaded(struct pk_dso *d);
+const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t addr);
+size_t pk_syms_finish(struct pk_sym *syms, size_t nr);
+/* Open a path only if it is a regular file of sane size; returns fd or -errno. */
+int pk_open_regular(const char *path, uint64_t max_size, uint64_t *size);
+/* Demangle if the machine wants it; returns an arena copy (the name itself if plain). */
+const char *pk_demangle_into(struct pk_machine *m, struct pk_arena *a, const char *name);
+
+/* kernel.c */
+int pk_kernel_syms_load(struct pk_machine *m);
+int pk_dso_load_jit(struct pk_dso *d);
+int pk_vdso_memfd(void);
+
+/* machine.c */
+struct pk_thread *pk_machine_thread(struct pk_machine *m, uint32_t pid, uint32_t tid,
+				    bool create);
+const struct pk_mapent *pk_mapset_find(const struct pk_mapset *ms, uint64_t addr);
+
+/* dso.c: libdwfl callbacks with our hostile-safe debuginfo finder */
+const Dwfl_Callbacks *pk_dwfl_callbacks(void);
+
+/* unwind.c */
+void pk_unwind_ctx_free(struct pk_unwind_ctx *u);
+
+#endif

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/symbol/unwind.c - DWARF unwinding of `--call-graph dwarf` samples with libdwfl's
+ * thread/frame API, and call-chain assembly.
+ *
+ * perf builds a new Dwfl for every sample (re-opening every ELF file and re-parsing its
+ * CFI); we keep one Dwfl per process (per map set), report each mapped ELF once, attach
+ * one thread-state callback set to it, and only swap the per-sample registers and stack
+ * copy that the callbacks read. Modules of maps added later are reported incrementally.
+ */
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include "internal.h"
+#include "symbol-internal.h"
+
+#define PK_UNWIND_MAX_FRAMES 512
+
+struct pk_reported {
+	struct pk_dso *dso;
+	uint64_t base;
+};
+
+struct pk_unwind_ctx {
+	Dwfl *dwfl;
+	uint64_t gen;           /* map set generation last reported */
+	bool attached;
+	struct pk_reported *rep;
+	size_t nrep, caprep;
+	/* per sample */
+	const struct pk_sample *s;
+	uint64_t sp;
+	const uint8_t *stack;
+	uint64_t stack_len;
+	uint32_t tid;
+	uint64_t *ips;
+	size_t nr, max;
+};
+
+void pk_unwind_ctx_free(struct pk_unwind_ctx *u)
+{
+	if (!u)
+		return;
+	if (u->dwfl)
+		dwfl_end(u->dwfl);
+	free(u->rep);
+	free(u);
+}
+
+/* x86_64: perf_regs.h order -> DWARF register numbers 0..16 (16 = return address). */
+enum {
+	PK_X86_AX, PK_X86_BX, PK_X86_CX, PK_X86_DX, PK_X86_SI, PK_X86_DI, PK_X86_BP, PK_X86_SP,
+	PK_X86_IP, PK_X86_FLAGS, PK_X86_CS, PK_X86_SS, PK_X86_DS, PK_X86_ES, PK_X86_FS,
+	PK_X86_GS, PK_X86_R8, PK_X86_R9, PK_X86_R10, PK_X86_R11, PK_X86_R12, PK_X86_R13,
+	PK_X86_R14, PK_X86_R15,
+};
+static const uint8_t pk_x86_64_dwarf_to_perf[17] = {
+	PK_X86_AX, PK_X86_DX, PK_X86_CX, PK_X86_BX, PK_X86_SI, PK_X86_DI, PK_X86_BP, PK_X86_SP,
+	PK_X86_R8, PK_X86_R9, PK_X86_R10, PK_X86_R11, PK_X86_R12, PK_X86_R13, PK_X86_R14,
+	PK_X86_R15, PK_X86_IP,
+};
+
+/* Value of perf register `r` in a REGS_USER block, false if not sampled. */
+static bool pk_perf_reg(const struct pk_sample_regs *rg, unsigned int r, uint64_t *v)
+{
+	if (r >= 64 || !(rg->mask & (1ULL << r)))
+		return false;
+	unsigned int idx = (unsigned int)__builtin_popcountll(rg->mask & ((1ULL << r) - 1));
+	if (idx >= rg->nr)
+		return false;
+	*v = rg->regs[idx];
+	return true;
+}
+
+static pid_t pk_uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct pk_unwind_ctx *u = arg;
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = u;
+	return (pid_t)u->tid;
+}
+
+static bool pk_uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct pk_unwind_ctx *u = arg;
+	(void)dwfl;
+	if ((uint32_t)tid != u->tid)
+		return false;
+	*thread_argp = u;
+	return true;
+}
+
+static bool pk_uw_read_file(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+	if (!mod)
+		return false;
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	if (!elf)
+		return false;
+	size_t rsz = 0;
+	const char *raw = elf_rawfile(elf, &rsz);
+	size_t phnum;
+	if (!raw || elf_getphdrnum(elf, &phnum) < 0)
+		return false;
+	uint64_t va = addr - bias;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (va < ph.p_vaddr || ph.p_filesz < 8 || va - ph.p_vaddr > ph.p_filesz - 8)
+			continue;
+		uint64_t off = va - ph.p_vaddr + ph.p_offset;
+		if (off > rsz || rsz - off < 8)
+			return false;
+		memcpy(result, raw + off, 8);
+		return true;
+	}
+	return false;
+}
+
+static bool pk_uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct pk_unwind_ctx *u = arg;
+	if (addr >= u->sp && u->stack_len >= 8 && addr - u->sp <= u->stack_len - 8) {
+		memcpy(result, u->stack + (addr - u->sp), 8);
+		return true;
+	}
+	return pk_uw_read_file(dwfl, addr, result);
+}
+
+static bool pk_uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct pk_unwind_ctx *u = arg;
+	Dwarf_Word regs[17];
+	for (unsigned int i = 0; i < 17; i++) {
+		uint64_t v = 0;
+		pk_perf_reg(&u->s->regs_user, pk_x86_64_dwarf_to_perf[i], &v);
+		regs[i] = v;
+	}
+	if (!dwfl_thread_state_registers(thread, 0, 17, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, regs[16]);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks pk_uw_callbacks = {
+	.next_thread = pk_uw_next_thread,
+	.get_thread = pk_uw_get_thread,
+	.memory_read = pk_uw_memory_read,
+	.set_initial_registers = pk_uw_set_initial_registers,
+};
+
+static int pk_uw_frame(Dwfl_Frame *state, void *arg)
+{
+	struct pk_unwind_ctx *u = arg;
+	Dwarf_Addr pc;
+	bool act = false;
+	if (!dwfl_frame_pc(state, &pc, &act))
+		return DWARF_CB_ABORT;
+	/* a return address points after the call: step back into it (as perf does) */
+	if (!act && pc)
+		pc--;
+	if (!pc)
+		return DWARF_CB_ABORT;
+	u->ips[u->nr++] = pc;
+	return u->nr >= u->max ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* Report every ELF map of the process not reported yet. */
+static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
+{
+	bool began = false;
+	for (size_t i = 0; i < ms->nr; i++) {
+		const struct pk_mapent *e = &ms->v[i];
+		struct pk_dso *d = e->dso;
+		if (!d || (d->kind != PK_DSO_ELF && d->kind != PK_DSO_VDSO))
+			continue;
+		if (pk_dso_ensure_loaded(d) || !d->load_path || !d->nr_segs)
+			continue;
+		uint64_t base = d->is_dyn ? e->start - pk_dso__offset_to_addr(d, e->pgoff) : 0;
+		bool seen = false;
+		for (size_t k = 0; k < u->nrep && !seen; k++)
+			seen = u->rep[k].dso == d && u->rep[k].base == base;
+		if (seen)
+			continue;
+		if (u->nrep == u->caprep) {
+			size_t nc = u->caprep ? u->caprep * 2 : 32;
+			struct pk_reported *n = realloc(u->rep, nc * sizeof(*n));
+			if (!n)
+				return;
+			u->rep = n;
+			u->caprep = nc;
+		}
+		/* remembered even if reporting fails, so a bad file is tried once */
+		u->rep[u->nrep++] = (struct pk_reported){ d, base };
+		int fd = pk_open_regular(d->load_path, PK_DSO_MAX_FILE, NULL);
+		if (fd < 0)
+			continue;
+		if (!began) {
+			dwfl_report_begin_add(u->dwfl);
+			began = true;
+		}
+		Dwfl_Module *mod = dwfl_report_elf(u->dwfl, d->short_name, d->load_path, fd, base,
+						   false);
+		if (!mod) {
+			close(fd);
+			continue;
+		}
+		void **udp = NULL;
+		dwfl_module_info(mod, &udp, NULL, NULL, NULL, NULL, NULL, NULL);
+		if (udp)
+			*udp = d;
+	}
+	if (began)
+		dwfl_report_end(u->dwfl, NULL, NULL);
+	u->gen = ms->gen;
+}
+
+static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const struct pk_sample *s,
+			  uint64_t *ips, size_t max)
+{
+	struct pk_unwind_ctx *u = ms->unwind;
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		u->dwfl = dwfl_begin(pk_dwfl_callbacks());
+		if (!u->dwfl) {
+			free(u);
+			return -ENOMEM;
+		}
+		u->gen = UINT64_MAX;
+		ms->unwind = u;
+	}
+	(void)m;
+	if (u->gen != ms->gen)
+		pk_uw_report(u, ms);
+	if (!u->attached) {
+		if (!dwfl_attach_state(u->dwfl, NULL, (pid_t)ms->pid, &pk_uw_callbacks, u))
+			return -ENOENT;  /* no module with an ELF yet */
+		u->attached = true;
+	}
+	uint64_t sp = 0, ip = 0;
+	pk_perf_reg(&s->regs_user, PK_X86_SP, &sp);
+	pk_perf_reg(&s->regs_user, PK_X86_IP, &ip);
+	/* code without any CFI (no .eh_frame, no .debug_frame): libdwfl would guess from
+	 * the frame pointer and may skip a frame; our own frame-pointer walk is exact */
+	const struct pk_mapent *e = pk_mapset_find(ms, ip);
+	if (e && e->dso && e->dso->cfi == 0) {
+		Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, ip);
+		Dwarf_Addr b;
+		e->dso->cfi = mod && !dwfl_module_eh_cfi(mod, &b) && !dwfl_module_dwarf_cfi(mod, &b)
+				      ? -1 : 1;
+	}
+	if (e && e->dso && e->dso->cfi < 0)
+		return -EOPNOTSUPP;
+	u->s = s;
+	u->sp = sp;
+	u->stack = s->stack_user.data;
+	u->stack_len = PK_MIN(s->stack_user.dyn_size, s->stack_user.size);
+	u->tid = s->tid;
+	u->ips = ips;
+	u->nr = 0;
+	u->max = max;
+	dwfl_getthread_frames(u->dwfl, (pid_t)s->tid, pk_uw_frame, u);
+	size_t n = u->nr;
+	if (!n && ip)
+		ips[n++] = ip;
+	u->s = NULL;
+	u->ips = NULL;
+	return (int)n;
+}
+
+/* Frame-pointer walk over the stack copy (the fallback when CFI is missing). */
+static size_t pk_unwind_fp(const struct pk_sample *s, uint64_t *ips, size_t max)
+{
+	uint64_t ip = 0, bp = 0, sp = 0;
+	size_t n = 0;
+	if (!pk_perf_reg(&s->regs_user, PK_X86_IP, &ip) ||
+	    !pk_perf_reg(&s->regs_user, PK_X86_BP, &bp) ||
+	    !pk_perf_reg(&s->regs_user, PK_X86_SP, &sp) || !max)
+		return 0;
+	uint64_t len = PK_MIN(s->stack_user.dyn_size, s->stack_user.size);
+	const uint8_t *st = s->stack_user.data;
+	ips[n++] = ip;
+	while (n < max && bp >= sp && len >= 16 && bp - sp <= len - 16) {
+		uint64_t next, ret;
+		memcpy(&next, st + (bp - sp), 8);
+		memcpy(&ret, st + (bp - sp) + 8, 8);
+		if (!ret)
+			break;
+		ips[n++] = ret - 1;
+		if (next <= bp)
+			break;
+		bp = next;
+	}
+	return n;
+}
+
+static bool pk_sample_has_user_stack(const struct pk_sample *s)
+{
+	return (s->type & PERF_SAMPLE_REGS_USER) && (s->type & PERF_SAMPLE_STACK_USER) &&
+	       s->regs_user.abi == PERF_SAMPLE_REGS_ABI_64 && s->regs_user.nr &&
+	       s->stack_user.size && s->stack_user.data;
+}
+
+PK_API int pk_machine__unwind(struct pk_machine *m, const struct pk_sample *s, uint64_t *ips,
+			      size_t max)
+{
+	if (!m || !s || !ips || !max)
+		return pk_err(-EINVAL);
+	if (!pk_sample_has_user_stack(s))
+		return pk_err(-ENODATA);
+	struct pk_thread *t = pk_machine_thread(m, s->pid, s->tid, true);
+	if (!t || !t->maps)
+		return pk_err(-ENOENT);
+	int n = pk_unwind_user(m, t->maps, s, ips, max);
+	bool no_cfi = n == -EOPNOTSUPP;
+	if (n < 0)
+		n = 0;
+	m->uw_samples++;
+	/* no CFI, or stopped early? a frame-pointer walk of the same stack may get further */
+	if (no_cfi || ((size_t)n < max && n < 3)) {
+		uint64_t fp[PK_UNWIND_MAX_FRAMES];
+		size_t k = pk_unwind_fp(s, fp, PK_MIN(max, PK_ARRAY_SIZE(fp)));
+		if (k > (size_t)n) {
+			memcpy(ips, fp, k * sizeof(*fp));
+			n = (int)k;
+			m->uw_fallbacks++;
+		}
+	}
+	m->uw_frames += (uint64_t)n;
+	return n ? n : pk_err(-ENOENT);
+}
+
+static uint8_t pk_ctx_mode(enum pk_callchain_ctx c, uint8_t cur)
+{
+	switch (c) {
+	case PK_CTX_HV: return PK_CPUMODE_HYPERVISOR;
+	case PK_CTX_KERNEL: return PK_CPUMODE_KERNEL;
+	case PK_CTX_USER:
+	case PK_CTX_USER_DEFERRED: return PK_CPUMODE_USER;
+	case PK_CTX_GUEST_KERNEL: return PK_CPUMODE_GUEST_KERNEL;
+	case PK_CTX_GUEST_USER: return PK_CPUMODE_GUEST_USER;
+	default: return cur;
+	}
+}
+
+PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s,
+				 struct pk_chain_entry *out, size_t max)
+{
+	if (!m || !s || !out)
+		return pk_err(-EINVAL);
+	size_t n = 0;
+	bool dwarf = pk_sample_has_user_stack(s);
+	uint64_t fpu[PK_UNWIND_MAX_FRAMES];
+	size_t nfpu = 0;
+	uint8_t mode = s->cpumode;
+
+	if ((s->type & PERF_SAMPLE_CALLCHAIN) && s->callchain.nr) {
+		for (uint64_t i = 0; i < s->callchain.nr; i++) {
+			uint64_t ip = s->callchain.ips[i];
+			enum pk_callchain_ctx c = pk_callchain__context(ip);
+			if (c != PK_CTX_NONE) {
+				mode = pk_ctx_mode(c, mode);
+				continue;
+			}
+			if (dwarf && mode == PK_CPUMODE_USER) {
+				if (nfpu < PK_ARRAY_SIZE(fpu))
+					fpu[nfpu++] = ip;
+				continue;
+			}
+			if (n < max)
+				out[n++] = (struct pk_chain_entry){ ip, mode };
+		}
+	} else if (!dwarf || s->cpumode != PK_CPUMODE_USER) {
+		if (n < max)
+			out[n++] = (struct pk_chain_entry){ s->ip, s->cpumode };
+	}
+	if (dwarf && n < max) {
+		uint64_t ips[PK_UNWIND_MAX_FRAMES];
+		int k = pk_machine__unwind(m, s, ips, PK_MIN(max - n, PK_ARRAY_SIZE(ips)));
+		if (k < 0)
+			k = 0;
+		if ((size_t)k < nfpu) {
+			m->uw_fallbacks++;
+			for (size_t i = 0; i < nfpu && n < max; i++)
+				out[n++] = (struct pk_chain_entry){ fpu[i], PK_CPUMODE_USER };
+		} else {
+			for (int i = 0; i < k && n < max; i++)
+				out[n++] = (struct pk_chain_entry){ ips[i], PK_CPUMODE_USER };
+		}
+	}
+	return (int)n;
+}
+
+PK_API void pk_machine__unwind_stats(const struct pk_machine *m, uint64_t *samples,
+				     uint64_t *frames, uint64_t *fallbacks)
+{
+	if (samples)
+		*samples = m ? m->uw_samples : 0;
+	if (frames)
+		*frames = m ? m->uw_frames : 0;
+	if (fallbacks)
+		*fallbacks = m ? m->uw_fallbacks : 0;
+}

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/symbol: the machine model - threads and maps over fork / exec / mmap / exit. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/perfkit.h>
+#include "symbol/symbol-internal.h"
+#include "testutil.h"
+
+#define KTEXT 0xffffffff81000000ULL
+#define KMOD 0xffffffffc0400000ULL
+
+static struct pk_machine *new_machine(void)
+{
+	PK_OPTS(pk_machine_opts, o, .host = false);
+	struct pk_machine *m = pk_machine__new(&o);
+	assert_non_null(m);
+	return m;
+}
+
+static void mmap_user(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
+		      uint64_t len, uint64_t pgoff, const char *file)
+{
+	struct pk_mmap_event ev = { .pid = pid, .tid = tid, .addr = addr, .len = len,
+				    .pgoff = pgoff, .filename = file };
+	assert_int_equal(pk_machine__mmap(m, &ev), 0);
+}
+
+/* dso name at (pid, tid, addr) in user mode, or "-" if no map */
+static const char *dso_at(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr)
+{
+	struct pk_addr_loc loc;
+	int err = pk_machine__resolve(m, pid, tid, addr, PK_CPUMODE_USER, &loc);
+	if (err == -ENOENT) {
+		assert_null(loc.dso);
+		assert_string_equal(loc.dso_name, "[unknown]");
+		return "-";
+	}
+	assert_non_null(loc.dso);
+	return loc.dso_name;
+}
+
+static void test_fork_exec_mmap(void **state)
+{
+	(void)state;
+	struct pk_machine *m = new_machine();
+	assert_int_equal(pk_machine__comm(m, 100, 100, "sh", false), 0);
+	mmap_user(m, 100, 100, 0x400000, 0x10000, 0, "/fake/sh");
+	mmap_user(m, 100, 100, 0x7f0000000000, 0x200000, 0x1000, "/fake/libc.so.6");
+	assert_string_equal(dso_at(m, 100, 100, 0x400010), "/fake/sh");
+	assert_string_equal(dso_at(m, 100, 100, 0x7f0000001000), "/fake/libc.so.6");
+	assert_string_equal(dso_at(m, 100, 100, 0x500000), "-");
+
+	/* fork: the child sees a copy of the parent's maps and its comm */
+	assert_int_equal(pk_machine__fork(m, 200, 100, 200, 100), 0);
+	assert_string_equal(pk_machine__comm_of(m, 200), "sh");
+	assert_string_equal(dso_at(m, 200, 200, 0x400010), "/fake/sh");
+	assert_string_equal(dso_at(m, 200, 200, 0x7f00001fffff), "/fake/libc.so.6");
+
+	/* a map added to the child after the fork is not seen by the parent */
+	mmap_user(m, 200, 200, 0x600000, 0x1000, 0, "/fake/child-only");
+	assert_string_equal(dso_at(m, 200, 200, 0x600000), "/fake/child-only");
+	assert_string_equal(dso_at(m, 100, 100, 0x600000), "-");
+
+	/* exec: the child's address space is replaced; the parent's is untouched */
+	assert_int_equal(pk_machine__comm(m, 200, 200, "ls", true), 0);
+	assert_string_equal(pk_machine__comm_of(m, 200), "ls");
+	assert_string_equal(dso_at(m, 200, 200, 0x400010), "-");
+	assert_string_equal(dso_at(m, 200, 200, 0x7f0000001000), "-");
+	mmap_user(m, 200, 200, 0x400000, 0x8000, 0, "/fake/ls");
+	assert_string_equal(dso_at(m, 200, 200, 0x400010), "/fake/ls");
+	assert_string_equal(dso_at(m, 100, 100, 0x400010), "/fake/sh");
+	assert_string_equal(pk_machine__comm_of(m, 100), "sh");
+
+	/* a COMM without the exec flag (prctl) keeps the maps */
+	assert_int_equal(pk_machine__comm(m, 100, 100, "renamed", false), 0);
+	assert_string_equal(dso_at(m, 100, 100, 0x400010), "/fake/sh");
+
+	/* exit retires the thread but late samples still resolve */
+	assert_int_equal(pk_machine__exit(m, 200, 200), 0);
+	assert_string_equal(dso_at(m, 200, 200, 0x400010), "/fake/ls");
+
+	/* the tid reused by a new fork gets the new parent's maps */
+	assert_int_equal(pk_machine__fork(m, 200, 100, 200, 100), 0);
+	assert_string_equal(dso_at(m, 200, 200, 0x400010), "/fake/sh");
+	pk_machine__free(m);
+}
+
+static void test_threads_share_maps(void **state)
+{
+	(void)state;
+	struct pk_machine *m = new_machine();
+	assert_int_equal(pk_machine__comm(m, 300, 300, "app", false), 0);
+	mmap_user(m, 300, 300, 0x10000, 0x1000, 0, "/fake/app");
+	/* a thread of 300 */
+	assert_int_equal(pk_machine__fork(m, 300, 300, 301, 300), 0);
+	assert_string_equal(dso_at(m, 300, 301, 0x10000), "/fake/app");
+	/* a dlopen in the thread is seen by the main thread and vice versa */
+	mmap_user(m, 300, 301, 0x20000, 0x1000, 0, "/fake/plugin.so");
+	assert_string_equal(dso_at(m, 300, 300, 0x20000), "/fake/plugin.so");
+	mmap_user(m, 300, 300, 0x30000, 0x1000, 0, "/fake/late.so");
+	assert_string_equal(dso_at(m, 300, 301, 0x30000), "/fake/late.so");
+	/* a thread never announced by FORK joins its process's maps */
+	assert_string_equal(dso_at(m, 300, 399, 0x30000), "/fake/late.so");
+	assert_string_equal(pk_machine__comm_of(m, 399), "app");
+	/* a sample for an unknown process: no maps, no crash */
+	assert_string_equal(dso_at(m, 777, 778, 0x10000), "-");
+	pk_machine__free(m);
+}
+
+static void test_overlap(void **state)
+{
+	(void)state;
+	struct pk_machine *m = new_machine();
+	struct pk_addr_loc loc;
+	mmap_user(m, 1, 1, 0x1000, 0x4000, 0, "/fake/A");
+	mmap_user(m, 1, 1, 0x2000, 0x1000, 0x7000, "/fake/B");
+	assert_int_equal(pk_machine__resolve(m, 1, 1, 0x1800, PK_CPUMODE_USER, &loc), -ENODATA);
+	assert_string_equal(loc.dso_name, "/fake/A");
+	assert_int_equal(loc.map_start, 0x1000);
+	assert_int_equal(loc.map_end, 0x2000);
+	pk_machine__resolve(m, 1, 1, 0x2800, PK_CPUMODE_USER, &loc);
+	assert_string_equal(loc.dso_name, "/fake/B");
+	assert_int_equal(loc.map_pgoff, 0x7000);
+	/* the right remainder of A keeps the file offset it had */
+	pk_machine__resolve(m, 1, 1, 0x4000, PK_CPUMODE_USER, &loc);
+	assert_string_equal(loc.dso_name, "/fake/A");
+	assert_int_equal(loc.map_start, 0x3000);
+	assert_int_equal(loc.map_end, 0x5000);
+	assert_int_equal(loc.map_pgoff, 0x2000);
+	/* one map covering several: they vanish */
+	mmap_user(m, 1, 1, 0x0, 0x10000, 0, "/fake/C");
+	assert_string_equal(dso_at(m, 1, 1, 0x2800), "/fake/C");
+	assert_string_equal(dso_at(m, 1, 1, 0x4000), "/fake/C");
+	assert_string_equal(dso_at(m, 1, 1, 0x10000), "-");
+
+	/* memory is bounded by maps, not records: remapping the same range 100k times */
+	for (int i = 0; i < 100000; i++)
+		mmap_user(m, 1, 1, 0x100000 + (uint64_t)(i % 7) * 0x1000, 0x1000, 0, "/fake/D");
+	struct pk_thread *t = pk_machine_thread(m, 1, 1, false);
+	assert_non_null(t);
+	assert_int_equal(t->maps->nr, 1 + 7);
+	/* and the sorted array stays sorted and disjoint */
+	for (size_t i = 1; i < t->maps->nr; i++)
+		assert_true(t->maps->v[i - 1].end <= t->maps->v[i].start);
+	pk_machine__free(m);
+}
+
+static void test_kernel_maps(void **state)
+{
+	(void)state;
+	struct pk_machine *m = new_machine();
+	struct pk_addr_loc loc;
+	struct pk_mmap_event k = { .pid = (uint32_t)-1, .tid = 0, .addr = KTEXT,
+				   .len = 0xffffffffffffffffULL - KTEXT, .pgoff = KTEXT,
+				   .filename = "[kernel.kallsyms]_text", .kernel = true };
+	assert_int_equal(pk_machine__mmap(m, &k), 0);
+	struct pk_mmap_event mod = { .pid = (uint32_t)-1, .addr = KMOD, .len = 0x20000,
+				     .filename = "/lib/modules/6.1.0/kernel/fs/ext4/ext4.ko.xz",
+				     .kernel = true };
+	assert_int_equal(pk_machine__mmap(m, &mod), 0);
+	struct pk_mmap_event mod2 = { .pid = (uint32_t)-1, .addr = KMOD + 0x40000, .len = 0x1000,
+				      .filename = "/lib/modules/x/nf-tables.ko", .kernel = true };
+	assert_int_equal(pk_machine__mmap(m, &mod2), 0);
+
+	pk_machine__resolve(m, 5, 5, KTEXT + 0x1234, PK_CPUMODE_KERNEL, &loc);
+	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
+	assert_true(loc.kernel);
+	assert_true(pk_dso__is_kernel(loc.dso));
+	assert_int_equal(loc.dso_addr, KTEXT + 0x1234);
+	assert_null(loc.sym); /* not host: kernel symbols stay unresolved */
+
+	pk_machine__resolve(m, 5, 5, KMOD + 0x10, PK_CPUMODE_KERNEL, &loc);
+	assert_string_equal(loc.dso_name, "[ext4]");
+	assert_true(loc.kernel);
+	pk_machine__resolve(m, 5, 5, KMOD + 0x40010, PK_CPUMODE_KERNEL, &loc);
+	assert_string_equal(loc.dso_name, "[nf_tables]");
+	/* the kernel map continues after the module */
+	pk_machine__resolve(m, 5, 5, KMOD + 0x30000, PK_CPUMODE_KERNEL, &loc);
+	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
+	/* a user-mode lookup of a kernel address does not see kernel maps */
+	assert_int_equal(pk_machine__resolve(m, 5, 5, KTEXT + 8, PK_CPUMODE_USER, &loc), -ENOENT);
+	/* cpumode unknown: process maps first, then the kernel's */
+	pk_machine__resolve(m, 5, 5, KTEXT + 8, PK_CPUMODE_UNKNOWN, &loc);
+	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
+	pk_machine__free(m);
+
+	/* no kernel map at all: a kernel address is still "[kernel.kallsyms]" */
+	m = new_machine();
+	pk_machine__resolve(m, 5, 5, KTEXT + 8, PK_CPUMODE_KERNEL, &loc);
+	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
+	pk_machine__free(m);
+}
+
+/* The same timeline fed as decoded records through pk_machine__process. */
+static void test_process_records(void **state)
+{
+	(void)state;
+	struct pk_machine *m = new_machine();
+	struct pk_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_COMM;
+	r.comm = (struct pk_rec_comm){ .pid = 10, .tid = 10, .comm = "bash" };
+	assert_int_equal(pk_machine__process(m, &r), 0);
+
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_MMAP2;
+	r.cpumode = PK_CPUMODE_USER;
+	r.mmap2 = (struct pk_rec_mmap2){ .pid = 10, .tid = 10, .addr = 0x55550000, .len = 0x1000,
+					 .pgoff = 0, .filename = "/fake/bash", .prot = 5 };
+	assert_int_equal(pk_machine__process(m, &r), 0);
+
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_FORK;
+	r.task = (struct pk_rec_task){ .pid = 11, .ppid = 10, .tid = 11, .ptid = 10 };
+	assert_int_equal(pk_machine__process(m, &r), 0);
+	assert_string_equal(dso_at(m, 11, 11, 0x55550100), "/fake/bash");
+
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_COMM;
+	r.misc = PERF_RECORD_MISC_COMM_EXEC;
+	r.comm = (struct pk_rec_comm){ .pid = 11, .tid = 11, .comm = "true", .exec = true };
+	assert_int_equal(pk_machine__process(m, &r), 0);
+	assert_string_equal(dso_at(m, 11, 11, 0x55550100), "-");
+
+	/* an MMAP with the data flag is not an executable map */
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_MMAP;
+	r.cpumode = PK_CPUMODE_USER;
+	r.mmap = (struct pk_rec_mmap){ .pid = 11, .tid = 11, .addr = 0x1000, .len = 0x1000,
+				       .filename = "/fake/data", .data = true };
+	assert_int_equal(pk_machine__process(m, &r), 0);
+	assert_string_equal(dso_at(m, 11, 11, 0x1000), "-");
+
+	/* kernel MMAP (pid -1) */
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_MMAP;
+	r.cpumode = PK_CPUMODE_KERNEL;
+	r.mmap = (struct pk_rec_mmap){ .pid = (uint32_t)-1, .addr = KTEXT, .len = 0x1000000,
+				       .pgoff = KTEXT, .filename = "[kernel.kallsyms]_text" };
+	assert_int_equal(pk_machine__process(m, &r), 0);
+	struct pk_addr_loc loc;
+	pk_machine__resolve(m, 11, 11, KTEXT + 5, PK_CPUMODE_KERNEL, &loc);
+	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
+
+	/* EXIT and unrelated records are accepted */
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_EXIT;
+	r.task = (struct pk_rec_task){ .pid = 11, .ppid = 10, .tid = 11, .ptid = 10 };
+	assert_int_equal(pk_machine__process(m, &r), 0);
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_LOST;
+	assert_int_equal(pk_machine__process(m, &r), 0);
+	pk_machine__free(m);
+}
+
+static void test_callchain_fp(void **state)
+{
+	(void)state;
+	struct pk_machine *m = new_machine();
+	uint64_t chain[] = { (uint64_t)-128 /* PERF_CONTEXT_KERNEL */, KTEXT + 1, KTEXT + 2,
+			     (uint64_t)-512 /* PERF_CONTEXT_USER */, 0x401000, 0x402000 };
+	struct pk_sample s;
+	memset(&s, 0, sizeof(s));
+	s.type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	s.cpumode = PK_CPUMODE_KERNEL;
+	s.ip = KTEXT + 1;
+	s.pid = s.tid = 42;
+	s.callchain.nr = 6;
+	s.callchain.ips = chain;
+	struct pk_chain_entry out[8];
+	int n = pk_machine__callchain(m, &s, out, 8);
+	assert_int_equal(n, 4);
+	assert_int_equal(out[0].ip, KTEXT + 1);
+	assert_int_equal(out[0].cpumode, PK_CPUMODE_KERNEL);
+	assert_int_equal(out[1].cpumode, PK_CPUMODE_KERNEL);
+	assert_int_equal(out[2].ip, 0x401000);
+	assert_int_equal(out[2].cpumode, PK_CPUMODE_USER);
+	assert_int_equal(out[3].cpumode, PK_CPUMODE_USER);
+	/* bounded by max */
+	assert_int_equal(pk_machine__callchain(m, &s, out, 3), 3);
+	/* without a callchain: just the ip */
+	s.type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	assert_int_equal(pk_machine__callchain(m, &s, out, 8), 1);
+	assert_int_equal(out[0].ip, KTEXT + 1);
+	/* no user stack: unwinding has nothing to do */
+	uint64_t ips[4];
+	assert_int_equal(pk_machine__unwind(m, &s, ips, 4), -ENODATA);
+	pk_machine__free(m);
+}
+
+int main(void)
+{
+	pk_test_quiet_log();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_exec_mmap),
+		cmocka_unit_test(test_threads_share_maps),
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_kernel_maps),
+		cmocka_unit_test(test_process_records),
+		cmocka_unit_test(test_callchain_fp),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

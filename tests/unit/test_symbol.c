@@ -1,0 +1,837 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/symbol: symbols, PLT stubs, source lines and inline frames of a program compiled
+ * by the test (PIE and non-PIE, stripped with a debuglink), load bias from a live
+ * process's maps, build-id checks, kallsyms, perf-PID.map, vdso, hostile paths, and
+ * timings (printed).
+ *
+ * Oracles are independent of the code under test: nm / objdump for addresses, __LINE__-
+ * style markers in the fixture source for lines, the fixture's own printout of its
+ * function addresses, dladdr() for libc.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <perfkit/perfkit.h>
+#include "testutil.h"
+
+static const char fixture_src[] =
+	"#include <stdio.h>\n"
+	"#include <unistd.h>\n"
+	"volatile int pk_sink;\n"
+	"__attribute__((noinline)) int pk_fixture_leaf(int x) { pk_sink += x; return pk_sink * 3; } /* M_LEAF */\n"
+	"static inline __attribute__((always_inline)) int pk_inl(int x)\n"
+	"{\n"
+	"\treturn pk_fixture_leaf(x) + 1; /* M_INL */\n"
+	"}\n"
+	"__attribute__((noinline)) int pk_fixture_outer(int x)\n"
+	"{\n"
+	"\treturn pk_inl(x) * 2; /* M_CALLSITE */\n"
+	"}\n"
+	"static __attribute__((noinline)) int pk_fixture_static(int x)\n"
+	"{\n"
+	"\treturn x ^ pk_sink; /* M_STATIC */\n"
+	"}\n"
+	"__attribute__((noinline)) int pk_cxx(int x) __asm__(\"_ZN2ns3fooEi\");\n"
+	"int pk_cxx(int x) { return x + pk_sink; }\n"
+	"__attribute__((noinline)) int pk_rust(int x) __asm__(\"_ZN4core3fmt5write17h0123456789abcdefE\");\n"
+	"int pk_rust(int x) { return x - pk_sink; }\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\t(void)argv;\n"
+	"\tprintf(\"%p %p %p\\n\", (void *)pk_fixture_outer, (void *)pk_fixture_leaf,\n"
+	"\t       (void *)pk_fixture_static);\n"
+	"\tfflush(stdout);\n"
+	"\tif (argc > 1) { char b[8]; while (read(0, b, sizeof b) > 0) ; }\n"
+	"\treturn pk_fixture_outer(argc) + pk_fixture_static(argc) + pk_cxx(argc) +\n"
+	"\t       pk_rust(argc) + (getpid() == 0);\n"
+	"}\n";
+
+static char dir[PATH_MAX];
+static char pie[PATH_MAX + 32], nopie[PATH_MAX + 32], stripped[PATH_MAX + 32],
+	bare[PATH_MAX + 32], src[PATH_MAX + 32];
+static bool have_tools;
+
+static int marker_line(const char *marker)
+{
+	int line = 1;
+	const char *p = fixture_src, *m = strstr(fixture_src, marker);
+	assert_non_null(m);
+	for (; p < m; p++)
+		line += *p == '\n';
+	return line;
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static uint64_t sh_hex(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
+		s[--n] = '\0';
+	return s;
+}
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4 * PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int rc = system(cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* First line of a command's output, parsed as a hex number. 0 if none. */
+static uint64_t sh_hex(const char *fmt, ...)
+{
+	char cmd[4 * PATH_MAX], line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	FILE *f = popen(cmd, "r");
+	assert_non_null(f);
+	uint64_t v = 0;
+	if (fgets(line, sizeof(line), f))
+		v = strtoull(line, NULL, 16);
+	pclose(f);
+	return v;
+}
+
+static uint64_t nm_addr(const char *bin, const char *sym)
+{
+	return sh_hex("nm '%s' | awk '$3 == \"%s\" { print $1 }'", bin, sym);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_non_null(getcwd(dir, sizeof(dir)));
+	snprintf(src, sizeof(src), "%s/fixture.c", dir);
+	snprintf(pie, sizeof(pie), "%s/fixture-pie", dir);
+	snprintf(nopie, sizeof(nopie), "%s/fixture-nopie", dir);
+	snprintf(stripped, sizeof(stripped), "%s/fixture-stripped", dir);
+	snprintf(bare, sizeof(bare), "%s/fixture-bare", dir);
+	FILE *f = fopen(src, "w");
+	assert_non_null(f);
+	fputs(fixture_src, f);
+	fclose(f);
+	have_tools = sh("command -v cc nm objdump objcopy >/dev/null 2>&1") == 0;
+	if (!have_tools)
+		return 0;
+	if (sh("cc -g -O1 -fPIE -pie -o '%s' '%s'", pie, src) ||
+	    sh("cc -g -O1 -fno-pie -no-pie -o '%s' '%s'", nopie, src) ||
+	    sh("cd '%s' && objcopy --only-keep-debug fixture-pie fixture-stripped.debug && "
+	       "objcopy --strip-all --add-gnu-debuglink=fixture-stripped.debug fixture-pie "
+	       "fixture-stripped && objcopy --strip-all fixture-pie fixture-bare", dir))
+		have_tools = false;
+	return 0;
+}
+
+#define NEED_TOOLS()                                                              \
+	do {                                                                      \
+		if (!have_tools)                                                  \
+			PK_SKIP("cc/nm/objdump/objcopy missing or failed");        \
+	} while (0)
+
+static struct pk_machine *machine(bool host)
+{
+	PK_OPTS(pk_machine_opts, o, .host = host);
+	struct pk_machine *m = pk_machine__new(&o);
+	assert_non_null(m);
+	return m;
+}
+
+static void check_symbols(const char *bin, const char *oracle)
+{
+	static const char *names[] = { "pk_fixture_leaf", "pk_fixture_outer", "pk_fixture_static",
+				       "main" };
+	struct pk_machine *m = machine(false);
+	struct pk_dso *d = pk_machine__dso(m, bin);
+	assert_non_null(d);
+	assert_true(pk_dso__load(d) > 4);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint64_t a = nm_addr(oracle, names[i]), start = 0, size = 0, b = 0;
+		assert_true(a != 0);
+		const char *s = pk_dso__symbol(d, a, &start, &size);
+		assert_non_null(s);
+		assert_string_equal(s, names[i]);
+		assert_int_equal(start, a);
+		assert_true(size > 0);
+		s = pk_dso__symbol(d, a + size - 1, &start, NULL);
+		assert_non_null(s);
+		assert_string_equal(s, names[i]);
+		assert_int_equal(pk_dso__symbol_addr(d, names[i], &b), 0);
+		assert_int_equal(b, a);
+	}
+	/* demangling: C++ and Rust legacy names */
+	uint64_t a = nm_addr(oracle, "_ZN2ns3fooEi");
+	const char *s = pk_dso__symbol(d, a, NULL, NULL);
+	assert_non_null(s);
+	assert_string_equal(s, "ns::foo(int)");
+	a = nm_addr(oracle, "_ZN4core3fmt5write17h0123456789abcdefE");
+	s = pk_dso__symbol(d, a, NULL, NULL);
+	assert_non_null(s);
+	assert_string_equal(s, "core::fmt::write");
+	/* below the first symbol: nothing */
+	assert_null(pk_dso__symbol(d, 0x10, NULL, NULL));
+	pk_machine__free(m);
+}
+
+static void test_symbols_pie(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	check_symbols(pie, pie);
+}
+
+static void test_symbols_nopie(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	check_symbols(nopie, nopie);
+}
+
+/* a stripped file finds its symbols and lines through .gnu_debuglink */
+static void test_debuglink(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	check_symbols(stripped, pie);
+	struct pk_machine *m = machine(false);
+	struct pk_dso *d = pk_machine__dso(m, stripped);
+	const char *file;
+	unsigned int line;
+	assert_int_equal(pk_dso__srcline(d, nm_addr(pie, "pk_fixture_leaf"), &file, &line), 0);
+	assert_int_equal(line, marker_line("M_LEAF"));
+	/* control: the same stripped file without a debuglink has no static symbols */
+	struct pk_dso *b = pk_machine__dso(m, bare);
+	pk_dso__load(b);
+	assert_null(pk_dso__symbol(b, nm_addr(pie, "pk_fixture_static"), NULL, NULL));
+	assert_int_equal(pk_dso__srcline(b, nm_addr(pie, "pk_fixture_leaf"), &file, &line),
+			 -ENOENT);
+	pk_machine__free(m);
+}
+
+/* address of the `call <pk_fixture_leaf>` instruction inside pk_fixture_outer */
+static uint64_t call_site(const char *bin)
+{
+	return sh_hex("objdump -d --no-show-raw-insn '%s' | awk '/<pk_fixture_outer>:/ {f=1; next} "
+		      "f && /^$/ {exit} f && /call.*<pk_fixture_leaf>/ { sub(\":\", \"\", $1); "
+		      "print $1; exit }'", bin);
+}
+
+static void check_lines(const char *bin)
+{
+	struct pk_machine *m = machine(false);
+	struct pk_dso *d = pk_machine__dso(m, bin);
+	const char *file;
+	unsigned int line;
+	uint64_t leaf = nm_addr(bin, "pk_fixture_leaf");
+	assert_int_equal(pk_dso__srcline(d, leaf, &file, &line), 0);
+	assert_non_null(strstr(file, "fixture.c"));
+	assert_int_equal(line, marker_line("M_LEAF"));
+	/* cached: same answer, same pointer */
+	const char *file2;
+	unsigned int line2;
+	assert_int_equal(pk_dso__srcline(d, leaf, &file2, &line2), 0);
+	assert_ptr_equal(file, file2);
+	assert_int_equal(line2, line);
+
+	uint64_t call = call_site(bin);
+	assert_true(call != 0);
+	assert_int_equal(pk_dso__srcline(d, call, &file, &line), 0);
+	assert_int_equal(line, marker_line("M_INL"));
+	const struct pk_inline_frame *fr;
+	int n = pk_dso__inlines(d, call, &fr);
+	assert_int_equal(n, 2);
+	assert_string_equal(fr[0].func, "pk_inl");
+	assert_int_equal(fr[0].line, marker_line("M_INL"));
+	assert_non_null(strstr(fr[0].file, "fixture.c"));
+	assert_string_equal(fr[1].func, "pk_fixture_outer");
+	assert_int_equal(fr[1].line, marker_line("M_CALLSITE"));
+	assert_non_null(strstr(fr[1].file, "fixture.c"));
+	/* no inlining at the leaf: one frame, the function itself */
+	n = pk_dso__inlines(d, leaf, &fr);
+	assert_int_equal(n, 1);
+	assert_string_equal(fr[0].func, "pk_fixture_leaf");
+	/* an address outside any CU */
+	assert_true(pk_dso__inlines(d, 0x10, &fr) < 0);
+	assert_true(pk_dso__srcline(d, 0x10, &file, &line) < 0);
+	pk_machine__free(m);
+}
+
+static void test_srcline_inline(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	check_lines(pie);
+	check_lines(nopie);
+}
+
+static void test_plt(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	const char *bins[] = { pie, nopie };
+	for (int i = 0; i < 2; i++) {
+		uint64_t plt = sh_hex("objdump -d '%s' | awk '/<getpid@plt>:/ { print $1; exit }'",
+				      bins[i]);
+		if (!plt)
+			PK_SKIP("the compiler emitted no PLT stub for getpid");
+		struct pk_machine *m = machine(false);
+		struct pk_dso *d = pk_machine__dso(m, bins[i]);
+		uint64_t start;
+		const char *s = pk_dso__symbol(d, plt + 4, &start, NULL);
+		assert_non_null(s);
+		assert_string_equal(s, "getpid@plt");
+		assert_int_equal(start, plt);
+		pk_machine__free(m);
+	}
+}
+
+/* Feed the machine a process's /proc/PID/maps as MMAP2 records. */
+static void feed_maps(struct pk_machine *m, pid_t pid)
+{
+	char path[64], line[PATH_MAX + 256];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4)
+			continue;
+		char *name = trim(line + pos);
+		if (perms[2] != 'x' || !*name)
+			continue;
+		struct pk_mmap_event ev = { .pid = (uint32_t)pid, .tid = (uint32_t)pid, .addr = lo,
+					    .len = hi - lo, .pgoff = off, .filename = name };
+		assert_int_equal(pk_machine__mmap(m, &ev), 0);
+	}
+	fclose(f);
+}
+
+static void check_live(const char *bin)
+{
+	int in[2], out[2];
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(bin, bin, "wait", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	char buf[256] = "";
+	FILE *f = fdopen(out[0], "r");
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	unsigned long long outer, leaf, st;
+	assert_int_equal(sscanf(buf, "%llx %llx %llx", &outer, &leaf, &st), 3);
+
+	struct pk_machine *m = machine(true);
+	assert_int_equal(pk_machine__comm(m, (uint32_t)pid, (uint32_t)pid, "fixture", true), 0);
+	feed_maps(m, pid);
+	close(in[1]);
+	waitpid(pid, NULL, 0);
+	fclose(f);
+
+	struct pk_addr_loc loc;
+	assert_int_equal(pk_machine__resolve(m, (uint32_t)pid, (uint32_t)pid, outer + 3,
+					     PK_CPUMODE_USER, &loc), 0);
+	assert_string_equal(loc.sym, "pk_fixture_outer");
+	assert_int_equal(loc.sym_off, 3);
+	assert_string_equal(loc.dso_name, bin);
+	assert_int_equal(loc.dso_addr, nm_addr(bin, "pk_fixture_outer") + 3);
+	assert_int_equal(pk_machine__resolve(m, (uint32_t)pid, (uint32_t)pid, st,
+					     PK_CPUMODE_USER, &loc), 0);
+	assert_string_equal(loc.sym, "pk_fixture_static");
+	assert_int_equal(loc.sym_off, 0);
+	assert_int_equal(pk_machine__resolve(m, (uint32_t)pid, (uint32_t)pid, leaf,
+					     PK_CPUMODE_USER, &loc), 0);
+	assert_string_equal(loc.sym, "pk_fixture_leaf");
+	pk_machine__free(m);
+}
+
+static void test_load_bias_live(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	check_live(pie);
+	check_live(nopie);
+}
+
+/* libc in our own process, against dladdr() */
+static void test_libc_self(void **state)
+{
+	(void)state;
+	struct pk_machine *m = machine(true);
+	feed_maps(m, getpid());
+	void *fns[] = { (void *)getpid, (void *)strlen, (void *)qsort, (void *)fopen };
+	for (size_t i = 0; i < 4; i++) {
+		Dl_info info;
+		assert_true(dladdr(fns[i], &info) != 0);
+		if (!info.dli_saddr)
+			continue;
+		struct pk_addr_loc loc;
+		uint64_t a = (uint64_t)(uintptr_t)info.dli_saddr;
+		assert_int_equal(pk_machine__resolve(m, (uint32_t)getpid(), (uint32_t)getpid(),
+						     a + 1, PK_CPUMODE_USER, &loc), 0);
+		assert_int_equal(loc.sym_off, 1);
+		/* aliases share an address and we keep one name: compare addresses */
+		assert_int_equal(loc.sym_start, loc.dso_addr - 1);
+		uint64_t b;
+		assert_int_equal(pk_dso__symbol_addr(loc.dso, loc.sym, &b), 0);
+		assert_int_equal(b, loc.sym_start);
+		assert_int_equal(a - loc.map_start + loc.map_pgoff,
+				 a - (uint64_t)(uintptr_t)info.dli_fbase);
+	}
+	pk_machine__free(m);
+}
+
+static void test_build_id(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	uint8_t idp[20], idn[20];
+	size_t lp = sizeof(idp), ln = sizeof(idn);
+	assert_int_equal(pk_build_id__read(pie, idp, &lp), 0);
+	assert_int_equal(pk_build_id__read(nopie, idn, &ln), 0);
+	assert_true(lp == ln && memcmp(idp, idn, lp));
+
+	/* matching id: no warning */
+	pk_test_log_clear();
+	struct pk_machine *m = machine(false);
+	assert_int_equal(pk_machine__add_build_id(m, pie, idp, lp), 0);
+	struct pk_dso *d = pk_machine__dso(m, pie);
+	assert_true(pk_dso__load(d) > 0);
+	const uint8_t *got;
+	assert_int_equal(pk_dso__build_id(d, &got), lp);
+	assert_memory_equal(got, idp, lp);
+	assert_null(strstr(pk_test_log_text(), "mismatch"));
+	pk_machine__free(m);
+
+	/* the file at the recorded path changed (nopie copied over it): warn, no symbols */
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/changed", dir);
+	assert_int_equal(sh("cp '%s' '%s'", nopie, path), 0);
+	pk_test_log_clear();
+	m = machine(false);
+	pk_machine__add_build_id(m, path, idp, lp);
+	d = pk_machine__dso(m, path);
+	assert_int_equal(pk_dso__load(d), -ESTALE);
+	assert_null(pk_dso__symbol(d, nm_addr(nopie, "main"), NULL, NULL));
+	assert_null(pk_dso__symbol(d, nm_addr(nopie, "main"), NULL, NULL));
+	const char *log = pk_test_log_text();
+	const char *w = strstr(log, "build-id mismatch");
+	assert_non_null(w);
+	assert_null(strstr(w + 1, "build-id mismatch")); /* once */
+	pk_machine__free(m);
+
+	/* ... unless a debug file with the recorded build-id exists */
+	char dd[PATH_MAX + 32];
+	snprintf(dd, sizeof(dd), "%s/debugroot", dir);
+	char rest[64] = "";
+	for (size_t i = 1; i < lp; i++)
+		sprintf(rest + 2 * (i - 1), "%02x", idp[i]);
+	assert_int_equal(sh("mkdir -p '%s/.build-id/%02x' && cp '%s/fixture-stripped.debug' "
+			    "'%s/.build-id/%02x/%s.debug'", dd, idp[0], dir, dd, idp[0], rest), 0);
+	PK_OPTS(pk_machine_opts, o, .debug_dir = dd);
+	m = pk_machine__new(&o);
+	pk_machine__add_build_id(m, path, idp, lp);
+	d = pk_machine__dso(m, path);
+	assert_true(pk_dso__load(d) > 0);
+	uint64_t start;
+	const char *s = pk_dso__symbol(d, nm_addr(pie, "pk_fixture_static"), &start, NULL);
+	assert_non_null(s);
+	assert_string_equal(s, "pk_fixture_static");
+	pk_machine__free(m);
+}
+
+static void test_kallsyms_fake(void **state)
+{
+	(void)state;
+	char *tmp = pk_test_mkdtemp("ksyms");
+	pk_test_write_file(tmp, "kallsyms",
+			   "ffffffff81000000 T _text\n"
+			   "ffffffff81000000 T _stext\n"
+			   "ffffffff81001000 T do_one\n"
+			   "ffffffff81001100 t do_two\n"
+			   "ffffffff81002000 D some_data\n"
+			   "ffffffff81003000 W weak_fn\n"
+			   "ffffffffc0001000 t mod_fn\t[ext4]\n"
+			   "garbage line\n"
+			   "ffffffffc0002000 t\n");
+	char ks[PATH_MAX];
+	snprintf(ks, sizeof(ks), "%s/kallsyms", tmp);
+	PK_OPTS(pk_machine_opts, o, .host = true, .kallsyms = ks);
+	struct pk_machine *m = pk_machine__new(&o);
+	struct pk_addr_loc loc;
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffff81001010ULL, PK_CPUMODE_KERNEL,
+					     &loc), 0);
+	assert_string_equal(loc.sym, "do_one");
+	assert_int_equal(loc.sym_off, 0x10);
+	assert_true(loc.kernel);
+	pk_machine__resolve(m, 0, 0, 0xffffffff81001100ULL, PK_CPUMODE_KERNEL, &loc);
+	assert_string_equal(loc.sym, "do_two");
+	/* data symbols are not code: do_two extends to weak_fn */
+	pk_machine__resolve(m, 0, 0, 0xffffffff81002010ULL, PK_CPUMODE_KERNEL, &loc);
+	assert_string_equal(loc.sym, "do_two");
+	pk_machine__resolve(m, 0, 0, 0xffffffffc0001004ULL, PK_CPUMODE_KERNEL, &loc);
+	assert_string_equal(loc.sym, "mod_fn");
+	pk_machine__free(m);
+
+	/* the recording's _text is 2 MiB higher (another KASLR slide): symbols follow */
+	m = pk_machine__new(&o);
+	struct pk_mmap_event k = { .pid = (uint32_t)-1, .addr = 0xffffffff81200000ULL,
+				   .len = 0x1000000, .pgoff = 0xffffffff81200000ULL,
+				   .filename = "[kernel.kallsyms]_text", .kernel = true };
+	pk_machine__mmap(m, &k);
+	pk_machine__resolve(m, 0, 0, 0xffffffff81201010ULL, PK_CPUMODE_KERNEL, &loc);
+	assert_non_null(loc.sym);
+	assert_string_equal(loc.sym, "do_one");
+	pk_machine__free(m);
+
+	/* not from this machine: unresolved */
+	PK_OPTS(pk_machine_opts, o2, .host = false, .kallsyms = ks);
+	m = pk_machine__new(&o2);
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffff81001010ULL, PK_CPUMODE_KERNEL,
+					     &loc), -ENODATA);
+	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
+	pk_machine__free(m);
+
+	/* kptr_restrict: all zeros means unavailable */
+	pk_test_write_file(tmp, "zeros", "0000000000000000 T _text\n0000000000000000 T schedule\n");
+	snprintf(ks, sizeof(ks), "%s/zeros", tmp);
+	PK_OPTS(pk_machine_opts, o3, .host = true, .kallsyms = ks);
+	m = pk_machine__new(&o3);
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0x10, PK_CPUMODE_KERNEL, &loc), -ENODATA);
+	pk_machine__free(m);
+	pk_test_rmtree(tmp);
+	free(tmp);
+}
+
+static void test_kallsyms_real(void **state)
+{
+	(void)state;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		PK_SKIP("no /proc/kallsyms");
+	char line[512];
+	unsigned long long a = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char type, name[256];
+		unsigned long long v;
+		if (sscanf(line, "%llx %c %255s", &v, &type, name) == 3 &&
+		    !strcmp(name, "schedule")) {
+			a = v;
+			break;
+		}
+	}
+	fclose(f);
+	if (!a)
+		PK_SKIP("kallsyms hides addresses (not root or kptr_restrict)");
+	struct pk_machine *m = machine(true);
+	struct pk_addr_loc loc;
+	assert_int_equal(pk_machine__resolve(m, 0, 0, a + 1, PK_CPUMODE_KERNEL, &loc), 0);
+	assert_string_equal(loc.sym, "schedule");
+	assert_int_equal(loc.sym_off, 1);
+	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
+	pk_machine__free(m);
+}
+
+static void test_jit_map(void **state)
+{
+	(void)state;
+	char *tmp = pk_test_mkdtemp("jit");
+	pk_test_write_file(tmp, "perf-4242.map",
+			   "7f0000001000 100 LazyCompile:~foo bar.js:1\n"
+			   "0x7f0000001200 0x80 Builtin:Baz\n"
+			   "nonsense\n"
+			   "7f0000002000 zz broken\n");
+	PK_OPTS(pk_machine_opts, o, .jit_dir = tmp);
+	struct pk_machine *m = pk_machine__new(&o);
+	struct pk_mmap_event ev = { .pid = 4242, .tid = 4242, .addr = 0x7f0000000000ULL,
+				    .len = 0x10000, .filename = "//anon" };
+	assert_int_equal(pk_machine__mmap(m, &ev), 0);
+	struct pk_addr_loc loc;
+	assert_int_equal(pk_machine__resolve(m, 4242, 4242, 0x7f0000001010ULL, PK_CPUMODE_USER,
+					     &loc), 0);
+	assert_string_equal(loc.sym, "LazyCompile:~foo bar.js:1");
+	assert_int_equal(loc.sym_off, 0x10);
+	assert_non_null(strstr(loc.dso_name, "perf-4242.map"));
+	pk_machine__resolve(m, 4242, 4242, 0x7f0000001210ULL, PK_CPUMODE_USER, &loc);
+	assert_string_equal(loc.sym, "Builtin:Baz");
+	/* a gap between JIT symbols */
+	assert_int_equal(pk_machine__resolve(m, 4242, 4242, 0x7f0000001150ULL, PK_CPUMODE_USER,
+					     &loc), -ENODATA);
+	/* another process without a map file: anonymous, unresolved */
+	ev.pid = ev.tid = 4343;
+	pk_machine__mmap(m, &ev);
+	assert_int_equal(pk_machine__resolve(m, 4343, 4343, 0x7f0000001010ULL, PK_CPUMODE_USER,
+					     &loc), -ENODATA);
+	assert_string_equal(loc.dso_name, "//anon");
+	pk_machine__free(m);
+	pk_test_rmtree(tmp);
+	free(tmp);
+}
+
+static void test_vdso(void **state)
+{
+	(void)state;
+	uint64_t lo = 0, hi = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2)
+			lo = a, hi = b;
+	}
+	if (f)
+		fclose(f);
+	if (!lo)
+		PK_SKIP("no vdso");
+	for (int host = 1; host >= 0; host--) {
+		struct pk_machine *m = machine(host);
+		struct pk_mmap_event ev = { .pid = 9, .tid = 9, .addr = lo, .len = hi - lo,
+					    .filename = "[vdso]" };
+		pk_machine__mmap(m, &ev);
+		int found = 0;
+		for (uint64_t a = lo; a < hi; a += 4) {
+			struct pk_addr_loc loc;
+			if (pk_machine__resolve(m, 9, 9, a, PK_CPUMODE_USER, &loc) == 0) {
+				found++;
+				assert_string_equal(loc.dso_name, "[vdso]");
+				assert_true(strstr(loc.sym, "time") || strstr(loc.sym, "getcpu") ||
+					    strstr(loc.sym, "sgx") || strstr(loc.sym, "clock") ||
+					    strstr(loc.sym, "vdso"));
+			}
+		}
+		if (host)
+			assert_true(found > 0);
+		else
+			assert_int_equal(found, 0);
+		pk_machine__free(m);
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void test_hostile(void **state)
+{
+	(void)state;
+	char *tmp = pk_test_mkdtemp("hostile");
+	char p[16][PATH_MAX];
+	int n = 0;
+	snprintf(p[n], PATH_MAX, "%s/fifo", tmp);
+	assert_int_equal(mkfifo(p[n++], 0600), 0);
+	snprintf(p[n++], PATH_MAX, "/dev/zero");
+	snprintf(p[n++], PATH_MAX, "/dev/tty");
+	snprintf(p[n++], PATH_MAX, "%s", tmp); /* a directory */
+	snprintf(p[n], PATH_MAX, "%s/loop1", tmp);
+	char l2[PATH_MAX];
+	snprintf(l2, sizeof(l2), "%s/loop2", tmp);
+	assert_int_equal(symlink(l2, p[n]), 0);
+	assert_int_equal(symlink(p[n++], l2), 0);
+	snprintf(p[n], PATH_MAX, "%s/sparse", tmp);
+	int fd = open(p[n++], O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 10LL << 30), 0);
+	close(fd);
+	snprintf(p[n++], PATH_MAX, "%s/does-not-exist", tmp);
+	if (have_tools) {
+		/* a real ELF cut short, and one whose section headers point past its end */
+		snprintf(p[n], PATH_MAX, "%s/truncated", tmp);
+		assert_int_equal(sh("head -c 3000 '%s' > '%s'", pie, p[n++]), 0);
+		snprintf(p[n], PATH_MAX, "%s/badshoff", tmp);
+		assert_int_equal(sh("cp '%s' '%s' && printf '\\377\\377\\377\\177' | dd of='%s' "
+				    "bs=1 seek=40 conv=notrunc status=none", pie, p[n], p[n]), 0);
+		n++;
+		snprintf(p[n], PATH_MAX, "%s/empty", tmp);
+		pk_test_write_file(tmp, "empty", "");
+		n++;
+	}
+	pk_test_log_clear();
+	double t0 = now_s();
+	struct pk_machine *m = machine(true);
+	for (int i = 0; i < n; i++) {
+		struct pk_mmap_event ev = { .pid = 77, .tid = 77, .addr = 0x10000ULL * (i + 1),
+					    .len = 0x10000, .filename = p[i] };
+		assert_int_equal(pk_machine__mmap(m, &ev), 0);
+		for (int k = 0; k < 3; k++) {
+			struct pk_addr_loc loc;
+			assert_int_equal(pk_machine__resolve(m, 77, 77, 0x10000ULL * (i + 1) + 0x40,
+							     PK_CPUMODE_USER, &loc), -ENODATA);
+			assert_null(loc.sym);
+			assert_string_equal(loc.dso_name, p[i]);
+			const char *file;
+			unsigned int line;
+			assert_true(pk_dso__srcline(loc.dso, loc.dso_addr, &file, &line) < 0);
+			const struct pk_inline_frame *fr;
+			assert_true(pk_dso__inlines(loc.dso, loc.dso_addr, &fr) < 0);
+		}
+		assert_true(pk_dso__load(pk_machine__dso(m, p[i])) < 0);
+	}
+	/* and unwinding over such maps gives up cleanly */
+	uint64_t regs[3] = { 0x10040, 0x7ffc0000, 0x7ffc0000 };
+	uint8_t stack[64] = { 0 };
+	struct pk_sample s;
+	memset(&s, 0, sizeof(s));
+	s.type = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_TID;
+	s.pid = s.tid = 77;
+	s.regs_user.abi = PERF_SAMPLE_REGS_ABI_64;
+	s.regs_user.mask = (1ULL << 6) | (1ULL << 7) | (1ULL << 8); /* BP SP IP */
+	s.regs_user.nr = 3;
+	regs[0] = 0x7ffc0000; /* BP */
+	regs[1] = 0x7ffc0000; /* SP */
+	regs[2] = 0x10040;    /* IP */
+	s.regs_user.regs = regs;
+	s.stack_user.size = sizeof(stack);
+	s.stack_user.dyn_size = sizeof(stack);
+	s.stack_user.data = stack;
+	uint64_t ips[8];
+	int k = pk_machine__unwind(m, &s, ips, 8);
+	assert_true(k >= 1);
+	assert_int_equal(ips[0], 0x10040);
+	pk_machine__free(m);
+	double dt = now_s() - t0;
+	printf("hostile paths: %d DSOs rejected in %.3f s\n", n, dt);
+	assert_true(dt < 5.0);
+	/* exactly one warning per (warned) DSO */
+	for (int i = 0; i < n; i++) {
+		char needle[PATH_MAX + 8];
+		snprintf(needle, sizeof(needle), "'%.4000s'", p[i]);
+		const char *w = strstr(pk_test_log_text(), needle);
+		if (w)
+			assert_null(strstr(w + 1, needle));
+	}
+	pk_test_rmtree(tmp);
+	free(tmp);
+}
+
+/* Timings (printed; asserted only loosely). */
+static void test_bench(void **state)
+{
+	(void)state;
+	struct pk_machine *m = machine(true);
+	Dl_info info;
+	/* getpid: not intercepted by the sanitizers, so dladdr names libc */
+	assert_true(dladdr((void *)getpid, &info) != 0);
+	struct pk_dso *libc = pk_machine__dso(m, info.dli_fname);
+	int nsyms = pk_dso__load(libc);
+	assert_true(nsyms > 100);
+	uint64_t lo = UINT64_MAX, hi = 0, a;
+	/* the span of libc's text-ish symbols, from a few well-known ones */
+	const char *names[] = { "strlen", "printf", "malloc", "qsort", "fopen", "getpid", "exit" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (pk_dso__symbol_addr(libc, names[i], &a) == 0)
+			lo = a < lo ? a : lo, hi = a > hi ? a : hi;
+	assert_true(hi > lo);
+	uint64_t x = 88172645463325252ULL, hits = 0;
+	const int N = 1000000;
+	double t0 = now_s();
+	for (int i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		if (pk_dso__symbol(libc, lo + x % (hi - lo), NULL, NULL))
+			hits++;
+	}
+	double dt = now_s() - t0;
+	printf("symbolize: %d random libc addresses, %.1f ns/lookup (%llu hits, %d symbols)\n", N,
+	       dt * 1e9 / N, (unsigned long long)hits, nsyms);
+	assert_true(hits > N / 2);
+
+	/* srcline: distinct addresses in our own executable (built with -g) */
+	char exe[PATH_MAX];
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(el > 0);
+	exe[el] = '\0';
+	struct pk_dso *self = pk_machine__dso(m, exe);
+	/* the span of libperfkit's code linked into this test (built with -g) */
+	const char *lib_fns[] = { "pk_machine__new", "pk_dso__load", "pk_sample__decode",
+				  "pk_record__decode", "pk_data_reader__open", "pk_strerror",
+				  "pk_machine__callchain", "pk_data_writer__open" };
+	lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < sizeof(lib_fns) / sizeof(lib_fns[0]); i++)
+		if (pk_dso__symbol_addr(self, lib_fns[i], &a) == 0)
+			lo = a < lo ? a : lo, hi = a > hi ? a : hi;
+	if (hi <= lo) {
+		pk_machine__free(m);
+		PK_SKIP("no symbols in the test executable");
+	}
+	const char *file;
+	unsigned int line;
+	int ok = 0, M = 20000;
+	pk_dso__srcline(self, lo, &file, &line); /* load DWARF outside the timing */
+	t0 = now_s();
+	for (int i = 0; i < M; i++)
+		ok += pk_dso__srcline(self, lo + (hi - lo) * (uint64_t)i / (uint64_t)M, &file,
+				      &line) == 0;
+	dt = now_s() - t0;
+	printf("srcline: %d distinct addresses, %.0f lookups/s uncached (%d with a line)\n", M,
+	       M / dt, ok);
+	t0 = now_s();
+	for (int r = 0; r < 10; r++)
+		for (int i = 0; i < M; i++)
+			pk_dso__srcline(self, lo + (hi - lo) * (uint64_t)i / (uint64_t)M, &file,
+					&line);
+	dt = now_s() - t0;
+	printf("srcline: %.0f lookups/s cached\n", 10.0 * M / dt);
+	const struct pk_inline_frame *fr;
+	t0 = now_s();
+	for (int i = 0; i < M; i++)
+		pk_dso__inlines(self, lo + (hi - lo) * (uint64_t)i / (uint64_t)M + 1, &fr);
+	dt = now_s() - t0;
+	printf("inlines: %.0f lookups/s uncached\n", M / dt);
+	assert_true(ok > M / 2);
+	pk_machine__free(m);
+}
+
+int main(void)
+{
+	pk_test_quiet_log();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_symbols_pie),
+		cmocka_unit_test(test_symbols_nopie),
+		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_srcline_inline),
+		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_load_bias_live),
+		cmocka_unit_test(test_libc_self),
+		cmocka_unit_test(test_build_id),
+		cmocka_unit_test(test_kallsyms_fake),
+		cmocka_unit_test(test_kallsyms_real),
+		cmocka_unit_test(test_jit_map),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_bench),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/symbol: DWARF unwinding of a real `perf record --call-graph dwarf` recording of a
+ * program with a known stack shape (main -> pk_a -> pk_b -> pk_c spinning), read with the
+ * perf.data reader and decoded with record.h. Also the frame-pointer fallback on a build
+ * without CFI. Skips if perf or cc is absent or perf cannot record here.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <perfkit/perfkit.h>
+#include "testutil.h"
+
+static const char fixture_src[] =
+	"#include <stdlib.h>\n"
+	"volatile unsigned long pk_spin;\n"
+	"__attribute__((noinline)) void pk_c(unsigned long n)\n"
+	"{ for (unsigned long i = 0; i < n; i++) pk_spin += i; }\n"
+	"__attribute__((noinline)) void pk_b(unsigned long n) { pk_c(n); pk_spin++; }\n"
+	"__attribute__((noinline)) void pk_a(unsigned long n) { pk_b(n); pk_spin++; }\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\tunsigned long n = argc > 1 ? strtoul(argv[1], 0, 0) : 100000000UL;\n"
+	"\tpk_a(n);\n"
+	"\tpk_spin++;\n"
+	"\treturn 0;\n"
+	"}\n";
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[4 * PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int rc = system(cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct result {
+	int samples;        /* samples of the fixture whose leaf is pk_c */
+	int complete;       /* ... with pk_c, pk_b, pk_a, main in order */
+	int total;          /* all samples of the fixture */
+	double unwind_s;    /* time in pk_machine__callchain */
+	double first_s;     /* ... of the first sample (loads ELF files and CFI) */
+	int unwound;
+};
+
+static void analyse(const char *data, const char *comm, struct result *res)
+{
+	memset(res, 0, sizeof(*res));
+	struct pk_data_reader *r = pk_data_reader__open(data, NULL);
+	assert_non_null(r);
+	PK_OPTS(pk_machine_opts, o, .host = true);
+	struct pk_machine *m = pk_machine__new(&o);
+	assert_non_null(m);
+	struct pk_data_event ev;
+	int err;
+	static struct pk_chain_entry chain[256];
+	while ((err = pk_data_reader__next(r, &ev)) > 0) {
+		if (!ev.attr || !ev.attr->layout_ok || ev.hdr->type >= 64)
+			continue;
+		struct pk_record rec;
+		const char *bad;
+		if (pk_record__decode(&ev.attr->layout, ev.hdr, &rec, &bad) != 0)
+			continue;
+		if (rec.type != PERF_RECORD_SAMPLE) {
+			pk_machine__process(m, &rec);
+			continue;
+		}
+		const struct pk_sample *s = &rec.sample;
+		const char *c = pk_machine__comm_of(m, s->tid);
+		if (!c || strcmp(c, comm))
+			continue;
+		res->total++;
+		double t0 = now_s();
+		int n = pk_machine__callchain(m, s, chain, 256);
+		double dt = now_s() - t0;
+		if (!res->unwound)
+			res->first_s = dt;
+		res->unwind_s += dt;
+		res->unwound++;
+		const char *names[256];
+		int nu = 0;
+		for (int i = 0; i < n; i++) {
+			struct pk_addr_loc loc;
+			if (chain[i].cpumode != PK_CPUMODE_USER)
+				continue;
+			pk_machine__resolve(m, s->pid, s->tid, chain[i].ip, chain[i].cpumode, &loc);
+			names[nu++] = loc.sym ? loc.sym : "?";
+		}
+		if (!nu || strcmp(names[0], "pk_c"))
+			continue;
+		res->samples++;
+		if (nu >= 4 && !strcmp(names[1], "pk_b") && !strcmp(names[2], "pk_a") &&
+		    !strcmp(names[3], "main"))
+			res->complete++;
+		else if (res->samples - res->complete <= 3) {
+			printf("incomplete chain:");
+			for (int i = 0; i < nu; i++)
+				printf(" %s", names[i]);
+			printf("\n");
+		}
+	}
+	assert_int_equal(err, 0);
+	pk_data_reader__free(r);
+
+	/* steady state: unwind every sample of the file again with everything cached */
+	r = pk_data_reader__open(data, NULL);
+	assert_non_null(r);
+	int again = 0;
+	double t_again = 0;
+	while ((err = pk_data_reader__next(r, &ev)) > 0) {
+		struct pk_record rec;
+		const char *bad;
+		if (!ev.attr || !ev.attr->layout_ok || ev.hdr->type != PERF_RECORD_SAMPLE ||
+		    pk_record__decode(&ev.attr->layout, ev.hdr, &rec, &bad) != 0)
+			continue;
+		double t0 = now_s();
+		pk_machine__callchain(m, &rec.sample, chain, 256);
+		t_again += now_s() - t0;
+		again++;
+	}
+	if (again)
+		printf("%s: cached pass: %.2f us/sample over %d samples\n", comm,
+		       t_again * 1e6 / again, again);
+	uint64_t us, uf, ufb;
+	pk_machine__unwind_stats(m, &us, &uf, &ufb);
+	printf("%s: %d samples, %d in pk_c, %d complete; unwind %.1f us/sample after the "
+	       "first (%.1f ms) (%llu unwound, %.1f frames avg, %llu fp fallbacks)\n",
+	       comm, res->total, res->samples, res->complete,
+	       res->unwound > 1 ? (res->unwind_s - res->first_s) * 1e6 / (res->unwound - 1) : 0.0,
+	       res->first_s * 1e3, (unsigned long long)us,
+	       us ? (double)uf / (double)us : 0.0, (unsigned long long)ufb);
+	pk_machine__free(m);
+	pk_data_reader__free(r);
+}
+
+static bool prepare(void)
+{
+	if (sh("command -v perf cc objcopy >/dev/null 2>&1"))
+		return false;
+	FILE *f = fopen("uwfix.c", "w");
+	assert_non_null(f);
+	fputs(fixture_src, f);
+	fclose(f);
+	return true;
+}
+
+static void test_dwarf_unwind(void **state)
+{
+	(void)state;
+	if (!prepare())
+		PK_SKIP("perf or cc not installed");
+	assert_int_equal(sh("cc -g -O1 -fomit-frame-pointer -o uwfix uwfix.c"), 0);
+	if (sh("perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o uw.data "
+	       "./uwfix 150000000 >/dev/null 2>perf.err"))
+		PK_SKIP("perf record failed here (see perf.err)");
+	struct result res;
+	analyse("uw.data", "uwfix", &res);
+	if (res.samples < 20)
+		PK_SKIP("too few samples (%d) to judge", res.samples);
+	/* most samples in pk_c unwind all the way to main */
+	assert_true(res.complete * 10 >= res.samples * 9);
+}
+
+static void test_fp_fallback(void **state)
+{
+	(void)state;
+	if (!prepare())
+		PK_SKIP("perf or cc not installed");
+	/* no CFI at all: only the frame-pointer chain can get past pk_c (-O0: gcc 12 drops
+	 * the frame of leaf functions at -O1 even with -fno-omit-frame-pointer) */
+	assert_int_equal(sh("cc -g0 -O0 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables "
+			    "-fno-unwind-tables -o uwfp.tmp uwfix.c && objcopy "
+			    "--remove-section=.eh_frame --remove-section=.eh_frame_hdr uwfp.tmp "
+			    "uwfp"), 0);
+	if (sh("perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o fp.data "
+	       "./uwfp 150000000 >/dev/null 2>perf.err"))
+		PK_SKIP("perf record failed here (see perf.err)");
+	struct result res;
+	analyse("fp.data", "uwfp", &res);
+	if (res.samples < 20)
+		PK_SKIP("too few samples (%d) to judge", res.samples);
+	assert_true(res.complete * 10 >= res.samples * 8);
+}
+
+int main(void)
+{
+	pk_test_quiet_log();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dwarf_unwind),
+		cmocka_unit_test(test_fp_fallback),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
