@@ -11,10 +11,17 @@ pkgs=(
 	libpfm4-dev             # named hardware events
 	libtraceevent-dev       # tracepoint formats
 	libzstd-dev             # compressed perf.data
+	zlib1g-dev              # gzip-compressed pprof output (lib/export)
+	chromium nodejs         # browser test of the HTML flame graph (tests/browser)
+	golang-go               # `go tool pprof` reads our pprof output in tests
 	linux-perf              # the reference we compare against in tests and benches
 	valgrind                # CLI suite under memcheck
 	procps                  # ps/pgrep used by some CLI tests
+	time                    # /usr/bin/time -v: peak RSS in bench/report-speed.sh
 )
+
+# npm ships inside nodesource's nodejs; Debian's nodejs needs the separate package
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 
 missing=()
 for p in "${pkgs[@]}"; do

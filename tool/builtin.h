@@ -18,8 +18,12 @@
 
 /* one line per command, e.g. PK_DECLARE_CMD(list); */
 PK_DECLARE_CMD(check);
+PK_DECLARE_CMD(convert);
+PK_DECLARE_CMD(diff);
+PK_DECLARE_CMD(flamegraph);
 PK_DECLARE_CMD(list);
 PK_DECLARE_CMD(record);
+PK_DECLARE_CMD(report);
 PK_DECLARE_CMD(script);
 PK_DECLARE_CMD(stat);
 

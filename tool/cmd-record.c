@@ -956,6 +956,36 @@ static int add_attrs(struct rec *rc, struct pk_evlist *el, bool sideband)
 	return err;
 }
 
+/* The TRACING_DATA blob (tracefs formats of the recorded tracepoints): without it perf
+ * refuses the file. Not fatal for us: perfkit reads the file either way. */
+static int add_tracing_data(struct rec *rc)
+{
+	uint64_t *ids = calloc((size_t)rc->nev, sizeof(*ids));
+	size_t n = 0, len = 0;
+	void *blob = NULL;
+	int err;
+
+	if (!ids)
+		return -ENOMEM;
+	for (int i = 0; i < rc->nev; i++)
+		if (rc->attr_ok[i] && rc->attrs[i].attr.type == PERF_TYPE_TRACEPOINT)
+			ids[n++] = rc->attrs[i].attr.config;
+	if (!n) {
+		free(ids);
+		return 0;
+	}
+	err = pk_tracing_data__build(NULL, ids, n, &blob, &len);
+	free(ids);
+	if (err < 0) {
+		pk_tool_warn("cannot collect the tracepoint formats from tracefs (%s): perf will "
+			     "not be able to read the file", pk_strerror(err));
+		return 0;
+	}
+	err = pk_data_writer__set_tracing_data(rc->w, blob, len);
+	free(blob);
+	return err < 0 ? err : 0;
+}
+
 static void add_build_ids(struct rec *rc)
 {
 	uint8_t id[PK_BUILD_ID_MAX];
@@ -1131,7 +1161,8 @@ static int run(struct rec *rc)
 	}
 
 	rename_old(o->output);
-	PK_OPTS(pk_data_writer_opts, wo, .compress_level = o->zlevel);
+	/* -o - is the pipe format even when stdout is a regular file, as with perf */
+	PK_OPTS(pk_data_writer_opts, wo, .compress_level = o->zlevel, .pipe = pipe_out);
 	rc->w = pk_data_writer__open(o->output, &wo);
 	if (!rc->w) {
 		pk_tool_error("cannot open '%s': %s", o->output, strerror(errno));
@@ -1140,6 +1171,8 @@ static int run(struct rec *rc)
 	err = add_attrs(rc, rc->el, false);
 	if (!err && rc->sb_el)
 		err = add_attrs(rc, rc->sb_el, true);
+	if (!err)
+		err = add_tracing_data(rc);
 	if (err < 0) {
 		pk_tool_error("cannot write '%s': %s", o->output, pk_strerror(err));
 		goto fail;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tool/cmd-script.c - `perfkit script` (first cut): dump the records of a perf.data file,
- * ours or perf's, file or pipe format, as text lines like perf script's default output or
- * as JSON lines. No symbols yet and no time ordering: records come in file order.
+ * tool/cmd-script.c - `perfkit script`: dump the records of a perf.data file, ours or
+ * perf's, file or pipe format, in time order (FINISHED_ROUND rules, lib/report), as text
+ * lines like perf script's output (-F fields, symbolised call chains, tracepoint fields
+ * decoded with libtraceevent from tracefs formats) or as JSON lines with symbols.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <traceevent/event-parse.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 
@@ -22,10 +25,21 @@ const char cmd_script_usage[] =
 	"    -j, --json             one JSON object per line instead of text\n"
 	"    -a, --show-all-records also the non-sample records (COMM, MMAP2, FORK, LOST, ...)\n"
 	"    -G, --hide-call-graph  do not print call chains\n"
+	"    -F, --fields <list>    text fields: comm,tid,pid,cpu,time,event,ip,sym,symoff,dso,\n"
+	"                           srcline,period,addr,trace (perf script's -F)\n"
+	"        --no-symbols       do not resolve symbols (raw addresses, faster)\n"
+	"        --file-order       records in file order instead of time order\n"
 	"\n"
 	"Text lines follow perf script's default: comm tid [cpu] time: period event: ip, then\n"
 	"one call-chain address per line. JSON samples carry event, ip, pid, tid, cpu, time,\n"
-	"period, count (the PERF_SAMPLE_READ value, when recorded) and callchain.\n";
+	"period, count (the PERF_SAMPLE_READ value, when recorded), sym, symoff, dso and\n"
+	"callchain ([{\"ip\":...,\"sym\":...,\"dso\":...}]).\n";
+
+enum sfield {
+	SF_COMM = 1 << 0, SF_TID = 1 << 1, SF_PID = 1 << 2, SF_CPU = 1 << 3, SF_TIME = 1 << 4,
+	SF_EVENT = 1 << 5, SF_IP = 1 << 6, SF_SYM = 1 << 7, SF_SYMOFF = 1 << 8, SF_DSO = 1 << 9,
+	SF_SRCLINE = 1 << 10, SF_PERIOD = 1 << 11, SF_ADDR = 1 << 12, SF_TRACE = 1 << 13,
+};
 
 struct script {
 	bool json, all, hide_cg;
@@ -36,6 +50,14 @@ struct script {
 	uint64_t nr_samples;
 	struct pk_count_value *vals;
 	size_t nvals;
+	/* symbols */
+	bool no_syms, file_order;
+	unsigned int fields;    /* SF_* (0: the default layout) */
+	struct pk_machine *m;
+	struct pk_chain_entry chain[512];
+	/* tracepoints: libtraceevent over tracefs format files */
+	struct tep_handle *tep;
+	struct trace_seq seq;
 };
 
 /* ---- comm table ---- */
@@ -133,6 +155,119 @@ static void json_u64(FILE *f, const char *key, uint64_t v)
 	fprintf(f, ",\"%s\":%" PRIu64, key, v);
 }
 
+/* ---- symbols ---- */
+
+struct symres {
+	const char *sym, *dso;
+	uint64_t off;
+	struct pk_addr_loc loc;
+	bool found;
+};
+
+static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
+		       struct symres *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->dso = "[unknown]";
+	if (!s->m)
+		return;
+	int err = pk_machine__resolve(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
+	r->found = err == 0;
+	r->sym = r->loc.sym;
+	r->off = r->loc.sym_off;
+	if (r->loc.dso_name)
+		r->dso = r->loc.dso_name;
+}
+
+/* "file.c:12" of an address, or NULL */
+static const char *srcline(struct symres *r, char *buf, size_t len)
+{
+	const char *file;
+	unsigned int line;
+	if (!r->loc.dso || r->loc.kernel || pk_dso__srcline(r->loc.dso, r->loc.dso_addr, &file, &line))
+		return NULL;
+	snprintf(buf, len, "%s:%u", file, line);
+	return buf;
+}
+
+/* The chain of a sample (resolved, innermost first), or just the ip. */
+static int sample_chain(struct script *s, const struct pk_sample *smp)
+{
+	if (s->m && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER))) {
+		int n = pk_machine__callchain(s->m, smp, s->chain, sizeof(s->chain) / sizeof(s->chain[0]));
+		if (n > 0)
+			return n;
+	}
+	if (!(smp->type & PERF_SAMPLE_CALLCHAIN) || !smp->callchain.nr) {
+		s->chain[0].ip = smp->ip;
+		s->chain[0].cpumode = smp->cpumode;
+		return 1;
+	}
+	int n = 0;
+	uint8_t cm = smp->cpumode;
+	for (uint64_t i = 0; i < smp->callchain.nr && n < 512; i++) {
+		uint64_t ip = smp->callchain.ips[i];
+		enum pk_callchain_ctx c = pk_callchain__context(ip);
+		if (c == PK_CTX_KERNEL)
+			cm = PK_CPUMODE_KERNEL;
+		else if (c == PK_CTX_USER)
+			cm = PK_CPUMODE_USER;
+		if (c != PK_CTX_NONE)
+			continue;
+		s->chain[n].ip = ip;
+		s->chain[n++].cpumode = cm;
+	}
+	return n;
+}
+
+/* Tracepoint fields of a RAW sample as perf script prints them ("prev_comm=... ==> ..."). */
+static const char *trace_text(struct script *s, const struct pk_data_attr *a,
+			      const struct pk_sample *smp)
+{
+	if (!a || !(smp->type & PERF_SAMPLE_RAW) || a->attr.attr.type != PERF_TYPE_TRACEPOINT || !smp->raw.size)
+		return NULL;
+	if (!s->tep) {
+		s->tep = tep_alloc();
+		if (!s->tep)
+			return NULL;
+		trace_seq_init(&s->seq);
+	}
+	int id = (int)a->attr.attr.config;
+	struct tep_event *ev = tep_find_event(s->tep, id);
+	if (!ev && a->name && pk_tool_ensure_tracefs()) {
+		/* "sys:name" -> <tracefs>/events/sys/name/format */
+		char sys[256], path[1024];
+		const char *colon = strchr(a->name, ':');
+		const char *root = pk_tracefs__root();
+		if (colon && root && (size_t)(colon - a->name) < sizeof(sys)) {
+			memcpy(sys, a->name, (size_t)(colon - a->name));
+			sys[colon - a->name] = 0;
+			char name[256];
+			snprintf(name, sizeof(name), "%s", colon + 1);
+			name[strcspn(name, ":/")] = 0; /* drop modifiers */
+			snprintf(path, sizeof(path), "%s/events/%s/%s/format", root, sys, name);
+			FILE *f = fopen(path, "r");
+			if (f) {
+				char *buf = malloc(1 << 16);
+				size_t n = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
+				fclose(f);
+				if (buf && n)
+					tep_parse_event(s->tep, buf, n, sys);
+				free(buf);
+			}
+			ev = tep_find_event(s->tep, id);
+		}
+	}
+	if (!ev)
+		return NULL;
+	struct tep_record rec = { .ts = smp->time, .cpu = (int)smp->cpu, .size = (int)smp->raw.size,
+				  .data = (void *)smp->raw.data };
+	trace_seq_reset(&s->seq);
+	tep_print_event(s->tep, &s->seq, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&s->seq);
+	return s->seq.buffer;
+}
+
 /* ---- samples ---- */
 
 static bool sample_count(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
@@ -162,6 +297,119 @@ static bool sample_count(struct script *s, const struct pk_data_attr *a, const s
 			break;
 		}
 	return true;
+}
+
+/* "ip sym+off (dso)" as perf script prints frames */
+static void print_frame(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
+			const char *pre, const char *post)
+{
+	fprintf(s->out, "%s%16" PRIx64, pre, ip);
+	if (s->m) {
+		struct symres r;
+		resolve_ip(s, smp, ip, cm, &r);
+		if (r.sym)
+			fprintf(s->out, " %s+0x%" PRIx64, r.sym, r.off);
+		else
+			fputs(" [unknown]", s->out);
+		fprintf(s->out, " (%s)", r.dso);
+	}
+	fputs(post, s->out);
+}
+
+static void print_fields(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
+			 const char *name)
+{
+	FILE *f = s->out;
+	unsigned int F = s->fields;
+	if (F & SF_COMM)
+		fprintf(f, "%16s", comm_of(s, smp->tid));
+	if (F & (SF_PID | SF_TID)) {
+		if ((F & SF_PID) && (F & SF_TID))
+			fprintf(f, " %7u/%-7u", smp->pid, smp->tid);
+		else
+			fprintf(f, " %7u", F & SF_PID ? smp->pid : smp->tid);
+	}
+	if (F & SF_CPU)
+		fprintf(f, " [%03u]", smp->cpu);
+	if (F & SF_TIME)
+		fprintf(f, " %5" PRIu64 ".%06" PRIu64 ":", smp->time / (uint64_t)1000000000,
+			(smp->time % (uint64_t)1000000000) / 1000);
+	if (F & SF_PERIOD)
+		fprintf(f, " %10" PRIu64, smp->period);
+	if (F & SF_EVENT)
+		fprintf(f, " %s:", name);
+	if (F & SF_ADDR)
+		fprintf(f, " %16" PRIx64, smp->addr);
+	if (F & SF_TRACE) {
+		const char *tr = trace_text(s, a, smp);
+		if (tr)
+			fprintf(f, " %s", tr);
+	}
+	bool chain = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
+		     !s->hide_cg;
+	int n = 1;
+	if (chain)
+		n = sample_chain(s, smp);
+	else {
+		s->chain[0].ip = smp->ip;
+		s->chain[0].cpumode = smp->cpumode;
+	}
+	if (!(F & (SF_IP | SF_SYM | SF_DSO | SF_SRCLINE))) {
+		fputc('\n', f);
+		return;
+	}
+	if (chain)
+		fputc('\n', f);
+	for (int i = 0; i < n; i++) {
+		struct symres r;
+		char sb[1024];
+		resolve_ip(s, smp, s->chain[i].ip, s->chain[i].cpumode, &r);
+		fputs(chain ? "\t" : " ", f);
+		if (F & SF_IP)
+			fprintf(f, "%16" PRIx64, s->chain[i].ip);
+		if (F & SF_SYM) {
+			fprintf(f, " %s", r.sym ? r.sym : "[unknown]");
+			if ((F & SF_SYMOFF) && r.sym)
+				fprintf(f, "+0x%" PRIx64, r.off);
+		}
+		if (F & SF_DSO)
+			fprintf(f, " (%s)", r.dso);
+		if (F & SF_SRCLINE) {
+			const char *sl = srcline(&r, sb, sizeof(sb));
+			fprintf(f, "\n  %s", sl ? sl : "??:0");
+		}
+		fputc('\n', f);
+	}
+	if (chain)
+		fputc('\n', f);
+}
+
+static int parse_fields(const char *spec, unsigned int *out)
+{
+	static const struct { const char *n; unsigned int f; } t[] = {
+		{ "comm", SF_COMM }, { "tid", SF_TID }, { "pid", SF_PID }, { "cpu", SF_CPU },
+		{ "time", SF_TIME }, { "event", SF_EVENT }, { "ip", SF_IP }, { "sym", SF_SYM },
+		{ "symoff", SF_SYMOFF | SF_SYM }, { "dso", SF_DSO }, { "srcline", SF_SRCLINE },
+		{ "period", SF_PERIOD }, { "addr", SF_ADDR }, { "trace", SF_TRACE },
+	};
+	char *dup = strdup(spec), *save = NULL;
+	if (!dup)
+		return -ENOMEM;
+	*out = 0;
+	for (char *w = strtok_r(dup, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+			if (!strcmp(w, t[i].n))
+				break;
+		if (i == sizeof(t) / sizeof(t[0])) {
+			pk_tool_error("unknown field '%s'", w);
+			free(dup);
+			return -EINVAL;
+		}
+		*out |= t[i].f;
+	}
+	free(dup);
+	return 0;
 }
 
 static void print_sample(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp)
@@ -198,13 +446,49 @@ static void print_sample(struct script *s, const struct pk_data_attr *a, const s
 			json_u64(f, "raw_size", smp->raw.size);
 		if (smp->type & PERF_SAMPLE_STACK_USER)
 			json_u64(f, "user_stack_size", smp->stack_user.dyn_size);
-		if ((smp->type & PERF_SAMPLE_CALLCHAIN) && !s->hide_cg) {
+		if (s->m && (smp->type & PERF_SAMPLE_IP)) {
+			struct symres r;
+			resolve_ip(s, smp, smp->ip, smp->cpumode, &r);
+			fprintf(f, ",\"sym\":");
+			if (r.sym)
+				pk_json_str(f, r.sym);
+			else
+				fputs("null", f);
+			if (r.sym)
+				json_u64(f, "symoff", r.off);
+			fprintf(f, ",\"dso\":");
+			pk_json_str(f, r.dso);
+		}
+		const char *tr = trace_text(s, a, smp);
+		if (tr) {
+			fprintf(f, ",\"trace\":");
+			pk_json_str(f, tr);
+		}
+		if ((smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) && !s->hide_cg) {
+			int n = sample_chain(s, smp);
 			fprintf(f, ",\"callchain\":[");
-			for (uint64_t i = 0; i < smp->callchain.nr; i++)
-				fprintf(f, "%s\"0x%" PRIx64 "\"", i ? "," : "", smp->callchain.ips[i]);
+			for (int i = 0; i < n; i++) {
+				fprintf(f, "%s{\"ip\":\"0x%" PRIx64 "\"", i ? "," : "", s->chain[i].ip);
+				if (s->m) {
+					struct symres r;
+					resolve_ip(s, smp, s->chain[i].ip, s->chain[i].cpumode, &r);
+					fprintf(f, ",\"sym\":");
+					if (r.sym)
+						pk_json_str(f, r.sym);
+					else
+						fputs("null", f);
+					fprintf(f, ",\"dso\":");
+					pk_json_str(f, r.dso);
+				}
+				fputc('}', f);
+			}
 			fputc(']', f);
 		}
 		fputs("}\n", f);
+		return;
+	}
+	if (s->fields) {
+		print_fields(s, a, smp, name);
 		return;
 	}
 	fprintf(f, "%16s", (smp->type & PERF_SAMPLE_TID) ? comm_of(s, smp->tid) : ":");
@@ -220,20 +504,19 @@ static void print_sample(struct script *s, const struct pk_data_attr *a, const s
 	fprintf(f, " %s:", name);
 	if (has_count)
 		fprintf(f, " count %" PRIu64 ":", count);
+	const char *tr = trace_text(s, a, smp);
+	if (tr)
+		fprintf(f, " %s", tr);
 	if ((smp->type & PERF_SAMPLE_CALLCHAIN) && !s->hide_cg && smp->callchain.nr) {
 		fputc('\n', f);
-		for (uint64_t i = 0; i < smp->callchain.nr; i++) {
-			uint64_t ip = smp->callchain.ips[i];
-			enum pk_callchain_ctx c = pk_callchain__context(ip);
-			if (c != PK_CTX_NONE)
-				continue; /* context markers are not frames */
-			fprintf(f, "\t%16" PRIx64 "\n", ip);
-		}
+		int n = sample_chain(s, smp);
+		for (int i = 0; i < n; i++)
+			print_frame(s, smp, s->chain[i].ip, s->chain[i].cpumode, "\t", "\n");
 		fputc('\n', f);
 		return;
 	}
 	if (smp->type & PERF_SAMPLE_IP)
-		fprintf(f, " %16" PRIx64, smp->ip);
+		print_frame(s, smp, smp->ip, smp->cpumode, " ", "");
 	fputc('\n', f);
 }
 
@@ -459,8 +742,9 @@ static int process(struct script *s, struct pk_data_reader *rd)
 {
 	struct pk_data_event ev;
 	int err;
+	struct pk_ordered *q = s->file_order ? NULL : pk_ordered__new(NULL);
 
-	while ((err = pk_data_reader__next(rd, &ev)) > 0) {
+	while ((err = q ? pk_ordered__next(q, rd, &ev) : pk_data_reader__next(rd, &ev)) > 0) {
 		const struct perf_event_header *h = ev.hdr;
 		struct pk_record r;
 		const char *bad = NULL;
@@ -486,6 +770,8 @@ static int process(struct script *s, struct pk_data_reader *rd)
 			}
 			continue;
 		}
+		if (s->m && r.type != PERF_RECORD_SAMPLE)
+			pk_machine__process(s->m, &r);
 		if (r.type == PERF_RECORD_COMM)
 			comm_set(s, r.comm.tid, r.comm.comm);
 		else if (r.type == PERF_RECORD_FORK) {
@@ -502,9 +788,12 @@ static int process(struct script *s, struct pk_data_reader *rd)
 		} else if (s->all) {
 			print_record(s, &r);
 		}
-		if (ferror(s->out))
-			return -EIO;
+		if (ferror(s->out)) {
+			err = -EIO;
+			break;
+		}
 	}
+	pk_ordered__free(q);
 	return err;
 }
 
@@ -515,6 +804,9 @@ int cmd_script(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "show-all-records", no_argument, NULL, 'a' },
 		{ "hide-call-graph", no_argument, NULL, 'G' },
+		{ "fields", required_argument, NULL, 'F' },
+		{ "no-symbols", no_argument, NULL, 'N' },
+		{ "file-order", no_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct script s = { .out = stdout };
@@ -525,12 +817,18 @@ int cmd_script(int argc, char **argv)
 	pk_tool_setup_log(0);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:jaG", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:jaGF:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': input = optarg; break;
 		case 'j': s.json = true; break;
 		case 'a': s.all = true; break;
 		case 'G': s.hide_cg = true; break;
+		case 'N': s.no_syms = true; break;
+		case 'O': s.file_order = true; break;
+		case 'F':
+			if (parse_fields(optarg, &s.fields))
+				return 129;
+			break;
 		default:
 			pk_tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
 			fputs(cmd_script_usage, stderr);
@@ -549,7 +847,24 @@ int cmd_script(int argc, char **argv)
 	if (pk_data_reader__truncated(rd))
 		pk_tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     input);
+	if (!s.no_syms) {
+		const struct pk_data_env *env = pk_data_reader__env(rd);
+		struct utsname u;
+		PK_OPTS(pk_machine_opts, mo, .host = !env->osrelease ||
+			(uname(&u) == 0 && !strcmp(u.release, env->osrelease)));
+		s.m = pk_machine__new(&mo);
+		for (size_t i = 0; s.m && i < env->nr_build_ids; i++)
+			if (env->build_ids[i].filename)
+				pk_machine__add_build_id(s.m, env->build_ids[i].filename,
+							 env->build_ids[i].build_id,
+							 env->build_ids[i].build_id_size);
+	}
 	err = process(&s, rd);
+	pk_machine__free(s.m);
+	if (s.tep) {
+		trace_seq_destroy(&s.seq);
+		tep_free(s.tep);
+	}
 	pk_data_reader__free(rd);
 	free(s.comms);
 	free(s.vals);

@@ -645,6 +645,7 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 				      o->target == T_PID ? "process" : "thread",
 				      o->target == T_PID ? o->pid_list : o->tid_list,
 				      errno == ESRCH ? "No such process" : pk_strerror(errno));
+			pk_cpu_map__free(cpus);
 			pk_evlist__free(el);
 			return NULL;
 		}

@@ -26,7 +26,11 @@ struct cmd {
 static const struct cmd commands[] = {
 	{ "stat", cmd_stat, cmd_stat_usage, "count events of a command, processes or CPUs" },
 	{ "record", cmd_record, cmd_record_usage, "sample a command, processes or CPUs into perf.data" },
+	{ "report", cmd_report, cmd_report_usage, "show where the samples of perf.data went (perf report --stdio)" },
 	{ "script", cmd_script, cmd_script_usage, "dump the records of a perf.data file (text or JSON)" },
+	{ "flamegraph", cmd_flamegraph, cmd_flamegraph_usage, "interactive HTML flame graph of perf.data (or of two: --diff)" },
+	{ "convert", cmd_convert, cmd_convert_usage, "perf.data to folded, pprof, speedscope, Firefox Profiler or JSON" },
+	{ "diff", cmd_diff, cmd_diff_usage, "per-symbol comparison of two perf.data files" },
 	{ "list", cmd_list, cmd_list_usage, "list the events that can be measured here" },
 	{ "check", cmd_check, cmd_check_usage, "show what can be measured here, and why not" },
 	{ "version", NULL, NULL, "print perfkit's version" },

@@ -88,6 +88,10 @@ struct pk_data_reader {
 	uint64_t dec_total, dec_limit;
 	uint64_t comp_off;          /* file offset of the current COMPRESSED record */
 
+	/* tracing data (TRACING_DATA feature / first HEADER_TRACING_DATA payload) */
+	uint8_t *tracing;
+	size_t tracing_len;
+
 	/* payload kept for the caller */
 	void *payload;
 	size_t max_payload;
@@ -214,6 +218,24 @@ static bool stream_skip(struct pk_data_reader *r, uint64_t n)
 		}
 		r->pos += chunk;
 		n -= chunk;
+	}
+	return true;
+}
+
+/* Copy n bytes at r->pos into dst and advance. false if the input ended first (r->pos is
+ * then somewhere inside the range). */
+static bool stream_copy(struct pk_data_reader *r, uint8_t *dst, uint64_t n)
+{
+	while (n) {
+		uint64_t avail;
+		size_t chunk = (size_t)PK_MIN(n, (uint64_t)WIN_SIZE / 2);
+		const uint8_t *q = stream_peek(r, chunk, &avail);
+		if (!q)
+			return false;
+		memcpy(dst, q, chunk);
+		dst += chunk;
+		n -= chunk;
+		r->pos += chunk;
 	}
 	return true;
 }
@@ -775,6 +797,19 @@ static void read_file_features(struct pk_data_reader *r, uint64_t table)
 				(unsigned long long)s.offset, (unsigned long long)s.size);
 			continue;
 		}
+		if (b == PK_FEAT_TRACING_DATA && s.size && s.size <= MAX_FEATURE_SIZE) {
+			/* kept as is for pk_tracing_data__parse */
+			uint8_t *blob = malloc((size_t)s.size);
+			if (blob && src_read(r, s.offset, blob, (size_t)s.size) == 0) {
+				free(r->tracing);
+				r->tracing = blob;
+				r->tracing_len = (size_t)s.size;
+			} else {
+				free(blob);
+			}
+			set_feat(r, b);
+			continue;
+		}
 		if (b == PK_FEAT_TRACING_DATA || b == PK_FEAT_AUXTRACE || s.size > MAX_FEATURE_SIZE) {
 			set_feat(r, b);
 			continue; /* present, not parsed */
@@ -898,6 +933,8 @@ static int process_user_meta(struct pk_data_reader *r, const struct perf_event_h
 			     uint64_t off);
 
 static int next_raw(struct pk_data_reader *r, struct pk_data_event *ev);
+static uint64_t trailing_payload(const struct perf_event_header *h);
+static int truncated_end(struct pk_data_reader *r, uint64_t off, const char *what);
 
 static int open_pipe_mode(struct pk_data_reader *r)
 {
@@ -911,13 +948,40 @@ static int open_pipe_mode(struct pk_data_reader *r)
 		if (!p)
 			return 0;
 		memcpy(&h, p, sizeof(h));
-		if (h.type != PK_RECORD_HEADER_ATTR && h.type != PK_RECORD_HEADER_FEATURE)
+		if (h.type != PK_RECORD_HEADER_ATTR && h.type != PK_RECORD_HEADER_FEATURE &&
+		    h.type != PK_RECORD_HEADER_TRACING_DATA)
 			return 0;
 		if (h.size < 8)
 			return 0; /* reported by __next */
 		p = stream_peek(r, h.size, &avail);
 		if (!p)
 			return 0;
+		if (h.type == PK_RECORD_HEADER_TRACING_DATA) {
+			/* keep the first one; a later one, or one too large, goes to __next */
+			uint64_t psize = trailing_payload((const struct perf_event_header *)p);
+			if (r->tracing || h.size < 12 || !psize || psize > r->max_payload)
+				return 0;
+			uint8_t *blob = malloc((size_t)psize);
+			if (!blob)
+				return -ENOMEM;
+			uint64_t start = r->pos;
+			r->pos += h.size;
+			if (!stream_copy(r, blob, psize)) {
+				free(blob);
+				if (r->kind == SRC_STREAM) {
+					/* consumed: the input ended inside the payload, stop here
+					 * (never parse the rest of the payload as records) */
+					r->end = r->pos;
+					return truncated_end(r, start, "inside a payload");
+				}
+				r->pos = start;     /* let __next report it */
+				return 0;
+			}
+			r->tracing = blob;
+			r->tracing_len = (size_t)psize;
+			r->nr_records++;
+			continue;
+		}
 		uint8_t *copy = r->scratch;
 		memcpy(copy, p, h.size);
 		int ret = process_user_meta(r, (const struct perf_event_header *)copy, r->pos);
@@ -1133,6 +1197,7 @@ PK_API void pk_data_reader__free(struct pk_data_reader *r)
 	free(r->cin);
 	free(r->dec);
 	free(r->payload);
+	free(r->tracing);
 	free(r->win);
 	free(r->scratch);
 	if (r->map)
@@ -1140,6 +1205,15 @@ PK_API void pk_data_reader__free(struct pk_data_reader *r)
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	free(r);
+}
+
+PK_API const void *pk_data_reader__tracing_data(const struct pk_data_reader *r, size_t *len)
+{
+	if (len)
+		*len = r && r->tracing ? r->tracing_len : 0;
+	if (!r || !r->tracing)
+		return pk_err_ptr(-ENOENT);
+	return r->tracing;
 }
 
 PK_API bool pk_data_reader__is_pipe(const struct pk_data_reader *r)
@@ -1465,8 +1539,9 @@ static int next_raw(struct pk_data_reader *r, struct pk_data_event *ev)
 		ev->offset = off;
 		ev->payload_size = trailing_payload(rec);
 		if (ev->payload_size) {
-			bool keep = r->keep_tracing && h.type == PK_RECORD_HEADER_TRACING_DATA &&
-				    ev->payload_size <= r->max_payload;
+			bool tdata = h.type == PK_RECORD_HEADER_TRACING_DATA &&
+				     ev->payload_size <= r->max_payload;
+			bool keep = tdata && (r->keep_tracing || !r->tracing);
 			if (keep) {
 				free(r->payload);
 				r->payload = malloc((size_t)ev->payload_size);
@@ -1475,19 +1550,17 @@ static int next_raw(struct pk_data_reader *r, struct pk_data_event *ev)
 				/* rec may live in the window: copy the header first */
 				memmove(r->scratch, rec, h.size);
 				ev->hdr = (const struct perf_event_header *)r->scratch;
-				uint64_t left = ev->payload_size;
-				uint8_t *dst = r->payload;
-				while (left) {
-					size_t chunk = (size_t)PK_MIN(left, (uint64_t)WIN_SIZE / 2);
-					const uint8_t *q = stream_peek(r, chunk, &avail);
-					if (!q)
-						return truncated_end(r, r->pos, "inside a payload");
-					memcpy(dst, q, chunk);
-					dst += chunk;
-					left -= chunk;
-					r->pos += chunk;
+				if (!stream_copy(r, r->payload, ev->payload_size))
+					return truncated_end(r, r->pos, "inside a payload");
+				if (!r->tracing) {
+					r->tracing = malloc((size_t)ev->payload_size);
+					if (!r->tracing)
+						return fail(r, -ENOMEM, off, "out of memory for payload");
+					memcpy(r->tracing, r->payload, (size_t)ev->payload_size);
+					r->tracing_len = (size_t)ev->payload_size;
 				}
-				ev->payload = r->payload;
+				if (r->keep_tracing)
+					ev->payload = r->payload;
 			} else {
 				/* the header must survive the skip: copy it out of the window */
 				memmove(r->scratch, rec, h.size);

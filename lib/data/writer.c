@@ -12,7 +12,15 @@
  * our reader reads it up to its last complete record.
  *
  * Pipe mode: 16-byte header, HEADER_ATTR records, HEADER_FEATURE records (only ids perf
- * 6.1 knows, no end marker), then the data records.
+ * 6.1 knows, no end marker), HEADER_TRACING_DATA (tracepoints), then the data records.
+ * HEADER_ATTR always carries a 128-byte attr (attr.size = PERF_ATTR_SIZE_VER7): perf up to
+ * 6.5 ignores attr.size there and expects the id array at the fixed offset
+ * 8 + sizeof(struct perf_event_attr) (128 in 6.1). With a shorter attr it read our ids and
+ * the bytes after the record as config2, branch_sample_type, sample_regs_user, ... and, when
+ * a garbage branch_sample_type had PERF_SAMPLE_BRANCH_CALL_STACK set, resolved call chains
+ * as LBR call stacks from a branch stack the samples do not have: a NULL dereference
+ * (perf script/report crashed on `-o - -g` streams whenever an event id had bit 11 set).
+ * Newer perf locates the ids with attr.size, so 128 is right for both.
  *
  * Compression: records are staged in a buffer of PK_COMP_CHUNK bytes; each full stage is
  * compressed with one ZSTD_e_flush step of a single long-lived zstd stream into one
@@ -68,6 +76,8 @@ struct pk_data_writer {
 	size_t nr_attrs;
 	struct wbid *bids;
 	size_t nr_bids;
+	uint8_t *tdata;          /* TRACING_DATA blob, or NULL */
+	size_t tdata_len;
 
 	/* options */
 	int level;
@@ -375,6 +385,11 @@ static int build_feature(struct pk_data_writer *w, int feat, struct pk_dbuf *b,
 			 uint32_t *nr_avail)
 {
 	switch (feat) {
+	case PK_FEAT_TRACING_DATA:
+		if (!w->tdata_len)
+			return -ENOENT;
+		pk_dbuf_put(b, w->tdata, w->tdata_len);
+		return b->err;
 	case PK_FEAT_BUILD_ID:
 		if (!w->nr_bids)
 			return -ENOENT;
@@ -467,7 +482,7 @@ static int build_feature(struct pk_data_writer *w, int feat, struct pk_dbuf *b,
 }
 
 static const int file_features[] = {
-	PK_FEAT_BUILD_ID, PK_FEAT_HOSTNAME, PK_FEAT_OSRELEASE, PK_FEAT_VERSION, PK_FEAT_ARCH,
+	PK_FEAT_TRACING_DATA, PK_FEAT_BUILD_ID, PK_FEAT_HOSTNAME, PK_FEAT_OSRELEASE, PK_FEAT_VERSION, PK_FEAT_ARCH,
 	PK_FEAT_NRCPUS, PK_FEAT_CPUDESC, PK_FEAT_CPUID, PK_FEAT_TOTAL_MEM, PK_FEAT_CMDLINE,
 	PK_FEAT_EVENT_DESC, PK_FEAT_CPU_TOPOLOGY, PK_FEAT_SAMPLE_TIME, PK_FEAT_CLOCKID,
 	PK_FEAT_COMPRESSED,
@@ -548,8 +563,10 @@ static int start_pipe(struct pk_data_writer *w)
 	for (size_t i = 0; i < PK_ARRAY_SIZE(file_features); i++) {
 		int feat = file_features[i];
 		struct pk_dbuf b = { 0 };
-		/* build-ids are not sent in pipe mode (as perf); sample time is unknown yet */
-		if (feat == PK_FEAT_BUILD_ID || feat == PK_FEAT_SAMPLE_TIME)
+		/* build-ids are not sent in pipe mode (as perf); sample time is unknown yet;
+		 * tracing data has its own record type */
+		if (feat == PK_FEAT_BUILD_ID || feat == PK_FEAT_SAMPLE_TIME ||
+		    feat == PK_FEAT_TRACING_DATA)
 			continue;
 		uint64_t id = (uint64_t)feat;
 		if (build_feature(w, feat, &b, &nr_avail) == 0 && !b.err) {
@@ -560,6 +577,18 @@ static int start_pipe(struct pk_data_writer *w)
 		}
 		pk_dbuf_release(&b);
 		if (w->err)
+			return w->err;
+	}
+	if (w->tdata_len) {
+		/* header.size covers {size, pad} only; the blob follows, padded to 8 */
+		uint64_t padded = pk_align_up(w->tdata_len, 8);
+		struct perf_event_header h = { .type = PK_RECORD_HEADER_TRACING_DATA, .misc = 0,
+					       .size = 16 };
+		uint32_t sz[2] = { (uint32_t)padded, 0 };
+		uint8_t zero[8] = { 0 };
+		if (out_write(w, &h, sizeof(h)) || out_write(w, sz, sizeof(sz)) ||
+		    out_write(w, w->tdata, w->tdata_len) ||
+		    out_write(w, zero, (size_t)(padded - w->tdata_len)))
 			return w->err;
 	}
 	return 0;
@@ -581,6 +610,9 @@ static int start(struct pk_data_writer *w)
 	}
 	if (!w->attr_size)
 		w->attr_size = PK_ATTR_SIZE_VER0;
+	/* pipe mode: perf <= 6.5 reads HEADER_ATTR as a full 128-byte attr (see the top) */
+	if (w->pipe)
+		w->attr_size = PK_ATTR_SIZE_VER7;
 	return w->pipe ? start_pipe(w) : start_file(w);
 }
 
@@ -608,6 +640,7 @@ static void writer_free(struct pk_data_writer *w)
 	for (size_t i = 0; i < w->nr_bids; i++)
 		free(w->bids[i].name);
 	free(w->bids);
+	free(w->tdata);
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);
 	free(w->argv);
@@ -782,6 +815,28 @@ PK_API int pk_data_writer__add_build_id(struct pk_data_writer *w, int32_t pid,
 	if (!e->name)
 		return pk_err(-ENOMEM);
 	w->nr_bids++;
+	return 0;
+}
+
+PK_API int pk_data_writer__set_tracing_data(struct pk_data_writer *w, const void *blob,
+					    size_t len)
+{
+	if (!w || (len && !blob))
+		return pk_err(-EINVAL);
+	if (w->pipe && w->started)
+		return pk_err(-EBUSY);
+	if (len > (256u << 20) || (w->pipe && pk_align_up(len, 8) > UINT32_MAX))
+		return pk_err(-E2BIG);
+	uint8_t *copy = NULL;
+	if (len) {
+		copy = malloc(len);
+		if (!copy)
+			return pk_err(-ENOMEM);
+		memcpy(copy, blob, len);
+	}
+	free(w->tdata);
+	w->tdata = copy;
+	w->tdata_len = len;
 	return 0;
 }
 

@@ -24,24 +24,24 @@ static int ret(int r)
 
 PK_API int pk_ioc_enable(int fd, bool group)
 {
-	return ret(ioctl(fd, PERF_EVENT_IOC_ENABLE, group ? PERF_IOC_FLAG_GROUP : 0));
+	return ret(ioctl(fd, PERF_EVENT_IOC_ENABLE, group ? (unsigned long)PERF_IOC_FLAG_GROUP : 0UL));
 }
 
 PK_API int pk_ioc_disable(int fd, bool group)
 {
-	return ret(ioctl(fd, PERF_EVENT_IOC_DISABLE, group ? PERF_IOC_FLAG_GROUP : 0));
+	return ret(ioctl(fd, PERF_EVENT_IOC_DISABLE, group ? (unsigned long)PERF_IOC_FLAG_GROUP : 0UL));
 }
 
 PK_API int pk_ioc_reset(int fd, bool group)
 {
-	return ret(ioctl(fd, PERF_EVENT_IOC_RESET, group ? PERF_IOC_FLAG_GROUP : 0));
+	return ret(ioctl(fd, PERF_EVENT_IOC_RESET, group ? (unsigned long)PERF_IOC_FLAG_GROUP : 0UL));
 }
 
 PK_API int pk_ioc_refresh(int fd, int count)
 {
 	if (count <= 0)
 		return pk_err(-EINVAL); /* the kernel rejects 0; negative is meaningless */
-	return ret(ioctl(fd, PERF_EVENT_IOC_REFRESH, count));
+	return ret(ioctl(fd, PERF_EVENT_IOC_REFRESH, (long)count));
 }
 
 PK_API int pk_ioc_period(int fd, uint64_t period)
@@ -51,7 +51,7 @@ PK_API int pk_ioc_period(int fd, uint64_t period)
 
 PK_API int pk_ioc_set_output(int fd, int target_fd)
 {
-	return ret(ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target_fd));
+	return ret(ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, (long)target_fd)); /* -1 must reach the kernel as ~0UL */
 }
 
 PK_API int pk_ioc_set_filter(int fd, const char *filter)
@@ -68,12 +68,12 @@ PK_API int pk_ioc_id(int fd, uint64_t *id)
 
 PK_API int pk_ioc_set_bpf(int fd, int bpf_prog_fd)
 {
-	return ret(ioctl(fd, PERF_EVENT_IOC_SET_BPF, bpf_prog_fd));
+	return ret(ioctl(fd, PERF_EVENT_IOC_SET_BPF, (long)bpf_prog_fd));
 }
 
 PK_API int pk_ioc_pause_output(int fd, bool pause)
 {
-	return ret(ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, pause ? 1 : 0));
+	return ret(ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, pause ? 1UL : 0UL));
 }
 
 PK_API int pk_ioc_query_bpf(int fd, uint32_t *ids, uint32_t *count)

@@ -63,6 +63,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t i = 0; i < pk_data_reader__nr_attrs(r); i++)
 		sink += pk_data_reader__attr(r, i)->nr_ids;
+	size_t tlen;
+	const uint8_t *t = pk_data_reader__tracing_data(r, &tlen);
+	if (t && tlen) {
+		sink += t[tlen - 1];
+		struct pk_tracing_data *td = pk_tracing_data__parse(t, tlen);
+		sink += pk_tracing_data__nr_events(td);
+		pk_tracing_data__free(td);
+	}
 	(void)sink;
 	pk_data_reader__free(r);
 	return 0;

@@ -882,6 +882,88 @@ static void test_clockid(void **state)
 	}
 }
 
+/* Pipe mode: HEADER_ATTR carries a 128-byte attr whatever the attr's own minimal size,
+ * because perf 6.1 (and up to 6.5) reads the ids at 8 + sizeof(its attr) = 136. With ids
+ * whose bit 11 is set, a short attr made perf read an id as branch_sample_type with
+ * PERF_SAMPLE_BRANCH_CALL_STACK and crash on the first call chain. */
+static void test_pipe_attr_layout(void **state)
+{
+	(void)state;
+	const uint64_t ids[] = { 0x800, 0x801 };
+	struct pk_attr a;
+	memset(&a, 0, sizeof(a));
+	a.attr.type = PERF_TYPE_SOFTWARE;
+	a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.attr.sample_period = 100000;
+	a.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	a.attr.sample_id_all = 1;
+	a.attr.exclude_kernel = 1;
+	PK_OPTS(pk_data_writer_opts, o, .pipe = true);
+	struct pk_data_writer *w = pk_data_writer__open("cc.pipe", &o);
+	assert_non_null(w);
+	assert_int_equal(pk_data_writer__add_attr(w, &a, "cpu-clock", ids, 2), 0);
+	uint32_t pid = (uint32_t)getpid();
+	for (int i = 0; i < 4; i++) {
+		uint64_t rec[12];
+		struct perf_event_header h = { .type = PERF_RECORD_SAMPLE,
+					       .misc = PERF_RECORD_MISC_USER,
+					       .size = sizeof(rec) };
+		memcpy(&rec[0], &h, 8);
+		rec[1] = 0x401000 + 16 * (uint64_t)i;           /* ip */
+		rec[2] = (uint64_t)pid << 32 | pid;             /* pid, tid */
+		rec[3] = T0 + 1000 * (uint64_t)i;               /* time */
+		rec[4] = 100000;                                /* period */
+		rec[5] = 6;                                     /* callchain nr */
+		rec[6] = (uint64_t)PERF_CONTEXT_USER;
+		rec[7] = rec[1];
+		rec[8] = 0x402000;
+		rec[9] = 0x403000;
+		rec[10] = 0x404000;
+		rec[11] = 0x405000;
+		assert_int_equal(pk_data_writer__write_record(w, (void *)rec), 0);
+	}
+	assert_int_equal(pk_data_writer__finish_round(w), 0);
+	assert_int_equal(pk_data_writer__close(w), 0);
+
+	size_t len;
+	uint8_t *b = load("cc.pipe", &len);
+	struct perf_event_header h;
+	uint32_t asz;
+	uint64_t id0;
+	memcpy(&h, b + 16, 8);
+	assert_int_equal(h.type, PK_RECORD_HEADER_ATTR);
+	assert_int_equal(h.size, 8 + 128 + 16);
+	memcpy(&asz, b + 16 + 8 + 4, 4);
+	assert_int_equal(asz, 128);
+	memcpy(&id0, b + 16 + 8 + 128, 8);
+	assert_int_equal(id0, 0x800);
+	for (size_t i = 64; i < 128; i++) /* zero beyond the fields we set */
+		assert_int_equal(b[16 + 8 + i], 0);
+	free(b);
+	struct pk_data_reader *r = pk_data_reader__open("cc.pipe", NULL);
+	assert_non_null(r);
+	const struct pk_data_attr *ra = pk_data_reader__attr(r, 0);
+	assert_non_null(ra);
+	assert_int_equal(ra->file_attr_size, 128);
+	assert_int_equal(ra->nr_ids, 2);
+	assert_int_equal(ra->ids[1], 0x801);
+	assert_ptr_equal(pk_data_reader__attr_by_id(r, 0x801), ra);
+	pk_data_reader__free(r);
+
+	if (!have_perf())
+		return;
+	assert_int_equal(sh("cat cc.pipe | perf script -i - >cc.out 2>cc.err"), 0);
+	assert_clean_stderr("cc.err");
+	assert_int_equal(sh("grep -c 405000 cc.out | grep -qx 4"), 0);
+	assert_int_equal(sh("cat cc.pipe | perf evlist -v -i - >ev.out 2>&1"), 0);
+	char *ev = slurp("ev.out");
+	assert_null(strstr(ev, "branch_sample_type"));
+	assert_null(strstr(ev, "config2"));
+	assert_non_null(strstr(ev, "size: 128"));
+	free(ev);
+}
+
 static void test_build_id(void **state)
 {
 	(void)state;
@@ -918,6 +1000,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_file),
 		cmocka_unit_test(test_roundtrip_pipe),
+		cmocka_unit_test(test_pipe_attr_layout),
 		cmocka_unit_test(test_roundtrip_compressed),
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_clockid),

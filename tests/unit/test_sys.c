@@ -85,6 +85,8 @@ static void test_open_and_ioctls(void **state)
 	uint32_t ids[4], count = 4;
 	r = pk_ioc_query_bpf(fd, ids, &count);
 	assert_true(r == -EINVAL || r == -ENOTTY || r == 0 || r == -EPERM);
+	/* SET_OUTPUT to -1 stops redirection: -1 must reach the kernel as ~0UL */
+	assert_int_equal(pk_ioc_set_output(fd, -1), 0);
 	/* bad fd */
 	assert_int_equal(pk_ioc_enable(-1, false), -EBADF);
 	close(fd);

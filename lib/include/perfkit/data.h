@@ -10,6 +10,7 @@
  * Writer protocol:
  *     w = pk_data_writer__open("perf.data", &opts);
  *     pk_data_writer__add_attr(w, &attr, "cpu-clock", ids, nr_ids);   (every attr first)
+ *     pk_data_writer__set_tracing_data(w, blob, len)  (tracepoints; before any record)
  *     loop: pk_data_writer__write(w, bytes, len)  (raw record bytes, e.g. ring chunks)
  *           pk_data_writer__write_record(w, hdr)   (one record)
  *           pk_data_writer__finish_round(w)        (after draining every buffer once)
@@ -198,6 +199,18 @@ PK_API int pk_data_writer__add_build_id(struct pk_data_writer *w, int32_t pid,
 PK_API int pk_data_writer__set_sample_time(struct pk_data_writer *w, uint64_t first,
 					   uint64_t last);
 
+/*
+ * Attach a tracing-data blob (the TRACING_DATA feature: tracefs event formats, see
+ * pk_tracing_data__build) so that perf can decode the RAW data of tracepoint samples.
+ * Copies blob. File mode: written as feature bit 1 at __close (any time before it).
+ * Pipe mode: sent as a PERF_RECORD_HEADER_TRACING_DATA record right after the header
+ * features, so it must be set before the first record is written (-EBUSY afterwards).
+ * A second call replaces the blob; len 0 removes it. -E2BIG above 256 MiB (pipe mode:
+ * above the u32 size field).
+ */
+PK_API int pk_data_writer__set_tracing_data(struct pk_data_writer *w, const void *blob,
+					    size_t len);
+
 /* Statistics: bytes handed to the data section so far (uncompressed), records and samples
  * seen, file bytes written. Any pointer may be NULL. */
 PK_API void pk_data_writer__stats(const struct pk_data_writer *w, uint64_t *data_bytes,
@@ -310,6 +323,17 @@ PK_API struct pk_data_reader *pk_data_reader__open_mem(const void *buf, size_t l
 
 PK_API void pk_data_reader__free(struct pk_data_reader *r);
 
+/*
+ * The tracing-data blob of the file: the TRACING_DATA feature section (file mode) or the
+ * payload of the first PERF_RECORD_HEADER_TRACING_DATA record (pipe mode; one that
+ * precedes the first data record is consumed by __open like HEADER_ATTR, a later one is
+ * picked up when __next reaches it). *len receives its size (pipe mode: including the
+ * zero padding to 8 bytes). Owned by the reader. NULL (errno ENOENT) when the file has
+ * none or it was larger than max_payload (pipe) / 64 MiB (file). Parse it with
+ * pk_tracing_data__parse.
+ */
+PK_API const void *pk_data_reader__tracing_data(const struct pk_data_reader *r, size_t *len);
+
 /* true for the pipe format. */
 PK_API bool pk_data_reader__is_pipe(const struct pk_data_reader *r);
 /* true if the file was not finalised (data.size 0, or ended inside the data) */
@@ -351,6 +375,80 @@ PK_API int pk_data_reader__next(struct pk_data_reader *r, struct pk_data_event *
 /* Records delivered so far and the sample count among them. */
 PK_API void pk_data_reader__stats(const struct pk_data_reader *r, uint64_t *nr_records,
 				  uint64_t *nr_samples);
+
+/* ------------------------------------------------------------------------------------ */
+/* Tracing data (the TRACING_DATA feature)                                              */
+/* ------------------------------------------------------------------------------------ */
+
+/*
+ * Layout of the blob (perf's "tracing data", version 0.6; all numbers in the byte order
+ * named by the endianness byte):
+ *     u8 23, 8, 68; "tracing" (7 bytes); version "0.6\0"; u8 big_endian; u8 sizeof(long);
+ *     u32 page_size;
+ *     "header_page\0" u64 size, bytes (tracefs events/header_page);
+ *     "header_event\0" u64 size, bytes;
+ *     u32 nr; nr x { u64 size, format text }               (events of the ftrace system)
+ *     u32 nr_systems; per system { "sys\0"; u32 nr; nr x { u64 size, format text } }
+ *     u32 size, kallsyms text (perfkit writes 0: perf resolves symbols itself)
+ *     u32 size, printk_formats text
+ *     u64 size, saved_cmdlines text                        (version >= 0.6 only)
+ */
+
+/*
+ * Build the tracing-data blob for the tracepoints with ids tp_ids[0..nr) (the config of
+ * PERF_TYPE_TRACEPOINT attrs; duplicates are fine) from tracefs at `tracefs_root` (NULL:
+ * pk_tracefs__root()). Only the formats of those tracepoints are included, grouped by
+ * system. On success *blob (malloc'd, caller frees) and *len are set and 0 is returned;
+ * otherwise -ENOENT (no tracefs, or an id that no tracepoint has: logged), -EINVAL,
+ * -ENOMEM or the errno of a failed read.
+ */
+PK_API int pk_tracing_data__build(const char *tracefs_root, const uint64_t *tp_ids, size_t nr,
+				  void **blob, size_t *len);
+
+struct pk_tracing_data;
+
+/* One event format of a parsed blob. Strings are NUL-terminated, owned by the parse. */
+struct pk_tracing_event {
+	const char *system;      /* "sched"; "ftrace" for the ftrace section */
+	const char *name;        /* the "name:" line of the format ("" if it has none) */
+	long long id;            /* the "ID:" line, -1 if absent or not a number */
+	const char *format;      /* the format text as stored (format_len bytes + NUL) */
+	size_t format_len;
+};
+
+/* Everything else a blob carries. Text pointers are NUL-terminated (len excludes it). */
+struct pk_tracing_info {
+	const char *version;     /* "0.6" */
+	bool big_endian;         /* byte order of the recording machine */
+	uint8_t long_size;       /* sizeof(long) there */
+	uint32_t page_size;
+	const char *header_page, *header_event, *kallsyms, *printk, *saved_cmdlines;
+	size_t header_page_len, header_event_len, kallsyms_len, printk_len, saved_cmdlines_len;
+	size_t parsed_len;       /* bytes of the blob used (the rest is padding) */
+};
+
+/*
+ * Parse a tracing-data blob (written by us or by perf, either byte order). Every count
+ * and size is checked against the blob, so hostile input is safe. Returns NULL with errno
+ * PK_ERR_FORMAT (malformed: logged at debug level with the offset), EINVAL or ENOMEM.
+ * The result does not point into blob.
+ */
+PK_API struct pk_tracing_data *pk_tracing_data__parse(const void *blob, size_t len);
+PK_API void pk_tracing_data__free(struct pk_tracing_data *td);
+PK_API const struct pk_tracing_info *pk_tracing_data__info(const struct pk_tracing_data *td);
+/* Event formats in blob order (ftrace section first, then per system). */
+PK_API size_t pk_tracing_data__nr_events(const struct pk_tracing_data *td);
+PK_API const struct pk_tracing_event *pk_tracing_data__event(const struct pk_tracing_data *td,
+							     size_t idx);
+/* Iteration: NULL prev gives the first; NULL at the end. */
+PK_API const struct pk_tracing_event *
+pk_tracing_data__next_event(const struct pk_tracing_data *td, const struct pk_tracing_event *prev);
+#define pk_tracing_data__for_each_event(pos, td)                                   \
+	for ((pos) = pk_tracing_data__next_event((td), NULL); (pos);                 \
+	     (pos) = pk_tracing_data__next_event((td), (pos)))
+/* The format of the event with this id, or NULL. */
+PK_API const struct pk_tracing_event *
+pk_tracing_data__find_id(const struct pk_tracing_data *td, long long id);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,10 @@
 #include <perfkit/record.h>
 #include <perfkit/ring.h>
 #include <perfkit/data.h>
+#include <perfkit/symbol.h>
+#include <perfkit/report.h>
 #include <perfkit/mmap.h>
 #include <perfkit/synth.h>
-#include <perfkit/symbol.h>
+#include <perfkit/export.h>
+#include <perfkit/self.h>
 #endif

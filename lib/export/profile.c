@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/export/profile.c - the profile builder: strings, functions, frames, call-stack
+ * prefix-tree nodes, threads and per-(stack, event) weights, each interned in an
+ * open-addressing hash table of ids.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "export-internal.h"
+
+#define STR_CHUNK (64 * 1024)
+
+struct pk_strchunk {
+	struct pk_strchunk *next;
+	size_t used, size;
+	char data[];
+};
+
+static size_t next_cap(uint32_t cap, size_t need)
+{
+	if (need <= cap)
+		return cap;
+	if (need > UINT32_MAX - 1)
+		return 0;
+	size_t ncap = cap ? cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > UINT32_MAX - 1)
+		ncap = UINT32_MAX - 1;
+	return ncap;
+}
+
+int pk_xgrow(void **arr, uint32_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = next_cap(*cap, need);
+	if (!ncap)
+		return -ENOMEM;
+	void *n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = (uint32_t)ncap;
+	return 0;
+}
+
+/* Grow an element array and its parallel hash array together (hashes first, so that a
+ * failure leaves the hash array at least as large as the elements). */
+static int grow2(void **arr, uint32_t **hashes, uint32_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = next_cap(*cap, need);
+	if (!ncap)
+		return -ENOMEM;
+	uint32_t *nh = realloc(*hashes, ncap * sizeof(*nh));
+	if (!nh)
+		return -ENOMEM;
+	*hashes = nh;
+	void *n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = (uint32_t)ncap;
+	return 0;
+}
+
+uint32_t pk_xhash_bytes(const void *s, size_t n, uint32_t seed)
+{
+	/* FNV-1a over 64 bits, folded */
+	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+	const unsigned char *c = s;
+	for (size_t i = 0; i < n; i++) {
+		h ^= c[i];
+		h *= 0x100000001b3ULL;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+uint32_t pk_xhash_u64(uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdULL;
+	v ^= v >> 33;
+	v *= 0xc4ceb9fe1a85ec53ULL;
+	v ^= v >> 33;
+	return (uint32_t)v;
+}
+
+static inline uint32_t mix2(uint32_t a, uint64_t b)
+{
+	return pk_xhash_u64(((uint64_t)a << 32 | (a >> 7)) ^ b * 0x9e3779b97f4a7c15ULL);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The id hash                                                                          */
+
+typedef bool (*eq_fn)(const struct pk_profile *p, uint32_t id, const void *key);
+
+static int idhash_grow(struct pk_idhash *h, const uint32_t *hashes)
+{
+	uint32_t nslots = h->mask ? (h->mask + 1) * 2 : 256;
+	if (nslots == 0)
+		return -ENOMEM;
+	uint32_t *slot = calloc(nslots, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	uint32_t mask = nslots - 1;
+	if (h->mask) {
+		for (uint32_t i = 0; i <= h->mask; i++) {
+			uint32_t v = h->slot[i];
+			if (!v)
+				continue;
+			uint32_t j = hashes[v - 1] & mask;
+			while (slot[j])
+				j = (j + 1) & mask;
+			slot[j] = v;
+		}
+	}
+	free(h->slot);
+	h->slot = slot;
+	h->mask = mask;
+	return 0;
+}
+
+/* Find key; returns the id or PK_NONE, and in *pos the slot where it would go. */
+static uint32_t idhash_find(const struct pk_profile *p, const struct pk_idhash *h,
+			    uint32_t hash, eq_fn eq, const void *key, uint32_t *pos)
+{
+	if (!h->mask) {
+		*pos = PK_NONE;
+		return PK_NONE;
+	}
+	uint32_t j = hash & h->mask;
+	for (;;) {
+		uint32_t v = h->slot[j];
+		if (!v) {
+			*pos = j;
+			return PK_NONE;
+		}
+		if (eq(p, v - 1, key))
+			return v - 1;
+		j = (j + 1) & h->mask;
+	}
+}
+
+/* Insert id at pos (from idhash_find), growing when 70% full. */
+static int idhash_insert(struct pk_idhash *h, const uint32_t *hashes, uint32_t id, uint32_t pos)
+{
+	if (pos == PK_NONE || (uint64_t)(h->n + 1) * 10 > (uint64_t)(h->mask + 1) * 7) {
+		int err = idhash_grow(h, hashes);
+		if (err)
+			return err;
+		pos = hashes[id] & h->mask;
+		while (h->slot[pos])
+			pos = (pos + 1) & h->mask;
+	}
+	h->slot[pos] = id + 1;
+	h->n++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Strings                                                                              */
+
+struct strkey {
+	const char *s;
+	size_t len;
+};
+
+static bool str_eq(const struct pk_profile *p, uint32_t id, const void *key)
+{
+	const struct strkey *k = key;
+	const char *s = p->str[id];
+	return !strncmp(s, k->s, k->len) && s[k->len] == '\0';
+}
+
+static char *str_alloc(struct pk_profile *p, size_t n)
+{
+	struct pk_strchunk *c = p->chunks;
+	if (!c || c->size - c->used < n) {
+		size_t size = n > STR_CHUNK ? n : STR_CHUNK;
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->size = size;
+		c->used = 0;
+		c->next = p->chunks;
+		p->chunks = c;
+		p->str_bytes += sizeof(*c) + size;
+	}
+	char *r = c->data + c->used;
+	c->used += n;
+	return r;
+}
+
+uint32_t pk_xintern(struct pk_profile *p, const char *s)
+{
+	if (!s)
+		s = "";
+	struct strkey k = { s, strlen(s) };
+	uint32_t hash = pk_xhash_bytes(s, k.len, 0), pos;
+	uint32_t id = idhash_find(p, &p->str_h, hash, str_eq, &k, &pos);
+	if (id != PK_NONE)
+		return id;
+	if (grow2((void **)&p->str, &p->str_hash, &p->cap_str, (size_t)p->nr_str + 1,
+		  sizeof(*p->str)))
+		return PK_NONE;
+	char *copy = str_alloc(p, k.len + 1);
+	if (!copy)
+		return PK_NONE;
+	memcpy(copy, s, k.len + 1);
+	id = p->nr_str;
+	p->str[id] = copy;
+	p->str_hash[id] = hash;
+	p->nr_str++;
+	if (idhash_insert(&p->str_h, p->str_hash, id, pos)) {
+		p->nr_str--;
+		return PK_NONE;
+	}
+	return id;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Functions, frames, nodes, weights, threads                                           */
+
+static bool func_eq(const struct pk_profile *p, uint32_t id, const void *key)
+{
+	const struct pk_xfunc *a = &p->func[id], *b = key;
+	return a->name == b->name && a->dso == b->dso && a->kind == b->kind;
+}
+static bool loc_eq(const struct pk_profile *p, uint32_t id, const void *key)
+{
+	const struct pk_xloc *a = &p->loc[id], *b = key;
+	return a->func == b->func && a->addr == b->addr && a->line == b->line &&
+	       a->inlined == b->inlined;
+}
+static bool node_eq(const struct pk_profile *p, uint32_t id, const void *key)
+{
+	const struct pk_xnode *a = &p->node[id], *b = key;
+	return a->parent == b->parent && a->loc == b->loc;
+}
+static bool agg_eq(const struct pk_profile *p, uint32_t id, const void *key)
+{
+	const struct pk_xagg *a = &p->agg[id], *b = key;
+	return a->node == b->node && a->event == b->event;
+}
+static bool thread_eq(const struct pk_profile *p, uint32_t id, const void *key)
+{
+	const struct pk_xthread *a = &p->thread[id], *b = key;
+	return a->pid == b->pid && a->tid == b->tid && a->comm == b->comm;
+}
+
+/*
+ * Generic "find or append": arr/hashes/nr/cap/h of one table, element size, key (an
+ * element), its hash. Returns the id or PK_NONE (ENOMEM).
+ */
+static uint32_t intern_elem(struct pk_profile *p, void **arr, uint32_t **hashes, uint32_t *nr,
+			    uint32_t *cap, struct pk_idhash *h, size_t elem, const void *key,
+			    uint32_t hash, eq_fn eq)
+{
+	uint32_t pos;
+	uint32_t id = idhash_find(p, h, hash, eq, key, &pos);
+	if (id != PK_NONE)
+		return id;
+	if (grow2(arr, hashes, cap, (size_t)*nr + 1, elem))
+		return PK_NONE;
+	id = *nr;
+	memcpy((char *)*arr + (size_t)id * elem, key, elem);
+	(*hashes)[id] = hash;
+	(*nr)++;
+	if (idhash_insert(h, *hashes, id, pos)) {
+		(*nr)--;
+		return PK_NONE;
+	}
+	return id;
+}
+
+#define INTERN(p, tbl, key, hash, eq)                                                    \
+	intern_elem((p), (void **)&(p)->tbl, &(p)->tbl##_hash, &(p)->nr_##tbl,             \
+		    &(p)->cap_##tbl, &(p)->tbl##_h, sizeof(*(p)->tbl), (key), (hash), (eq))
+
+/* ------------------------------------------------------------------------------------ */
+/* Public API                                                                           */
+
+struct pk_profile *pk_profile__new(const struct pk_profile_opts *opts)
+{
+	if (!PK_OPTS_VALID(opts, pk_profile_opts))
+		return pk_err_ptr(-EINVAL);
+	struct pk_profile *p = calloc(1, sizeof(*p));
+	if (!p)
+		return pk_err_ptr(-ENOMEM);
+	p->o.timeline = PK_OPTS_GET(opts, timeline, false);
+	p->o.root_comm = PK_OPTS_GET(opts, root_comm, false);
+	p->o.addresses = PK_OPTS_GET(opts, addresses, false);
+	p->o.max_depth = PK_OPTS_GET(opts, max_depth, 0);
+	if (!p->o.max_depth || p->o.max_depth > 1024)
+		p->o.max_depth = 1024;
+	if (pk_xintern(p, "") != 0 || (p->title = pk_xintern(p, "perfkit")) == PK_NONE) {
+		pk_profile__free(p);
+		return pk_err_ptr(-ENOMEM);
+	}
+	return p;
+}
+
+void pk_profile__free(struct pk_profile *p)
+{
+	if (!p)
+		return;
+	while (p->chunks) {
+		struct pk_strchunk *n = p->chunks->next;
+		free(p->chunks);
+		p->chunks = n;
+	}
+	free(p->str);
+	free(p->str_hash);
+	free(p->str_h.slot);
+	free(p->func);
+	free(p->func_hash);
+	free(p->func_h.slot);
+	free(p->loc);
+	free(p->loc_hash);
+	free(p->loc_h.slot);
+	free(p->node);
+	free(p->node_hash);
+	free(p->node_h.slot);
+	free(p->agg);
+	free(p->agg_hash);
+	free(p->agg_h.slot);
+	free(p->thread);
+	free(p->thread_hash);
+	free(p->thread_h.slot);
+	free(p->timeline);
+	free(p->event);
+	free(p->dso);
+	free(p->scratch);
+	free(p);
+}
+
+int pk_profile__add_event(struct pk_profile *p, const char *name, const char *unit)
+{
+	if (!p)
+		return pk_err(-EINVAL);
+	if (pk_xgrow((void **)&p->event, &p->cap_event, p->nr_event + 1, sizeof(*p->event)))
+		return pk_err(-ENOMEM);
+	struct pk_xevent *e = &p->event[p->nr_event];
+	memset(e, 0, sizeof(*e));
+	e->name = pk_xintern(p, name ? name : "event");
+	e->unit = pk_xintern(p, unit ? unit : "count");
+	if (e->name == PK_NONE || e->unit == PK_NONE)
+		return pk_err(-ENOMEM);
+	return (int)p->nr_event++;
+}
+
+size_t pk_profile__nr_events(const struct pk_profile *p)
+{
+	return p ? p->nr_event : 0;
+}
+
+static uint32_t intern_func(struct pk_profile *p, uint32_t name, uint32_t dso, uint8_t kind,
+			    uint32_t file, uint32_t line)
+{
+	struct pk_xfunc f = { .name = name, .dso = dso, .kind = kind, .file = file, .line = line };
+	uint32_t h = mix2(mix2(name, dso), kind);
+	return INTERN(p, func, &f, h, func_eq);
+}
+
+int pk_profile__intern_frame(struct pk_profile *p, const struct pk_export_frame *fr,
+			     uint32_t *id)
+{
+	if (!p || !fr || !id)
+		return pk_err(-EINVAL);
+	char hex[32];
+	const char *name = fr->name;
+	if (!name || !*name) {
+		if (fr->addr) {
+			snprintf(hex, sizeof(hex), "0x%" PRIx64, fr->addr);
+			name = hex;
+		} else {
+			name = "[unknown]";
+		}
+	}
+	uint32_t n = pk_xintern(p, name);
+	uint32_t d = pk_xintern(p, fr->dso);
+	uint32_t file = pk_xintern(p, fr->file);
+	if (n == PK_NONE || d == PK_NONE || file == PK_NONE)
+		return pk_err(-ENOMEM);
+	uint8_t kind = fr->kind <= PK_FRAME_COMM ? fr->kind : PK_FRAME_UNKNOWN;
+	uint32_t f = intern_func(p, n, d, kind, file, fr->line);
+	if (f == PK_NONE)
+		return pk_err(-ENOMEM);
+	struct pk_xloc l = { .func = f };
+	if (p->o.addresses) {
+		l.addr = fr->addr;
+		l.line = fr->line;
+		l.inlined = fr->inlined;
+	}
+	uint32_t h = mix2(mix2(f, l.addr), (uint64_t)l.line << 1 | l.inlined);
+	uint32_t lid = INTERN(p, loc, &l, h, loc_eq);
+	if (lid == PK_NONE)
+		return pk_err(-ENOMEM);
+	*id = lid;
+	return 0;
+}
+
+static uint32_t intern_thread(struct pk_profile *p, uint32_t pid, uint32_t tid, uint32_t comm)
+{
+	struct pk_xthread t = { pid, tid, comm };
+	return INTERN(p, thread, &t, mix2(mix2(pid, tid), comm), thread_eq);
+}
+
+int pk_profile__add_sample_ids(struct pk_profile *p, const struct pk_export_sample *s,
+			       const uint32_t *ids, size_t nr)
+{
+	if (!p || !s || (nr && !ids) || s->event >= p->nr_event)
+		return pk_err(-EINVAL);
+	for (size_t i = 0; i < nr; i++)
+		if (ids[i] >= p->nr_loc)
+			return pk_err(-EINVAL);
+	uint32_t comm = pk_xintern(p, s->comm ? s->comm : "[unknown]");
+	if (comm == PK_NONE)
+		return pk_err(-ENOMEM);
+	uint32_t node = PK_NONE, depth = 0;
+	if (p->o.root_comm) {
+		struct pk_export_frame cf = { .name = pk_xstr(p, comm), .kind = PK_FRAME_COMM };
+		uint32_t lid;
+		int err = pk_profile__intern_frame(p, &cf, &lid);
+		if (err)
+			return err;
+		struct pk_xnode k = { .parent = PK_NONE, .loc = lid, .depth = 1 };
+		node = INTERN(p, node, &k, mix2(PK_NONE, lid), node_eq);
+		if (node == PK_NONE)
+			return pk_err(-ENOMEM);
+		depth = 1;
+	}
+	/* root side first; beyond max_depth the outermost frames are dropped */
+	size_t take = nr;
+	if (take + depth > p->o.max_depth)
+		take = p->o.max_depth - depth;
+	for (size_t i = take; i-- > 0;) {
+		struct pk_xnode k = { .parent = node, .loc = ids[i], .depth = ++depth };
+		uint32_t nid = INTERN(p, node, &k, mix2(node, ids[i]), node_eq);
+		if (nid == PK_NONE)
+			return pk_err(-ENOMEM);
+		node = nid;
+	}
+	uint64_t period = s->period ? s->period : 1;
+	struct pk_xagg a = { .node = node, .event = s->event };
+	uint32_t aid = INTERN(p, agg, &a, mix2(node, s->event), agg_eq);
+	if (aid == PK_NONE)
+		return pk_err(-ENOMEM);
+	p->agg[aid].samples++;
+	p->agg[aid].period += period;
+	p->event[s->event].samples++;
+	p->event[s->event].period += period;
+	if (p->o.timeline) {
+		uint32_t th = intern_thread(p, s->pid, s->tid, comm);
+		if (th == PK_NONE)
+			return pk_err(-ENOMEM);
+		if (p->nr_time == p->cap_time) {
+			size_t ncap = p->cap_time ? p->cap_time * 2 : 1024;
+			struct pk_xtime *t = realloc(p->timeline, ncap * sizeof(*t));
+			if (!t)
+				return pk_err(-ENOMEM);
+			p->timeline = t;
+			p->cap_time = ncap;
+		}
+		p->timeline[p->nr_time] = (struct pk_xtime){
+			.time = s->time, .period = period, .node = node, .thread = th,
+			.event = s->event, .seq = (uint32_t)p->nr_time,
+		};
+		p->nr_time++;
+	}
+	p->nr_samples++;
+	return 0;
+}
+
+int pk_profile__add_sample(struct pk_profile *p, const struct pk_export_sample *s)
+{
+	if (!p || !s || (s->nr_frames && !s->frames))
+		return pk_err(-EINVAL);
+	if (s->nr_frames > p->cap_scratch) {
+		uint32_t *n = realloc(p->scratch, s->nr_frames * sizeof(*n));
+		if (!n)
+			return pk_err(-ENOMEM);
+		p->scratch = n;
+		p->cap_scratch = s->nr_frames;
+	}
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		int err = pk_profile__intern_frame(p, &s->frames[i], &p->scratch[i]);
+		if (err)
+			return err;
+	}
+	return pk_profile__add_sample_ids(p, s, p->scratch, s->nr_frames);
+}
+
+int pk_profile__set_dso(struct pk_profile *p, const char *dso, uint64_t start, uint64_t end,
+			uint64_t pgoff, const uint8_t *build_id, size_t build_id_len)
+{
+	if (!p || !dso || (build_id_len && !build_id))
+		return pk_err(-EINVAL);
+	uint32_t name = pk_xintern(p, dso);
+	if (name == PK_NONE)
+		return pk_err(-ENOMEM);
+	struct pk_xdso *d = NULL;
+	for (uint32_t i = 0; i < p->nr_dso; i++)
+		if (p->dso[i].name == name)
+			d = &p->dso[i];
+	if (!d) {
+		if (pk_xgrow((void **)&p->dso, &p->cap_dso, p->nr_dso + 1, sizeof(*p->dso)))
+			return pk_err(-ENOMEM);
+		d = &p->dso[p->nr_dso++];
+	}
+	memset(d, 0, sizeof(*d));
+	d->name = name;
+	d->start = start;
+	d->end = end;
+	d->pgoff = pgoff;
+	d->build_id_len = (uint8_t)PK_MIN(build_id_len, sizeof(d->build_id));
+	if (d->build_id_len)
+		memcpy(d->build_id, build_id, d->build_id_len);
+	return 0;
+}
+
+int pk_profile__set_info(struct pk_profile *p, const char *title, uint64_t epoch_ns,
+			 uint64_t duration_ns)
+{
+	if (!p)
+		return pk_err(-EINVAL);
+	uint32_t t = pk_xintern(p, title ? title : "perfkit");
+	if (t == PK_NONE)
+		return pk_err(-ENOMEM);
+	p->title = t;
+	p->epoch_ns = epoch_ns;
+	p->duration_ns = duration_ns;
+	return 0;
+}
+
+void pk_profile__stats(const struct pk_profile *p, struct pk_profile_stats *st)
+{
+	if (!st)
+		return;
+	memset(st, 0, sizeof(*st));
+	if (!p)
+		return;
+	st->samples = p->nr_samples;
+	st->strings = p->nr_str;
+	st->functions = p->nr_func;
+	st->frames = p->nr_loc;
+	st->stack_nodes = p->nr_node;
+	st->threads = p->nr_thread;
+	st->bytes = p->str_bytes +
+		    (uint64_t)p->cap_str * (sizeof(char *) + 4) + (p->str_h.mask + 1ULL) * 4 +
+		    (uint64_t)p->cap_func * (sizeof(struct pk_xfunc) + 4) + (p->func_h.mask + 1ULL) * 4 +
+		    (uint64_t)p->cap_loc * (sizeof(struct pk_xloc) + 4) + (p->loc_h.mask + 1ULL) * 4 +
+		    (uint64_t)p->cap_node * (sizeof(struct pk_xnode) + 4) + (p->node_h.mask + 1ULL) * 4 +
+		    (uint64_t)p->cap_agg * (sizeof(struct pk_xagg) + 4) + (p->agg_h.mask + 1ULL) * 4 +
+		    (uint64_t)p->cap_thread * (sizeof(struct pk_xthread) + 4) +
+		    (p->thread_h.mask + 1ULL) * 4 + p->cap_time * sizeof(struct pk_xtime);
+}
+
+int pk_profile__totals(const struct pk_profile *p, uint32_t event, uint64_t *samples,
+		       uint64_t *period)
+{
+	if (!p || event >= p->nr_event)
+		return pk_err(-EINVAL);
+	if (samples)
+		*samples = p->event[event].samples;
+	if (period)
+		*period = p->event[event].period;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Helpers for the writers                                                              */
+
+static const struct pk_xtime *sort_base;
+
+static int cmp_time(const void *a, const void *b)
+{
+	const struct pk_xtime *x = &sort_base[*(const uint32_t *)a];
+	const struct pk_xtime *y = &sort_base[*(const uint32_t *)b];
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+uint32_t *pk_xtimeline_order(const struct pk_profile *p)
+{
+	uint32_t *o = malloc((p->nr_time ? p->nr_time : 1) * sizeof(*o));
+	if (!o)
+		return NULL;
+	bool sorted = true;
+	for (size_t i = 0; i < p->nr_time; i++) {
+		o[i] = (uint32_t)i;
+		if (i && p->timeline[i].time < p->timeline[i - 1].time)
+			sorted = false;
+	}
+	if (!sorted) {
+		/* qsort has no context argument in C11; writers run one at a time */
+		sort_base = p->timeline;
+		qsort(o, p->nr_time, sizeof(*o), cmp_time);
+		sort_base = NULL;
+	}
+	return o;
+}
+
+void pk_xjson_str(FILE *f, const char *s)
+{
+	const unsigned char *c = (const unsigned char *)(s ? s : "");
+	putc('"', f);
+	while (*c) {
+		unsigned char b = *c;
+		if (b < 0x80) {
+			switch (b) {
+			case '"': fputs("\\\"", f); break;
+			case '\\': fputs("\\\\", f); break;
+			case '\n': fputs("\\n", f); break;
+			case '\t': fputs("\\t", f); break;
+			case '\r': fputs("\\r", f); break;
+			case '<': fputs("\\u003c", f); break;
+			case '>': fputs("\\u003e", f); break;
+			case '&': fputs("\\u0026", f); break;
+			default:
+				if (b < 0x20)
+					fprintf(f, "\\u%04x", b);
+				else
+					putc(b, f);
+			}
+			c++;
+			continue;
+		}
+		/* validate one UTF-8 sequence */
+		int len = b >= 0xf0 && b <= 0xf4 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 && b < 0xe0 ? 2 : 0;
+		if (b >= 0xf5)
+			len = 0;
+		int ok = len > 0;
+		for (int i = 1; ok && i < len; i++)
+			if ((c[i] & 0xc0) != 0x80)
+				ok = 0;
+		if (ok && len == 3 && ((b == 0xe0 && c[1] < 0xa0) || (b == 0xed && c[1] >= 0xa0)))
+			ok = 0; /* overlong or surrogate */
+		if (ok && len == 4 && ((b == 0xf0 && c[1] < 0x90) || (b == 0xf4 && c[1] >= 0x90)))
+			ok = 0;
+		if (ok) {
+			fwrite(c, 1, (size_t)len, f);
+			c += len;
+		} else {
+			fputs("\\ufffd", f);
+			c++;
+		}
+	}
+	putc('"', f);
+}
+
+int pk_xfinish(FILE *f)
+{
+	if (fflush(f) || ferror(f))
+		return pk_err(-EIO);
+	return 0;
+}

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfkit/report.h - analysis of a record stream: the time-ordering layer (records of a
+ * perf.data file re-sorted by timestamp within FINISHED_ROUND rounds, with bounded
+ * memory) and the aggregation behind `perfkit report`: histogram entries keyed by sort
+ * keys (comm, pid, tid, dso, sym, srcline, cpu), self and children (cumulative through
+ * call chains) periods and sample counts, call-graph trees per entry, and filters.
+ *
+ * Time ordering protocol (what report, script and the exports use):
+ *     q = pk_ordered__new(NULL);
+ *     while ((err = pk_ordered__next(q, reader, &ev)) > 0) { ... ev in time order ... }
+ *     pk_ordered__free(q);
+ * or, for a stream from elsewhere (tests, live rings):
+ *     pk_ordered__push(q, &ev) ... pk_ordered__pop(q, &out) ... pk_ordered__finish(q)
+ *
+ * The rule is perf's (PERFDATA.md §4): records carrying a timestamp are queued; on each
+ * FINISHED_ROUND every queued record with a timestamp <= the largest timestamp seen before
+ * the previous FINISHED_ROUND is delivered in (time, arrival) order; at the end everything
+ * is delivered. Records without a timestamp (user records such as FINISHED_ROUND or
+ * TRACING_DATA, attrs without TIME) are delivered at once. When the queued bytes exceed
+ * opts.max_bytes the oldest half is delivered early (as perf's queue-size limit does), so
+ * memory stays bounded even for files without rounds.
+ *
+ * Report protocol:
+ *     rep = pk_report__new(&opts);
+ *     err = pk_report__process(rep, reader, progress_fn, ctx);   (reads the whole stream)
+ *     for i < pk_report__nr_hists(rep): h = pk_report__hist(rep, i); entries ...
+ *     pk_report__free(rep);
+ */
+#ifndef PERFKIT_REPORT_H
+#define PERFKIT_REPORT_H
+
+#include <perfkit/common.h>
+#include <perfkit/data.h>
+#include <perfkit/symbol.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------ */
+/* Time ordering                                                                        */
+/* ------------------------------------------------------------------------------------ */
+
+struct pk_ordered;
+
+struct pk_ordered_opts {
+	size_t sz;
+	/* Queued record bytes beyond which the oldest half is delivered early.
+	 * 0 = 256 MiB. */
+	size_t max_bytes;
+	size_t :0;
+};
+
+/* Create an empty queue. NULL with errno EINVAL / ENOMEM. */
+PK_API struct pk_ordered *pk_ordered__new(const struct pk_ordered_opts *opts);
+/* Free the queue and every record still in it. NULL is accepted. */
+PK_API void pk_ordered__free(struct pk_ordered *q);
+
+/*
+ * The timestamp of a record, or (uint64_t)-1 if it has none: a SAMPLE with TIME, or a
+ * kernel record whose attr has sample_id_all and TIME. attr may be NULL (no timestamp).
+ */
+PK_API uint64_t pk_ordered__timestamp(const struct perf_event_header *hdr,
+				      const struct pk_data_attr *attr);
+
+/*
+ * Queue one record (copied; ev->payload is NOT copied and must stay valid until the
+ * record is popped). A FINISHED_ROUND record (type 68) makes the older records
+ * deliverable and is itself delivered after them. Returns 0 or -ENOMEM / -EINVAL.
+ */
+PK_API int pk_ordered__push(struct pk_ordered *q, const struct pk_data_event *ev);
+/* End of input: everything queued becomes deliverable. */
+PK_API void pk_ordered__finish(struct pk_ordered *q);
+/*
+ * The next deliverable record: returns 1 and fills *ev (valid until the next pop, push or
+ * free), 0 if nothing is deliverable yet (push more, or finish).
+ */
+PK_API int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev);
+/*
+ * Convenience: pull records from `r` until one is deliverable, and deliver it.
+ * Same return convention as pk_data_reader__next (1, 0 at the end, negative error; on a
+ * reader error the records queued before it are delivered first).
+ */
+PK_API int pk_ordered__next(struct pk_ordered *q, struct pk_data_reader *r,
+			    struct pk_data_event *ev);
+
+struct pk_ordered_stats {
+	uint64_t queued;        /* records that went through the queue */
+	uint64_t immediate;     /* records delivered at once (no timestamp) */
+	uint64_t out_of_order;  /* queued with a time below what was already delivered */
+	uint64_t early_flushes; /* times max_bytes forced delivering half the queue */
+	uint64_t max_queued_bytes; /* high-water mark of the record bytes held */
+	uint64_t rounds;        /* FINISHED_ROUND records seen */
+};
+PK_API void pk_ordered__stats(const struct pk_ordered *q, struct pk_ordered_stats *st);
+
+/* ------------------------------------------------------------------------------------ */
+/* Aggregation                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+enum pk_sort_key {
+	PK_SORT_COMM = 0,
+	PK_SORT_PID,
+	PK_SORT_TID,
+	PK_SORT_DSO,
+	PK_SORT_SYM,
+	PK_SORT_SRCLINE,
+	PK_SORT_CPU,
+	PK_SORT__MAX,
+};
+
+/* Key name ("comm", "pid", "tid", "dso", "sym"/"symbol", "srcline", "cpu") -> key, or
+ * -EINVAL. */
+PK_API int pk_sort_key__parse(const char *name);
+/* Canonical name of a key ("sym" for PK_SORT_SYM), or NULL. */
+PK_API const char *pk_sort_key__name(enum pk_sort_key k);
+
+/* Order of call-chain trees: callee = the sampled function first, then its callers
+ * (perf's default without children); caller = from the outermost caller down. */
+enum pk_cg_order {
+	PK_CG_ORDER_DEFAULT = 0, /* caller with children, callee without */
+	PK_CG_ORDER_CALLEE,
+	PK_CG_ORDER_CALLER,
+};
+
+struct pk_report_opts {
+	size_t sz;
+	/* Sort keys in order; NULL/0 = comm, dso, sym. At most PK_SORT__MAX keys. */
+	const enum pk_sort_key *sort;
+	size_t nr_sort;
+	bool children;          /* also accumulate through call chains ("Children") */
+	bool callgraph;         /* build a call-chain tree under every entry */
+	enum pk_cg_order order;
+	bool no_callchain;      /* use only the sampled ip even if callchains exist */
+	unsigned int max_stack; /* frames of a chain used (0 = 127, perf's default) */
+	bool inlines;           /* expand inlined functions into call-chain frames */
+	/* Machine model (see pk_machine_opts). */
+	bool host;
+	const char *kallsyms;
+	/* Filters (a sample is dropped unless it matches every given filter; percentages
+	 * stay relative to the total of all samples of the event, as perf's default). */
+	const int32_t *pids; size_t nr_pids;
+	const int32_t *tids; size_t nr_tids;
+	const int32_t *cpus; size_t nr_cpus;
+	const char *const *comms; size_t nr_comms;
+	const char *const *dsos; size_t nr_dsos;     /* short or full DSO names */
+	const char *const *symbols; size_t nr_symbols;
+	uint64_t time_start, time_end; /* sample time window [start, end]; 0 = open */
+	size_t :0;
+};
+
+struct pk_report;
+
+/* One node of a call-chain tree. Children are sorted by period, largest first. */
+struct pk_callnode {
+	const char *sym;        /* NULL: unresolved (show addr) */
+	const char *dso;        /* short DSO name */
+	const char *srcline;    /* "file.c:12" when callgraph srclines were requested, else NULL */
+	uint64_t addr;          /* DSO-relative address (unresolved frames) */
+	bool kernel;
+	uint64_t period;        /* period of the chains through this node */
+	uint64_t samples;
+	uint64_t self_period;   /* period of the chains that end here */
+	const struct pk_callnode *child; /* first child */
+	const struct pk_callnode *next;  /* next sibling */
+};
+
+struct pk_hist_entry {
+	const char *comm;
+	int32_t pid, tid, cpu;
+	const char *dso;        /* short name ("libc.so.6", "[kernel.kallsyms]", "[unknown]") */
+	const char *dso_long;   /* full path */
+	const char *sym;        /* NULL: unresolved (show addr) */
+	uint64_t addr;          /* DSO-relative address of an unresolved symbol */
+	bool kernel;            /* "[k]" */
+	const char *srcline;    /* "file.c:12" (srcline key only), else NULL */
+	uint64_t self_period, self_samples;
+	uint64_t total_period, total_samples; /* children mode: self + callees; else = self */
+	const struct pk_callnode *callchain;  /* virtual root (its children are the top
+					       * frames), NULL without callgraph */
+};
+
+struct pk_hist {
+	const struct pk_data_attr *attr;
+	const char *name;       /* event name */
+	uint64_t nr_samples;    /* samples of this event (before filters) */
+	uint64_t total_period;  /* their period sum */
+	uint64_t nr_filtered;   /* samples dropped by filters */
+	uint64_t nr_lost;       /* LOST records' counts attributed to this event */
+	bool has_callchains;
+	size_t nr_entries;
+	/* sorted: by total (children mode) or self period, descending */
+	const struct pk_hist_entry *const *entries;
+};
+
+/* Create a report session. NULL with errno EINVAL (bad opts) / ENOMEM. */
+PK_API struct pk_report *pk_report__new(const struct pk_report_opts *opts);
+PK_API void pk_report__free(struct pk_report *rep);
+
+typedef void (*pk_report_progress_fn)(uint64_t bytes_done, uint64_t records, void *ctx);
+
+/*
+ * Read every record of `r` in time order, feed the machine model, resolve and aggregate
+ * samples. `progress` (may be NULL) is called every 64 Ki records. Returns 0, or a
+ * negative error from the reader (what was read before the error stays aggregated).
+ */
+PK_API int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
+			      pk_report_progress_fn progress, void *ctx);
+
+/*
+ * Feed one decoded sample directly (synthetic streams, tests): `frames` are its resolved
+ * chain innermost first (frames[0] = the sampled location). Entries are created on the
+ * hist of attr index `attr_idx` (named `name` at its first use).
+ */
+struct pk_report_frame {
+	const char *dso;        /* short name; NULL = "[unknown]" */
+	const char *sym;        /* NULL = unresolved */
+	uint64_t addr;
+	bool kernel;
+	const char *srcline;    /* NULL = "??:0"-like unknown */
+};
+PK_API int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char *name,
+				 const char *comm, int32_t pid, int32_t tid, int32_t cpu,
+				 uint64_t time, uint64_t period,
+				 const struct pk_report_frame *frames, size_t nr_frames);
+
+/* Sort entries and build the trees (pk_report__process does it; call it after
+ * pk_report__add_sample). Idempotent until more samples are added. */
+PK_API int pk_report__finish(struct pk_report *rep);
+
+PK_API size_t pk_report__nr_hists(const struct pk_report *rep);
+PK_API const struct pk_hist *pk_report__hist(const struct pk_report *rep, size_t idx);
+/* Samples without a symbol, per DSO name: calls fn for each such DSO with the number of
+ * samples (for "install debug info" hints). */
+PK_API void pk_report__for_each_unresolved_dso(const struct pk_report *rep,
+					       void (*fn)(const char *dso, uint64_t samples,
+							  void *ctx),
+					       void *ctx);
+/* The machine model (for header output, symbol lookups). Owned by the report. */
+PK_API struct pk_machine *pk_report__machine(struct pk_report *rep);
+/* Time ordering statistics of the last pk_report__process. */
+PK_API void pk_report__ordered_stats(const struct pk_report *rep, struct pk_ordered_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

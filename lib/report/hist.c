@@ -1,0 +1,1419 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/report/hist.c - aggregation of samples into histogram entries and call-chain trees.
+ *
+ * Everything is interned to small integers first: strings (comm, DSO, symbol, srcline),
+ * frames (DSO + symbol, or DSO + address when unresolved), and resolved addresses (a
+ * cache keyed by pid, map generation, cpumode and ip, so that each distinct address of a
+ * process is symbolised once). Entries are then found by hashing a tuple of integers, and
+ * call-chain nodes by hashing (parent node, frame). Memory grows with distinct entries,
+ * nodes and addresses, never with the number of samples.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/report.h>
+#include <perfkit/event.h>
+#include "internal.h"
+
+#define NONE32 UINT32_MAX
+#define MAX_CHAIN 1024
+
+static inline uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* ---- growable arrays ---- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap : 64;
+	while (nc < need)
+		nc *= 2;
+	void *n = realloc(*p, nc * elem);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = nc;
+	return 0;
+}
+
+/* ---- open-addressing index: slot holds entry index + 1 (0 = empty) ---- */
+
+struct index {
+	uint32_t *slot;
+	uint64_t *hash;
+	size_t mask, n;
+};
+
+static void index_release(struct index *x)
+{
+	free(x->slot);
+	free(x->hash);
+	memset(x, 0, sizeof(*x));
+}
+
+static int index_grow(struct index *x)
+{
+	if (x->slot && (x->n + 1) * 4 < (x->mask + 1) * 3)
+		return 0;
+	size_t ns = x->slot ? (x->mask + 1) * 2 : 1024;
+	uint32_t *s = calloc(ns, sizeof(*s));
+	uint64_t *h = calloc(ns, sizeof(*h));
+	if (!s || !h) {
+		free(s);
+		free(h);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; x->slot && i <= x->mask; i++) {
+		if (!x->slot[i])
+			continue;
+		size_t j = x->hash[i] & (ns - 1);
+		while (s[j])
+			j = (j + 1) & (ns - 1);
+		s[j] = x->slot[i];
+		h[j] = x->hash[i];
+	}
+	free(x->slot);
+	free(x->hash);
+	x->slot = s;
+	x->hash = h;
+	x->mask = ns - 1;
+	return 0;
+}
+
+/* ---- string interning ---- */
+
+struct strtab {
+	struct index idx;
+	char **str;
+	size_t nr, cap;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return mix64(h);
+}
+
+/* id >= 1; 0 is reserved for "none" */
+static int str_intern(struct strtab *t, const char *s, uint32_t *id)
+{
+	uint64_t h = str_hash(s);
+	if (t->idx.slot) {
+		for (size_t j = h & t->idx.mask; t->idx.slot[j]; j = (j + 1) & t->idx.mask) {
+			if (t->idx.hash[j] == h && !strcmp(t->str[t->idx.slot[j]], s)) {
+				*id = t->idx.slot[j];
+				return 0;
+			}
+		}
+	}
+	if (!t->nr)
+		t->nr = 1; /* index 0 unused */
+	if (index_grow(&t->idx) || grow((void **)&t->str, &t->cap, t->nr + 1, sizeof(char *)))
+		return -ENOMEM;
+	char *c = strdup(s);
+	if (!c)
+		return -ENOMEM;
+	uint32_t nid = (uint32_t)t->nr++;
+	t->str[nid] = c;
+	size_t j = h & t->idx.mask;
+	while (t->idx.slot[j])
+		j = (j + 1) & t->idx.mask;
+	t->idx.slot[j] = nid;
+	t->idx.hash[j] = h;
+	t->idx.n++;
+	*id = nid;
+	return 0;
+}
+
+static const char *str_get(const struct strtab *t, uint32_t id)
+{
+	return id && id < t->nr ? t->str[id] : NULL;
+}
+
+static void str_release(struct strtab *t)
+{
+	for (size_t i = 1; i < t->nr; i++)
+		free(t->str[i]);
+	free(t->str);
+	index_release(&t->idx);
+}
+
+/* ---- frames ---- */
+
+struct frame {
+	uint32_t dso;           /* short name id */
+	uint32_t dso_long;      /* long name id (the key) */
+	uint32_t sym;           /* 0 = unresolved */
+	bool kernel;
+	uint64_t addr;          /* unresolved: the DSO-relative address (key) */
+	uint32_t srcline;       /* for pk_report__add_sample frames */
+	bool nomap;             /* no map covered the address */
+	bool inlined;           /* an inline pseudo-frame: keyed by name too */
+	uint64_t sym_start, sym_end; /* resolved symbols are keyed by their range, as perf's
+				      * sym sort key compares them */
+};
+
+/* ---- resolved address cache ---- */
+
+struct rent {
+	uint64_t ip;
+	uint32_t pid, gen;
+	uint8_t cpumode;
+	uint32_t frame;
+	uint32_t srcline;       /* 0 = not looked up yet */
+	struct pk_dso *dso;
+	uint64_t dso_addr;
+	int32_t inl_first;      /* -1: not looked up; else index into inl_pool */
+	uint32_t inl_n;         /* 0: no inline information (use frame) */
+};
+
+/* ---- entries and nodes ---- */
+
+struct hkey {
+	uint32_t comm, pid, tid, cpu, frame, dso, srcline;
+};
+
+struct ent {
+	struct hkey k;
+	uint32_t comm_id;       /* display values */
+	int32_t pid, tid, cpu;
+	uint32_t frame;
+	uint32_t srcline;
+	uint64_t self_period, self_samples, total_period, total_samples;
+	uint32_t root;          /* call-chain root node, NONE32 if none */
+	uint64_t last_seen;     /* sample serial, to count an entry once per chain */
+	bool kernel;            /* "[k]" as shown: the level when the entry was created */
+};
+
+struct node {
+	uint32_t parent, frame;
+	uint64_t period, samples, self_period;
+};
+
+struct hist {
+	struct pk_hist pub;
+	bool used;
+	char *name;
+	struct ent *ents;
+	size_t nr_ents, cap_ents;
+	struct index eidx;
+	struct pk_hist_entry *pub_ents;
+	const struct pk_hist_entry **pub_sorted;
+};
+
+struct udso {
+	uint32_t dso;
+	uint64_t samples;
+};
+
+struct pk_report {
+	bool children, callgraph, no_callchain, inlines, host;
+	enum pk_cg_order order;
+	unsigned int max_stack;
+	enum pk_sort_key sort[PK_SORT__MAX];
+	size_t nr_sort;
+	bool key_on[PK_SORT__MAX];
+	/* filters (copies) */
+	int32_t *pids, *tids, *cpus;
+	size_t nr_pids, nr_tids, nr_cpus;
+	char **comms, **dsos, **symbols;
+	size_t nr_comms, nr_dsos, nr_symbols;
+	uint64_t time_start, time_end;
+
+	struct pk_machine *m;
+	struct pk_ordered_stats ost;
+	struct strtab strs;
+	struct frame *frames;
+	size_t nr_frames, cap_frames;
+	struct index fidx;
+	struct rent *rents;
+	size_t nr_rents, cap_rents;
+	struct index ridx;
+	struct node *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct index nidx;
+	struct hist *hists;
+	size_t nr_hists;
+	/* map generations: pid -> gen (bumped by MMAP/exec), kernel generation */
+	struct { uint32_t pid, gen; } *gens;
+	size_t gen_mask, gen_n;
+	uint32_t kgen;
+	/* comm cache per tid */
+	struct ccache { uint32_t tid; uint32_t id; char comm[32]; bool used; } ccache[1024];
+	struct udso *udsos;
+	size_t nr_udsos, cap_udsos;
+	uint64_t serial;
+	bool finished;
+	/* scratch */
+	struct pk_chain_entry chain[MAX_CHAIN];
+	uint32_t cframes[MAX_CHAIN];
+	uint32_t csrc[MAX_CHAIN];
+	uint64_t cip[MAX_CHAIN];
+	bool cip_valid;
+	uint32_t seq[MAX_CHAIN];
+	struct pk_callnode *pub_nodes;
+	uint32_t *inl_pool;
+	size_t nr_inl, cap_inl;
+	uint32_t self_frame;
+};
+
+/* ------------------------------------------------------------------------------------ */
+
+static const char *const sort_names[PK_SORT__MAX] = {
+	[PK_SORT_COMM] = "comm", [PK_SORT_PID] = "pid", [PK_SORT_TID] = "tid",
+	[PK_SORT_DSO] = "dso", [PK_SORT_SYM] = "sym", [PK_SORT_SRCLINE] = "srcline",
+	[PK_SORT_CPU] = "cpu",
+};
+
+int pk_sort_key__parse(const char *name)
+{
+	if (!name)
+		return pk_err(-EINVAL);
+	if (!strcmp(name, "symbol"))
+		return PK_SORT_SYM;
+	if (!strcmp(name, "thread"))
+		return PK_SORT_TID;
+	for (int i = 0; i < PK_SORT__MAX; i++)
+		if (!strcmp(name, sort_names[i]))
+			return i;
+	return pk_err(-EINVAL);
+}
+
+const char *pk_sort_key__name(enum pk_sort_key k)
+{
+	return (unsigned)k < PK_SORT__MAX ? sort_names[k] : NULL;
+}
+
+static int copy_ints(int32_t **dst, size_t *nr, const int32_t *src, size_t n)
+{
+	*nr = 0;
+	if (!n || !src)
+		return 0;
+	*dst = malloc(n * sizeof(**dst));
+	if (!*dst)
+		return -ENOMEM;
+	memcpy(*dst, src, n * sizeof(**dst));
+	*nr = n;
+	return 0;
+}
+
+static int copy_strs(char ***dst, size_t *nr, const char *const *src, size_t n)
+{
+	*nr = 0;
+	if (!n || !src)
+		return 0;
+	*dst = calloc(n, sizeof(char *));
+	if (!*dst)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		(*dst)[i] = strdup(src[i] ? src[i] : "");
+		if (!(*dst)[i])
+			return -ENOMEM;
+		*nr = i + 1;
+	}
+	return 0;
+}
+
+struct pk_report *pk_report__new(const struct pk_report_opts *o)
+{
+	if (!PK_OPTS_VALID(o, pk_report_opts))
+		return pk_err_ptr(-EINVAL);
+	struct pk_report *rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return pk_err_ptr(-ENOMEM);
+	size_t nr_sort = PK_OPTS_GET(o, nr_sort, 0);
+	const enum pk_sort_key *sort = PK_OPTS_GET(o, sort, NULL);
+	if (!sort || !nr_sort) {
+		rep->sort[0] = PK_SORT_COMM;
+		rep->sort[1] = PK_SORT_DSO;
+		rep->sort[2] = PK_SORT_SYM;
+		rep->nr_sort = 3;
+	} else {
+		if (nr_sort > PK_SORT__MAX)
+			goto inval;
+		for (size_t i = 0; i < nr_sort; i++) {
+			if ((unsigned)sort[i] >= PK_SORT__MAX)
+				goto inval;
+			rep->sort[i] = sort[i];
+		}
+		rep->nr_sort = nr_sort;
+	}
+	for (size_t i = 0; i < rep->nr_sort; i++)
+		rep->key_on[rep->sort[i]] = true;
+	rep->children = PK_OPTS_GET(o, children, false);
+	rep->callgraph = PK_OPTS_GET(o, callgraph, false);
+	rep->order = PK_OPTS_GET(o, order, PK_CG_ORDER_DEFAULT);
+	if (rep->order == PK_CG_ORDER_DEFAULT)
+		rep->order = rep->children ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;
+	rep->no_callchain = PK_OPTS_GET(o, no_callchain, false);
+	rep->max_stack = PK_OPTS_GET(o, max_stack, 0u);
+	if (!rep->max_stack || rep->max_stack > MAX_CHAIN)
+		rep->max_stack = rep->max_stack ? MAX_CHAIN : 127;
+	rep->inlines = PK_OPTS_GET(o, inlines, false);
+	rep->time_start = PK_OPTS_GET(o, time_start, 0);
+	rep->time_end = PK_OPTS_GET(o, time_end, 0);
+	if (copy_ints(&rep->pids, &rep->nr_pids, PK_OPTS_GET(o, pids, NULL), PK_OPTS_GET(o, nr_pids, 0)) ||
+	    copy_ints(&rep->tids, &rep->nr_tids, PK_OPTS_GET(o, tids, NULL), PK_OPTS_GET(o, nr_tids, 0)) ||
+	    copy_ints(&rep->cpus, &rep->nr_cpus, PK_OPTS_GET(o, cpus, NULL), PK_OPTS_GET(o, nr_cpus, 0)) ||
+	    copy_strs(&rep->comms, &rep->nr_comms, PK_OPTS_GET(o, comms, NULL), PK_OPTS_GET(o, nr_comms, 0)) ||
+	    copy_strs(&rep->dsos, &rep->nr_dsos, PK_OPTS_GET(o, dsos, NULL), PK_OPTS_GET(o, nr_dsos, 0)) ||
+	    copy_strs(&rep->symbols, &rep->nr_symbols, PK_OPTS_GET(o, symbols, NULL),
+		      PK_OPTS_GET(o, nr_symbols, 0))) {
+		pk_report__free(rep);
+		return pk_err_ptr(-ENOMEM);
+	}
+	PK_OPTS(pk_machine_opts, mo, .host = PK_OPTS_GET(o, host, false),
+		.kallsyms = PK_OPTS_GET(o, kallsyms, NULL));
+	rep->m = pk_machine__new(&mo);
+	if (!rep->m) {
+		int e = errno;
+		pk_report__free(rep);
+		return pk_err_ptr(-e);
+	}
+	return rep;
+inval:
+	free(rep);
+	return pk_err_ptr(-EINVAL);
+}
+
+static void hist_release(struct hist *h)
+{
+	free(h->name);
+	free(h->ents);
+	index_release(&h->eidx);
+	free(h->pub_ents);
+	free(h->pub_sorted);
+}
+
+void pk_report__free(struct pk_report *rep)
+{
+	if (!rep)
+		return;
+	pk_machine__free(rep->m);
+	str_release(&rep->strs);
+	free(rep->frames);
+	index_release(&rep->fidx);
+	free(rep->rents);
+	index_release(&rep->ridx);
+	free(rep->nodes);
+	index_release(&rep->nidx);
+	for (size_t i = 0; i < rep->nr_hists; i++)
+		hist_release(&rep->hists[i]);
+	free(rep->hists);
+	free(rep->gens);
+	free(rep->udsos);
+	free(rep->pub_nodes);
+	free(rep->inl_pool);
+	free(rep->pids);
+	free(rep->tids);
+	free(rep->cpus);
+	for (size_t i = 0; i < rep->nr_comms; i++)
+		free(rep->comms[i]);
+	for (size_t i = 0; i < rep->nr_dsos; i++)
+		free(rep->dsos[i]);
+	for (size_t i = 0; i < rep->nr_symbols; i++)
+		free(rep->symbols[i]);
+	free(rep->comms);
+	free(rep->dsos);
+	free(rep->symbols);
+	free(rep);
+}
+
+struct pk_machine *pk_report__machine(struct pk_report *rep)
+{
+	return rep ? rep->m : NULL;
+}
+
+void pk_report__ordered_stats(const struct pk_report *rep, struct pk_ordered_stats *st)
+{
+	if (rep && st)
+		*st = rep->ost;
+}
+
+/* ---- generations ---- */
+
+static uint32_t *gen_slot(struct pk_report *rep, uint32_t pid, bool create)
+{
+	if (create && (!rep->gens || (rep->gen_n + 1) * 2 > rep->gen_mask + 1)) {
+		size_t ns = rep->gens ? (rep->gen_mask + 1) * 2 : 256;
+		__typeof__(rep->gens) n = calloc(ns, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; rep->gens && i <= rep->gen_mask; i++) {
+			if (!rep->gens[i].gen)
+				continue;
+			size_t j = mix64(rep->gens[i].pid) & (ns - 1);
+			while (n[j].gen)
+				j = (j + 1) & (ns - 1);
+			n[j] = rep->gens[i];
+		}
+		free(rep->gens);
+		rep->gens = n;
+		rep->gen_mask = ns - 1;
+	}
+	if (!rep->gens)
+		return NULL;
+	for (size_t j = mix64(pid) & rep->gen_mask;; j = (j + 1) & rep->gen_mask) {
+		if (!rep->gens[j].gen) {
+			if (!create)
+				return NULL;
+			rep->gens[j].pid = pid;
+			rep->gens[j].gen = 1;
+			rep->gen_n++;
+			return &rep->gens[j].gen;
+		}
+		if (rep->gens[j].pid == pid)
+			return &rep->gens[j].gen;
+	}
+}
+
+static void bump_gen(struct pk_report *rep, uint32_t pid)
+{
+	uint32_t *g = gen_slot(rep, pid, true);
+	if (g)
+		(*g)++;
+	else
+		rep->kgen++; /* no memory: invalidate everything instead */
+}
+
+/* ---- frames and resolution ---- */
+
+static bool frame_same(const struct frame *g, const struct frame *f)
+{
+	if (g->dso != f->dso || !g->sym != !f->sym || g->kernel != f->kernel ||
+	    g->nomap != f->nomap || g->srcline != f->srcline || g->inlined != f->inlined)
+		return false;
+	if (!f->sym)
+		return g->addr == f->addr;
+	if (f->inlined && g->sym != f->sym)
+		return false;
+	return g->sym_start == f->sym_start && g->sym_end == f->sym_end;
+}
+
+/* Frames are perf's sort-key identities: DSO by short name, a symbol by its address
+ * range (so identical binaries at different paths merge, as in perf report). */
+static int frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *id)
+{
+	uint64_t h = mix64(((uint64_t)f->dso << 32 | (f->sym ? 1u : 0u) | (f->inlined ? f->sym << 1 : 0)) ^
+			   mix64(f->sym ? f->sym_start * 31 + f->sym_end : f->addr) ^
+			   (f->kernel ? 0x5bd1e995 : 0) ^ ((uint64_t)f->srcline << 17));
+	if (rep->fidx.slot) {
+		for (size_t j = h & rep->fidx.mask; rep->fidx.slot[j]; j = (j + 1) & rep->fidx.mask) {
+			if (rep->fidx.hash[j] != h)
+				continue;
+			const struct frame *g = &rep->frames[rep->fidx.slot[j] - 1];
+			if (frame_same(g, f)) {
+				*id = rep->fidx.slot[j] - 1;
+				return 0;
+			}
+		}
+	}
+	if (index_grow(&rep->fidx) ||
+	    grow((void **)&rep->frames, &rep->cap_frames, rep->nr_frames + 1, sizeof(*f)))
+		return -ENOMEM;
+	uint32_t nid = (uint32_t)rep->nr_frames++;
+	rep->frames[nid] = *f;
+	size_t j = h & rep->fidx.mask;
+	while (rep->fidx.slot[j])
+		j = (j + 1) & rep->fidx.mask;
+	rep->fidx.slot[j] = nid + 1;
+	rep->fidx.hash[j] = h;
+	rep->fidx.n++;
+	*id = nid;
+	return 0;
+}
+
+/*
+ * perf shows demangled C++/Rust names without their parameter list: drop a trailing
+ * balanced "(...)" (and a " const" after it). "operator()" keeps its parentheses.
+ */
+static const char *short_name(const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+	if (n >= len || n < 3)
+		return name;
+	size_t end = n;
+	if (end > 6 && !strcmp(name + end - 6, " const"))
+		end -= 6;
+	if (name[end - 1] != ')')
+		return name;
+	int depth = 0;
+	size_t i = end;
+	while (i-- > 0) {
+		if (name[i] == ')')
+			depth++;
+		else if (name[i] == '(' && --depth == 0)
+			break;
+	}
+	if (depth || i == 0 || (i >= 8 && !strncmp(name + i - 8, "operator", 8)))
+		return name;
+	memcpy(buf, name, i);
+	buf[i] = 0;
+	return buf;
+}
+
+static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t ip, uint8_t cm,
+		   struct rent **out)
+{
+	uint32_t *gp = gen_slot(rep, pid, false);
+	uint32_t gen = (gp ? *gp : 0) + rep->kgen * 0x10001u;
+	uint64_t h = mix64(ip ^ ((uint64_t)pid << 32 | gen) * 0x9e3779b97f4a7c15ULL ^ cm);
+	if (rep->ridx.slot) {
+		for (size_t j = h & rep->ridx.mask; rep->ridx.slot[j]; j = (j + 1) & rep->ridx.mask) {
+			if (rep->ridx.hash[j] != h)
+				continue;
+			struct rent *e = &rep->rents[rep->ridx.slot[j] - 1];
+			if (e->ip == ip && e->pid == pid && e->gen == gen && e->cpumode == cm) {
+				*out = e;
+				return 0;
+			}
+		}
+	}
+	struct pk_addr_loc loc;
+	memset(&loc, 0, sizeof(loc));
+	pk_machine__resolve(rep->m, pid, tid, ip, cm, &loc);
+	struct frame f = { 0 };
+	const char *sname = loc.dso ? pk_dso__short_name(loc.dso) : "[unknown]";
+	const char *lname = loc.dso_name ? loc.dso_name : sname;
+	if (str_intern(&rep->strs, sname, &f.dso) || str_intern(&rep->strs, lname, &f.dso_long))
+		return -ENOMEM;
+	if (loc.sym) {
+		char nb[1024];
+		if (str_intern(&rep->strs, short_name(loc.sym, nb, sizeof(nb)), &f.sym))
+			return -ENOMEM;
+	}
+	f.kernel = loc.kernel || (!loc.dso && (cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL));
+	f.addr = loc.dso ? loc.dso_addr : ip;
+	f.nomap = !loc.dso;
+	if (loc.sym) {
+		f.sym_start = loc.sym_start;
+		f.sym_end = loc.sym_start + loc.sym_size;
+	}
+	uint32_t fid;
+	if (frame_intern(rep, &f, &fid))
+		return -ENOMEM;
+	if (index_grow(&rep->ridx) ||
+	    grow((void **)&rep->rents, &rep->cap_rents, rep->nr_rents + 1, sizeof(struct rent)))
+		return -ENOMEM;
+	uint32_t nid = (uint32_t)rep->nr_rents++;
+	rep->rents[nid] = (struct rent){ .ip = ip, .pid = pid, .gen = gen, .cpumode = cm,
+					 .frame = fid, .dso = loc.dso, .dso_addr = loc.dso_addr,
+					 .inl_first = -1 };
+	size_t j = h & rep->ridx.mask;
+	while (rep->ridx.slot[j])
+		j = (j + 1) & rep->ridx.mask;
+	rep->ridx.slot[j] = nid + 1;
+	rep->ridx.hash[j] = h;
+	rep->ridx.n++;
+	*out = &rep->rents[nid];
+	return 0;
+}
+
+/* srcline string id of a resolved address ("file.c:12", basename as perf prints it; a
+ * DSO-relative address when there is no line information). */
+static uint32_t srcline_of(struct pk_report *rep, struct rent *e)
+{
+	if (e->srcline)
+		return e->srcline;
+	char buf[512];
+	const char *file = NULL;
+	unsigned int line = 0;
+	const struct frame *f = &rep->frames[e->frame];
+	if (e->dso && !f->kernel && pk_dso__srcline(e->dso, e->dso_addr, &file, &line) == 0 && file) {
+		const char *b = strrchr(file, '/');
+		snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
+	} else {
+		snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", str_get(&rep->strs, f->dso), f->addr);
+	}
+	uint32_t id = 0;
+	if (str_intern(&rep->strs, buf, &id))
+		return 0;
+	e->srcline = id;
+	return id;
+}
+
+/* ---- hists, entries, nodes ---- */
+
+static struct hist *hist_get(struct pk_report *rep, int idx, const char *name)
+{
+	if (idx < 0 || idx > 65535)
+		return NULL;
+	if ((size_t)idx >= rep->nr_hists) {
+		struct hist *n = realloc(rep->hists, ((size_t)idx + 1) * sizeof(*n));
+		if (!n)
+			return NULL;
+		memset(n + rep->nr_hists, 0, ((size_t)idx + 1 - rep->nr_hists) * sizeof(*n));
+		rep->hists = n;
+		rep->nr_hists = (size_t)idx + 1;
+	}
+	struct hist *h = &rep->hists[idx];
+	if (!h->used) {
+		h->used = true;
+		h->name = strdup(name ? name : "unknown");
+		h->pub.name = h->name;
+	}
+	return h;
+}
+
+static uint64_t hkey_hash(const struct hkey *k)
+{
+	uint64_t h = mix64((uint64_t)k->comm << 32 | k->pid);
+	h = mix64(h ^ ((uint64_t)k->tid << 32 | k->cpu));
+	h = mix64(h ^ ((uint64_t)k->frame << 32 | k->dso));
+	return mix64(h ^ k->srcline);
+}
+
+static int node_new(struct pk_report *rep, uint32_t parent, uint32_t frame, uint32_t *id)
+{
+	if (grow((void **)&rep->nodes, &rep->cap_nodes, rep->nr_nodes + 1, sizeof(struct node)))
+		return -ENOMEM;
+	*id = (uint32_t)rep->nr_nodes++;
+	rep->nodes[*id] = (struct node){ .parent = parent, .frame = frame };
+	return 0;
+}
+
+static int node_child(struct pk_report *rep, uint32_t parent, uint32_t frame, uint32_t *id)
+{
+	uint64_t h = mix64((uint64_t)parent << 32 | frame);
+	if (rep->nidx.slot) {
+		for (size_t j = h & rep->nidx.mask; rep->nidx.slot[j]; j = (j + 1) & rep->nidx.mask) {
+			if (rep->nidx.hash[j] != h)
+				continue;
+			const struct node *n = &rep->nodes[rep->nidx.slot[j] - 1];
+			if (n->parent == parent && n->frame == frame) {
+				*id = rep->nidx.slot[j] - 1;
+				return 0;
+			}
+		}
+	}
+	if (index_grow(&rep->nidx) || node_new(rep, parent, frame, id))
+		return -ENOMEM;
+	size_t j = h & rep->nidx.mask;
+	while (rep->nidx.slot[j])
+		j = (j + 1) & rep->nidx.mask;
+	rep->nidx.slot[j] = *id + 1;
+	rep->nidx.hash[j] = h;
+	rep->nidx.n++;
+	return 0;
+}
+
+static int chain_append(struct pk_report *rep, struct ent *e, const uint32_t *fr, size_t n,
+			uint64_t period)
+{
+	if (e->root == NONE32 && node_new(rep, NONE32, NONE32, &e->root))
+		return -ENOMEM;
+	uint32_t cur = e->root;
+	rep->nodes[cur].period += period;
+	rep->nodes[cur].samples++;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c;
+		if (node_child(rep, cur, fr[i], &c))
+			return -ENOMEM;
+		rep->nodes[c].period += period;
+		rep->nodes[c].samples++;
+		cur = c;
+	}
+	rep->nodes[cur].self_period += period;
+	return 0;
+}
+
+static struct ent *entry_get(struct pk_report *rep, struct hist *h, const struct hkey *k,
+			     uint32_t comm_id, int32_t pid, int32_t tid, int32_t cpu,
+			     uint32_t frame, uint32_t srcline)
+{
+	uint64_t hh = hkey_hash(k);
+	if (h->eidx.slot) {
+		for (size_t j = hh & h->eidx.mask; h->eidx.slot[j]; j = (j + 1) & h->eidx.mask) {
+			if (h->eidx.hash[j] != hh)
+				continue;
+			struct ent *e = &h->ents[h->eidx.slot[j] - 1];
+			if (!memcmp(&e->k, k, sizeof(*k)))
+				return e;
+		}
+	}
+	if (index_grow(&h->eidx) ||
+	    grow((void **)&h->ents, &h->cap_ents, h->nr_ents + 1, sizeof(struct ent)))
+		return NULL;
+	size_t nid = h->nr_ents++;
+	struct ent *e = &h->ents[nid];
+	*e = (struct ent){ .k = *k, .comm_id = comm_id, .pid = pid, .tid = tid, .cpu = cpu,
+			   .frame = frame, .srcline = srcline, .root = NONE32, .last_seen = 0,
+			   .kernel = rep->frames[frame].kernel };
+	size_t j = hh & h->eidx.mask;
+	while (h->eidx.slot[j])
+		j = (j + 1) & h->eidx.mask;
+	h->eidx.slot[j] = (uint32_t)nid + 1;
+	h->eidx.hash[j] = hh;
+	h->eidx.n++;
+	rep->finished = false;
+	return e;
+}
+
+static bool match_str(char *const *list, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s && !strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+static bool match_int(const int32_t *list, size_t n, int32_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
+/* The frame of an unresolved callchain entry as perf keys cumulative entries: by the
+ * absolute address (perf's self entries use the DSO-relative one). */
+static uint32_t frame_abs(struct pk_report *rep, uint32_t fid, uint64_t ip)
+{
+	if (rep->frames[fid].sym || rep->frames[fid].addr == ip)
+		return fid;
+	struct frame f = rep->frames[fid];
+	f.addr = ip;
+	uint32_t id;
+	return frame_intern(rep, &f, &id) ? fid : id;
+}
+
+/* Entry filters (--dso, --symbols) on a frame. */
+static bool frame_passes(struct pk_report *rep, uint32_t fid)
+{
+	const struct frame *f = &rep->frames[fid];
+	if (rep->nr_dsos && !match_str(rep->dsos, rep->nr_dsos, str_get(&rep->strs, f->dso)) &&
+	    !match_str(rep->dsos, rep->nr_dsos, str_get(&rep->strs, f->dso_long)))
+		return false;
+	if (rep->nr_symbols && !match_str(rep->symbols, rep->nr_symbols, str_get(&rep->strs, f->sym)))
+		return false;
+	return true;
+}
+
+static void count_unresolved(struct pk_report *rep, uint32_t fid)
+{
+	const struct frame *f = &rep->frames[fid];
+	if (f->sym)
+		return;
+	for (size_t i = 0; i < rep->nr_udsos; i++) {
+		if (rep->udsos[i].dso == f->dso_long) {
+			rep->udsos[i].samples++;
+			return;
+		}
+	}
+	if (grow((void **)&rep->udsos, &rep->cap_udsos, rep->nr_udsos + 1, sizeof(struct udso)))
+		return;
+	rep->udsos[rep->nr_udsos++] = (struct udso){ .dso = f->dso_long, .samples = 1 };
+}
+
+static void make_key(struct pk_report *rep, struct hkey *k, uint32_t comm, int32_t pid,
+		     int32_t tid, int32_t cpu, uint32_t fid, uint32_t srcline)
+{
+	memset(k, 0, sizeof(*k));
+	if (rep->key_on[PK_SORT_COMM])
+		k->comm = comm;
+	if (rep->key_on[PK_SORT_PID])
+		k->pid = (uint32_t)pid;
+	if (rep->key_on[PK_SORT_TID])
+		k->tid = (uint32_t)tid;
+	if (rep->key_on[PK_SORT_CPU])
+		k->cpu = (uint32_t)cpu;
+	if (rep->key_on[PK_SORT_SYM])
+		k->frame = fid + 1;
+	else if (rep->key_on[PK_SORT_DSO])
+		k->dso = rep->frames[fid].dso;
+	if (rep->key_on[PK_SORT_SRCLINE])
+		k->srcline = srcline;
+}
+
+/*
+ * Aggregate one sample whose chain is cframes[0..n) (innermost first; n >= 1) with
+ * srcline ids csrc[] (only used with the srcline key).
+ */
+static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32_t pid,
+		     int32_t tid, int32_t cpu, uint64_t period, size_t n, bool has_chain)
+{
+	uint32_t *fr = rep->cframes;
+	uint32_t sf = rep->self_frame;
+	rep->serial++;
+	struct hkey k;
+	struct ent *self = NULL;
+	count_unresolved(rep, sf);
+	if (frame_passes(rep, sf)) {
+		make_key(rep, &k, comm, pid, tid, cpu, sf, rep->csrc[0]);
+		self = entry_get(rep, h, &k, comm, pid, tid, cpu, sf, rep->csrc[0]);
+		if (!self)
+			return -ENOMEM;
+		self->self_period += period;
+		self->self_samples++;
+		self->total_period += period;
+		self->total_samples++;
+		self->last_seen = rep->serial;
+	}
+	bool trees = rep->callgraph && has_chain;
+	/* the chain in display order */
+	uint32_t *seq = rep->seq;
+	bool caller = rep->order == PK_CG_ORDER_CALLER;
+	for (size_t i = 0; i < n; i++)
+		seq[i] = caller ? fr[n - 1 - i] : fr[i];
+	if (trees && self && chain_append(rep, self, seq, n, period))
+		return -ENOMEM;
+	if (!rep->children || !has_chain)
+		return 0;
+	/* cumulative entries: each distinct entry of the chain once, in display order
+	 * (perf walks its cursor the same way), getting the rest of the chain as its tree */
+	bool level = rep->frames[sf].kernel;
+	for (size_t j = 0; j < n; j++) {
+		size_t i = caller ? n - 1 - j : j; /* chain index of seq[j] */
+		uint32_t fi = fr[i];
+		if (!rep->frames[fi].sym && rep->cip_valid)
+			fi = frame_abs(rep, fi, rep->cip[i]);
+		if (!rep->frames[fi].nomap)
+			level = rep->frames[fi].kernel;
+		if (!frame_passes(rep, fi))
+			continue;
+		make_key(rep, &k, comm, pid, tid, cpu, fi, rep->csrc[i]);
+		size_t before = h->nr_ents;
+		struct ent *e = entry_get(rep, h, &k, comm, pid, tid, cpu, fi, rep->csrc[i]);
+		if (!e)
+			return -ENOMEM;
+		if (h->nr_ents != before)
+			e->kernel = level; /* perf: an unmapped entry keeps the level before it */
+		if (e->last_seen == rep->serial)
+			continue;
+		e->last_seen = rep->serial;
+		e->total_period += period;
+		e->total_samples++;
+		if (trees && chain_append(rep, e, seq + j, n - j, period))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static uint32_t comm_id(struct pk_report *rep, uint32_t tid, const char *comm)
+{
+	char buf[32];
+	if (!comm) {
+		if (tid == 0)
+			comm = "swapper"; /* the idle task, as perf names it */
+		else
+			snprintf(buf, sizeof(buf), ":%u", tid);
+		if (tid)
+			comm = buf;
+	}
+	struct ccache *c = &rep->ccache[mix64(tid) & (PK_ARRAY_SIZE(rep->ccache) - 1)];
+	if (c->used && c->tid == tid && !strcmp(c->comm, comm))
+		return c->id;
+	uint32_t id = 0;
+	if (str_intern(&rep->strs, comm, &id))
+		return 0;
+	c->used = true;
+	c->tid = tid;
+	c->id = id;
+	snprintf(c->comm, sizeof(c->comm), "%s", comm);
+	return id;
+}
+
+int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char *name,
+			  const char *comm, int32_t pid, int32_t tid, int32_t cpu,
+			  uint64_t time, uint64_t period, const struct pk_report_frame *frames,
+			  size_t nr_frames)
+{
+	if (!rep || !frames || !nr_frames)
+		return pk_err(-EINVAL);
+	struct hist *h = hist_get(rep, attr_idx, name);
+	if (!h)
+		return pk_err(-ENOMEM);
+	h->pub.nr_samples++;
+	h->pub.total_period += period;
+	if ((rep->nr_pids && !match_int(rep->pids, rep->nr_pids, pid)) ||
+	    (rep->nr_tids && !match_int(rep->tids, rep->nr_tids, tid)) ||
+	    (rep->nr_cpus && !match_int(rep->cpus, rep->nr_cpus, cpu)) ||
+	    (rep->nr_comms && !match_str(rep->comms, rep->nr_comms, comm)) ||
+	    (rep->time_start && time < rep->time_start) || (rep->time_end && time > rep->time_end)) {
+		h->pub.nr_filtered++;
+		return 0;
+	}
+	if (nr_frames > 1)
+		h->pub.has_callchains = true;
+	size_t n = PK_MIN(nr_frames, (size_t)rep->max_stack);
+	for (size_t i = 0; i < n; i++) {
+		const struct pk_report_frame *pf = &frames[i];
+		struct frame f = { 0 };
+		const char *d = pf->dso ? pf->dso : "[unknown]";
+		if (str_intern(&rep->strs, d, &f.dso) || str_intern(&rep->strs, d, &f.dso_long) ||
+		    (pf->sym && str_intern(&rep->strs, pf->sym, &f.sym)))
+			return pk_err(-ENOMEM);
+		f.kernel = pf->kernel;
+		f.addr = pf->addr;
+		f.sym_start = f.sym_end = f.sym; /* synthetic frames: one range per name */
+		uint32_t sl = 0;
+		char buf[64];
+		if (rep->key_on[PK_SORT_SRCLINE]) {
+			const char *s = pf->srcline;
+			if (!s) {
+				snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", d, pf->addr);
+				s = buf;
+			}
+			if (str_intern(&rep->strs, s, &sl))
+				return pk_err(-ENOMEM);
+		}
+		if (frame_intern(rep, &f, &rep->cframes[i]))
+			return pk_err(-ENOMEM);
+		rep->csrc[i] = sl;
+	}
+	rep->self_frame = rep->cframes[0];
+	rep->cip_valid = false;
+	int err = aggregate(rep, h, comm_id(rep, (uint32_t)tid, comm), pid, tid, cpu, period, n,
+			    nr_frames > 1);
+	return err ? pk_err(err) : 0;
+}
+
+/* ---- the record stream ---- */
+
+static const char *attr_name(const struct pk_data_attr *a, char *buf, size_t len)
+{
+	if (a->name && *a->name)
+		return a->name;
+	const struct perf_event_attr *at = &a->attr.attr;
+	size_t n = 0;
+	const struct pk_event_name *t = NULL;
+	if (at->type == PERF_TYPE_HARDWARE)
+		t = pk_hw_event_names(&n);
+	else if (at->type == PERF_TYPE_SOFTWARE)
+		t = pk_sw_event_names(&n);
+	for (size_t i = 0; t && i < n; i++)
+		if (t[i].config == at->config)
+			return t[i].name;
+	snprintf(buf, len, "event-%u:0x%llx", at->type, (unsigned long long)at->config);
+	return buf;
+}
+
+/* The DWARF name of a function vs its ELF symbol: equal, or equal but for leading
+ * underscores (assembler entry points such as __clone3 / clone3 have no DWARF
+ * subprogram of their own; perf's addr2line then reports the ELF name). */
+static bool same_function(const char *dwarf, const char *elf)
+{
+	if (!strcmp(dwarf, elf))
+		return true;
+	while (*dwarf == '_')
+		dwarf++;
+	while (*elf == '_')
+		elf++;
+	return !strcmp(dwarf, elf);
+}
+
+/*
+ * Inline expansion of a resolved user address (perf's callchain view): the functions
+ * inlined at the address, innermost first, then the containing function. A name that
+ * differs from the ELF symbol is shown as "name (inlined)", as perf does. Returns the
+ * number of frame ids in *out, 0 when there is nothing to expand.
+ */
+static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t **out)
+{
+	if (e->inl_first < 0) {
+		e->inl_first = 0;
+		e->inl_n = 0;
+		const struct frame *f = &rep->frames[e->frame];
+		const struct pk_inline_frame *ifr;
+		int ni;
+		if (!e->dso || !f->sym || f->kernel ||
+		    (ni = pk_dso__inlines(e->dso, e->dso_addr, &ifr)) < 1)
+			return 0;
+		if (ni == 1 && ifr[0].func && same_function(ifr[0].func, str_get(&rep->strs, f->sym)))
+			return 0; /* just the function itself */
+		if (ni > 64)
+			ni = 64;
+		if (grow((void **)&rep->inl_pool, &rep->cap_inl, rep->nr_inl + (size_t)ni,
+			 sizeof(uint32_t)))
+			return 0;
+		const char *base = str_get(&rep->strs, f->sym);
+		size_t first = rep->nr_inl;
+		for (int i = 0; i < ni; i++) {
+			struct frame g = *f;
+			char buf[1024];
+			const char *fn = ifr[i].func ? ifr[i].func : "??";
+			if (!same_function(fn, base)) {
+				snprintf(buf, sizeof(buf), "%s (inlined)", fn);
+				fn = buf;
+				g.inlined = true;
+			} else {
+				fn = base;
+			}
+			if (str_intern(&rep->strs, fn, &g.sym) || frame_intern(rep, &g, &rep->inl_pool[rep->nr_inl]))
+				return 0;
+			rep->nr_inl++;
+		}
+		e = &rep->rents[e - rep->rents]; /* (frame_intern does not move rents) */
+		e->inl_first = (int32_t)first;
+		e->inl_n = (uint32_t)ni;
+	}
+	*out = rep->inl_pool + e->inl_first;
+	return e->inl_n;
+}
+
+static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const struct pk_sample *s)
+{
+	char nb[64];
+	struct hist *h = hist_get(rep, a->idx, attr_name(a, nb, sizeof(nb)));
+	if (!h)
+		return -ENOMEM;
+	h->pub.attr = a;
+	uint64_t period = (s->type & PERF_SAMPLE_PERIOD) ? s->period
+			  : (a->attr.attr.freq ? 1 : a->attr.attr.sample_period);
+	if (!period)
+		period = 1;
+	h->pub.nr_samples++;
+	h->pub.total_period += period;
+	int32_t pid = (int32_t)s->pid, tid = (int32_t)s->tid;
+	int32_t cpu = (s->type & PERF_SAMPLE_CPU) ? (int32_t)s->cpu : -1;
+	if ((rep->nr_pids && !match_int(rep->pids, rep->nr_pids, pid)) ||
+	    (rep->nr_tids && !match_int(rep->tids, rep->nr_tids, tid)) ||
+	    (rep->nr_cpus && !match_int(rep->cpus, rep->nr_cpus, cpu)) ||
+	    (rep->time_start && s->time < rep->time_start) ||
+	    (rep->time_end && s->time > rep->time_end)) {
+		h->pub.nr_filtered++;
+		return 0;
+	}
+	const char *comm = pk_machine__comm_of(rep->m, s->tid);
+	uint32_t cid = comm_id(rep, s->tid, comm);
+	if (rep->nr_comms && !match_str(rep->comms, rep->nr_comms, str_get(&rep->strs, cid))) {
+		h->pub.nr_filtered++;
+		return 0;
+	}
+	bool has_chain = !rep->no_callchain &&
+			 (s->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
+	if (has_chain)
+		h->pub.has_callchains = true;
+	size_t n = 0;
+	struct rent *re;
+	/* the sampled location: always from s->ip with the sample's cpumode */
+	int err = resolve(rep, s->pid, s->tid, s->ip, s->cpumode, &re);
+	if (err)
+		return err;
+	rep->self_frame = re->frame;
+	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re) : 0;
+	rep->cip_valid = true;
+	if (!has_chain) {
+		rep->cip[0] = s->ip;
+		rep->cframes[0] = re->frame;
+		rep->csrc[0] = self_src;
+		n = 1;
+	} else {
+		int nc = pk_machine__callchain(rep->m, s, rep->chain, rep->max_stack);
+		if (nc <= 0) {
+			rep->chain[0].ip = s->ip;
+			rep->chain[0].cpumode = s->cpumode;
+			nc = 1;
+		}
+		for (size_t i = 0; i < (size_t)nc && n < MAX_CHAIN; i++) {
+			err = resolve(rep, s->pid, s->tid, rep->chain[i].ip, rep->chain[i].cpumode, &re);
+			if (err)
+				return err;
+			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re) : 0;
+			const uint32_t *ifr = NULL;
+			size_t ni = rep->inlines ? inlines_of(rep, re, &ifr) : 0;
+			if (!ni) {
+				ifr = &re->frame;
+				ni = 1;
+			}
+			for (size_t k = 0; k < ni && n < MAX_CHAIN; k++) {
+				rep->cframes[n] = ifr[k];
+				rep->cip[n] = rep->chain[i].ip;
+				rep->csrc[n] = src;
+				n++;
+			}
+		}
+		rep->csrc[0] = self_src;
+	}
+	return aggregate(rep, h, cid, pid, tid, cpu, period, n, has_chain);
+}
+
+static int do_record(struct pk_report *rep, const struct pk_data_event *ev)
+{
+	const struct perf_event_header *hdr = ev->hdr;
+	if (hdr->type >= 64 || !hdr->type)
+		return 0;
+	const struct pk_data_attr *a = ev->attr;
+	struct pk_record r;
+	int d = pk_record__decode(a && a->layout_ok ? &a->layout : NULL, hdr, &r, NULL);
+	if (d)
+		return 0; /* unknown or malformed: the reader already warned about corruption */
+	switch (r.type) {
+	case PERF_RECORD_SAMPLE:
+		return a ? do_sample(rep, a, &r.sample) : 0;
+	case PERF_RECORD_MMAP:
+		bump_gen(rep, r.mmap.pid);
+		if (r.mmap.pid == (uint32_t)-1 || r.cpumode == PK_CPUMODE_KERNEL)
+			rep->kgen++;
+		break;
+	case PERF_RECORD_MMAP2:
+		bump_gen(rep, r.mmap2.pid);
+		if (r.mmap2.pid == (uint32_t)-1 || r.cpumode == PK_CPUMODE_KERNEL)
+			rep->kgen++;
+		break;
+	case PERF_RECORD_COMM:
+		if (r.comm.exec)
+			bump_gen(rep, r.comm.pid);
+		break;
+	case PERF_RECORD_FORK:
+		bump_gen(rep, r.task.pid);
+		break;
+	case PERF_RECORD_LOST:
+		if (a) {
+			char nb[64];
+			struct hist *h = hist_get(rep, a->idx, attr_name(a, nb, sizeof(nb)));
+			if (h)
+				h->pub.nr_lost += r.lost.lost;
+		}
+		break;
+	default:
+		break;
+	}
+	return pk_machine__process(rep->m, &r);
+}
+
+int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
+		       pk_report_progress_fn progress, void *ctx)
+{
+	if (!rep || !r)
+		return pk_err(-EINVAL);
+	const struct pk_data_env *env = pk_data_reader__env(r);
+	for (size_t i = 0; env && i < env->nr_build_ids; i++) {
+		const struct pk_data_build_id *b = &env->build_ids[i];
+		if (b->filename)
+			pk_machine__add_build_id(rep->m, b->filename, b->build_id, b->build_id_size);
+	}
+	/* every attr gets a hist, so that events without samples still have a section */
+	char nb[64];
+	for (size_t i = 0; i < pk_data_reader__nr_attrs(r); i++) {
+		const struct pk_data_attr *a = pk_data_reader__attr(r, i);
+		struct hist *h = a ? hist_get(rep, a->idx, attr_name(a, nb, sizeof(nb))) : NULL;
+		if (h)
+			h->pub.attr = a;
+	}
+	struct pk_ordered *q = pk_ordered__new(NULL);
+	if (!q)
+		return pk_err(-ENOMEM);
+	struct pk_data_event ev;
+	uint64_t nrec = 0;
+	int err;
+	while ((err = pk_ordered__next(q, r, &ev)) > 0) {
+		err = do_record(rep, &ev);
+		if (err)
+			break;
+		if (progress && !(++nrec & 0xffff))
+			progress(ev.offset, nrec, ctx);
+	}
+	pk_ordered__stats(q, &rep->ost);
+	pk_ordered__free(q);
+	if (err < 0)
+		return pk_err(err);
+	err = pk_report__finish(rep);
+	return err;
+}
+
+/* ---- finishing: sorted entries and public trees ---- */
+
+static const struct pk_report *sort_ctx;
+static bool sort_children;
+
+static int strcmp0(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int ent_cmp(const void *pa, const void *pb)
+{
+	const struct pk_hist_entry *a = *(const struct pk_hist_entry *const *)pa;
+	const struct pk_hist_entry *b = *(const struct pk_hist_entry *const *)pb;
+	uint64_t av = sort_children ? a->total_period : a->self_period;
+	uint64_t bv = sort_children ? b->total_period : b->self_period;
+	if (av != bv)
+		return av > bv ? -1 : 1;
+	if (sort_children && a->self_period != b->self_period)
+		return a->self_period > b->self_period ? -1 : 1;
+	for (size_t i = 0; i < sort_ctx->nr_sort; i++) {
+		int c = 0;
+		switch (sort_ctx->sort[i]) {
+		case PK_SORT_COMM: c = strcmp0(a->comm, b->comm); break;
+		case PK_SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
+		case PK_SORT_TID: c = (a->tid > b->tid) - (a->tid < b->tid); break;
+		case PK_SORT_CPU: c = (a->cpu > b->cpu) - (a->cpu < b->cpu); break;
+		case PK_SORT_DSO: c = strcmp0(a->dso, b->dso); break;
+		case PK_SORT_SYM:
+			if (a->sym && b->sym)
+				c = strcmp(a->sym, b->sym);
+			else if (a->sym || b->sym)
+				c = a->sym ? -1 : 1;
+			else
+				c = (a->addr > b->addr) - (a->addr < b->addr);
+			break;
+		case PK_SORT_SRCLINE: c = strcmp0(a->srcline, b->srcline); break;
+		default: break;
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static int node_cmp(const void *pa, const void *pb)
+{
+	const struct pk_callnode *a = *(const struct pk_callnode *const *)pa;
+	const struct pk_callnode *b = *(const struct pk_callnode *const *)pb;
+	if (a->period != b->period)
+		return a->period > b->period ? -1 : 1;
+	int c = strcmp0(a->sym, b->sym);
+	if (c)
+		return c;
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+static int build_nodes(struct pk_report *rep)
+{
+	free(rep->pub_nodes);
+	rep->pub_nodes = NULL;
+	size_t n = rep->nr_nodes;
+	if (!n)
+		return 0;
+	struct pk_callnode *pn = calloc(n, sizeof(*pn));
+	uint32_t *cnt = calloc(n + 1, sizeof(*cnt));
+	const struct pk_callnode **kids = malloc(n * sizeof(*kids));
+	if (!pn || !cnt || !kids) {
+		free(pn);
+		free(cnt);
+		free(kids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct node *nd = &rep->nodes[i];
+		struct pk_callnode *p = &pn[i];
+		if (nd->frame != NONE32) {
+			const struct frame *f = &rep->frames[nd->frame];
+			p->sym = str_get(&rep->strs, f->sym);
+			p->dso = str_get(&rep->strs, f->dso);
+			p->srcline = str_get(&rep->strs, f->srcline);
+			p->addr = f->addr;
+			p->kernel = f->kernel;
+		}
+		p->period = nd->period;
+		p->samples = nd->samples;
+		p->self_period = nd->self_period;
+		if (nd->parent != NONE32)
+			cnt[nd->parent + 1]++;
+	}
+	for (size_t i = 1; i <= n; i++)
+		cnt[i] += cnt[i - 1];
+	/* cnt[p] = start of p's children in kids */
+	uint32_t *fill = malloc(n * sizeof(*fill));
+	if (!fill) {
+		free(pn);
+		free(cnt);
+		free(kids);
+		return -ENOMEM;
+	}
+	memcpy(fill, cnt, n * sizeof(*fill));
+	for (size_t i = 0; i < n; i++)
+		if (rep->nodes[i].parent != NONE32)
+			kids[fill[rep->nodes[i].parent]++] = &pn[i];
+	for (size_t p = 0; p < n; p++) {
+		size_t a = cnt[p], b = cnt[p + 1];
+		if (b - a > 1)
+			qsort(kids + a, b - a, sizeof(*kids), node_cmp);
+		for (size_t i = a; i < b; i++)
+			((struct pk_callnode *)kids[i])->next = i + 1 < b ? kids[i + 1] : NULL;
+		pn[p].child = b > a ? kids[a] : NULL;
+	}
+	free(fill);
+	free(cnt);
+	free(kids);
+	rep->pub_nodes = pn;
+	return 0;
+}
+
+int pk_report__finish(struct pk_report *rep)
+{
+	if (!rep)
+		return pk_err(-EINVAL);
+	if (build_nodes(rep))
+		return pk_err(-ENOMEM);
+	for (size_t hi = 0; hi < rep->nr_hists; hi++) {
+		struct hist *h = &rep->hists[hi];
+		free(h->pub_ents);
+		free(h->pub_sorted);
+		h->pub_ents = NULL;
+		h->pub_sorted = NULL;
+		h->pub.entries = NULL;
+		h->pub.nr_entries = 0;
+		if (!h->nr_ents)
+			continue;
+		h->pub_ents = calloc(h->nr_ents, sizeof(*h->pub_ents));
+		h->pub_sorted = calloc(h->nr_ents, sizeof(*h->pub_sorted));
+		if (!h->pub_ents || !h->pub_sorted)
+			return pk_err(-ENOMEM);
+		for (size_t i = 0; i < h->nr_ents; i++) {
+			const struct ent *e = &h->ents[i];
+			const struct frame *f = &rep->frames[e->frame];
+			struct pk_hist_entry *p = &h->pub_ents[i];
+			p->comm = str_get(&rep->strs, e->comm_id);
+			p->pid = e->pid;
+			p->tid = e->tid;
+			p->cpu = e->cpu;
+			p->dso = str_get(&rep->strs, f->dso);
+			p->dso_long = str_get(&rep->strs, f->dso_long);
+			p->sym = str_get(&rep->strs, f->sym);
+			p->addr = f->addr;
+			p->kernel = e->kernel;
+			p->srcline = str_get(&rep->strs, e->srcline);
+			p->self_period = e->self_period;
+			p->self_samples = e->self_samples;
+			p->total_period = rep->children ? e->total_period : e->self_period;
+			p->total_samples = rep->children ? e->total_samples : e->self_samples;
+			p->callchain = e->root != NONE32 && rep->pub_nodes ? &rep->pub_nodes[e->root] : NULL;
+			h->pub_sorted[i] = p;
+		}
+		sort_ctx = rep;
+		sort_children = rep->children;
+		qsort(h->pub_sorted, h->nr_ents, sizeof(*h->pub_sorted), ent_cmp);
+		h->pub.entries = h->pub_sorted;
+		h->pub.nr_entries = h->nr_ents;
+	}
+	rep->finished = true;
+	return 0;
+}
+
+size_t pk_report__nr_hists(const struct pk_report *rep)
+{
+	return rep ? rep->nr_hists : 0;
+}
+
+const struct pk_hist *pk_report__hist(const struct pk_report *rep, size_t idx)
+{
+	if (!rep || idx >= rep->nr_hists || !rep->hists[idx].used)
+		return NULL;
+	return &rep->hists[idx].pub;
+}
+
+void pk_report__for_each_unresolved_dso(const struct pk_report *rep,
+					void (*fn)(const char *dso, uint64_t samples, void *ctx),
+					void *ctx)
+{
+	if (!rep || !fn)
+		return;
+	for (size_t i = 0; i < rep->nr_udsos; i++)
+		fn(str_get(&rep->strs, rep->udsos[i].dso), rep->udsos[i].samples, ctx);
+}

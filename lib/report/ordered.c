@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/report/ordered.c - re-sort records by timestamp within FINISHED_ROUND rounds.
+ *
+ * Records are copied into 1 MiB chunks; a chunk is recycled once every record in it has
+ * been delivered, so memory follows what is queued (about two rounds), not the file.
+ * Queued entries live in one array; at a flush the array is sorted with a natural merge
+ * sort (a round is the concatenation of a few already sorted per-CPU runs, so this is
+ * close to linear) and the deliverable prefix moves to the ready FIFO.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/report.h>
+#include "internal.h"
+
+#define CHUNK_SIZE (1u << 20)
+#define DEFAULT_MAX_BYTES ((size_t)256 << 20)
+#define NO_TIME ((uint64_t)-1)
+
+struct chunk {
+	uint8_t *mem;
+	size_t size, used;
+	size_t live;            /* records in it not yet delivered */
+};
+
+struct qent {
+	uint64_t time;
+	uint64_t seq;
+	uint32_t chunk;
+	uint32_t off;
+	const struct pk_data_attr *attr;
+	uint64_t offset;
+	const void *payload;
+	uint64_t payload_size;
+	uint32_t size;
+	bool compressed;
+};
+
+struct pk_ordered {
+	size_t max_bytes;
+	struct chunk *chunks;
+	size_t nr_chunks, cap_chunks;
+	size_t cur;             /* chunk being filled, SIZE_MAX none */
+	size_t *free_chunks;    /* indexes of empty chunks */
+	size_t nr_free;
+	/* pending (not yet deliverable) and ready (FIFO, ready[rhead..nr_ready)) */
+	struct qent *pend, *tmp;
+	size_t nr_pend, cap_pend, cap_tmp;
+	struct qent *ready;
+	size_t nr_ready, rhead, cap_ready;
+	uint64_t seq;
+	uint64_t max_time;      /* largest timestamp queued so far */
+	uint64_t next_flush;    /* deliver up to this at the next round */
+	uint64_t last_flushed;  /* largest time delivered */
+	bool any_flushed;
+	size_t bytes;           /* record bytes held in pending + ready */
+	long release_chunk;     /* chunk of the record handed out last (-1 none) */
+	struct pk_ordered_stats st;
+	/* pass-through record for __next (no copy) */
+	bool have_direct;
+	struct pk_data_event direct;
+};
+
+struct pk_ordered *pk_ordered__new(const struct pk_ordered_opts *opts)
+{
+	if (!PK_OPTS_VALID(opts, pk_ordered_opts))
+		return pk_err_ptr(-EINVAL);
+	struct pk_ordered *q = calloc(1, sizeof(*q));
+	if (!q)
+		return pk_err_ptr(-ENOMEM);
+	q->max_bytes = PK_OPTS_GET(opts, max_bytes, 0);
+	if (!q->max_bytes)
+		q->max_bytes = DEFAULT_MAX_BYTES;
+	q->cur = SIZE_MAX;
+	q->release_chunk = -1;
+	return q;
+}
+
+void pk_ordered__free(struct pk_ordered *q)
+{
+	if (!q)
+		return;
+	for (size_t i = 0; i < q->nr_chunks; i++)
+		free(q->chunks[i].mem);
+	free(q->chunks);
+	free(q->free_chunks);
+	free(q->pend);
+	free(q->tmp);
+	free(q->ready);
+	free(q);
+}
+
+uint64_t pk_ordered__timestamp(const struct perf_event_header *hdr,
+			       const struct pk_data_attr *attr)
+{
+	if (!attr || !attr->layout_ok || hdr->type >= 64)
+		return NO_TIME;
+	const struct pk_sample_layout *l = &attr->layout;
+	if (!(l->sample_type & PERF_SAMPLE_TIME))
+		return NO_TIME;
+	const uint64_t *u = (const uint64_t *)(hdr + 1);
+	size_t nu = (hdr->size - sizeof(*hdr)) / 8;
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		size_t pos = 0;
+		pos += !!(l->sample_type & PERF_SAMPLE_IDENTIFIER);
+		pos += !!(l->sample_type & PERF_SAMPLE_IP);
+		pos += !!(l->sample_type & PERF_SAMPLE_TID);
+		return pos < nu ? u[pos] : NO_TIME;
+	}
+	if (!l->sample_id_all || !l->id_size || hdr->size < sizeof(*hdr) + l->id_size)
+		return NO_TIME;
+	const uint8_t *t = (const uint8_t *)hdr + hdr->size - l->id_size;
+	if (l->sample_type & PERF_SAMPLE_TID)
+		t += 8;
+	uint64_t v;
+	memcpy(&v, t, sizeof(v));
+	return v;
+}
+
+/* ---- chunk arena ---- */
+
+static int chunk_alloc(struct pk_ordered *q, size_t need, uint32_t *ci, uint32_t *off)
+{
+	if (q->cur != SIZE_MAX) {
+		struct chunk *c = &q->chunks[q->cur];
+		if (!c->live && (long)q->cur != q->release_chunk)
+			c->used = 0; /* everything in it was delivered: start over */
+		if (c->size - c->used >= need) {
+			*ci = (uint32_t)q->cur;
+			*off = (uint32_t)c->used;
+			c->used += need;
+			c->live++;
+			return 0;
+		}
+	}
+	size_t idx = SIZE_MAX;
+	for (size_t i = 0; i < q->nr_free; i++) {
+		if (q->chunks[q->free_chunks[i]].size >= need) {
+			idx = q->free_chunks[i];
+			q->free_chunks[i] = q->free_chunks[--q->nr_free];
+			break;
+		}
+	}
+	if (idx == SIZE_MAX) {
+		if (q->nr_chunks == q->cap_chunks) {
+			size_t nc = q->cap_chunks ? q->cap_chunks * 2 : 16;
+			struct chunk *n = realloc(q->chunks, nc * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			q->chunks = n;
+			size_t *nf = realloc(q->free_chunks, nc * sizeof(*nf));
+			if (!nf)
+				return -ENOMEM;
+			q->free_chunks = nf;
+			q->cap_chunks = nc;
+		}
+		/* reuse a slot whose memory was given back, else a new slot */
+		for (size_t i = 0; i < q->nr_free; i++) {
+			if (!q->chunks[q->free_chunks[i]].mem) {
+				idx = q->free_chunks[i];
+				q->free_chunks[i] = q->free_chunks[--q->nr_free];
+				break;
+			}
+		}
+		size_t sz = need > CHUNK_SIZE ? need : CHUNK_SIZE;
+		uint8_t *mem = malloc(sz);
+		if (!mem) {
+			if (idx != SIZE_MAX)
+				q->free_chunks[q->nr_free++] = idx;
+			return -ENOMEM;
+		}
+		if (idx == SIZE_MAX)
+			idx = q->nr_chunks++;
+		q->chunks[idx] = (struct chunk){ .mem = mem, .size = sz };
+	}
+	/* the chunk we leave goes to the free list once it is empty (see chunk_put) */
+	if (q->cur != SIZE_MAX && !q->chunks[q->cur].live && (long)q->cur != q->release_chunk)
+		q->free_chunks[q->nr_free++] = q->cur;
+	q->cur = idx;
+	struct chunk *c = &q->chunks[idx];
+	c->used = need;
+	c->live = 1;
+	*ci = (uint32_t)idx;
+	*off = 0;
+	return 0;
+}
+
+static void chunk_put(struct pk_ordered *q, size_t ci)
+{
+	struct chunk *c = &q->chunks[ci];
+	if (!c->live || --c->live)
+		return;
+	if (ci == q->cur)
+		return; /* reset at the next allocation */
+	c->used = 0;
+	size_t kept = 0;
+	for (size_t i = 0; i < q->nr_free; i++)
+		kept += q->chunks[q->free_chunks[i]].mem != NULL;
+	/* give back one-off big chunks and anything beyond a few spare ones */
+	if (c->size > CHUNK_SIZE || kept >= 4) {
+		free(c->mem);
+		c->mem = NULL;
+		c->size = 0;
+	}
+	q->free_chunks[q->nr_free++] = ci;
+}
+
+/* ---- sorting ---- */
+
+static inline bool qless(const struct qent *a, const struct qent *b)
+{
+	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+/* Natural merge sort of q->pend (stable; nearly linear for a few sorted runs). */
+static int sort_pending(struct pk_ordered *q)
+{
+	size_t n = q->nr_pend;
+	if (n < 2)
+		return 0;
+	/* already sorted? (common for single-CPU recordings) */
+	size_t i = 1;
+	while (i < n && !qless(&q->pend[i], &q->pend[i - 1]))
+		i++;
+	if (i == n)
+		return 0;
+	if (q->cap_tmp < n) {
+		struct qent *t = realloc(q->tmp, n * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		q->tmp = t;
+		q->cap_tmp = n;
+	}
+	struct qent *src = q->pend, *dst = q->tmp;
+	for (;;) {
+		size_t runs = 0, a = 0;
+		while (a < n) {
+			size_t b = a + 1;
+			while (b < n && !qless(&src[b], &src[b - 1]))
+				b++;
+			size_t c = b;
+			if (b < n) {
+				c = b + 1;
+				while (c < n && !qless(&src[c], &src[c - 1]))
+					c++;
+			}
+			/* merge [a,b) and [b,c) into dst[a..c) */
+			size_t x = a, y = b, o = a;
+			while (x < b && y < c)
+				dst[o++] = qless(&src[y], &src[x]) ? src[y++] : src[x++];
+			while (x < b)
+				dst[o++] = src[x++];
+			while (y < c)
+				dst[o++] = src[y++];
+			runs++;
+			a = c;
+		}
+		struct qent *t = src;
+		src = dst;
+		dst = t;
+		if (runs <= 1)
+			break;
+	}
+	if (src != q->pend) {
+		size_t c = q->cap_tmp;
+		q->tmp = q->pend;
+		q->pend = src;
+		q->cap_tmp = q->cap_pend;
+		q->cap_pend = c;
+	}
+	return 0;
+}
+
+static int ready_reserve(struct pk_ordered *q, size_t more)
+{
+	if (q->rhead && q->rhead == q->nr_ready) {
+		q->rhead = q->nr_ready = 0;
+	}
+	if (q->nr_ready + more <= q->cap_ready)
+		return 0;
+	if (q->rhead) { /* compact */
+		memmove(q->ready, q->ready + q->rhead, (q->nr_ready - q->rhead) * sizeof(*q->ready));
+		q->nr_ready -= q->rhead;
+		q->rhead = 0;
+		if (q->nr_ready + more <= q->cap_ready)
+			return 0;
+	}
+	size_t nc = q->cap_ready ? q->cap_ready * 2 : 1024;
+	while (nc < q->nr_ready + more)
+		nc *= 2;
+	struct qent *r = realloc(q->ready, nc * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	q->ready = r;
+	q->cap_ready = nc;
+	return 0;
+}
+
+/* Move the sorted pending records with time <= limit (or the first `count`) to ready. */
+static int flush_upto(struct pk_ordered *q, uint64_t limit, size_t count)
+{
+	int err = sort_pending(q);
+	if (err)
+		return err;
+	size_t k = 0;
+	while (k < q->nr_pend && k < count && q->pend[k].time <= limit)
+		k++;
+	if (!k)
+		return 0;
+	err = ready_reserve(q, k);
+	if (err)
+		return err;
+	memcpy(q->ready + q->nr_ready, q->pend, k * sizeof(*q->pend));
+	q->nr_ready += k;
+	uint64_t t = q->pend[k - 1].time;
+	if (!q->any_flushed || t > q->last_flushed)
+		q->last_flushed = t;
+	q->any_flushed = true;
+	memmove(q->pend, q->pend + k, (q->nr_pend - k) * sizeof(*q->pend));
+	q->nr_pend -= k;
+	return 0;
+}
+
+static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_t time,
+		   bool to_ready)
+{
+	const struct perf_event_header *h = ev->hdr;
+	size_t need = (h->size + 7u) & ~7u;
+	uint32_t ci, off;
+	int err = chunk_alloc(q, need ? need : 8, &ci, &off);
+	if (err)
+		return err;
+	memcpy(q->chunks[ci].mem + off, h, h->size);
+	struct qent e = {
+		.time = time, .seq = q->seq++, .chunk = ci, .off = off, .attr = ev->attr,
+		.offset = ev->offset, .payload = ev->payload, .payload_size = ev->payload_size,
+		.size = h->size, .compressed = ev->compressed,
+	};
+	q->bytes += need;
+	if (q->bytes > q->st.max_queued_bytes)
+		q->st.max_queued_bytes = q->bytes;
+	if (to_ready) {
+		err = ready_reserve(q, 1);
+		if (err)
+			return err;
+		q->ready[q->nr_ready++] = e;
+		return 0;
+	}
+	if (q->nr_pend == q->cap_pend) {
+		size_t nc = q->cap_pend ? q->cap_pend * 2 : 4096;
+		struct qent *p = realloc(q->pend, nc * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		q->pend = p;
+		q->cap_pend = nc;
+	}
+	q->pend[q->nr_pend++] = e;
+	return 0;
+}
+
+static void release_last(struct pk_ordered *q)
+{
+	if (q->release_chunk >= 0) {
+		chunk_put(q, (size_t)q->release_chunk);
+		q->release_chunk = -1;
+	}
+}
+
+int pk_ordered__push(struct pk_ordered *q, const struct pk_data_event *ev)
+{
+	if (!q || !ev || !ev->hdr || ev->hdr->size < sizeof(*ev->hdr))
+		return pk_err(-EINVAL);
+	int err;
+	release_last(q);
+	if (ev->hdr->type == PK_RECORD_FINISHED_ROUND) {
+		q->st.rounds++;
+		if (q->next_flush != NO_TIME || q->nr_pend) {
+			err = flush_upto(q, q->next_flush, SIZE_MAX);
+			if (err)
+				return pk_err(err);
+		}
+		q->next_flush = q->max_time;
+		q->st.immediate++;
+		err = enqueue(q, ev, NO_TIME, true);
+		return err ? pk_err(err) : 0;
+	}
+	uint64_t t = pk_ordered__timestamp(ev->hdr, ev->attr);
+	if (t == NO_TIME) {
+		q->st.immediate++;
+		err = enqueue(q, ev, t, true);
+		return err ? pk_err(err) : 0;
+	}
+	q->st.queued++;
+	if (q->any_flushed && t < q->last_flushed)
+		q->st.out_of_order++;
+	if (t > q->max_time)
+		q->max_time = t;
+	err = enqueue(q, ev, t, false);
+	if (err)
+		return pk_err(err);
+	if (q->bytes > q->max_bytes && q->nr_pend > 1) {
+		q->st.early_flushes++;
+		err = flush_upto(q, NO_TIME, (q->nr_pend + 1) / 2);
+		if (err)
+			return pk_err(err);
+	}
+	return 0;
+}
+
+void pk_ordered__finish(struct pk_ordered *q)
+{
+	if (!q)
+		return;
+	if (flush_upto(q, NO_TIME, SIZE_MAX) < 0) {
+		/* no memory to sort: deliver in arrival order rather than lose records */
+		if (ready_reserve(q, q->nr_pend) == 0) {
+			memcpy(q->ready + q->nr_ready, q->pend, q->nr_pend * sizeof(*q->pend));
+			q->nr_ready += q->nr_pend;
+			q->nr_pend = 0;
+		}
+	}
+}
+
+int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev)
+{
+	if (!q || !ev)
+		return pk_err(-EINVAL);
+	release_last(q);
+	q->have_direct = false;
+	if (q->rhead >= q->nr_ready)
+		return 0;
+	struct qent *e = &q->ready[q->rhead++];
+	memset(ev, 0, sizeof(*ev));
+	ev->hdr = (const struct perf_event_header *)(q->chunks[e->chunk].mem + e->off);
+	ev->attr = e->attr;
+	ev->offset = e->offset;
+	ev->compressed = e->compressed;
+	ev->payload = e->payload;
+	ev->payload_size = e->payload_size;
+	q->bytes -= (e->size + 7u) & ~7u;
+	q->release_chunk = (long)e->chunk;
+	return 1;
+}
+
+int pk_ordered__next(struct pk_ordered *q, struct pk_data_reader *r, struct pk_data_event *ev)
+{
+	if (!q || !r || !ev)
+		return pk_err(-EINVAL);
+	for (;;) {
+		int got = pk_ordered__pop(q, ev);
+		if (got)
+			return got;
+		int err = pk_data_reader__next(r, ev);
+		if (err <= 0) {
+			pk_ordered__finish(q);
+			got = pk_ordered__pop(q, ev);
+			if (got)
+				return got;
+			return err;
+		}
+		/* Fast path: a record without a timestamp while nothing is ready is delivered
+		 * straight from the reader (no copy); FINISHED_ROUND needs the queue. */
+		if (ev->hdr->type != PK_RECORD_FINISHED_ROUND &&
+		    pk_ordered__timestamp(ev->hdr, ev->attr) == NO_TIME) {
+			q->st.immediate++;
+			return 1;
+		}
+		err = pk_ordered__push(q, ev);
+		if (err)
+			return err;
+	}
+}
+
+void pk_ordered__stats(const struct pk_ordered *q, struct pk_ordered_stats *st)
+{
+	if (q && st)
+		*st = q->st;
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/report: the time-ordering layer and aggregation on synthetic record streams. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/perfkit.h>
+#include "testutil.h"
+
+/* An attr with IP|TID|TIME samples and sample_id_all (TID|TIME trailer). */
+static struct pk_data_attr make_attr(void)
+{
+	struct pk_data_attr a;
+	memset(&a, 0, sizeof(a));
+	a.attr.attr.size = sizeof(a.attr.attr);
+	a.attr.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	a.attr.attr.sample_id_all = 1;
+	assert_int_equal(pk_sample_layout__init(&a.layout, &a.attr.attr), 0);
+	a.layout_ok = true;
+	a.id_pos = a.is_pos = -1;
+	return a;
+}
+
+struct rec {
+	uint64_t u[8];
+};
+
+/* A SAMPLE: header, ip, pid/tid, time. */
+static void make_sample(struct rec *r, uint64_t time, uint32_t tid)
+{
+	memset(r, 0, sizeof(*r));
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+				       .size = 8 + 3 * 8 };
+	memcpy(&r->u[0], &h, 8);
+	r->u[1] = 0x1000 + tid;
+	r->u[2] = (uint64_t)tid << 32 | tid;
+	r->u[3] = time;
+}
+
+/* An EXIT record with a TID|TIME trailer. */
+static void make_exit(struct rec *r, uint64_t time)
+{
+	memset(r, 0, sizeof(*r));
+	struct perf_event_header h = { .type = PERF_RECORD_EXIT, .size = 8 + 24 + 16 };
+	memcpy(&r->u[0], &h, 8);
+	r->u[3] = time; /* task.time */
+	r->u[4] = 7;    /* trailer pid/tid */
+	r->u[5] = time; /* trailer time */
+}
+
+static void make_round(struct rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	struct perf_event_header h = { .type = PK_RECORD_FINISHED_ROUND, .size = 8 };
+	memcpy(&r->u[0], &h, 8);
+}
+
+static int push(struct pk_ordered *q, const struct pk_data_attr *a, const struct rec *r)
+{
+	struct pk_data_event ev = { .hdr = (const struct perf_event_header *)r, .attr = a };
+	return pk_ordered__push(q, &ev);
+}
+
+static void test_timestamp(void **state)
+{
+	(void)state;
+	struct pk_data_attr a = make_attr();
+	struct rec r;
+	make_sample(&r, 12345, 3);
+	assert_int_equal(pk_ordered__timestamp((void *)&r, &a), 12345);
+	make_exit(&r, 777);
+	assert_int_equal(pk_ordered__timestamp((void *)&r, &a), 777);
+	assert_int_equal(pk_ordered__timestamp((void *)&r, NULL), (uint64_t)-1);
+	make_round(&r);
+	assert_int_equal(pk_ordered__timestamp((void *)&r, &a), (uint64_t)-1);
+}
+
+/* Records of two "CPUs" interleaved out of order within rounds come out sorted, and
+ * only what perf's two-round rule allows is delivered before the end. */
+static void test_rounds(void **state)
+{
+	(void)state;
+	struct pk_data_attr a = make_attr();
+	struct pk_ordered *q = pk_ordered__new(NULL);
+	assert_non_null(q);
+	struct rec r;
+	struct pk_data_event ev;
+	/* round 1: cpu0 10,30  cpu1 20,40 (written cpu by cpu) */
+	uint64_t r1[] = { 10, 30, 20, 40 };
+	for (size_t i = 0; i < 4; i++) {
+		make_sample(&r, r1[i], 1);
+		assert_int_equal(push(q, &a, &r), 0);
+	}
+	make_round(&r);
+	assert_int_equal(push(q, &a, &r), 0);
+	/* after the first round nothing timed is deliverable yet: only the round record */
+	assert_int_equal(pk_ordered__pop(q, &ev), 1);
+	assert_int_equal(ev.hdr->type, PK_RECORD_FINISHED_ROUND);
+	assert_int_equal(pk_ordered__pop(q, &ev), 0);
+	/* round 2: a late record (35) older than round 1's maximum, and newer ones */
+	uint64_t r2[] = { 50, 35, 60, 45 };
+	for (size_t i = 0; i < 4; i++) {
+		make_sample(&r, r2[i], 2);
+		assert_int_equal(push(q, &a, &r), 0);
+	}
+	make_round(&r);
+	assert_int_equal(push(q, &a, &r), 0);
+	/* now everything <= 40 (round 1's maximum) comes out, sorted: 10 20 30 35 40 */
+	uint64_t want[] = { 10, 20, 30, 35, 40 };
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(pk_ordered__pop(q, &ev), 1);
+		assert_int_equal(ev.hdr->type, PERF_RECORD_SAMPLE);
+		assert_int_equal(pk_ordered__timestamp(ev.hdr, ev.attr), want[i]);
+	}
+	assert_int_equal(pk_ordered__pop(q, &ev), 1);
+	assert_int_equal(ev.hdr->type, PK_RECORD_FINISHED_ROUND);
+	assert_int_equal(pk_ordered__pop(q, &ev), 0);
+	/* a record without timestamp is delivered at once */
+	make_sample(&r, 1, 1);
+	struct pk_data_event raw = { .hdr = (void *)&r, .attr = NULL };
+	assert_int_equal(pk_ordered__push(q, &raw), 0);
+	assert_int_equal(pk_ordered__pop(q, &ev), 1);
+	assert_null(ev.attr);
+	/* the end flushes the rest in order: 45 50 60 */
+	pk_ordered__finish(q);
+	uint64_t rest[] = { 45, 50, 60 };
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(pk_ordered__pop(q, &ev), 1);
+		assert_int_equal(pk_ordered__timestamp(ev.hdr, ev.attr), rest[i]);
+	}
+	assert_int_equal(pk_ordered__pop(q, &ev), 0);
+	struct pk_ordered_stats st;
+	pk_ordered__stats(q, &st);
+	assert_int_equal(st.rounds, 2);
+	assert_int_equal(st.queued, 8);
+	pk_ordered__free(q);
+}
+
+/* Many rounds of shuffled records: global order holds, memory stays at a couple of
+ * rounds; without rounds the byte limit bounds memory. */
+static void test_bounded(void **state)
+{
+	(void)state;
+	struct pk_data_attr a = make_attr();
+	struct pk_ordered *q = pk_ordered__new(NULL);
+	assert_non_null(q);
+	struct rec r;
+	struct pk_data_event ev;
+	uint64_t last = 0, got = 0, t = 0;
+	unsigned seed = 1;
+	const int per_round = 1000, rounds = 200;
+	for (int k = 0; k < rounds; k++) {
+		for (int i = 0; i < per_round; i++) {
+			/* within a round: times t..t+per_round in a scrambled order */
+			seed = seed * 1103515245u + 12345u;
+			make_sample(&r, t + (seed >> 8) % per_round, 1);
+			assert_int_equal(push(q, &a, &r), 0);
+		}
+		t += per_round;
+		make_round(&r);
+		assert_int_equal(push(q, &a, &r), 0);
+		while (pk_ordered__pop(q, &ev) == 1) {
+			if (ev.hdr->type != PERF_RECORD_SAMPLE)
+				continue;
+			uint64_t ts = pk_ordered__timestamp(ev.hdr, ev.attr);
+			assert_true(ts >= last);
+			last = ts;
+			got++;
+		}
+	}
+	pk_ordered__finish(q);
+	while (pk_ordered__pop(q, &ev) == 1) {
+		uint64_t ts = pk_ordered__timestamp(ev.hdr, ev.attr);
+		assert_true(ts >= last);
+		last = ts;
+		got++;
+	}
+	assert_int_equal(got, (uint64_t)per_round * rounds);
+	struct pk_ordered_stats st;
+	pk_ordered__stats(q, &st);
+	/* 32-byte records: at most ~3 rounds were ever held, never the whole stream */
+	assert_true(st.max_queued_bytes <= 3 * per_round * 32 + 64);
+	pk_ordered__free(q);
+
+	/* no rounds at all: a 64 KiB limit keeps memory bounded (half flushed early) */
+	PK_OPTS(pk_ordered_opts, o, .max_bytes = 64 * 1024);
+	q = pk_ordered__new(&o);
+	assert_non_null(q);
+	last = 0;
+	got = 0;
+	for (int i = 0; i < 100000; i++) {
+		make_sample(&r, (uint64_t)i * 10 + (uint64_t)(i % 7), 1);
+		assert_int_equal(push(q, &a, &r), 0);
+		while (pk_ordered__pop(q, &ev) == 1) {
+			uint64_t ts = pk_ordered__timestamp(ev.hdr, ev.attr);
+			assert_true(ts >= last);
+			last = ts;
+			got++;
+		}
+	}
+	pk_ordered__finish(q);
+	while (pk_ordered__pop(q, &ev) == 1)
+		got++;
+	assert_int_equal(got, 100000);
+	pk_ordered__stats(q, &st);
+	assert_true(st.early_flushes > 0);
+	assert_true(st.max_queued_bytes <= 64 * 1024 + 64);
+	pk_ordered__free(q);
+}
+
+/* ---- aggregation ---- */
+
+#define FR(d, s) { .dso = d, .sym = s }
+
+static const struct pk_hist_entry *find(const struct pk_hist *h, const char *sym, const char *comm)
+{
+	for (size_t i = 0; i < h->nr_entries; i++) {
+		const struct pk_hist_entry *e = h->entries[i];
+		if ((!sym || (e->sym && !strcmp(e->sym, sym))) && (!comm || !strcmp(e->comm, comm)))
+			return e;
+	}
+	return NULL;
+}
+
+static void feed(struct pk_report *rep)
+{
+	/* a: main -> f -> g (3 samples, period 10), main -> f (1, period 10),
+	 * b: main -> h (2 samples, period 5), recursion x -> x (1 sample, period 1) */
+	const struct pk_report_frame c1[] = { FR("app", "g"), FR("app", "f"), FR("app", "main") };
+	const struct pk_report_frame c2[] = { FR("app", "f"), FR("app", "main") };
+	const struct pk_report_frame c3[] = { FR("lib.so", "h"), FR("app", "main") };
+	const struct pk_report_frame c4[] = { FR("app", "x"), FR("app", "x"), FR("app", "main") };
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pk_report__add_sample(rep, 0, "ev", "a", 1, 1, 0, 100, 10, c1, 3), 0);
+	assert_int_equal(pk_report__add_sample(rep, 0, "ev", "a", 1, 1, 1, 200, 10, c2, 2), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pk_report__add_sample(rep, 0, "ev", "b", 2, 2, 1, 300, 5, c3, 2), 0);
+	assert_int_equal(pk_report__add_sample(rep, 0, "ev", "a", 1, 1, 0, 400, 1, c4, 3), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+}
+
+static void test_self(void **state)
+{
+	(void)state;
+	PK_OPTS(pk_report_opts, o, .callgraph = true);
+	struct pk_report *rep = pk_report__new(&o);
+	assert_non_null(rep);
+	feed(rep);
+	const struct pk_hist *h = pk_report__hist(rep, 0);
+	assert_non_null(h);
+	assert_int_equal(h->nr_samples, 7);
+	assert_int_equal(h->total_period, 51);
+	/* self: g 30, f 10, h 10 (comm b), x 1; main never sampled itself */
+	assert_int_equal(h->nr_entries, 4);
+	assert_string_equal(h->entries[0]->sym, "g");
+	assert_int_equal(h->entries[0]->self_period, 30);
+	assert_int_equal(h->entries[0]->self_samples, 3);
+	assert_int_equal(find(h, "f", NULL)->self_period, 10);
+	assert_string_equal(find(h, "h", NULL)->comm, "b");
+	assert_string_equal(find(h, "h", NULL)->dso, "lib.so");
+	assert_null(find(h, "main", NULL));
+	/* callee-order tree under g: g -> f -> main, period 30 */
+	const struct pk_callnode *n = h->entries[0]->callchain;
+	assert_non_null(n);
+	assert_int_equal(n->period, 30);
+	assert_string_equal(n->child->sym, "g");
+	assert_string_equal(n->child->child->sym, "f");
+	assert_string_equal(n->child->child->child->sym, "main");
+	assert_int_equal(n->child->child->child->self_period, 30);
+	pk_report__free(rep);
+}
+
+static void test_children(void **state)
+{
+	(void)state;
+	PK_OPTS(pk_report_opts, o, .children = true, .callgraph = true);
+	struct pk_report *rep = pk_report__new(&o);
+	assert_non_null(rep);
+	feed(rep);
+	const struct pk_hist *h = pk_report__hist(rep, 0);
+	/* main: every chain of comm a (30+10+1) ... and comm b is a separate entry (10) */
+	const struct pk_hist_entry *ma = find(h, "main", "a"), *mb = find(h, "main", "b");
+	assert_non_null(ma);
+	assert_non_null(mb);
+	assert_int_equal(ma->total_period, 41);
+	assert_int_equal(ma->self_period, 0);
+	assert_int_equal(mb->total_period, 10);
+	/* f: 30 (under g) + 10 (self) */
+	assert_int_equal(find(h, "f", NULL)->total_period, 40);
+	assert_int_equal(find(h, "f", NULL)->self_period, 10);
+	/* recursion counts once per sample */
+	assert_int_equal(find(h, "x", NULL)->total_period, 1);
+	assert_int_equal(find(h, "x", NULL)->total_samples, 1);
+	/* sorted by children: main(a) first */
+	assert_ptr_equal(h->entries[0], ma);
+	/* caller-order tree of main(a): main -> {f (40) -> g (30)}, x (1) */
+	const struct pk_callnode *root = ma->callchain;
+	assert_non_null(root);
+	assert_string_equal(root->child->sym, "main");
+	assert_null(root->child->next);
+	const struct pk_callnode *f = root->child->child;
+	assert_string_equal(f->sym, "f");
+	assert_int_equal(f->period, 40);
+	assert_int_equal(f->self_period, 10);
+	assert_string_equal(f->child->sym, "g");
+	assert_string_equal(f->next->sym, "x");
+	pk_report__free(rep);
+}
+
+static void test_sort_keys_and_filters(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_sort_key__parse("symbol"), PK_SORT_SYM);
+	assert_int_equal(pk_sort_key__parse("srcline"), PK_SORT_SRCLINE);
+	assert_true(pk_sort_key__parse("bogus") < 0);
+	assert_string_equal(pk_sort_key__name(PK_SORT_DSO), "dso");
+
+	/* by dso only: app (30+10+1) and lib.so (10) */
+	enum pk_sort_key keys[] = { PK_SORT_DSO };
+	PK_OPTS(pk_report_opts, o, .sort = keys, .nr_sort = 1);
+	struct pk_report *rep = pk_report__new(&o);
+	assert_non_null(rep);
+	feed(rep);
+	const struct pk_hist *h = pk_report__hist(rep, 0);
+	assert_int_equal(h->nr_entries, 2);
+	assert_string_equal(h->entries[0]->dso, "app");
+	assert_int_equal(h->entries[0]->self_period, 41);
+	assert_int_equal(h->entries[1]->self_period, 10);
+	pk_report__free(rep);
+
+	/* by cpu, then comm */
+	enum pk_sort_key k2[] = { PK_SORT_CPU, PK_SORT_COMM };
+	PK_OPTS(pk_report_opts, o2, .sort = k2, .nr_sort = 2);
+	rep = pk_report__new(&o2);
+	feed(rep);
+	h = pk_report__hist(rep, 0);
+	assert_int_equal(h->nr_entries, 3); /* (0,a) 31, (1,a) 10, (1,b) 10 */
+	assert_int_equal(h->entries[0]->cpu, 0);
+	assert_int_equal(h->entries[0]->self_period, 31);
+	pk_report__free(rep);
+
+	/* filters: pid 2 only; --time window; cpu 0 */
+	int32_t pid2 = 2;
+	PK_OPTS(pk_report_opts, o3, .pids = &pid2, .nr_pids = 1);
+	rep = pk_report__new(&o3);
+	feed(rep);
+	h = pk_report__hist(rep, 0);
+	assert_int_equal(h->nr_entries, 1);
+	assert_int_equal(h->nr_filtered, 5);
+	assert_int_equal(h->total_period, 51); /* percentages stay relative to everything */
+	pk_report__free(rep);
+
+	PK_OPTS(pk_report_opts, o4, .time_start = 150, .time_end = 350);
+	rep = pk_report__new(&o4);
+	feed(rep);
+	h = pk_report__hist(rep, 0);
+	assert_int_equal(h->nr_samples - h->nr_filtered, 3);
+	pk_report__free(rep);
+
+	const char *syms[] = { "g" };
+	PK_OPTS(pk_report_opts, o5, .symbols = syms, .nr_symbols = 1);
+	rep = pk_report__new(&o5);
+	feed(rep);
+	h = pk_report__hist(rep, 0);
+	assert_int_equal(h->nr_entries, 1);
+	assert_string_equal(h->entries[0]->sym, "g");
+	pk_report__free(rep);
+}
+
+int main(void)
+{
+	pk_test_quiet_log();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_timestamp),
+		cmocka_unit_test(test_rounds),
+		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_children),
+		cmocka_unit_test(test_sort_keys_and_filters),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfkit convert: a perf.data file as folded stacks, pprof, speedscope, Firefox Profiler
+ * (Gecko) or our JSON sample stream.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+#include "profile-load.h"
+
+const char cmd_convert_usage[] =
+	"usage: perfkit convert --to FORMAT [-i perf.data] [-o FILE] [options]\n"
+	"\n"
+	"Convert the samples of a perf.data file for other tools. FORMAT:\n"
+	"  folded      collapsed stacks 'comm;root;...;leaf N' (flamegraph.pl, inferno)\n"
+	"  pprof       gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)\n"
+	"  speedscope  speedscope's JSON file format (one sampled profile per thread)\n"
+	"  gecko       the Firefox Profiler's Gecko format (profiler.firefox.com)\n"
+	"  json        one JSON object per sample, time ordered, with symbolised frames\n"
+	"\n"
+	"  -i, --input FILE       perf.data to read (default perf.data; - = stdin)\n"
+	"  -o, --output FILE      file to write (default: stdout)\n"
+	"      --weight W         folded: period (default) or samples\n"
+	"      --annotate         folded: mark kernel frames _[k] and JIT frames _[j]\n"
+	"      --no-comm          folded: no process-name root frame\n"
+	"  -e, --event NAME       only this event (gecko: the first event by default)\n"
+	"  -G, --no-call-graph    only the sampled functions, no callers\n"
+	"      --inline           expand inlined functions into frames (DWARF; slower)\n"
+	"      --no-srcline       pprof/json: skip source file:line lookups (faster)\n";
+
+enum { OPT_TO = 256, OPT_WEIGHT, OPT_ANNOTATE, OPT_NOCOMM, OPT_INLINE, OPT_NOSRC };
+
+static const struct option longopts[] = {
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "input", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
+	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "no-comm", no_argument, NULL, OPT_NOCOMM },
+	{ "event", required_argument, NULL, 'e' },
+	{ "no-call-graph", no_argument, NULL, 'G' },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "no-srcline", no_argument, NULL, OPT_NOSRC },
+	{ NULL, 0, NULL, 0 },
+};
+
+enum fmt { F_NONE, F_FOLDED, F_PPROF, F_SPEEDSCOPE, F_GECKO, F_JSON };
+
+int cmd_convert(int argc, char **argv)
+{
+	const char *input = "perf.data", *output = "-";
+	enum fmt fmt = F_NONE;
+	bool nosrc = false, nocomm = false;
+	struct pk_load_opts lo = { 0 };
+	PK_OPTS(pk_folded_opts, fo, .event = -1);
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:o:e:G", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': input = optarg; break;
+		case 'o': output = optarg; break;
+		case 'e': lo.event = optarg; break;
+		case 'G': lo.no_callchain = true; break;
+		case OPT_ANNOTATE: fo.annotate_kind = true; break;
+		case OPT_NOCOMM: nocomm = true; break;
+		case OPT_INLINE: lo.inlines = true; break;
+		case OPT_NOSRC: nosrc = true; break;
+		case OPT_WEIGHT:
+			if (!strcmp(optarg, "samples"))
+				fo.weight = PK_WEIGHT_SAMPLES;
+			else if (!strcmp(optarg, "period"))
+				fo.weight = PK_WEIGHT_PERIOD;
+			else {
+				pk_tool_error("--weight must be 'period' or 'samples', not '%s'", optarg);
+				return 129;
+			}
+			break;
+		case OPT_TO:
+			fmt = !strcmp(optarg, "folded") ? F_FOLDED
+			      : !strcmp(optarg, "pprof") ? F_PPROF
+			      : !strcmp(optarg, "speedscope") ? F_SPEEDSCOPE
+			      : !strcmp(optarg, "gecko") || !strcmp(optarg, "firefox") ? F_GECKO
+			      : !strcmp(optarg, "json") ? F_JSON : F_NONE;
+			if (fmt == F_NONE) {
+				pk_tool_error("unknown format '%s' (folded, pprof, speedscope, gecko, json)",
+					      optarg);
+				return 129;
+			}
+			break;
+		default:
+			pk_tool_usage(stderr, cmd_convert_usage);
+			return 129;
+		}
+	}
+	if (fmt == F_NONE) {
+		pk_tool_error("--to FORMAT is required");
+		pk_tool_usage(stderr, cmd_convert_usage);
+		return 129;
+	}
+	if (optind < argc) {
+		pk_tool_error("unexpected argument '%s' (the input is given with -i)", argv[optind]);
+		return 129;
+	}
+	lo.root_comm = fmt == F_FOLDED && !nocomm;
+	lo.timeline = fmt == F_SPEEDSCOPE || fmt == F_GECKO || fmt == F_JSON;
+	lo.addresses = fmt == F_PPROF || fmt == F_JSON;
+	lo.srcline = (fmt == F_PPROF || fmt == F_JSON || fmt == F_SPEEDSCOPE) && !nosrc;
+	lo.unknown_hex = fmt == F_PPROF;
+	if (fmt == F_PPROF && !strcmp(output, "-") && isatty(STDOUT_FILENO)) {
+		pk_tool_error("pprof output is binary: give -o FILE or redirect stdout");
+		return 129;
+	}
+	struct pk_profile *p = pk_load_profile(input, &lo);
+	if (!p)
+		return 1;
+	FILE *f = strcmp(output, "-") ? fopen(output, "w") : stdout;
+	if (!f) {
+		pk_tool_error("cannot create '%s': %s", output, strerror(errno));
+		pk_profile__free(p);
+		return 1;
+	}
+	int err = 0;
+	switch (fmt) {
+	case F_FOLDED: err = pk_export__folded(p, f, &fo); break;
+	case F_PPROF: err = pk_export__pprof(p, f, NULL); break;
+	case F_SPEEDSCOPE: err = pk_export__speedscope(p, f, NULL); break;
+	case F_GECKO: err = pk_export__gecko(p, f, NULL); break;
+	case F_JSON: err = pk_export__json(p, f, NULL); break;
+	case F_NONE: break;
+	}
+	int status = 0;
+	if (f != stdout && fclose(f) && !err)
+		err = -EIO;
+	if (err) {
+		if (f == stdout && err == -EIO)
+			return pk_tool_finish_stdout(1);
+		pk_tool_error("cannot write '%s': %s", output, pk_strerror(err));
+		status = 1;
+	}
+	pk_profile__free(p);
+	return pk_tool_finish_stdout(status);
+}

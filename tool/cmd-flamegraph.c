@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfkit flamegraph: an interactive, self-contained HTML flame graph of a perf.data file,
+ * or a differential one of two files.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+#include "profile-load.h"
+
+const char cmd_flamegraph_usage[] =
+	"usage: perfkit flamegraph [-i perf.data] [-o flamegraph.html] [options]\n"
+	"       perfkit flamegraph --diff BEFORE.data AFTER.data [-o diff.html] [options]\n"
+	"\n"
+	"Write one self-contained HTML file (no network access needed) with an interactive\n"
+	"flame graph per event: hover for details, click to zoom, search, flame/icicle toggle.\n"
+	"\n"
+	"  -i, --input FILE       perf.data to read (default perf.data; - = stdin)\n"
+	"  -o, --output FILE      HTML file to write (default flamegraph.html; - = stdout)\n"
+	"      --diff             differential flame graph of two files: widths from AFTER,\n"
+	"                         red = share grew since BEFORE, blue = shrank\n"
+	"      --title TEXT       page title (default: the input file name)\n"
+	"      --weight W         period (default: sum of sample periods) or samples\n"
+	"      --min-percent P    merge frames below P% of the total into their callers\n"
+	"                         (default 0.01; shown on the page)\n"
+	"      --max-nodes N      at most N frames per event (default 250000)\n"
+	"      --icicle           start with the root at the top\n"
+	"  -e, --event NAME       only this event\n"
+	"  -G, --no-call-graph    only the sampled functions, no callers\n"
+	"      --inline           expand inlined functions (DWARF; slower)\n";
+
+enum { OPT_DIFF = 256, OPT_TITLE, OPT_WEIGHT, OPT_MINPCT, OPT_MAXNODES, OPT_ICICLE, OPT_INLINE };
+
+static const struct option longopts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "diff", no_argument, NULL, OPT_DIFF },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
+	{ "min-percent", required_argument, NULL, OPT_MINPCT },
+	{ "max-nodes", required_argument, NULL, OPT_MAXNODES },
+	{ "icicle", no_argument, NULL, OPT_ICICLE },
+	{ "event", required_argument, NULL, 'e' },
+	{ "no-call-graph", no_argument, NULL, 'G' },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	const char *input = "perf.data", *output = "flamegraph.html", *title = NULL;
+	bool diff = false;
+	struct pk_load_opts lo = { .root_comm = true };
+	PK_OPTS(pk_flamegraph_opts, fo);
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:o:e:G", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'i': input = optarg; break;
+		case 'o': output = optarg; break;
+		case 'e': lo.event = optarg; break;
+		case 'G': lo.no_callchain = true; break;
+		case OPT_DIFF: diff = true; break;
+		case OPT_TITLE: title = optarg; break;
+		case OPT_ICICLE: fo.icicle = true; break;
+		case OPT_INLINE: lo.inlines = true; break;
+		case OPT_WEIGHT:
+			if (!strcmp(optarg, "samples"))
+				fo.weight = PK_WEIGHT_SAMPLES;
+			else if (!strcmp(optarg, "period"))
+				fo.weight = PK_WEIGHT_PERIOD;
+			else {
+				pk_tool_error("--weight must be 'period' or 'samples', not '%s'", optarg);
+				return 129;
+			}
+			break;
+		case OPT_MINPCT:
+			fo.min_percent = strtod(optarg, &end);
+			if (*end || fo.min_percent < 0 || fo.min_percent > 100) {
+				pk_tool_error("--min-percent wants a number from 0 to 100, not '%s'", optarg);
+				return 129;
+			}
+			if (fo.min_percent == 0)
+				fo.min_percent = -1; /* 0 on the command line: prune nothing */
+			break;
+		case OPT_MAXNODES: {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 50000000) {
+				pk_tool_error("--max-nodes wants a positive number, not '%s'", optarg);
+				return 129;
+			}
+			fo.max_nodes = (uint32_t)v;
+			break;
+		}
+		default:
+			pk_tool_usage(stderr, cmd_flamegraph_usage);
+			return 129;
+		}
+	}
+	int nargs = argc - optind;
+	if ((diff && nargs != 2) || (!diff && nargs != 0)) {
+		pk_tool_error(diff ? "--diff needs two files: BEFORE AFTER"
+				   : "unexpected argument '%s' (the input is given with -i)",
+			      diff ? "" : argv[optind]);
+		pk_tool_usage(stderr, cmd_flamegraph_usage);
+		return 129;
+	}
+	struct pk_profile *before = NULL, *after = NULL;
+	if (diff) {
+		before = pk_load_profile(argv[optind], &lo);
+		if (!before)
+			return 1;
+		input = argv[optind + 1];
+	}
+	after = pk_load_profile(input, &lo);
+	if (!after) {
+		pk_profile__free(before);
+		return 1;
+	}
+	char dtitle[512];
+	if (!title && diff) {
+		snprintf(dtitle, sizeof(dtitle), "%s -> %s", argv[optind], input);
+		title = dtitle;
+	}
+	fo.title = title;
+	FILE *f = strcmp(output, "-") ? fopen(output, "w") : stdout;
+	if (!f) {
+		pk_tool_error("cannot create '%s': %s", output, strerror(errno));
+		pk_profile__free(before);
+		pk_profile__free(after);
+		return 1;
+	}
+	int err = diff ? pk_export__flamegraph_diff(before, after, f, &fo)
+		       : pk_export__flamegraph(after, f, &fo);
+	int status = 0;
+	if (f != stdout && fclose(f) && !err)
+		err = -EIO;
+	if (err) {
+		pk_tool_error("cannot write '%s': %s", output, pk_strerror(err));
+		status = 1;
+	}
+	if (!err && f != stdout) {
+		uint64_t ns = 0;
+		for (size_t e = 0; e < pk_profile__nr_events(after); e++) {
+			uint64_t n;
+			pk_profile__totals(after, (uint32_t)e, &n, NULL);
+			ns += n;
+		}
+		fprintf(stderr, "perfkit flamegraph: wrote '%s' (%llu samples)\n", output,
+			(unsigned long long)ns);
+	}
+	pk_profile__free(before);
+	pk_profile__free(after);
+	return pk_tool_finish_stdout(status);
+}

@@ -1,0 +1,1161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/cmd-report.c - `perfkit report`: the perf report --stdio view of a perf.data file
+ * (overhead per comm/dso/symbol, children and self, call graphs, header block), or the
+ * same numbers as JSON. Aggregation lives in lib/report; this file parses options and
+ * formats.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+
+const char cmd_report_usage[] =
+	"usage: perfkit report [<options>]\n"
+	"\n"
+	"Show where the samples of a perf.data file went, like `perf report --stdio`.\n"
+	"\n"
+	"    -i, --input <file>       input file (default perf.data; '-' reads stdin)\n"
+	"    -s, --sort <keys>        sort keys: comm,pid,tid,dso,sym,srcline,cpu\n"
+	"                             (default comm,dso,sym)\n"
+	"    -F, --fields <fields>    output columns: overhead,children,self,samples,period\n"
+	"                             and sort keys (the keys among them become the sort)\n"
+	"        --children           accumulate callees into callers (default with callchains)\n"
+	"        --no-children        self overhead only\n"
+	"    -g, --call-graph <spec>  graph|flat|folded|fractal|none[,threshold][,caller|callee]\n"
+	"                             (default graph,0.5; caller order with --children)\n"
+	"    -G, --inverted           caller-based call graphs\n"
+	"        --no-call-graph      do not show call graphs (same as -g none)\n"
+	"        --percent-limit <p>  hide entries below p percent\n"
+	"    -n, --show-nr-samples    add a Samples column\n"
+	"        --weight <w>         overhead by 'period' (default) or by 'samples'\n"
+	"        --pid <pids>         only these processes (comma separated)\n"
+	"        --tid <tids>         only these threads\n"
+	"        --comm <comms>       only these command names\n"
+	"    -d, --dso <dsos>         only these DSOs\n"
+	"    -S, --symbols <syms>     only these symbols\n"
+	"    -C, --cpu <cpus>         only these CPUs (list or ranges: 0,2-3)\n"
+	"        --time <start,end>   only samples in [start,end] (seconds, perf's timestamps),\n"
+	"                             or a share of the run: 10%-20%\n"
+	"        --header             print the perf.data header block first\n"
+	"        --header-only        print only the header block\n"
+	"        --json               print a JSON document (same numbers, whole trees)\n"
+	"        --no-inline          do not expand inlined functions in call chains\n"
+	"        --show-empty         also events without samples\n"
+	"        --max-stack <n>      use at most n frames of every call chain (default 127)\n"
+	"        --stdio              text output (the default; accepted for perf habits)\n"
+	"    -q, --quiet              no warnings\n"
+	"    -v, --verbose            more messages\n";
+
+enum cg_mode { CG_GRAPH, CG_FRACTAL, CG_FLAT, CG_FOLDED, CG_NONE };
+
+enum col {
+	COL_CHILDREN, COL_SELF, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
+	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU,
+};
+
+struct report {
+	const char *input;
+	int children;           /* -1 auto */
+	enum cg_mode cg;
+	bool cg_given;
+	double cg_threshold;
+	enum pk_cg_order order;
+	double percent_limit;
+	bool show_nr;
+	bool by_samples;
+	bool header, header_only, json, quiet, no_inline, show_empty;
+	int verbose;
+	unsigned int max_stack;
+	enum pk_sort_key sort[PK_SORT__MAX];
+	size_t nr_sort;
+	bool sym_first;
+	enum col cols[16];
+	size_t nr_cols;
+	bool fields_given;
+	int32_t *pids, *tids, *cpus;
+	size_t nr_pids, nr_tids, nr_cpus;
+	char **comms, **dsos, **syms;
+	size_t nr_comms, nr_dsos, nr_syms;
+	const char *time_spec;
+	FILE *out;
+	/* per hist */
+	uint64_t total;
+	int width[16];
+};
+
+/* ---- option helpers ---- */
+
+static int split_list(const char *s, char ***out, size_t *nr)
+{
+	char *dup = strdup(s);
+	if (!dup)
+		return -ENOMEM;
+	for (char *save = NULL, *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char **n = realloc(*out, (*nr + 1) * sizeof(*n));
+		if (!n) {
+			free(dup);
+			return -ENOMEM;
+		}
+		*out = n;
+		(*out)[(*nr)++] = strdup(t);
+	}
+	free(dup);
+	return 0;
+}
+
+/* "1,3-5" -> ints */
+static int parse_ints(const char *s, int32_t **out, size_t *nr)
+{
+	const char *p = s;
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+		if (end == p)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a || b - a > 65536)
+				return -EINVAL;
+		}
+		for (long v = a; v <= b; v++) {
+			int32_t *n = realloc(*out, (*nr + 1) * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			*out = n;
+			(*out)[(*nr)++] = (int32_t)v;
+		}
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -EINVAL;
+		p = end;
+	}
+	return 0;
+}
+
+static int parse_sort(struct report *R, const char *s)
+{
+	char **keys = NULL;
+	size_t n = 0;
+	int err = split_list(s, &keys, &n);
+	R->nr_sort = 0;
+	for (size_t i = 0; !err && i < n; i++) {
+		int k = pk_sort_key__parse(keys[i]);
+		if (k < 0) {
+			pk_tool_error("unknown sort key '%s' (known: comm,pid,tid,dso,sym,srcline,cpu)",
+				      keys[i]);
+			err = -EINVAL;
+		} else if (R->nr_sort < PK_SORT__MAX) {
+			bool dup = false;
+			for (size_t j = 0; j < R->nr_sort; j++)
+				dup |= R->sort[j] == (enum pk_sort_key)k;
+			if (!dup)
+				R->sort[R->nr_sort++] = (enum pk_sort_key)k;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	return err;
+}
+
+static int parse_fields(struct report *R, const char *s)
+{
+	static const struct { const char *name; enum col c; int key; } tab[] = {
+		{ "overhead", COL_OVERHEAD, -1 }, { "children", COL_CHILDREN, -1 },
+		{ "overhead_children", COL_CHILDREN, -1 }, { "self", COL_SELF, -1 },
+		{ "sample", COL_SAMPLES, -1 }, { "samples", COL_SAMPLES, -1 },
+		{ "period", COL_PERIOD, -1 }, { "comm", COL_COMM, PK_SORT_COMM },
+		{ "pid", COL_PID, PK_SORT_PID }, { "tid", COL_TID, PK_SORT_TID },
+		{ "dso", COL_DSO, PK_SORT_DSO }, { "sym", COL_SYM, PK_SORT_SYM },
+		{ "symbol", COL_SYM, PK_SORT_SYM }, { "srcline", COL_SRCLINE, PK_SORT_SRCLINE },
+		{ "cpu", COL_CPU, PK_SORT_CPU },
+	};
+	char **f = NULL;
+	size_t n = 0;
+	int err = split_list(s, &f, &n);
+	R->nr_cols = 0;
+	R->nr_sort = 0;
+	for (size_t i = 0; !err && i < n; i++) {
+		size_t j;
+		for (j = 0; j < (sizeof(tab) / sizeof(tab[0])); j++)
+			if (!strcmp(f[i], tab[j].name))
+				break;
+		if (j == (sizeof(tab) / sizeof(tab[0]))) {
+			pk_tool_error("unknown field '%s'", f[i]);
+			err = -EINVAL;
+			break;
+		}
+		if (R->nr_cols < 16)
+			R->cols[R->nr_cols++] = tab[j].c;
+		if (tab[j].key >= 0 && R->nr_sort < PK_SORT__MAX)
+			R->sort[R->nr_sort++] = (enum pk_sort_key)tab[j].key;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(f[i]);
+	free(f);
+	R->fields_given = !err;
+	return err;
+}
+
+static int parse_cg(struct report *R, const char *s)
+{
+	char **t = NULL;
+	size_t n = 0;
+	int err = split_list(s, &t, &n);
+	R->cg_given = true;
+	for (size_t i = 0; !err && i < n; i++) {
+		char *e;
+		if (!strcmp(t[i], "graph"))
+			R->cg = CG_GRAPH;
+		else if (!strcmp(t[i], "fractal"))
+			R->cg = CG_FRACTAL;
+		else if (!strcmp(t[i], "flat"))
+			R->cg = CG_FLAT;
+		else if (!strcmp(t[i], "folded"))
+			R->cg = CG_FOLDED;
+		else if (!strcmp(t[i], "none"))
+			R->cg = CG_NONE;
+		else if (!strcmp(t[i], "caller"))
+			R->order = PK_CG_ORDER_CALLER;
+		else if (!strcmp(t[i], "callee"))
+			R->order = PK_CG_ORDER_CALLEE;
+		else if (!strcmp(t[i], "function") || !strcmp(t[i], "percent"))
+			; /* perf's defaults, accepted */
+		else if ((R->cg_threshold = strtod(t[i], &e)), e != t[i] && !*e)
+			;
+		else {
+			pk_tool_error("bad call-graph spec '%s'", t[i]);
+			err = -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(t[i]);
+	free(t);
+	return err;
+}
+
+static bool looks_like_cg_spec(const char *s)
+{
+	static const char *const w[] = { "graph", "flat", "folded", "fractal", "none",
+					 "caller", "callee", NULL };
+	if (!s || !*s)
+		return false;
+	if ((*s >= '0' && *s <= '9') || *s == '.')
+		return true;
+	for (int i = 0; w[i]; i++)
+		if (!strncmp(s, w[i], strlen(w[i])))
+			return true;
+	return false;
+}
+
+/* ---- header block ---- */
+
+static void print_attr_line(FILE *f, const struct pk_data_attr *a)
+{
+	const struct perf_event_attr *at = &a->attr.attr;
+	fprintf(f, "# event : name = %s, ", a->name ? a->name : "?");
+	if (a->nr_ids) {
+		fprintf(f, ", id = {");
+		for (size_t i = 0; i < a->nr_ids; i++)
+			fprintf(f, "%s %" PRIu64, i ? "," : "", a->ids[i]);
+		fprintf(f, " }");
+	}
+	fprintf(f, ", type = %u, size = %u", at->type, a->file_attr_size);
+	if (at->config)
+		fprintf(f, ", config = %#llx", (unsigned long long)at->config);
+	fprintf(f, ", { sample_period, sample_freq } = %llu", (unsigned long long)at->sample_period);
+	static const char *const st[] = { "IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID",
+					  "CPU", "PERIOD", "STREAM_ID", "RAW", "BRANCH_STACK",
+					  "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC",
+					  "IDENTIFIER", "TRANSACTION", "REGS_INTR", "PHYS_ADDR",
+					  "AUX", "CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE",
+					  "WEIGHT_STRUCT" };
+	fprintf(f, ", sample_type = ");
+	bool first = true;
+	for (unsigned i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+		if (at->sample_type & (1ULL << i)) {
+			fprintf(f, "%s%s", first ? "" : "|", st[i]);
+			first = false;
+		}
+	if (at->read_format) {
+		static const char *const rf[] = { "TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID",
+						  "GROUP", "LOST" };
+		fprintf(f, ", read_format = ");
+		first = true;
+		for (unsigned i = 0; i < 5; i++)
+			if (at->read_format & (1ULL << i)) {
+				fprintf(f, "%s%s", first ? "" : "|", rf[i]);
+				first = false;
+			}
+	}
+#define FLAG(x) if (at->x) fprintf(f, ", " #x " = %u", (unsigned)at->x)
+	FLAG(disabled); FLAG(inherit); FLAG(exclude_user); FLAG(exclude_kernel);
+	FLAG(exclude_hv); FLAG(mmap); FLAG(comm); FLAG(freq); FLAG(enable_on_exec); FLAG(task);
+	FLAG(precise_ip); FLAG(sample_id_all); FLAG(exclude_guest); FLAG(mmap2);
+	FLAG(comm_exec); FLAG(context_switch); FLAG(ksymbol); FLAG(bpf_event);
+#undef FLAG
+	if (at->sample_regs_user)
+		fprintf(f, ", sample_regs_user = %#llx", (unsigned long long)at->sample_regs_user);
+	if (at->sample_stack_user)
+		fprintf(f, ", sample_stack_user = %u", at->sample_stack_user);
+	fputc('\n', f);
+}
+
+static void print_header(struct report *R, struct pk_data_reader *rd)
+{
+	FILE *f = R->out;
+	const struct pk_data_env *e = pk_data_reader__env(rd);
+	struct stat st;
+	fprintf(f, "# ========\n");
+	if (strcmp(R->input, "-") && stat(R->input, &st) == 0) {
+		char tb[64];
+		struct tm tm;
+		localtime_r(&st.st_mtime, &tm);
+		strftime(tb, sizeof(tb), "%a %b %e %H:%M:%S %Y", &tm);
+		fprintf(f, "# captured on    : %s\n", tb);
+	}
+	if (e->hostname)
+		fprintf(f, "# hostname : %s\n", e->hostname);
+	if (e->osrelease)
+		fprintf(f, "# os release : %s\n", e->osrelease);
+	if (e->version)
+		fprintf(f, "# perf version : %s\n", e->version);
+	if (e->arch)
+		fprintf(f, "# arch : %s\n", e->arch);
+	if (e->nr_cpus_online || e->nr_cpus_avail) {
+		fprintf(f, "# nrcpus online : %u\n", e->nr_cpus_online);
+		fprintf(f, "# nrcpus avail : %u\n", e->nr_cpus_avail);
+	}
+	if (e->cpudesc)
+		fprintf(f, "# cpudesc : %s\n", e->cpudesc);
+	if (e->cpuid)
+		fprintf(f, "# cpuid : %s\n", e->cpuid);
+	if (e->total_mem_kb)
+		fprintf(f, "# total memory : %" PRIu64 " kB\n", e->total_mem_kb);
+	if (e->nr_cmdline) {
+		fprintf(f, "# cmdline : ");
+		for (uint32_t i = 0; i < e->nr_cmdline; i++)
+			fprintf(f, "%s ", e->cmdline[i]);
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < pk_data_reader__nr_attrs(rd); i++)
+		print_attr_line(f, pk_data_reader__attr(rd, i));
+	if (e->nr_cpu_topo || e->nr_core_cpus)
+		fprintf(f, "# CPU_TOPOLOGY info available, use -I to display\n");
+	if (e->first_sample_time || e->last_sample_time) {
+		fprintf(f, "# time of first sample : %" PRIu64 ".%06" PRIu64 "\n",
+			e->first_sample_time / 1000000000, e->first_sample_time % 1000000000 / 1000);
+		fprintf(f, "# time of last sample : %" PRIu64 ".%06" PRIu64 "\n",
+			e->last_sample_time / 1000000000, e->last_sample_time % 1000000000 / 1000);
+		fprintf(f, "# sample duration : %10.3f ms\n",
+			(double)(e->last_sample_time - e->first_sample_time) / 1e6);
+	}
+	if (e->nr_build_ids)
+		fprintf(f, "# build ids : %zu DSOs\n", e->nr_build_ids);
+	static const char *const fn[] = { [1] = "TRACING_DATA", [15] = "BRANCH_STACK",
+					  [17] = "GROUP_DESC", [18] = "AUXTRACE", [19] = "STAT",
+					  [23] = "CLOCKID", [24] = "DIR_FORMAT", [27] = "COMPRESSED",
+					  [28] = "CPU_PMU_CAPS", [29] = "CLOCK_DATA",
+					  [30] = "HYBRID_TOPOLOGY" };
+	fprintf(f, "# missing features:");
+	for (unsigned b = 0; b < sizeof(fn) / sizeof(fn[0]); b++)
+		if (fn[b] && !(e->features[b / 64] & (1ULL << (b % 64))))
+			fprintf(f, " %s", fn[b]);
+	fprintf(f, " \n# ========\n#\n");
+}
+
+/* ---- rows ---- */
+
+static const char *col_title(enum col c)
+{
+	switch (c) {
+	case COL_CHILDREN: return "Children";
+	case COL_SELF: return "Self";
+	case COL_OVERHEAD: return "Overhead";
+	case COL_SAMPLES: return "Samples";
+	case COL_PERIOD: return "Period";
+	case COL_COMM: return "Command";
+	case COL_PID: return "Pid";
+	case COL_TID: return "Tid";
+	case COL_DSO: return "Shared Object";
+	case COL_SYM: return "Symbol";
+	case COL_SRCLINE: return "Source:Line";
+	case COL_CPU: return "CPU";
+	}
+	return "?";
+}
+
+static double pct(const struct report *R, uint64_t v)
+{
+	return R->total ? 100.0 * (double)v / (double)R->total : 0.0;
+}
+
+static uint64_t weight_self(const struct report *R, const struct pk_hist_entry *e)
+{
+	return R->by_samples ? e->self_samples : e->self_period;
+}
+
+static uint64_t weight_total(const struct report *R, const struct pk_hist_entry *e)
+{
+	return R->by_samples ? e->total_samples : e->total_period;
+}
+
+static int sym_text(const struct pk_hist_entry *e, char *buf, size_t len)
+{
+	if (e->sym)
+		return snprintf(buf, len, "[%c] %s", e->kernel ? 'k' : '.', e->sym);
+	/* perf prints "%#.16x": no 0x prefix for a zero address */
+	return snprintf(buf, len, "[%c] %s%016" PRIx64, e->kernel ? 'k' : '.', e->addr ? "0x" : "",
+			e->addr);
+}
+
+static int col_text(const struct report *R, enum col c, const struct pk_hist_entry *e,
+		    char *buf, size_t len)
+{
+	switch (c) {
+	case COL_CHILDREN: return snprintf(buf, len, "%.2f%%", pct(R, weight_total(R, e)));
+	case COL_SELF:
+	case COL_OVERHEAD: return snprintf(buf, len, "%.2f%%", pct(R, weight_self(R, e)));
+	case COL_SAMPLES: return snprintf(buf, len, "%" PRIu64, e->self_samples);
+	case COL_PERIOD: return snprintf(buf, len, "%" PRIu64, e->self_period);
+	case COL_COMM: return snprintf(buf, len, "%s", e->comm ? e->comm : "");
+	case COL_PID: return snprintf(buf, len, "%d", e->pid);
+	case COL_TID: return snprintf(buf, len, "%d", e->tid);
+	case COL_DSO: return snprintf(buf, len, "%s", e->dso ? e->dso : "[unknown]");
+	case COL_SYM: return sym_text(e, buf, len);
+	case COL_SRCLINE: return snprintf(buf, len, "%s", e->srcline ? e->srcline : "??:0");
+	case COL_CPU: return snprintf(buf, len, "%03d", e->cpu);
+	}
+	return 0;
+}
+
+static bool col_numeric(enum col c)
+{
+	return c <= COL_PERIOD || c == COL_PID || c == COL_TID || c == COL_CPU;
+}
+
+/* ---- call graphs ---- */
+
+/* last node of the single-child run starting at n (perf's radix-tree node) */
+static const struct pk_callnode *run_end(const struct pk_callnode *n)
+{
+	while (n->child && !n->child->next && !n->self_period)
+		n = n->child;
+	return n;
+}
+
+static void cg_name(const struct pk_callnode *n, char *buf, size_t len)
+{
+	if (n->sym)
+		snprintf(buf, len, "%s", n->sym);
+	else
+		snprintf(buf, len, "0x%" PRIx64, n->addr);
+}
+
+static void margin(FILE *f)
+{
+	fputs("            ", f);
+}
+
+static bool printable(const struct report *R, const struct pk_callnode *n, uint64_t parent_total)
+{
+	uint64_t base = R->cg == CG_FRACTAL ? parent_total : R->total;
+	return (double)n->period >= (double)base * R->cg_threshold / 100.0 && n->period;
+}
+
+static void graph_level(struct report *R, const struct pk_callnode *first, uint64_t total,
+			int depth, uint64_t mask, int lm);
+
+static void graph_node_lines(struct report *R, const struct pk_callnode *n, uint64_t total,
+			     int depth, uint64_t mask, int lm)
+{
+	FILE *f = R->out;
+	char nb[1024];
+	const struct pk_callnode *end = run_end(n);
+	int i = 0;
+	for (const struct pk_callnode *c = n;; c = c->child, i++) {
+		margin(f);
+		fprintf(f, "%*s", lm, "");
+		for (int d = 0; d < depth; d++) {
+			fputc(mask & (1ULL << d) ? '|' : ' ', f);
+			if (!i && d == depth - 1)
+				fprintf(f, "--%.2f%%--", total ? 100.0 * (double)n->period / (double)total : 0.0);
+			else
+				fputs("          ", f);
+		}
+		cg_name(c, nb, sizeof(nb));
+		fprintf(f, "%s\n", nb);
+		if (c == end)
+			break;
+	}
+}
+
+static void graph_level(struct report *R, const struct pk_callnode *first, uint64_t total,
+			int depth, uint64_t mask, int lm)
+{
+	FILE *f = R->out;
+	uint64_t parent_total = total;
+	const struct pk_callnode *c = first;
+	while (c && !printable(R, c, parent_total))
+		c = c->next;
+	while (c) {
+		const struct pk_callnode *nx = c->next;
+		while (nx && !printable(R, nx, parent_total))
+			nx = nx->next;
+		uint64_t nmask = mask;
+		if (!nx && depth <= 63)
+			nmask &= ~(1ULL << (depth - 1));
+		/* separator line keeps the old mask */
+		margin(f);
+		fprintf(f, "%*s", lm, "");
+		for (int d = 0; d < depth; d++)
+			fputs(mask & (1ULL << d) ? "|          " : "           ", f);
+		fputc('\n', f);
+		uint64_t pct_base = R->cg == CG_FRACTAL ? parent_total : R->total;
+		graph_node_lines(R, c, pct_base, depth, nmask, lm);
+		const struct pk_callnode *end = run_end(c);
+		uint64_t ntotal = R->cg == CG_FRACTAL ? end->period : R->total;
+		if (depth < 63)
+			graph_level(R, end->child, ntotal, depth + 1, nmask | (1ULL << depth), lm);
+		c = nx;
+	}
+}
+
+static void print_graph(struct report *R, const struct pk_callnode *root)
+{
+	FILE *f = R->out;
+	char nb[1024];
+	const struct pk_callnode *first = root->child;
+	int lm = 0;
+	const struct pk_callnode *c = first;
+	uint64_t total = R->cg == CG_FRACTAL ? root->period : R->total;
+	bool printed = false;
+	if (first && !first->next && printable(R, first, total)) {
+		/* one top-level chain: printed with '---' */
+		const struct pk_callnode *end = run_end(first);
+		int i = 0;
+		for (c = first;; c = c->child, i++) {
+			if (!(i == 0 && R->sym_first)) {
+				margin(f);
+				if (!printed) {
+					fputs("|\n", f);
+					margin(f);
+					fputs("---", f);
+					lm = 3;
+					printed = true;
+				} else {
+					fprintf(f, "%*s", lm, "");
+				}
+				cg_name(c, nb, sizeof(nb));
+				fprintf(f, "%s\n", nb);
+			}
+			if (c == end)
+				break;
+		}
+		first = end->child;
+		if (R->cg == CG_FRACTAL)
+			total = end->period;
+	}
+	graph_level(R, first, total, 1, 1, lm);
+	if (printed || (first && printable(R, first, total)))
+		fputc('\n', f);
+}
+
+/* flat and folded: one line per path that ends (self period) */
+static void print_paths(struct report *R, const struct pk_callnode *n, const struct pk_callnode **stack,
+			int depth)
+{
+	if (depth >= 1024)
+		return;
+	if (n->sym || n->dso || n->addr)
+		stack[depth++] = n;
+	if (n->self_period && depth && (double)n->self_period >= (double)R->total * R->cg_threshold / 100.0) {
+		char nb[1024];
+		double p = R->total ? 100.0 * (double)n->self_period / (double)R->total : 0.0;
+		/* paths are stored in display order; flat/folded print the callee first */
+		bool rev = R->order == PK_CG_ORDER_CALLER;
+		if (R->cg == CG_FOLDED) {
+			fprintf(R->out, "%.2f%% ", p);
+			for (int i = 0; i < depth; i++) {
+				cg_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
+				fprintf(R->out, "%s%s", i ? ";" : "", nb);
+			}
+			fputc('\n', R->out);
+		} else {
+			fprintf(R->out, "%16.2f%%\n", p);
+			for (int i = 0; i < depth; i++) {
+				cg_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
+				fprintf(R->out, "                %s\n", nb);
+			}
+			fputc('\n', R->out);
+		}
+	}
+	for (const struct pk_callnode *c = n->child; c; c = c->next)
+		print_paths(R, c, stack, depth);
+}
+
+static void print_callchain(struct report *R, const struct pk_hist_entry *e)
+{
+	if (!e->callchain || R->cg == CG_NONE)
+		return;
+	if (R->cg == CG_GRAPH || R->cg == CG_FRACTAL) {
+		print_graph(R, e->callchain);
+		return;
+	}
+	const struct pk_callnode **stack = calloc(1024, sizeof(*stack));
+	if (!stack)
+		return;
+	print_paths(R, e->callchain, stack, 0);
+	free(stack);
+}
+
+/* ---- one event section ---- */
+
+static void fmt_samples(char *buf, size_t len, uint64_t n)
+{
+	char unit = ' ';
+	if (n > 1000) { n /= 1000; unit = 'K'; }
+	if (n > 1000) { n /= 1000; unit = 'M'; }
+	if (n > 1000) { n /= 1000; unit = 'G'; }
+	snprintf(buf, len, "%" PRIu64 "%c", n, unit);
+}
+
+static void print_hist(struct report *R, const struct pk_hist *h)
+{
+	FILE *f = R->out;
+	char nb[32], buf[2048];
+	uint64_t shown = h->nr_samples - h->nr_filtered;
+	R->total = R->by_samples ? h->nr_samples : h->total_period;
+	fmt_samples(nb, sizeof(nb), shown);
+	fprintf(f, "# Samples: %s of event '%s'\n", nb, h->name);
+	if (h->nr_filtered)
+		fprintf(f, "# (%" PRIu64 " samples filtered out)\n", h->nr_filtered);
+	fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+	/* widths */
+	for (size_t c = 0; c < R->nr_cols; c++) {
+		R->width[c] = (int)strlen(col_title(R->cols[c]));
+		if (R->cols[c] <= COL_OVERHEAD && R->width[c] < 8)
+			R->width[c] = 8;
+	}
+	for (size_t i = 0; i < h->nr_entries; i++)
+		for (size_t c = 0; c < R->nr_cols; c++) {
+			int w = col_text(R, R->cols[c], h->entries[i], buf, sizeof(buf));
+			if (w > R->width[c])
+				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
+		}
+	fputs("# ", f);
+	for (size_t c = 0; c < R->nr_cols; c++) {
+		const char *t = col_title(R->cols[c]);
+		if (col_numeric(R->cols[c]))
+			fprintf(f, "%s%*s", c ? "  " : "", R->width[c], t);
+		else
+			fprintf(f, "%s%-*s", c ? "  " : "", R->width[c], t);
+	}
+	fputs("\n# ", f);
+	for (size_t c = 0; c < R->nr_cols; c++) {
+		fputs(c ? "  " : "", f);
+		for (int i = 0; i < R->width[c]; i++)
+			fputc('.', f);
+	}
+	fputs("\n#\n", f);
+	for (size_t i = 0; i < h->nr_entries; i++) {
+		const struct pk_hist_entry *e = h->entries[i];
+		uint64_t key = R->children == 1 ? weight_total(R, e) : weight_self(R, e);
+		if (!key)
+			continue;
+		if (R->percent_limit > 0 && pct(R, key) < R->percent_limit)
+			continue;
+		fputs("  ", f);
+		for (size_t c = 0; c < R->nr_cols; c++) {
+			col_text(R, R->cols[c], e, buf, sizeof(buf));
+			bool last = c + 1 == R->nr_cols;
+			if (col_numeric(R->cols[c]))
+				fprintf(f, "%s%*s", c ? "  " : "", R->width[c], buf);
+			else if (last && (R->cols[c] == COL_SYM || R->cols[c] == COL_SRCLINE))
+				fprintf(f, "%s%s", c ? "  " : "", buf);
+			else
+				fprintf(f, "%s%-*s", c ? "  " : "", R->width[c], buf);
+		}
+		fputc('\n', f);
+		print_callchain(R, e);
+	}
+	fputs("\n\n", f);
+}
+
+/* ---- JSON ---- */
+
+static void json_node(struct report *R, const struct pk_callnode *n, int depth)
+{
+	FILE *f = R->out;
+	char nb[1024];
+	cg_name(n, nb, sizeof(nb));
+	fprintf(f, "{\"sym\":");
+	pk_json_str(f, nb);
+	fprintf(f, ",\"dso\":");
+	pk_json_str(f, n->dso);
+	fprintf(f, ",\"kernel\":%s,\"period\":%" PRIu64 ",\"samples\":%" PRIu64
+		",\"self_period\":%" PRIu64 ",\"percent\":%.4f",
+		n->kernel ? "true" : "false", n->period, n->samples, n->self_period,
+		pct(R, n->period));
+	if (n->child && depth < 512) {
+		fprintf(f, ",\"children\":[");
+		for (const struct pk_callnode *c = n->child; c; c = c->next) {
+			json_node(R, c, depth + 1);
+			if (c->next)
+				fputc(',', f);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
+static void json_hist(struct report *R, const struct pk_hist *h)
+{
+	FILE *f = R->out;
+	char buf[2048];
+	R->total = R->by_samples ? h->nr_samples : h->total_period;
+	fprintf(f, "{\"event\":");
+	pk_json_str(f, h->name);
+	fprintf(f, ",\"samples\":%" PRIu64 ",\"filtered\":%" PRIu64 ",\"event_count\":%" PRIu64
+		",\"lost\":%" PRIu64 ",\"children_mode\":%s,\"entries\":[",
+		h->nr_samples, h->nr_filtered, h->total_period, h->nr_lost,
+		R->children == 1 ? "true" : "false");
+	bool first = true;
+	for (size_t i = 0; i < h->nr_entries; i++) {
+		const struct pk_hist_entry *e = h->entries[i];
+		uint64_t key = R->children == 1 ? weight_total(R, e) : weight_self(R, e);
+		if (!key || (R->percent_limit > 0 && pct(R, key) < R->percent_limit))
+			continue;
+		fprintf(f, "%s{\"overhead\":%.4f,\"self\":%.4f", first ? "" : ",",
+			pct(R, key), pct(R, weight_self(R, e)));
+		if (R->children == 1)
+			fprintf(f, ",\"children\":%.4f", pct(R, weight_total(R, e)));
+		fprintf(f, ",\"period\":%" PRIu64 ",\"samples\":%" PRIu64
+			",\"total_period\":%" PRIu64 ",\"total_samples\":%" PRIu64,
+			e->self_period, e->self_samples, e->total_period, e->total_samples);
+		for (size_t k = 0; k < R->nr_sort; k++) {
+			switch (R->sort[k]) {
+			case PK_SORT_COMM: fprintf(f, ",\"comm\":"); pk_json_str(f, e->comm); break;
+			case PK_SORT_PID: fprintf(f, ",\"pid\":%d", e->pid); break;
+			case PK_SORT_TID: fprintf(f, ",\"tid\":%d", e->tid); break;
+			case PK_SORT_CPU: fprintf(f, ",\"cpu\":%d", e->cpu); break;
+			case PK_SORT_DSO: fprintf(f, ",\"dso\":"); pk_json_str(f, e->dso); break;
+			case PK_SORT_SYM:
+				if (e->sym) {
+					fprintf(f, ",\"sym\":");
+					pk_json_str(f, e->sym);
+				} else {
+					fprintf(f, ",\"sym\":null,\"addr\":\"0x%" PRIx64 "\"", e->addr);
+				}
+				fprintf(f, ",\"kernel\":%s", e->kernel ? "true" : "false");
+				break;
+			case PK_SORT_SRCLINE: fprintf(f, ",\"srcline\":"); pk_json_str(f, e->srcline); break;
+			default: break;
+			}
+		}
+		(void)buf;
+		if (e->callchain && R->cg != CG_NONE) {
+			fprintf(f, ",\"callchain\":[");
+			for (const struct pk_callnode *c = e->callchain->child; c; c = c->next) {
+				json_node(R, c, 0);
+				if (c->next)
+					fputc(',', f);
+			}
+			fputc(']', f);
+		}
+		fputc('}', f);
+		first = false;
+	}
+	fprintf(f, "]}");
+}
+
+/* ---- progress and warnings ---- */
+
+struct progress {
+	uint64_t size;
+	time_t start;
+	bool shown;
+};
+
+static void progress_cb(uint64_t done, uint64_t records, void *ctx)
+{
+	struct progress *p = ctx;
+	time_t now = time(NULL);
+	if (now - p->start < 1)
+		return;
+	if (p->size)
+		fprintf(stderr, "\rperfkit report: processing %3.0f%% (%" PRIu64 " records)",
+			100.0 * (double)done / (double)p->size, records);
+	else
+		fprintf(stderr, "\rperfkit report: processing %" PRIu64 " records", records);
+	p->shown = true;
+}
+
+struct warn_ctx {
+	uint64_t total;
+	int shown;
+};
+
+static void warn_unresolved(const char *dso, uint64_t samples, void *ctx)
+{
+	struct warn_ctx *w = ctx;
+	if (!dso || w->shown >= 8 || samples * 100 < w->total)
+		return; /* only DSOs with at least 1% of the samples */
+	if (dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]"))
+		return;
+	w->shown++;
+	if (!strcmp(dso, "[kernel.kallsyms]"))
+		pk_tool_warn("%" PRIu64 " samples in the kernel have no symbol: the recording is "
+			     "from another kernel, or /proc/kallsyms hides addresses "
+			     "(kernel.kptr_restrict)", samples);
+	else
+		pk_tool_warn("%" PRIu64 " samples in '%s' have no symbol: install its debug info "
+			     "(e.g. the -dbg/-dbgsym package, or debuginfod) or rebuild with -g",
+			     samples, dso);
+}
+
+/* ---- time filter ---- */
+
+static int parse_time(struct report *R, struct pk_data_reader *rd, uint64_t *start, uint64_t *end)
+{
+	const char *s = R->time_spec;
+	*start = *end = 0;
+	if (!s)
+		return 0;
+	const struct pk_data_env *e = pk_data_reader__env(rd);
+	if (strchr(s, '%')) {
+		double a, b;
+		if (sscanf(s, "%lf%%-%lf%%", &a, &b) != 2 || a < 0 || b > 100 || a > b)
+			return -EINVAL;
+		if (!e->first_sample_time && !e->last_sample_time) {
+			pk_tool_error("--time with percentages needs the file's sample_time feature");
+			return -EINVAL;
+		}
+		double span = (double)(e->last_sample_time - e->first_sample_time);
+		*start = e->first_sample_time + (uint64_t)(span * a / 100.0);
+		*end = e->first_sample_time + (uint64_t)(span * b / 100.0);
+		if (!*start)
+			*start = 1;
+		return 0;
+	}
+	const char *comma = strchr(s, ',');
+	if (!comma)
+		return -EINVAL;
+	if (comma > s)
+		*start = (uint64_t)(strtod(s, NULL) * 1e9 + 0.5);
+	if (comma[1])
+		*end = (uint64_t)(strtod(comma + 1, NULL) * 1e9 + 0.5);
+	return 0;
+}
+
+/* The recording was made here if its os release matches the running kernel. */
+static bool recorded_here(struct pk_data_reader *rd)
+{
+	const struct pk_data_env *e = pk_data_reader__env(rd);
+	struct utsname u;
+	if (!e->osrelease)
+		return true;
+	return uname(&u) == 0 && !strcmp(u.release, e->osrelease);
+}
+
+static void free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
+	       O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT,
+	       O_NO_INLINE, O_SHOW_EMPTY };
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "fields", required_argument, NULL, 'F' },
+		{ "children", no_argument, NULL, O_CHILDREN },
+		{ "no-children", no_argument, NULL, O_NO_CHILDREN },
+		{ "call-graph", optional_argument, NULL, 'g' },
+		{ "inverted", no_argument, NULL, 'G' },
+		{ "no-call-graph", no_argument, NULL, O_NO_CG },
+		{ "percent-limit", required_argument, NULL, O_PCT },
+		{ "show-nr-samples", no_argument, NULL, 'n' },
+		{ "weight", required_argument, NULL, O_WEIGHT },
+		{ "pid", required_argument, NULL, O_PID },
+		{ "tid", required_argument, NULL, O_TID },
+		{ "comm", required_argument, NULL, O_COMM },
+		{ "comms", required_argument, NULL, O_COMM },
+		{ "dso", required_argument, NULL, 'd' },
+		{ "dsos", required_argument, NULL, 'd' },
+		{ "symbols", required_argument, NULL, 'S' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "time", required_argument, NULL, O_TIME },
+		{ "header", no_argument, NULL, O_HEADER },
+		{ "header-only", no_argument, NULL, O_HEADER_ONLY },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "stdio", no_argument, NULL, O_STDIO },
+		{ "max-stack", required_argument, NULL, O_MAX_STACK },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "no-inline", no_argument, NULL, O_NO_INLINE },
+		{ "show-empty", no_argument, NULL, O_SHOW_EMPTY },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report R = { .input = "perf.data", .children = -1, .cg = CG_GRAPH,
+			    .cg_threshold = 0.5, .out = stdout };
+	int c, err = 0, status = 1;
+	struct pk_data_reader *rd = NULL;
+	struct pk_report *rep = NULL;
+
+	/* "-g graph,0.5" (perf's habit): join the optional argument */
+	char **av = calloc((size_t)argc + 1, sizeof(*av));
+	char **joined = calloc((size_t)argc + 1, sizeof(*joined));
+	int ac = 0;
+	if (!av || !joined) {
+		free(av);
+		free(joined);
+		pk_tool_error("out of memory");
+		return 1;
+	}
+	for (int i = 0; i < argc; i++) {
+		if ((!strcmp(argv[i], "-g") || !strcmp(argv[i], "--call-graph")) && i + 1 < argc &&
+		    looks_like_cg_spec(argv[i + 1])) {
+			size_t l = strlen(argv[i + 1]) + 16;
+			joined[i] = malloc(l);
+			if (joined[i]) {
+				snprintf(joined[i], l, "--call-graph=%s", argv[i + 1]);
+				av[ac++] = joined[i];
+				i++;
+				continue;
+			}
+		}
+		av[ac++] = argv[i];
+	}
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(ac, av, "i:s:F:g::Gnd:S:C:qv", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': R.input = optarg; break;
+		case 's': err = parse_sort(&R, optarg); break;
+		case 'F': err = parse_fields(&R, optarg); break;
+		case O_CHILDREN: R.children = 1; break;
+		case O_NO_CHILDREN: R.children = 0; break;
+		case 'g': err = optarg ? parse_cg(&R, optarg) : 0; R.cg_given = true; break;
+		case 'G': R.order = PK_CG_ORDER_CALLER; break;
+		case O_NO_CG: R.cg = CG_NONE; R.cg_given = true; break;
+		case O_PCT: R.percent_limit = strtod(optarg, NULL); break;
+		case 'n': R.show_nr = true; break;
+		case O_WEIGHT:
+			if (!strcmp(optarg, "samples"))
+				R.by_samples = true;
+			else if (strcmp(optarg, "period"))
+				err = -EINVAL;
+			break;
+		case O_PID: err = parse_ints(optarg, &R.pids, &R.nr_pids); break;
+		case O_TID: err = parse_ints(optarg, &R.tids, &R.nr_tids); break;
+		case 'C': err = parse_ints(optarg, &R.cpus, &R.nr_cpus); break;
+		case O_COMM: err = split_list(optarg, &R.comms, &R.nr_comms); break;
+		case 'd': err = split_list(optarg, &R.dsos, &R.nr_dsos); break;
+		case 'S': err = split_list(optarg, &R.syms, &R.nr_syms); break;
+		case O_TIME: R.time_spec = optarg; break;
+		case O_HEADER: R.header = true; break;
+		case O_HEADER_ONLY: R.header_only = true; break;
+		case O_JSON: R.json = true; break;
+		case O_STDIO: break;
+		case O_MAX_STACK: R.max_stack = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'q': R.quiet = true; break;
+		case O_NO_INLINE: R.no_inline = true; break;
+		case O_SHOW_EMPTY: R.show_empty = true; break;
+		case 'v': R.verbose++; break;
+		default:
+			pk_tool_error("unknown or incomplete option '%s'", av[optind - 1]);
+			fputs(cmd_report_usage, stderr);
+			status = 129;
+			goto out;
+		}
+		if (err) {
+			if (err == -EINVAL)
+				pk_tool_error("bad value for option '%s'", av[optind - 1]);
+			status = 129;
+			goto out;
+		}
+	}
+	if (optind < ac) {
+		pk_tool_error("unexpected argument '%s'", av[optind]);
+		status = 129;
+		goto out;
+	}
+	pk_tool_setup_log(R.verbose);
+	if (R.quiet)
+		pk_set_log(NULL, NULL, PK_LOG_ERROR);
+
+	PK_OPTS(pk_data_reader_opts, ro);
+	rd = pk_data_reader__open(R.input, &ro);
+	if (!rd) {
+		if (errno == ENOENT && !strcmp(R.input, "perf.data"))
+			pk_tool_error("cannot open 'perf.data': no such file (record one with "
+				      "'perfkit record', or give -i FILE)");
+		else
+			pk_tool_error("cannot read '%s': %s", R.input, pk_strerror(errno));
+		goto out;
+	}
+	if (pk_data_reader__truncated(rd) && !R.quiet)
+		pk_tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
+			     R.input);
+	if (R.header || R.header_only)
+		print_header(&R, rd);
+	if (R.header_only) {
+		status = pk_tool_finish_stdout(0);
+		goto out;
+	}
+
+	/* callchains present? (decides the children default, like perf) */
+	bool any_cc = false;
+	for (size_t i = 0; i < pk_data_reader__nr_attrs(rd); i++) {
+		const struct pk_data_attr *a = pk_data_reader__attr(rd, i);
+		if (a && (a->attr.attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)))
+			any_cc = true;
+	}
+	if (R.children < 0)
+		R.children = any_cc && R.cg != CG_NONE ? 1 : 0;
+	if (!R.nr_sort) {
+		R.sort[0] = PK_SORT_COMM;
+		R.sort[1] = PK_SORT_DSO;
+		R.sort[2] = PK_SORT_SYM;
+		R.nr_sort = 3;
+	}
+	R.sym_first = R.sort[0] == PK_SORT_SYM;
+	if (!R.fields_given) {
+		R.nr_cols = 0;
+		if (R.children == 1) {
+			R.cols[R.nr_cols++] = COL_CHILDREN;
+			R.cols[R.nr_cols++] = COL_SELF;
+		} else {
+			R.cols[R.nr_cols++] = COL_OVERHEAD;
+		}
+		if (R.show_nr)
+			R.cols[R.nr_cols++] = COL_SAMPLES;
+		for (size_t k = 0; k < R.nr_sort; k++) {
+			static const enum col kc[PK_SORT__MAX] = {
+				[PK_SORT_COMM] = COL_COMM, [PK_SORT_PID] = COL_PID,
+				[PK_SORT_TID] = COL_TID, [PK_SORT_DSO] = COL_DSO,
+				[PK_SORT_SYM] = COL_SYM, [PK_SORT_SRCLINE] = COL_SRCLINE,
+				[PK_SORT_CPU] = COL_CPU,
+			};
+			R.cols[R.nr_cols++] = kc[R.sort[k]];
+		}
+	} else if (!R.nr_sort) {
+		R.sort[R.nr_sort++] = PK_SORT_SYM;
+	}
+
+	uint64_t t0, t1;
+	if (parse_time(&R, rd, &t0, &t1)) {
+		pk_tool_error("bad --time '%s' (START,END in seconds, or A%%-B%%)", R.time_spec);
+		status = 129;
+		goto out;
+	}
+	PK_OPTS(pk_report_opts, o, .sort = R.sort, .nr_sort = R.nr_sort,
+		.children = R.children == 1, .callgraph = any_cc && R.cg != CG_NONE,
+		.order = R.order, .max_stack = R.max_stack, .host = recorded_here(rd),
+		.inlines = !R.no_inline,
+		.pids = R.pids, .nr_pids = R.nr_pids, .tids = R.tids, .nr_tids = R.nr_tids,
+		.cpus = R.cpus, .nr_cpus = R.nr_cpus,
+		.comms = (const char *const *)R.comms, .nr_comms = R.nr_comms,
+		.dsos = (const char *const *)R.dsos, .nr_dsos = R.nr_dsos,
+		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
+		.time_start = t0, .time_end = t1);
+	if (R.order == PK_CG_ORDER_DEFAULT)
+		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;
+	o.order = R.order;
+	rep = pk_report__new(&o);
+	if (!rep) {
+		pk_tool_error("cannot set up the report: %s", pk_strerror(errno));
+		goto out;
+	}
+	struct progress prog = { .start = time(NULL) };
+	struct stat st;
+	bool tty = isatty(2) && !R.quiet;
+	if (tty && strcmp(R.input, "-") && stat(R.input, &st) == 0)
+		prog.size = (uint64_t)st.st_size;
+	err = pk_report__process(rep, rd, tty ? progress_cb : NULL, &prog);
+	if (prog.shown)
+		fprintf(stderr, "\r%60s\r", "");
+	if (err < 0) {
+		pk_tool_error("'%s' is corrupt: %s (showing what was read before)", R.input,
+			      pk_strerror(err));
+		pk_report__finish(rep);
+	}
+
+	if (!R.quiet) {
+		uint64_t total = 0;
+		for (size_t i = 0; i < pk_report__nr_hists(rep); i++) {
+			const struct pk_hist *h = pk_report__hist(rep, i);
+			if (h)
+				total += h->nr_samples;
+		}
+		struct warn_ctx w = { .total = total };
+		pk_report__for_each_unresolved_dso(rep, warn_unresolved, &w);
+	}
+
+	if (R.json) {
+		fprintf(R.out, "{\"input\":");
+		pk_json_str(R.out, R.input);
+		fprintf(R.out, ",\"events\":[");
+		bool first = true;
+		for (size_t i = 0; i < pk_report__nr_hists(rep); i++) {
+			const struct pk_hist *h = pk_report__hist(rep, i);
+			if (!h || (!h->nr_samples && !R.show_empty))
+				continue;
+			if (!first)
+				fputc(',', R.out);
+			json_hist(&R, h);
+			first = false;
+		}
+		fprintf(R.out, "]}\n");
+	} else {
+		uint64_t lost = 0;
+		for (size_t i = 0; i < pk_report__nr_hists(rep); i++) {
+			const struct pk_hist *h = pk_report__hist(rep, i);
+			if (h)
+				lost += h->nr_lost;
+		}
+		if (!R.header)
+			fprintf(R.out, "# To display the perf.data header info, please use "
+				"--header/--header-only options.\n#\n");
+		fprintf(R.out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", lost);
+		for (size_t i = 0; i < pk_report__nr_hists(rep); i++) {
+			const struct pk_hist *h = pk_report__hist(rep, i);
+			if (h && (h->nr_samples || R.show_empty))
+				print_hist(&R, h);
+		}
+	}
+	status = pk_tool_finish_stdout(err < 0 ? 1 : 0);
+out:
+	pk_report__free(rep);
+	pk_data_reader__free(rd);
+	for (int i = 0; i < argc; i++)
+		free(joined[i]);
+	free(joined);
+	free(av);
+	free(R.pids);
+	free(R.tids);
+	free(R.cpus);
+	free_strs(R.comms, R.nr_comms);
+	free_strs(R.dsos, R.nr_dsos);
+	free_strs(R.syms, R.nr_syms);
+	return status;
+}
