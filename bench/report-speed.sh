@@ -32,8 +32,8 @@ if [ ! -s dwarf.data ]; then
 	perf record -q --call-graph dwarf,4096 -e cpu-clock -c 250000 -o dwarf.data -- \
 		sh -c "'$wl' 4000 & '$wl' 4000; wait" > /dev/null 2>&1
 fi
-nfp=$(perf report -i fp.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $NF; exit}' || true)
-ndw=$(perf report -i dwarf.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $NF; exit}' || true)
+nfp=$(perf report -i fp.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
+ndw=$(perf report -i dwarf.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
 echo "fp.data: $(du -h fp.data | cut -f1), ${nfp:-?} samples; dwarf.data: $(du -h dwarf.data | cut -f1), ${ndw:-?} samples"
 
 # run NAME N cmd...: N timed runs; prints "median_seconds max_rss_kb"

@@ -19,6 +19,7 @@ pkgs=(
 	valgrind                # CLI suite under memcheck
 	procps                  # ps/pgrep used by some CLI tests
 	time                    # /usr/bin/time -v: peak RSS in bench/report-speed.sh
+	python3                 # JSON/number checks in some CLI cases
 )
 
 # npm ships inside nodesource's nodejs; Debian's nodejs needs the separate package

@@ -158,22 +158,52 @@ static void json_u64(FILE *f, const char *key, uint64_t v)
 /* ---- symbols ---- */
 
 struct symres {
+	char symbuf[512];
 	const char *sym, *dso;
 	uint64_t off;
 	struct pk_addr_loc loc;
 	bool found;
 };
 
+/* perf prints demangled names without their parameter list: "ns::f(int) const" -> "ns::f" */
+static const char *short_sym(const char *name, char *buf, size_t len)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (n < 3 || n >= len)
+		return name;
+	size_t end = n;
+	if (end > 6 && !strcmp(name + end - 6, " const"))
+		end -= 6;
+	if (name[end - 1] != ')')
+		return name;
+	int depth = 0;
+	size_t i = end;
+	while (i-- > 0) {
+		if (name[i] == ')')
+			depth++;
+		else if (name[i] == '(' && --depth == 0)
+			break;
+	}
+	if (depth || i == 0 || (i >= 8 && !strncmp(name + i - 8, "operator", 8)))
+		return name;
+	memcpy(buf, name, i);
+	buf[i] = 0;
+	return buf;
+}
+
 static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
 		       struct symres *r)
 {
-	memset(r, 0, sizeof(*r));
+	r->sym = NULL;
+	r->off = 0;
+	r->found = false;
+	memset(&r->loc, 0, sizeof(r->loc));
 	r->dso = "[unknown]";
 	if (!s->m)
 		return;
 	int err = pk_machine__resolve(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
 	r->found = err == 0;
-	r->sym = r->loc.sym;
+	r->sym = short_sym(r->loc.sym, r->symbuf, sizeof(r->symbuf));
 	r->off = r->loc.sym_off;
 	if (r->loc.dso_name)
 		r->dso = r->loc.dso_name;

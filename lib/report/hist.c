@@ -636,6 +636,10 @@ static uint32_t srcline_of(struct pk_report *rep, struct rent *e)
 	if (e->dso && !f->kernel && pk_dso__srcline(e->dso, e->dso_addr, &file, &line) == 0 && file) {
 		const char *b = strrchr(file, '/');
 		snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
+	} else if (f->sym && e->dso_addr >= f->sym_start) {
+		/* no line information: perf's "symbol+offset" */
+		snprintf(buf, sizeof(buf), "%s+%" PRIu64, str_get(&rep->strs, f->sym),
+			 e->dso_addr - f->sym_start);
 	} else {
 		snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", str_get(&rep->strs, f->dso), f->addr);
 	}
@@ -906,7 +910,8 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 static uint32_t comm_id(struct pk_report *rep, uint32_t tid, const char *comm)
 {
 	char buf[32];
-	if (!comm) {
+	if (!comm || (tid == 0 && comm[0] == ':')) {
+		comm = NULL;
 		if (tid == 0)
 			comm = "swapper"; /* the idle task, as perf names it */
 		else
@@ -1005,15 +1010,29 @@ static const char *attr_name(const struct pk_data_attr *a, char *buf, size_t len
 /* The DWARF name of a function vs its ELF symbol: equal, or equal but for leading
  * underscores (assembler entry points such as __clone3 / clone3 have no DWARF
  * subprogram of their own; perf's addr2line then reports the ELF name). */
+static const char *core_name(const char *n)
+{
+	/* glibc's internal spellings of one function: __GI___libc_read, __libc_read, read */
+	for (int again = 1; again;) {
+		again = 0;
+		while (*n == '_') {
+			n++;
+			again = 1;
+		}
+		if (!strncmp(n, "GI_", 3)) {
+			n += 3;
+			again = 1;
+		} else if (!strncmp(n, "libc_", 5) && n[5]) {
+			n += 5;
+			again = 1;
+		}
+	}
+	return n;
+}
+
 static bool same_function(const char *dwarf, const char *elf)
 {
-	if (!strcmp(dwarf, elf))
-		return true;
-	while (*dwarf == '_')
-		dwarf++;
-	while (*elf == '_')
-		elf++;
-	return !strcmp(dwarf, elf);
+	return !strcmp(dwarf, elf) || !strcmp(core_name(dwarf), core_name(elf));
 }
 
 /*
@@ -1027,7 +1046,9 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 	if (e->inl_first < 0) {
 		e->inl_first = 0;
 		e->inl_n = 0;
-		const struct frame *f = &rep->frames[e->frame];
+		/* a copy: frame_intern below may move rep->frames */
+		const struct frame fcopy = rep->frames[e->frame];
+		const struct frame *f = &fcopy;
 		const struct pk_inline_frame *ifr;
 		int ni;
 		if (!e->dso || !f->sym || f->kernel ||
@@ -1057,10 +1078,11 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 				return 0;
 			rep->nr_inl++;
 		}
-		e = &rep->rents[e - rep->rents]; /* (frame_intern does not move rents) */
 		e->inl_first = (int32_t)first;
 		e->inl_n = (uint32_t)ni;
 	}
+	if (!e->inl_n)
+		return 0;
 	*out = rep->inl_pool + e->inl_first;
 	return e->inl_n;
 }
