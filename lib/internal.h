@@ -69,6 +69,17 @@ char *pk_strtrim(char *s);
 /* Safe string duplication with a bound; NULL on ENOMEM. */
 char *pk_strndup(const char *s, size_t n);
 
+/*
+ * Sorted names of the entries of a directory (dot entries skipped), at most `max`;
+ * *truncated (may be NULL) says whether more existed. `dirfd` may be AT_FDCWD; `path` may
+ * be "." to list dirfd itself (dirfd is kept either way). With `dirs_only`, entries known
+ * not to be directories are skipped. Opened O_NONBLOCK. NULL with *n = 0 on error or when
+ * empty. Free with pk_strv_free(v, n).
+ */
+char **pk_dir_list_sorted(int dirfd, const char *path, size_t max, bool dirs_only, size_t *n,
+			  bool *truncated);
+void pk_strv_free(char **v, size_t n);
+
 /* Parse an unsigned integer in C notation (0x.., 0.., decimal) from [s, s+len) exactly.
  * Returns 0 or -PK_ERR_PARSE / -ERANGE. */
 int pk_parse_u64(const char *s, size_t len, uint64_t *out);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,4 +162,62 @@ int pk_parse_u64(const char *s, size_t len, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void pk_strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+char **pk_dir_list_sorted(int dirfd, const char *path, size_t max, bool dirs_only, size_t *n,
+			  bool *truncated)
+{
+	int dfd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	char **v = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	*n = 0;
+	if (truncated)
+		*truncated = false;
+	if (dfd < 0)
+		return NULL;
+	if (!(d = fdopendir(dfd))) {
+		close(dfd);
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (dirs_only && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if (*n >= max) {
+			if (truncated)
+				*truncated = true;
+			break;
+		}
+		if (*n == cap) {
+			size_t nc = cap ? cap * 2 : 32;
+			char **nv = realloc(v, nc * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+			cap = nc;
+		}
+		if (!(v[*n] = strdup(de->d_name)))
+			break;
+		(*n)++;
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_strp);
+	return v;
 }

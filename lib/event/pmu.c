@@ -205,63 +205,6 @@ int pk_pmu__set_misc(struct pk_pmu *pmu, const char *cpumask, int rdpmc)
 /* ------------------------------------------------------------------------------------ */
 /* sysfs loading                                                                        */
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void free_names(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-/*
- * Sorted names of the entries of directory `fd` (dot entries skipped), at most `max`;
- * *truncated says whether more existed. The caller keeps `fd`. NULL with *n = 0 on error.
- */
-static char **list_dir(int fd, size_t max, size_t *n, bool *truncated)
-{
-	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
-	char **v = NULL;
-	size_t cap = 0;
-	struct dirent *de;
-	DIR *d;
-
-	*n = 0;
-	*truncated = false;
-	if (dfd < 0)
-		return NULL;
-	if (!(d = fdopendir(dfd))) {
-		close(dfd);
-		return NULL;
-	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (*n >= max) {
-			*truncated = true;
-			break;
-		}
-		if (*n == cap) {
-			size_t nc = cap ? cap * 2 : 32;
-			char **nv = realloc(v, nc * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-			cap = nc;
-		}
-		if (!(v[*n] = strdup(de->d_name)))
-			break;
-		(*n)++;
-	}
-	closedir(d);
-	if (*n)
-		qsort(v, *n, sizeof(*v), cmp_str);
-	return v;
-}
-
 static bool has_suffix(const char *s, const char *suf)
 {
 	size_t n = strlen(s), m = strlen(suf);
@@ -355,7 +298,7 @@ static void load_formats(struct pk_pmu *pmu, int pfd)
 				strerror(errno));
 		return;
 	}
-	char **names = list_dir(fd, PK_PMU_MAX_FORMATS, &n, &trunc);
+	char **names = pk_dir_list_sorted(fd, ".", PK_PMU_MAX_FORMATS, false, &n, &trunc);
 	if (trunc)
 		pk_warn("pmu '%s': more than %d format terms, ignoring the rest", pmu->name,
 			PK_PMU_MAX_FORMATS);
@@ -375,7 +318,7 @@ static void load_formats(struct pk_pmu *pmu, int pfd)
 			pk_warn("pmu '%s': skipping format '%s': %s", pmu->name, names[i],
 				r == -PK_ERR_PARSE ? "malformed bit ranges" : pk_strerror(r));
 	}
-	free_names(names, n);
+	pk_strv_free(names, n);
 	close(fd);
 }
 
@@ -396,7 +339,7 @@ static void load_aliases(struct pk_pmu *pmu, int pfd)
 		return;
 	}
 	/* every alias may have up to four side files */
-	char **names = list_dir(fd, 5 * PK_PMU_MAX_ALIASES, &n, &trunc);
+	char **names = pk_dir_list_sorted(fd, ".", 5 * PK_PMU_MAX_ALIASES, false, &n, &trunc);
 	if (trunc)
 		pk_warn("pmu '%s': too many event files, ignoring the rest", pmu->name);
 	for (size_t i = 0; i < n; i++) {
@@ -450,7 +393,7 @@ static void load_aliases(struct pk_pmu *pmu, int pfd)
 			pk_warn("pmu '%s': skipping event alias '%s': %s", pmu->name, names[i],
 				pk_strerror(r));
 	}
-	free_names(names, n);
+	pk_strv_free(names, n);
 	close(fd);
 }
 
@@ -537,11 +480,11 @@ PK_API int pk_pmu_set__load(struct pk_pmu_set **out, const struct pk_pmu_opts *o
 		free(set);
 		return pk_err(-e);
 	}
-	char **names = list_dir(devfd, PK_PMU_MAX_PMUS, &n, &trunc);
+	char **names = pk_dir_list_sorted(devfd, ".", PK_PMU_MAX_PMUS, false, &n, &trunc);
 	if (trunc)
 		pk_warn("more than %d PMUs in %s, ignoring the rest", PK_PMU_MAX_PMUS, path);
 	if (n && !(set->pmus = calloc(n, sizeof(*set->pmus)))) {
-		free_names(names, n);
+		pk_strv_free(names, n);
 		close(devfd);
 		free(set);
 		return pk_err(-ENOMEM);
@@ -551,7 +494,7 @@ PK_API int pk_pmu_set__load(struct pk_pmu_set **out, const struct pk_pmu_opts *o
 		if (pmu)
 			set->pmus[set->nr++] = pmu;
 	}
-	free_names(names, n);
+	pk_strv_free(names, n);
 	close(devfd);
 	*out = set;
 	return 0;

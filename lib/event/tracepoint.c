@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Tracepoints from tracefs: mount point discovery, ids, glob enumeration. */
-#include <dirent.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
@@ -74,51 +74,9 @@ PK_API long long pk_tracepoint__id(const char *root, const char *sys, const char
 	return id;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted list of subdirectory names of `dir` (skipping dot entries). */
-static char **list_dirs(const char *dir, size_t *n)
-{
-	DIR *d = opendir(dir);
-	char **v = NULL;
-	size_t cap = 0;
-	struct dirent *de;
-
-	*n = 0;
-	if (!d)
-		return NULL;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
-			continue;
-		if (*n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			char **nv = realloc(v, nc * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-			cap = nc;
-		}
-		if (!(v[*n] = strdup(de->d_name)))
-			break;
-		(*n)++;
-	}
-	closedir(d);
-	if (*n)
-		qsort(v, *n, sizeof(*v), cmp_str);
-	return v;
-}
-
-static void free_list(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
+/* Bounds for hostile or huge tracefs trees. */
+#define PK_TP_MAX_SYSTEMS 65536
+#define PK_TP_MAX_EVENTS 65536
 
 PK_API int pk_tracepoint__foreach(const char *root, const char *glob, pk_tracepoint_cb cb,
 				  void *ctx)
@@ -130,10 +88,10 @@ PK_API int pk_tracepoint__foreach(const char *root, const char *glob, pk_tracepo
 	if (!root && !(root = pk_tracefs__root()))
 		return pk_err(-ENOENT);
 	pk_snprintf(path, sizeof(path), "%s/events", root);
-	char **systems = list_dirs(path, &nsys);
+	char **systems = pk_dir_list_sorted(AT_FDCWD, path, PK_TP_MAX_SYSTEMS, true, &nsys, NULL);
 	for (size_t i = 0; i < nsys && !ret; i++) {
 		pk_snprintf(path, sizeof(path), "%s/events/%s", root, systems[i]);
-		char **events = list_dirs(path, &nev);
+		char **events = pk_dir_list_sorted(AT_FDCWD, path, PK_TP_MAX_EVENTS, true, &nev, NULL);
 		for (size_t j = 0; j < nev && !ret; j++) {
 			pk_snprintf(full, sizeof(full), "%s:%s", systems[i], events[j]);
 			if (glob && fnmatch(glob, full, 0) != 0)
@@ -143,8 +101,8 @@ PK_API int pk_tracepoint__foreach(const char *root, const char *glob, pk_tracepo
 				continue; /* not an event directory (e.g. "enable" files' dirs) */
 			ret = cb(systems[i], events[j], id, ctx);
 		}
-		free_list(events, nev);
+		pk_strv_free(events, nev);
 	}
-	free_list(systems, nsys);
+	pk_strv_free(systems, nsys);
 	return ret;
 }
