@@ -1128,7 +1128,7 @@ static int run(struct rec *rc)
 	}
 	PK_OPTS(pk_evlist_open_opts, oo, .inherit = !o->no_inherit && !o->per_thread,
 		.enable_on_exec = w && !o->system_wide, .cgroup_fd = cgroup_fd,
-		.on_open = print_open, .ctx = rc);
+		.on_open = print_open, .ctx = rc, .user_fallback = true);
 	err = pk_evlist__open(rc->el, &oo);
 	if (err < 0) {
 		report_open_failure(rc->el, err, rc->names);

@@ -544,7 +544,7 @@ static void report_open_failure(struct pk_evlist *el, int err)
 	PK_OPTS(pk_open_ctx, ctx, .attr = &attr, .pid = pid, .cpu = cpu, .group_fd = group_fd,
 		.event_name = pk_evsel__name(ev));
 	pk_explain_open_error(buf, sizeof(buf), err, &ctx);
-	pk_tool_error("cannot open '%s': %s: %s", pk_evsel__name(ev), pk_strerror(err), buf);
+	pk_tool_error("cannot open '%s': %s", pk_evsel__name(ev), buf);
 }
 
 static struct pk_thread_map *threads_of_pids(const char *list, bool whole_process)
@@ -750,7 +750,8 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 	int err, status = 0, wstatus = 0, pfd = -1;
 	bool child_done = false, stopped_by_us = false, enabled;
 	uint64_t t0, t_end = 0, t_enable = 0, next_tick = 0, last_tick;
-	PK_OPTS(pk_evlist_open_opts, oo, .skip_unsupported = true, .cgroup_fd = -1);
+	PK_OPTS(pk_evlist_open_opts, oo, .skip_unsupported = true, .cgroup_fd = -1,
+		.user_fallback = true);
 
 	*counted = false;
 	if (o->argv) {

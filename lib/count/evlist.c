@@ -382,6 +382,29 @@ static int group_size(const struct pk_evlist *el, const struct pk_evsel *leader)
 	return n;
 }
 
+/* Make `ev` count user space only and mark its name the way perf does ("task-clock:u"). */
+static int fallback_user_only(struct pk_evsel *ev)
+{
+	size_t n = strlen(ev->name);
+	char *name = malloc(n + 3);
+
+	if (!name)
+		return -ENOMEM;
+	memcpy(name, ev->name, n);
+	/* an existing modifier list gets the letter appended; otherwise start one */
+	if (strchr(ev->name, ':') && !strchr(ev->name, '/'))
+		memcpy(name + n, "u", 2);
+	else
+		memcpy(name + n, ":u", 3);
+	pk_info("%s: kernel-space counting refused (perf_event_paranoid); counting user space "
+		"only as %s", ev->name, name);
+	free(ev->name);
+	ev->name = name;
+	ev->attr.attr.exclude_kernel = 1;
+	ev->attr.attr.exclude_hv = 1;
+	return 0;
+}
+
 static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts, bool *retry)
 {
 	int ncpus = pk_cpu_map__nr(el->cpus), nthreads = pk_thread_map__nr(el->threads);
@@ -389,6 +412,7 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 	bool on_exec = PK_OPTS_GET(opts, enable_on_exec, false);
 	bool enabled = PK_OPTS_GET(opts, start_enabled, false);
 	bool skip = PK_OPTS_GET(opts, skip_unsupported, false);
+	bool user_fallback = PK_OPTS_GET(opts, user_fallback, false);
 	int cgroup_fd = opts ? PK_OPTS_GET(opts, cgroup_fd, -1) : -1;
 	pk_open_cb cb = PK_OPTS_GET(opts, on_open, NULL);
 	void *ctx = PK_OPTS_GET(opts, ctx, NULL);
@@ -443,6 +467,14 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 						 pk_strerror(fd));
 					ev->unsupported = true;
 					continue;
+				}
+				if (user_fallback && (fd == -EACCES || fd == -EPERM) &&
+				    !ev->attr.attr.exclude_kernel && !ev->attr.attr.exclude_user &&
+				    cgroup_fd < 0 && pid >= 0) {
+					if (fallback_user_only(ev) == 0) {
+						*retry = true;
+						return fd;
+					}
 				}
 				if (!is_leader && (leader->flags & PK_EVF_WEAK_GROUP)) {
 					/* weak group: break it up and start over */

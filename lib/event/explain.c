@@ -215,7 +215,14 @@ static void explain_perm(struct sb *s, int err, const struct pk_open_ctx *ctx,
 		paranoid_fix(s, 0);
 		causes++;
 	}
-	if (a && !a->exclude_kernel && lvl >= 2 && lvl < 3) {
+	if (a && !a->exclude_kernel && a->exclude_user && lvl >= 2 && lvl < 3) {
+		sb_add(s, " The event counts kernel space only (exclude_user=1), which needs "
+			  "CAP_PERFMON or perf_event_paranoid <= 1; the current level is %d. Fix: "
+			  "`sysctl -w kernel.perf_event_paranoid=1` ", lvl);
+		fix_setcap(s);
+		sb_add(s, ".");
+		causes++;
+	} else if (a && !a->exclude_kernel && lvl >= 2 && lvl < 3) {
 		sb_add(s, " The event counts kernel space too (exclude_kernel=0), which needs "
 			  "CAP_PERFMON or perf_event_paranoid <= 1; the current level is %d. Fix: "
 			  "count user space only (add the :u modifier%s%s%s, i.e. exclude_kernel=1), "

@@ -94,6 +94,17 @@ static void test_paranoid2_kernel(void **state)
 	assert_has(m, "exclude_kernel=0");
 }
 
+static void test_paranoid2_kernel_only(void **state)
+{
+	struct pk_limits l = limits_at(2);
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	a.exclude_user = 1; /* ':k' - adding ':u' would leave nothing to count */
+	const char *m = explain(-EACCES, &a, 0, -1, "task-clock:k", &l);
+	assert_has(m, "kernel space only");
+	assert_has(m, "sysctl -w kernel.perf_event_paranoid=1");
+	assert_lacks(m, ":u'");
+}
+
 static void test_paranoid1(void **state)
 {
 	struct pk_limits l = limits_at(1);
@@ -417,6 +428,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paranoid2_cpu_wide),
 		cmocka_unit_test(test_paranoid2_kernel),
+		cmocka_unit_test(test_paranoid2_kernel_only),
 		cmocka_unit_test(test_paranoid1),
 		cmocka_unit_test(test_paranoid0_raw_tracepoint),
 		cmocka_unit_test(test_paranoid3),

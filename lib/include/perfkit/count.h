@@ -205,6 +205,10 @@ struct pk_evlist_open_opts {
 	int cgroup_fd;             /* >= 0: count this cgroup (PERF_FLAG_PID_CGROUP); needs CPUs */
 	pk_open_cb on_open;
 	void *ctx;
+	/* On EACCES/EPERM for an event that counts kernel space (exclude_kernel == 0), retry
+	 * it user-space only (exclude_kernel = exclude_hv = 1, ":u" added to its name), as perf
+	 * does when perf_event_paranoid forbids kernel counting to an unprivileged user. */
+	bool user_fallback;
 	size_t :0;
 };
 
