@@ -71,6 +71,7 @@ const char cmd_record_usage[] =
 
 #define DEFAULT_FREQ 4000
 #define DEFAULT_STACK 8192
+#define DRAIN_INTERVAL_MS 250
 #define STATUS_INTERVAL_MS 500
 
 enum cg_mode { CG_NONE, CG_FP, CG_DWARF };
@@ -1186,11 +1187,13 @@ static int run(struct rec *rc)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal must still leave a complete file */
 	sigaction(SIGUSR2, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGUSR2);
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &orig);
@@ -1274,8 +1277,12 @@ static int run(struct rec *rc)
 		}
 		if (wrote)
 			continue;
-		struct timespec ts = { 0, STATUS_INTERVAL_MS * 1000000L };
-		int r = ppoll(pfds, (nfds_t)npfds, tty ? &ts : NULL, &orig);
+		/* Wake at least every DRAIN_INTERVAL_MS even without a ring wake-up, so that
+		 * what the kernel wrote reaches the file soon: a recorder killed with SIGKILL
+		 * (or a crash) then loses a fraction of a second, not a whole buffer. */
+		long wait_ms = tty ? STATUS_INTERVAL_MS : DRAIN_INTERVAL_MS;
+		struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
+		int r = ppoll(pfds, (nfds_t)npfds, &ts, &orig);
 		if (r > 0) {
 			rc->wakeups++;
 			for (int i = 0; i < npfds; i++) {

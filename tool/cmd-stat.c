@@ -1123,6 +1123,7 @@ int cmd_stat(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 
 	st.use_stats = o.repeat > 1;
 	for (int run = 0; run < o.repeat; run++) {

@@ -781,16 +781,25 @@ PK_API int pk_data_writer__finish_round(struct pk_data_writer *w)
 		return pk_err(-EINVAL);
 	if (w->err || start(w))
 		return pk_err(w->err);
-	if (!w->cctx)
-		return pk_data_writer__write(w, &h, sizeof(h));
-	/* compressed: flush the stage and write the round marker uncompressed, as perf */
-	if (w->stash_len || w->skip) {
-		pk_warn("perf.data writer: finish_round inside a record");
-		return pk_err(-EINVAL);
+	if (!w->cctx) {
+		int r = pk_data_writer__write(w, &h, sizeof(h));
+		if (r)
+			return r;
+	} else {
+		/* compressed: flush the stage and write the round marker uncompressed, as perf */
+		if (w->stash_len || w->skip) {
+			pk_warn("perf.data writer: finish_round inside a record");
+			return pk_err(-EINVAL);
+		}
+		if (comp_flush(w) || out_write(w, &h, sizeof(h)))
+			return pk_err(w->err);
+		w->nr_records++;
 	}
-	if (comp_flush(w) || out_write(w, &h, sizeof(h)))
+	/* A round is a natural point to hand the bytes to the kernel: a recorder killed with
+	 * SIGKILL then loses at most the current round, not a whole output buffer (our
+	 * reader recovers every complete record of an unfinalised file). */
+	if (out_flush(w))
 		return pk_err(w->err);
-	w->nr_records++;
 	return 0;
 }
 
