@@ -48,6 +48,11 @@ void pk_tool_setup_log(int verbose);
  * the same). Returns true if tracefs is available afterwards. */
 bool pk_tool_ensure_tracefs(void);
 
+/* After EMFILE: raise the soft RLIMIT_NOFILE to the hard limit (many events x CPUs x
+ * threads need many fds), with a notice. True if raised (retry the open); EMFILE past that
+ * is explained by pk_explain_open_error. */
+bool pk_tool_raise_nofile(void);
+
 /* JSON string output with escaping. */
 void pk_json_str(FILE *f, const char *s);
 

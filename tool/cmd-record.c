@@ -1131,6 +1131,8 @@ static int run(struct rec *rc)
 		.enable_on_exec = w && !o->system_wide, .cgroup_fd = cgroup_fd,
 		.on_open = print_open, .ctx = rc, .user_fallback = true);
 	err = pk_evlist__open(rc->el, &oo);
+	if (err == -EMFILE && pk_tool_raise_nofile())
+		err = pk_evlist__open(rc->el, &oo);
 	if (err < 0) {
 		report_open_failure(rc->el, err, rc->names);
 		goto fail;

@@ -778,6 +778,8 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 		}
 	}
 	err = pk_evlist__open(st->el, &oo);
+	if (err == -EMFILE && pk_tool_raise_nofile())
+		err = pk_evlist__open(st->el, &oo);
 	if (oo.cgroup_fd >= 0)
 		close(oo.cgroup_fd);
 	if (err < 0) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <perfkit/perfkit.h>
@@ -111,4 +112,20 @@ void pk_json_str(FILE *f, const char *s)
 		}
 	}
 	fputc('"', f);
+}
+
+bool pk_tool_raise_nofile(void)
+{
+	struct rlimit rl;
+	/* one fd per event x cpu x thread adds up quickly; perf raises the limit too */
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return false;
+	rlim_t old = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return false;
+	pk_tool_warn("too many open files at %llu: raised the soft RLIMIT_NOFILE to its hard "
+		     "limit %llu and retrying", (unsigned long long)old,
+		     (unsigned long long)rl.rlim_cur);
+	return true;
 }

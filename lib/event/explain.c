@@ -438,10 +438,15 @@ static void explain_emfile(struct sb *s, const char *ev)
 			pk_snprintf(hard, sizeof(hard), "unlimited");
 		else
 			pk_snprintf(hard, sizeof(hard), "%llu", (unsigned long long)rl.rlim_max);
-		sb_add(s, " (soft limit %s, hard limit %s). Fix: `ulimit -n %s` in the shell before "
-			  "running (up to the hard limit; raising the hard limit needs root or "
-			  "/etc/security/limits.conf), or measure fewer events/CPUs/threads.",
-		       soft, hard, hard);
+		if (rl.rlim_cur < rl.rlim_max)
+			sb_add(s, " (soft limit %s, hard limit %s). Fix: `ulimit -n %s` in the shell "
+				  "before running, or measure fewer events/CPUs/threads.",
+			       soft, hard, hard);
+		else
+			sb_add(s, " (soft and hard limit %s). Fix: raise the hard limit (as root: "
+				  "`ulimit -Hn N`, or /etc/security/limits.conf for the user, or "
+				  "LimitNOFILE= for a service), or measure fewer events/CPUs/threads.",
+			       hard);
 	} else {
 		sb_add(s, ". Fix: raise it with `ulimit -n`, or measure fewer events.");
 	}

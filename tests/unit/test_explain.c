@@ -271,20 +271,32 @@ static void test_einval(void **state)
 
 static void test_emfile(void **state)
 {
-	struct rlimit rl;
-	char want[64];
+	struct rlimit rl, low;
+	char want[96];
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max < 64)
+		PK_SKIP("RLIMIT_NOFILE hard limit is %s", rl.rlim_max < 64 ? "tiny" : "unlimited");
+
+	/* soft below hard: the fix is raising the soft limit to the hard one */
+	low = rl;
+	low.rlim_cur = 32;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
 	const char *m = explain(-EMFILE, NULL, 0, -1, "cycles", NULL);
 	assert_has(m, "RLIMIT_NOFILE");
-	assert_has(m, "ulimit -n");
-	if (rl.rlim_cur != RLIM_INFINITY) {
-		snprintf(want, sizeof(want), "soft limit %llu", (unsigned long long)rl.rlim_cur);
-		assert_has(m, want);
-	}
-	if (rl.rlim_max != RLIM_INFINITY) {
-		snprintf(want, sizeof(want), "hard limit %llu", (unsigned long long)rl.rlim_max);
-		assert_has(m, want);
-	}
+	assert_has(m, "soft limit 32");
+	snprintf(want, sizeof(want), "hard limit %llu", (unsigned long long)rl.rlim_max);
+	assert_has(m, want);
+	snprintf(want, sizeof(want), "ulimit -n %llu", (unsigned long long)rl.rlim_max);
+	assert_has(m, want);
+
+	/* soft == hard: raising the soft limit cannot help; say so */
+	low.rlim_cur = low.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	m = explain(-EMFILE, NULL, 0, -1, "cycles", NULL);
+	snprintf(want, sizeof(want), "soft and hard limit %llu", (unsigned long long)rl.rlim_max);
+	assert_has(m, want);
+	assert_has(m, "raise the hard limit");
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
 }
 
 static void test_other_errnos(void **state)
