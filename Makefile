@@ -5,9 +5,11 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+TSAN_TESTS ?= test_region test_sampler test_overflow
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
-.PHONY: all deps build demo check check-normal check-asan cli-record cli-valgrind bench clean
+.PHONY: all deps build demo check check-normal check-asan check-tsan cli-record cli-valgrind bench clean
 
 all: build
 
@@ -23,7 +25,7 @@ build: deps $(BUILD)/CMakeCache.txt
 demo: build
 	@bash scripts/demo.sh $(BUILD)
 
-check: deps check-normal check-asan
+check: deps check-normal check-asan check-tsan
 	@echo "make check: all suites passed"
 
 check-normal: build
@@ -42,6 +44,16 @@ check-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest $(CTEST_FLAGS)
 
+# ThreadSanitizer over the multi-threaded self-monitoring code (regions, sampler, overflow
+# signals): only those tests are built, to keep `make check` short.
+$(TSAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DPK_TSAN=ON
+
+check-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
+	cmake --build $(TSAN_BUILD) -j$(JOBS) --target $(TSAN_TESTS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		ctest $(CTEST_FLAGS) -R '^unit/($(shell echo $(TSAN_TESTS) | tr ' ' '|'))$$'
+
 cli-record: build
 	for d in tests/cli/cases/*/; do PERFKIT=$(BUILD)/tool/perfkit PK_CLI_RECORD=1 \
 		bash tests/cli/run-case.sh $$d; done
@@ -53,4 +65,4 @@ bench: build
 	@for b in bench/*.sh; do echo "== $$b"; bash $$b $(BUILD) || exit 1; done
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
