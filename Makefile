@@ -1,7 +1,8 @@
 # perfkit: a thin wrapper over CMake. The README's two set-up commands live here:
 #   make demo    install build deps, build, run perfkit on the bundled demo workload
 #   make check   install build deps, then the whole test suite: normal build, the same
-#                suite under ASan+UBSan (clang), and a smoke run of every fuzz harness
+#                suite under ASan+UBSan (clang), a smoke run of every fuzz harness,
+#                ThreadSanitizer over the threaded tests and the CLI suite under valgrind
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
@@ -25,7 +26,7 @@ build: deps $(BUILD)/CMakeCache.txt
 demo: build
 	@bash scripts/demo.sh $(BUILD)
 
-check: deps check-normal check-asan check-tsan
+check: deps check-normal check-asan check-tsan cli-valgrind
 	@echo "make check: all suites passed"
 
 check-normal: build
@@ -58,8 +59,11 @@ cli-record: build
 	for d in tests/cli/cases/*/; do PERFKIT=$(BUILD)/tool/perfkit PK_CLI_RECORD=1 \
 		bash tests/cli/run-case.sh $$d; done
 
+# The CLI suite with every perfkit run under valgrind memcheck (errors or definitely-lost
+# leaks fail a case; cases with a `no-valgrind` file are skipped): about 2.5 minutes on a
+# 2-core machine, so it is part of `make check`.
 cli-valgrind: build
-	cd $(BUILD) && PK_CLI_VALGRIND=1 ctest $(CTEST_FLAGS) -L cli
+	cd $(BUILD) && PK_CLI_VALGRIND=1 ctest $(CTEST_FLAGS) -L cli --timeout 200
 
 bench: build
 	@for b in bench/*.sh; do echo "== $$b"; bash $$b $(BUILD) || exit 1; done

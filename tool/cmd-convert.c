@@ -137,8 +137,10 @@ int cmd_convert(int argc, char **argv)
 	if (f != stdout && fclose(f) && !err)
 		err = -EIO;
 	if (err) {
-		if (f == stdout && err == -EIO)
+		if (f == stdout && err == -EIO) {
+			pk_profile__free(p);
 			return pk_tool_finish_stdout(1);
+		}
 		pk_tool_error("cannot write '%s': %s", output, pk_strerror(err));
 		status = 1;
 	}

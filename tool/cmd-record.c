@@ -1096,6 +1096,14 @@ static int run(struct rec *rc)
 	int npfds = 0, nsb = 0, nlive = 0;
 	uint64_t next_status = 0, file_bytes = 0;
 
+	/* Stop signals are caught from the very start (the handler only sets a flag): one that
+	 * arrives while events are still being opened ends the recording right after set-up
+	 * with a complete file, instead of killing us before the header exists. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal must still leave a complete file */
+
 	rc->rec_copy = malloc(65536);
 	if (!rc->rec_copy) {
 		pk_tool_error("out of memory");
@@ -1137,6 +1145,23 @@ static int run(struct rec *rc)
 		report_open_failure(rc->el, err, rc->names);
 		goto fail;
 	}
+	{
+		/* events that fell back to user space only are recorded under their new name
+		 * ("cpu-clock:u"), as perf names them */
+		int i = 0;
+		for (struct pk_evsel *ev = pk_evlist__next(rc->el, NULL); ev;
+		     ev = pk_evlist__next(rc->el, ev), i++) {
+			const struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
+			size_t n = strlen(rc->names[i]);
+			if (!a->exclude_kernel || a->exclude_user || !strcmp(rc->names[i], "dummy:u"))
+				continue;
+			if (!strcmp(rc->names[i], "cpu-clock"))
+				rc->names[i] = "cpu-clock:u";
+			else if (strcmp(pk_evsel__name(ev), rc->names[i]) && n &&
+				 !strncmp(pk_evsel__name(ev), rc->names[i], n))
+				rc->names[i] = pk_evsel__name(ev);
+		}
+	}
 	if (rc->sb_el) {
 		err = pk_evlist__open(rc->sb_el, &oo);
 		if (err < 0) {
@@ -1148,11 +1173,32 @@ static int run(struct rec *rc)
 		close(cgroup_fd);
 	cgroup_fd = -1;
 
-	PK_OPTS(pk_evlist_mmap_opts, mo, .pages = o->pages, .overwrite = o->overwrite);
-	rc->mm = pk_evlist__mmap(rc->el, &mo);
-	if (rc->mm && rc->sb_el) {
-		PK_OPTS(pk_evlist_mmap_opts, so, .pages = o->pages);
-		rc->sb_mm = pk_evlist__mmap(rc->sb_el, &so);
+	/* Rings over the locked-memory allowance (perf_event_mlock_kb per CPU, then
+	 * RLIMIT_MEMLOCK) fail with EPERM for an unprivileged user: halve them until
+	 * they fit, with a notice, as perf does. */
+	for (size_t pages = o->pages ? o->pages : 128;; pages /= 2) {
+		PK_OPTS(pk_evlist_mmap_opts, mo, .pages = pages, .overwrite = o->overwrite);
+		rc->mm = pk_evlist__mmap(rc->el, &mo);
+		if (rc->mm && rc->sb_el) {
+			PK_OPTS(pk_evlist_mmap_opts, so, .pages = pages);
+			rc->sb_mm = pk_evlist__mmap(rc->sb_el, &so);
+		}
+		if (rc->mm && (!rc->sb_el || rc->sb_mm)) {
+			if (pages != (o->pages ? o->pages : 128)) {
+				fprintf(stderr, "perfkit record: notice: %zu-page ring buffers exceed "
+					"the locked-memory limit (/proc/sys/kernel/perf_event_mlock_kb, "
+					"ulimit -l); using %zu pages\n", o->pages ? o->pages : (size_t)128,
+					pages);
+				o->pages = pages;
+			}
+			break;
+		}
+		int e = errno;
+		pk_evlist_mmap__free(rc->mm);
+		rc->mm = NULL;
+		errno = e;
+		if (e != EPERM || pages <= 1)
+			break;
 	}
 	if (!rc->mm || (rc->sb_el && !rc->sb_mm)) {
 		int e = errno;
@@ -1186,10 +1232,6 @@ static int run(struct rec *rc)
 	}
 
 	/* signals: blocked except while waiting in ppoll, so none is missed */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL); /* a closed terminal must still leave a complete file */
 	sigaction(SIGUSR2, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	sigemptyset(&block);
@@ -1312,6 +1354,10 @@ static int run(struct rec *rc)
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
+	/* the file cannot grow (disk full, reader gone): stop measuring now rather than when
+	 * the workload ends; the workload itself runs on undisturbed */
+	if (rc->write_err)
+		pk_evlist__disable(rc->el);
 
 	if (w && !child_done) {
 		/* stopped by a signal: end the command too, then finish the file */

@@ -1161,8 +1161,10 @@ out:
 			pk_tool_error("cannot write '%s': %s", o.outfile, strerror(errno));
 			return status ? status : 1;
 		}
-	} else {
-		fflush(stderr);
+	} else if (fflush(stderr) != 0 || ferror(stderr)) {
+		/* the counts went nowhere (stderr on a full disk): nothing more can be said,
+		 * but the exit status must not claim success */
+		return status ? status : 1;
 	}
 	return pk_tool_finish_stdout(status);
 }

@@ -19,6 +19,7 @@
 struct pk_evsel {
 	struct pk_attr attr;
 	char *name;
+	char *name_before_fallback;   /* kept alive: callers may hold the old pk_evsel__name */
 	char *unit;
 	double scale;
 	unsigned flags;
@@ -134,6 +135,7 @@ PK_API void pk_evsel__free(struct pk_evsel *ev)
 		return;
 	evsel_free_arrays(ev);
 	free(ev->name);
+	free(ev->name_before_fallback);
 	free(ev->unit);
 	free(ev);
 }
@@ -398,7 +400,8 @@ static int fallback_user_only(struct pk_evsel *ev)
 		memcpy(name + n, ":u", 3);
 	pk_info("%s: kernel-space counting refused (perf_event_paranoid); counting user space "
 		"only as %s", ev->name, name);
-	free(ev->name);
+	free(ev->name_before_fallback);
+	ev->name_before_fallback = ev->name;
 	ev->name = name;
 	ev->attr.attr.exclude_kernel = 1;
 	ev->attr.attr.exclude_hv = 1;

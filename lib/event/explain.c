@@ -193,8 +193,11 @@ static void explain_perm(struct sb *s, int err, const struct pk_open_ctx *ctx,
 		return;
 	}
 	if (lvl >= 3) {
-		sb_add(s, " perf_event_paranoid is %d (a Debian/Ubuntu kernel patch): unprivileged "
-			  "users may not use perf_event_open at all, not even for their own processes."
+		/* upstream kernels treat 3 as 2 (the rules below then apply too); only with
+		 * the Debian/Ubuntu patch does it forbid everything */
+		sb_add(s, " perf_event_paranoid is %d: with the Debian/Ubuntu kernel patch "
+			  "unprivileged users may not use perf_event_open at all, not even for their "
+			  "own processes (upstream kernels treat it as 2)."
 			  " Fix: `sysctl -w kernel.perf_event_paranoid=2` (own processes, user space) ",
 		       lvl);
 		fix_setcap(s);
@@ -202,27 +205,27 @@ static void explain_perm(struct sb *s, int err, const struct pk_open_ctx *ctx,
 		causes++;
 	}
 	if (a && a->type == PERF_TYPE_TRACEPOINT && (a->sample_type & PERF_SAMPLE_RAW) &&
-	    lvl > -1 && lvl < 3) {
+	    lvl > -1) {
 		sb_add(s, " Sampling raw tracepoint data (PERF_SAMPLE_RAW) needs CAP_PERFMON or "
 			  "perf_event_paranoid -1 (it is %d).", lvl);
 		paranoid_fix(s, -1);
 		causes++;
 	}
-	if (cpu_wide(ctx) && lvl > 0 && lvl < 3) {
+	if (cpu_wide(ctx) && lvl > 0) {
 		sb_add(s, " System-wide (CPU-wide) measurement (pid=-1, cpu=%d) needs CAP_PERFMON "
 			  "(or CAP_SYS_ADMIN) or perf_event_paranoid <= 0; the current level is %d.",
 		       cpu, lvl);
 		paranoid_fix(s, 0);
 		causes++;
 	}
-	if (a && !a->exclude_kernel && a->exclude_user && lvl >= 2 && lvl < 3) {
+	if (a && !a->exclude_kernel && a->exclude_user && lvl >= 2) {
 		sb_add(s, " The event counts kernel space only (exclude_user=1), which needs "
 			  "CAP_PERFMON or perf_event_paranoid <= 1; the current level is %d. Fix: "
 			  "`sysctl -w kernel.perf_event_paranoid=1` ", lvl);
 		fix_setcap(s);
 		sb_add(s, ".");
 		causes++;
-	} else if (a && !a->exclude_kernel && lvl >= 2 && lvl < 3) {
+	} else if (a && !a->exclude_kernel && lvl >= 2) {
 		sb_add(s, " The event counts kernel space too (exclude_kernel=0), which needs "
 			  "CAP_PERFMON or perf_event_paranoid <= 1; the current level is %d. Fix: "
 			  "count user space only (add the :u modifier%s%s%s, i.e. exclude_kernel=1), "
@@ -232,7 +235,7 @@ static void explain_perm(struct sb *s, int err, const struct pk_open_ctx *ctx,
 		sb_add(s, ".");
 		causes++;
 	}
-	if (a && (a->sample_type & PERF_SAMPLE_PHYS_ADDR) && lvl >= 2 && lvl < 3) {
+	if (a && (a->sample_type & PERF_SAMPLE_PHYS_ADDR) && lvl >= 2) {
 		sb_add(s, " Physical addresses (PERF_SAMPLE_PHYS_ADDR) need CAP_PERFMON or "
 			  "perf_event_paranoid <= 1 (it is %d).", lvl);
 		causes++;

@@ -53,6 +53,6 @@ PK_API const char *pk_paranoid__describe(int level)
 		       "no CPU-wide events";
 	if (level == 2)
 		return "unprivileged users may measure only user space of their own processes";
-	return "unprivileged users may not use perf_event_open at all "
-	       "(distribution patch; needs CAP_PERFMON)";
+	return "as 2 on upstream kernels; with the Debian/Ubuntu patch unprivileged users "
+	       "may not use perf_event_open at all (needs CAP_PERFMON)";
 }
