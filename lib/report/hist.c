@@ -910,6 +910,10 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 static uint32_t comm_id(struct pk_report *rep, uint32_t tid, const char *comm)
 {
 	char buf[32];
+	/* ":0" is the placeholder name of the thread object for tid 0 (the idle task), which
+	 * can reach here with another sample tid on CPU-wide recordings */
+	if (comm && !strcmp(comm, ":0"))
+		tid = 0;
 	if (!comm || (tid == 0 && comm[0] == ':')) {
 		comm = NULL;
 		if (tid == 0)
