@@ -269,7 +269,29 @@ struct pk_report {
 	uint32_t *inl_pool;
 	size_t nr_inl, cap_inl;
 	uint32_t self_frame;
+	uint32_t cabs[MAX_CHAIN];
+	/* samples waiting to be aggregated, merged by identical key (see defer_sample) */
+	uint32_t *ppool;
+	size_t nr_ppool, cap_ppool;
+	struct pchain *pch;
+	size_t nr_pch, cap_pch;
+	struct index pidx;
 };
+
+/* A distinct aggregation key (hist, comm, pid/tid/cpu as sorted on, chain frames) and
+ * the summed period and sample count of the samples that had it. */
+struct pchain {
+	uint32_t off, len;      /* key words in ppool */
+	int32_t pid, tid, cpu;  /* of the first such sample (shown by entries it creates) */
+	uint64_t period, samples;
+};
+
+/* key layout in ppool */
+enum { PK_HIST, PK_COMM, PK_PID, PK_TID, PK_CPU, PK_FLAGS, PK_N, PK_SELF, PK_HDR };
+#define PF_CHAIN 1u
+#define PF_ABS 2u
+#define PF_SRC 4u
+#define PPOOL_FLUSH_WORDS ((size_t)4 << 20) /* 16 MiB of keys pending at most */
 
 /* ------------------------------------------------------------------------------------ */
 
@@ -418,6 +440,9 @@ void pk_report__free(struct pk_report *rep)
 	free(rep->udsos);
 	free(rep->pub_nodes);
 	free(rep->inl_pool);
+	free(rep->ppool);
+	free(rep->pch);
+	index_release(&rep->pidx);
 	free(rep->pids);
 	free(rep->tids);
 	free(rep->cpus);
@@ -716,19 +741,19 @@ static int node_child(struct pk_report *rep, uint32_t parent, uint32_t frame, ui
 }
 
 static int chain_append(struct pk_report *rep, struct ent *e, const uint32_t *fr, size_t n,
-			uint64_t period)
+			uint64_t period, uint64_t w)
 {
 	if (e->root == NONE32 && node_new(rep, NONE32, NONE32, &e->root))
 		return -ENOMEM;
 	uint32_t cur = e->root;
 	rep->nodes[cur].period += period;
-	rep->nodes[cur].samples++;
+	rep->nodes[cur].samples += w;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t c;
 		if (node_child(rep, cur, fr[i], &c))
 			return -ENOMEM;
 		rep->nodes[c].period += period;
-		rep->nodes[c].samples++;
+		rep->nodes[c].samples += w;
 		cur = c;
 	}
 	rep->nodes[cur].self_period += period;
@@ -807,20 +832,20 @@ static bool frame_passes(struct pk_report *rep, uint32_t fid)
 	return true;
 }
 
-static void count_unresolved(struct pk_report *rep, uint32_t fid)
+static void count_unresolved(struct pk_report *rep, uint32_t fid, uint64_t w)
 {
 	const struct frame *f = &rep->frames[fid];
 	if (f->sym)
 		return;
 	for (size_t i = 0; i < rep->nr_udsos; i++) {
 		if (rep->udsos[i].dso == f->dso_long) {
-			rep->udsos[i].samples++;
+			rep->udsos[i].samples += w;
 			return;
 		}
 	}
 	if (grow((void **)&rep->udsos, &rep->cap_udsos, rep->nr_udsos + 1, sizeof(struct udso)))
 		return;
-	rep->udsos[rep->nr_udsos++] = (struct udso){ .dso = f->dso_long, .samples = 1 };
+	rep->udsos[rep->nr_udsos++] = (struct udso){ .dso = f->dso_long, .samples = w };
 }
 
 static void make_key(struct pk_report *rep, struct hkey *k, uint32_t comm, int32_t pid,
@@ -844,27 +869,28 @@ static void make_key(struct pk_report *rep, struct hkey *k, uint32_t comm, int32
 }
 
 /*
- * Aggregate one sample whose chain is cframes[0..n) (innermost first; n >= 1) with
- * srcline ids csrc[] (only used with the srcline key).
+ * Aggregate `w` samples (summed period `period`) that share one key: self frame sf, chain
+ * fr[0..n) (innermost first; n >= 1), fa[] the same chain with unresolved frames keyed by
+ * absolute address (for cumulative entries; NULL = fr), srcline ids src[] (NULL = none).
  */
 static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32_t pid,
-		     int32_t tid, int32_t cpu, uint64_t period, size_t n, bool has_chain)
+		     int32_t tid, int32_t cpu, uint64_t period, uint64_t w, size_t n,
+		     bool has_chain, uint32_t sf, const uint32_t *fr, const uint32_t *fa,
+		     const uint32_t *src)
 {
-	uint32_t *fr = rep->cframes;
-	uint32_t sf = rep->self_frame;
 	rep->serial++;
 	struct hkey k;
 	struct ent *self = NULL;
-	count_unresolved(rep, sf);
+	count_unresolved(rep, sf, w);
 	if (frame_passes(rep, sf)) {
-		make_key(rep, &k, comm, pid, tid, cpu, sf, rep->csrc[0]);
-		self = entry_get(rep, h, &k, comm, pid, tid, cpu, sf, rep->csrc[0]);
+		make_key(rep, &k, comm, pid, tid, cpu, sf, src ? src[0] : 0);
+		self = entry_get(rep, h, &k, comm, pid, tid, cpu, sf, src ? src[0] : 0);
 		if (!self)
 			return -ENOMEM;
 		self->self_period += period;
-		self->self_samples++;
+		self->self_samples += w;
 		self->total_period += period;
-		self->total_samples++;
+		self->total_samples += w;
 		self->last_seen = rep->serial;
 	}
 	bool trees = rep->callgraph && has_chain;
@@ -873,7 +899,7 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 	bool caller = rep->order == PK_CG_ORDER_CALLER;
 	for (size_t i = 0; i < n; i++)
 		seq[i] = caller ? fr[n - 1 - i] : fr[i];
-	if (trees && self && chain_append(rep, self, seq, n, period))
+	if (trees && self && chain_append(rep, self, seq, n, period, w))
 		return -ENOMEM;
 	if (!rep->children || !has_chain)
 		return 0;
@@ -882,16 +908,15 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 	bool level = rep->frames[sf].kernel;
 	for (size_t j = 0; j < n; j++) {
 		size_t i = caller ? n - 1 - j : j; /* chain index of seq[j] */
-		uint32_t fi = fr[i];
-		if (!rep->frames[fi].sym && rep->cip_valid)
-			fi = frame_abs(rep, fi, rep->cip[i]);
+		uint32_t fi = fa ? fa[i] : fr[i];
 		if (!rep->frames[fi].nomap)
 			level = rep->frames[fi].kernel;
 		if (!frame_passes(rep, fi))
 			continue;
-		make_key(rep, &k, comm, pid, tid, cpu, fi, rep->csrc[i]);
+		uint32_t sl = src ? src[i] : 0;
+		make_key(rep, &k, comm, pid, tid, cpu, fi, sl);
 		size_t before = h->nr_ents;
-		struct ent *e = entry_get(rep, h, &k, comm, pid, tid, cpu, fi, rep->csrc[i]);
+		struct ent *e = entry_get(rep, h, &k, comm, pid, tid, cpu, fi, sl);
 		if (!e)
 			return -ENOMEM;
 		if (h->nr_ents != before)
@@ -900,10 +925,105 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 			continue;
 		e->last_seen = rep->serial;
 		e->total_period += period;
-		e->total_samples++;
-		if (trees && chain_append(rep, e, seq + j, n - j, period))
+		e->total_samples += w;
+		if (trees && chain_append(rep, e, seq + j, n - j, period, w))
 			return -ENOMEM;
 	}
+	return 0;
+}
+
+/* Aggregate everything pending, in the order each key first appeared (so entries and
+ * nodes are created in sample order, exactly as if each sample were aggregated at once). */
+static int flush_pending(struct pk_report *rep)
+{
+	int err = 0;
+	for (size_t i = 0; i < rep->nr_pch && !err; i++) {
+		const struct pchain *c = &rep->pch[i];
+		const uint32_t *k = rep->ppool + c->off;
+		uint32_t fl = k[PK_FLAGS];
+		size_t n = k[PK_N];
+		const uint32_t *fr = k + PK_HDR;
+		const uint32_t *p = fr + n;
+		const uint32_t *fa = NULL, *src = NULL;
+		if (fl & PF_ABS) {
+			fa = p;
+			p += n;
+		}
+		if (fl & PF_SRC)
+			src = p;
+		err = aggregate(rep, &rep->hists[k[PK_HIST]], k[PK_COMM], c->pid, c->tid, c->cpu,
+				c->period, c->samples, n, fl & PF_CHAIN, k[PK_SELF], fr, fa, src);
+	}
+	rep->nr_pch = 0;
+	rep->nr_ppool = 0;
+	if (rep->pidx.slot) {
+		memset(rep->pidx.slot, 0, (rep->pidx.mask + 1) * sizeof(*rep->pidx.slot));
+		rep->pidx.n = 0;
+	}
+	return err;
+}
+
+/*
+ * Queue one sample (chain in rep->cframes/cabs/csrc, n entries) for aggregation. Samples
+ * with the same key only add up their period and count, so a repeated call chain costs
+ * one hash lookup instead of a walk of every cumulative entry's tree.
+ */
+static int defer_sample(struct pk_report *rep, struct hist *h, uint32_t comm, int32_t pid,
+			int32_t tid, int32_t cpu, uint64_t period, size_t n, bool has_chain)
+{
+	uint32_t fl = (has_chain ? PF_CHAIN : 0) | (rep->children && has_chain ? PF_ABS : 0) |
+		      (rep->key_on[PK_SORT_SRCLINE] ? PF_SRC : 0);
+	size_t len = PK_HDR + n * (1 + !!(fl & PF_ABS) + !!(fl & PF_SRC));
+	if (rep->nr_ppool + len > PPOOL_FLUSH_WORDS && rep->nr_pch) {
+		int err = flush_pending(rep);
+		if (err)
+			return err;
+	}
+	if (grow((void **)&rep->ppool, &rep->cap_ppool, rep->nr_ppool + len, sizeof(uint32_t)) ||
+	    grow((void **)&rep->pch, &rep->cap_pch, rep->nr_pch + 1, sizeof(struct pchain)) ||
+	    index_grow(&rep->pidx))
+		return -ENOMEM;
+	uint32_t *k = rep->ppool + rep->nr_ppool;
+	k[PK_HIST] = (uint32_t)(h - rep->hists);
+	k[PK_COMM] = comm;
+	k[PK_PID] = rep->key_on[PK_SORT_PID] ? (uint32_t)pid : 0;
+	k[PK_TID] = rep->key_on[PK_SORT_TID] ? (uint32_t)tid : 0;
+	k[PK_CPU] = rep->key_on[PK_SORT_CPU] ? (uint32_t)cpu : 0;
+	k[PK_FLAGS] = fl;
+	k[PK_N] = (uint32_t)n;
+	k[PK_SELF] = rep->self_frame;
+	uint32_t *p = k + PK_HDR;
+	memcpy(p, rep->cframes, n * sizeof(*p));
+	p += n;
+	if (fl & PF_ABS) {
+		memcpy(p, rep->cabs, n * sizeof(*p));
+		p += n;
+	}
+	if (fl & PF_SRC)
+		memcpy(p, rep->csrc, n * sizeof(*p));
+	uint64_t hv = 0x9e3779b97f4a7c15ULL;
+	for (size_t i = 0; i < len; i++)
+		hv = (hv ^ k[i]) * 0xff51afd7ed558ccdULL;
+	hv = mix64(hv);
+	size_t j = hv & rep->pidx.mask;
+	for (; rep->pidx.slot[j]; j = (j + 1) & rep->pidx.mask) {
+		if (rep->pidx.hash[j] != hv)
+			continue;
+		struct pchain *c = &rep->pch[rep->pidx.slot[j] - 1];
+		if (c->len == len && !memcmp(rep->ppool + c->off, k, len * sizeof(*k))) {
+			c->period += period;
+			c->samples++;
+			return 0;
+		}
+	}
+	size_t id = rep->nr_pch++;
+	rep->pch[id] = (struct pchain){ .off = (uint32_t)rep->nr_ppool, .len = (uint32_t)len,
+					.pid = pid, .tid = tid, .cpu = cpu, .period = period,
+					.samples = 1 };
+	rep->nr_ppool += len;
+	rep->pidx.slot[j] = (uint32_t)id + 1;
+	rep->pidx.hash[j] = hv;
+	rep->pidx.n++;
 	return 0;
 }
 
@@ -986,8 +1106,11 @@ int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char *name,
 	}
 	rep->self_frame = rep->cframes[0];
 	rep->cip_valid = false;
-	int err = aggregate(rep, h, comm_id(rep, (uint32_t)tid, comm), pid, tid, cpu, period, n,
-			    nr_frames > 1);
+	int err = flush_pending(rep);
+	if (!err)
+		err = aggregate(rep, h, comm_id(rep, (uint32_t)tid, comm), pid, tid, cpu, period, 1,
+				n, nr_frames > 1, rep->self_frame, rep->cframes, NULL,
+				rep->key_on[PK_SORT_SRCLINE] ? rep->csrc : NULL);
 	return err ? pk_err(err) : 0;
 }
 
@@ -1165,7 +1288,14 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		}
 		rep->csrc[0] = self_src;
 	}
-	return aggregate(rep, h, cid, pid, tid, cpu, period, n, has_chain);
+	if (rep->children && has_chain) {
+		/* unresolved frames of cumulative entries are keyed by absolute address */
+		for (size_t i = 0; i < n; i++) {
+			uint32_t fi = rep->cframes[i];
+			rep->cabs[i] = rep->frames[fi].sym ? fi : frame_abs(rep, fi, rep->cip[i]);
+		}
+	}
+	return defer_sample(rep, h, cid, pid, tid, cpu, period, n, has_chain);
 }
 
 static int do_record(struct pk_report *rep, const struct pk_data_event *ev)
@@ -1375,6 +1505,9 @@ int pk_report__finish(struct pk_report *rep)
 {
 	if (!rep)
 		return pk_err(-EINVAL);
+	int err = flush_pending(rep);
+	if (err)
+		return pk_err(err);
 	if (build_nodes(rep))
 		return pk_err(-ENOMEM);
 	for (size_t hi = 0; hi < rep->nr_hists; hi++) {
