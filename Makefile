@@ -10,7 +10,7 @@ TSAN_BUILD ?= build-tsan
 TSAN_TESTS ?= test_region test_sampler test_overflow
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
-.PHONY: all deps build demo check check-normal check-asan check-tsan cli-record cli-valgrind bench clean
+.PHONY: all deps build demo check check-normal check-asan check-tsan cli-record cli-valgrind bench fuzz-long clean
 
 all: build
 
@@ -67,6 +67,12 @@ cli-valgrind: build
 
 bench: build
 	@for b in bench/*.sh; do echo "== $$b"; bash $$b $(BUILD) || exit 1; done
+
+# Long fuzz campaign (10 minutes per harness by default; FUZZ_SECS=N to change), with a
+# coverage report in fuzz-campaign/summary.txt. Not run by CI (it would not fit the budget).
+FUZZ_SECS ?= 600
+fuzz-long: deps
+	bash scripts/fuzz-campaign.sh $(FUZZ_SECS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# scripts/fuzz-campaign.sh [SECONDS] [HARNESS...]: a long fuzz campaign, one harness after
+# another, each for SECONDS (default 600 = 10 CPU-minutes, one process) under ASan+UBSan,
+# then a source-based coverage report of what the grown corpus reaches.
+#
+#   build-fuzz/            clang ASan+UBSan+libFuzzer build that runs the campaign
+#   build-cov/             clang coverage build (no sanitizers) that replays the corpus
+#   fuzz-campaign/corpus/<name>/    grown corpus (seeded from tests/fuzz/corpus/<name>)
+#   fuzz-campaign/crashes/<name>/   crash/leak/timeout reproducers, if any
+#   fuzz-campaign/summary.txt       executions, libFuzzer cov/ft, line and region coverage
+#
+# Findings are fixed in the library and their inputs added to tests/fuzz/corpus/<name>/,
+# where the ctest smoke run replays them. Not part of `make check` (too long for CI); run as
+# `make fuzz-long`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-600}
+shift || true
+out=fuzz-campaign
+mkdir -p "$out"
+if [ ! -f build-fuzz/CMakeCache.txt ]; then
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+		-DPK_SANITIZE=ON -DPK_FUZZ=ON >/dev/null || exit 1
+fi
+if [ ! -f build-cov/CMakeCache.txt ]; then
+	cmake -S . -B build-cov -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+		-DPK_FUZZ=ON -DPK_COVERAGE=ON >/dev/null || exit 1
+fi
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+	for f in tests/fuzz/fuzz_*.c; do b=${f##*/fuzz_}; names+=("${b%.c}"); done
+fi
+targets=$(printf 'fuzz_%s ' "${names[@]}")
+cmake --build build-fuzz -j2 --target $targets >/dev/null || exit 1
+cmake --build build-cov -j2 --target $targets >/dev/null || exit 1
+
+summary=$out/summary.txt
+printf '%-14s %10s %9s %8s %7s %6s %8s %8s\n' harness execs exec/s cov ft crashes lines% regions% > "$summary"
+status=0
+for n in "${names[@]}"; do
+	corpus=$out/corpus/$n crashes=$out/crashes/$n log=$out/$n.log
+	mkdir -p "$corpus" "$crashes"
+	echo "fuzz-campaign: $n for ${secs}s" >&2
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		build-fuzz/tests/fuzz/fuzz_$n -max_total_time="$secs" -max_len=65536 -timeout=10 \
+			-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$crashes/" \
+			"$corpus" "tests/fuzz/corpus/$n" > "$log" 2>&1
+	rc=$?
+	execs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$log")
+	rate=$(awk '/stat::average_exec_per_sec/ { print $2 }' "$log")
+	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{ print $2 }')
+	ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{ print $2 }')
+	ncrash=$(find "$crashes" -type f | wc -l)
+	[ "$rc" -eq 0 ] && [ "$ncrash" -eq 0 ] || status=1
+	# replay the whole corpus in the coverage build; only the library's sources count
+	rm -f "$out/$n.profraw"
+	LLVM_PROFILE_FILE="$out/$n.profraw" build-cov/tests/fuzz/fuzz_$n -runs=0 \
+		"$corpus" "tests/fuzz/corpus/$n" > "$out/$n.cov.log" 2>&1
+	llvm-profdata merge -sparse "$out/$n.profraw" -o "$out/$n.profdata"
+	llvm-cov report build-cov/tests/fuzz/fuzz_$n -instr-profile="$out/$n.profdata" \
+		--ignore-filename-regex='tests/' > "$out/$n.coverage.txt" 2>/dev/null
+	# line and region coverage of the files the harness actually reached (TOTAL over them)
+	read -r lines regions < <(awk '$1 ~ /\.c$/ && $2 > 0 && $3 < $2 {
+			rt += $2; rm += $3; lt += $8; lm += $9 }
+		END { printf "%.1f %.1f\n", lt ? 100 * (lt - lm) / lt : 0, rt ? 100 * (rt - rm) / rt : 0 }' \
+		"$out/$n.coverage.txt")
+	printf '%-14s %10s %9s %8s %7s %6s %8s %8s\n' "$n" "${execs:-?}" "${rate:-?}" "${cov:-?}" \
+		"${ft:-?}" "$ncrash" "$lines" "$regions" >> "$summary"
+done
+cat "$summary"
+exit $status
