@@ -892,12 +892,21 @@ static void status_line(struct rec *rc)
 	fflush(stderr);
 }
 
-static void summary(struct rec *rc, uint64_t file_bytes)
+static void summary(struct rec *rc, uint64_t file_bytes, bool reader_gone)
 {
 	struct rec_opts *o = rc->o;
 	if (o->quiet)
 		return;
 	fprintf(stderr, "[ perfkit record: woken up %" PRIu64 " times to write data ]\n", rc->wakeups);
+	if (reader_gone) {
+		/* a reader that stops early (`| head -c N`) is not an error, but the data
+		 * did not all arrive: do not claim it was written */
+		fprintf(stderr, "[ perfkit record: the reader of %s went away after %.3f MB; "
+			"recording stopped (%" PRIu64 " samples captured by then) ]\n",
+			strcmp(o->output, "-") ? o->output : "<stdout>",
+			(double)file_bytes / (1024.0 * 1024.0), rc->samples);
+		return;
+	}
 	fprintf(stderr, "[ perfkit record: captured and wrote %.3f MB %s (%" PRIu64 " samples) ]\n",
 		(double)file_bytes / (1024.0 * 1024.0), strcmp(o->output, "-") ? o->output : "<stdout>",
 		rc->samples);
@@ -1399,7 +1408,7 @@ static int run(struct rec *rc)
 			file_bytes = (uint64_t)st.st_size;
 	}
 	lost_warnings(rc, freq);
-	summary(rc, file_bytes);
+	summary(rc, file_bytes, werr == -EPIPE);
 	free(pfds);
 	return status;
 
