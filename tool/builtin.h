@@ -53,6 +53,15 @@ bool pk_tool_ensure_tracefs(void);
  * is explained by pk_explain_open_error. */
 bool pk_tool_raise_nofile(void);
 
+/* The threads of a -p/-t list: with whole_process, every thread of each listed process
+ * (from /proc/PID/task); otherwise exactly the listed ids. NULL + errno on failure. */
+struct pk_thread_map;
+struct pk_thread_map *pk_tool_threads_of_pids(const char *list, bool whole_process);
+
+/* An O_RDONLY directory fd on cgroup NAME under the cgroup2 (or v1 perf_event) mount, for
+ * PERF_FLAG_PID_CGROUP; prints the error and returns -1 on failure. */
+int pk_tool_open_cgroup(const char *name);
+
 /* JSON string output with escaping. */
 void pk_json_str(FILE *f, const char *s);
 

@@ -527,70 +527,6 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 
 /* ---- targets ---- */
 
-static struct pk_thread_map *threads_of_pids(const char *list)
-{
-	struct pk_thread_map *ids = pk_thread_map__new_list(list), *res;
-	pid_t *tids = NULL;
-	int n = 0;
-	if (!ids)
-		return NULL;
-	for (int i = 0; i < pk_thread_map__nr(ids); i++) {
-		struct pk_thread_map *t = pk_thread_map__new_pid(pk_thread_map__tid(ids, i), NULL);
-		pid_t *nt;
-		if (!t) {
-			int e = errno;
-			free(tids);
-			pk_thread_map__free(ids);
-			errno = e;
-			return NULL;
-		}
-		nt = realloc(tids, sizeof(*tids) * (size_t)(n + pk_thread_map__nr(t)));
-		if (!nt) {
-			pk_thread_map__free(t);
-			free(tids);
-			pk_thread_map__free(ids);
-			errno = ENOMEM;
-			return NULL;
-		}
-		tids = nt;
-		for (int j = 0; j < pk_thread_map__nr(t); j++)
-			tids[n++] = pk_thread_map__tid(t, j);
-		pk_thread_map__free(t);
-	}
-	pk_thread_map__free(ids);
-	res = pk_thread_map__new_array(tids, n);
-	free(tids);
-	return res;
-}
-
-static int open_cgroup(const char *name)
-{
-	char line[1024], path[PATH_MAX], mnt[512] = "";
-	FILE *f = fopen("/proc/self/mounts", "re");
-	int fd;
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			char dev[256], dir[512], type[64];
-			if (sscanf(line, "%255s %511s %63s", dev, dir, type) != 3)
-				continue;
-			if (!strcmp(type, "cgroup2")) {
-				snprintf(mnt, sizeof(mnt), "%s", dir);
-				break;
-			}
-		}
-		fclose(f);
-	}
-	if (!mnt[0]) {
-		pk_tool_error("cannot use cgroup '%s': no cgroup2 hierarchy is mounted", name);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/%s", mnt, name[0] == '/' ? name + 1 : name);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		pk_tool_error("cannot open cgroup '%s' (%s): %s", name, path, strerror(errno));
-	return fd;
-}
-
 /* ---- attrs ---- */
 
 static bool hw_cycles_available(void)
@@ -864,7 +800,7 @@ static int build(struct rec *rc, pid_t child, long freq)
 		else if (child > 0)
 			threads = pk_thread_map__new_array(&child, 1);
 		else if (o->pid_list)
-			threads = threads_of_pids(o->pid_list);
+			threads = pk_tool_threads_of_pids(o->pid_list, true);
 		else if (o->tid_list)
 			threads = pk_thread_map__new_list(o->tid_list);
 		else
@@ -1140,7 +1076,7 @@ static int run(struct rec *rc)
 	if (build(rc, child, freq) < 0)
 		goto fail;
 	if (o->cgroup) {
-		cgroup_fd = open_cgroup(o->cgroup);
+		cgroup_fd = pk_tool_open_cgroup(o->cgroup);
 		if (cgroup_fd < 0)
 			goto fail;
 	}

@@ -547,77 +547,6 @@ static void report_open_failure(struct pk_evlist *el, int err)
 	pk_tool_error("cannot open '%s': %s", pk_evsel__name(ev), buf);
 }
 
-static struct pk_thread_map *threads_of_pids(const char *list, bool whole_process)
-{
-	/* -p 12,34: every thread of each; -t 12,34: exactly these */
-	struct pk_thread_map *ids = pk_thread_map__new_list(list), *all;
-	pid_t *tids = NULL;
-	int n = 0;
-	if (!ids || !whole_process)
-		return ids;
-	for (int i = 0; i < pk_thread_map__nr(ids); i++) {
-		struct pk_thread_map *t = pk_thread_map__new_pid(pk_thread_map__tid(ids, i), NULL);
-		pid_t *nt;
-		if (!t) {
-			int e = errno;
-			free(tids);
-			pk_thread_map__free(ids);
-			errno = e;
-			return NULL;
-		}
-		nt = realloc(tids, (size_t)(n + pk_thread_map__nr(t)) * sizeof(*tids));
-		if (!nt) {
-			free(tids);
-			pk_thread_map__free(t);
-			pk_thread_map__free(ids);
-			errno = ENOMEM;
-			return NULL;
-		}
-		tids = nt;
-		for (int j = 0; j < pk_thread_map__nr(t); j++)
-			tids[n++] = pk_thread_map__tid(t, j);
-		pk_thread_map__free(t);
-	}
-	pk_thread_map__free(ids);
-	all = pk_thread_map__new_array(tids, n);
-	free(tids);
-	return all;
-}
-
-/* Find where the perf_event cgroup hierarchy is mounted; open <mount>/<name>. */
-static int open_cgroup(const char *name)
-{
-	char line[1024], path[PATH_MAX], mnt[512] = "";
-	FILE *f = fopen("/proc/self/mounts", "re");
-	int fd;
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			char dev[256], dir[512], type[64], opts[512];
-			if (sscanf(line, "%255s %511s %63s %511s", dev, dir, type, opts) != 4)
-				continue;
-			if (!strcmp(type, "cgroup2") && !mnt[0])
-				snprintf(mnt, sizeof(mnt), "%s", dir);
-			else if (!strcmp(type, "cgroup") && strstr(opts, "perf_event")) {
-				snprintf(mnt, sizeof(mnt), "%s", dir);
-				break;
-			}
-		}
-		fclose(f);
-	}
-	if (!mnt[0]) {
-		pk_tool_error("cannot use cgroup '%s': no cgroup2 or perf_event cgroup hierarchy is "
-			      "mounted (mount -t cgroup2 none /sys/fs/cgroup)", name);
-		return -1;
-	}
-	while (*name == '/')
-		name++;
-	snprintf(path, sizeof(path), "%s/%s", mnt, name);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		pk_tool_error("cannot open cgroup '%s' (%s): %s", name, path, strerror(errno));
-	return fd;
-}
-
 static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 {
 	struct pk_evlist *el = pk_evlist__new();
@@ -638,7 +567,7 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 	case T_PID:
 	case T_TID:
 		cpus = pk_cpu_map__new_dummy();
-		threads = threads_of_pids(o->target == T_PID ? o->pid_list : o->tid_list,
+		threads = pk_tool_threads_of_pids(o->target == T_PID ? o->pid_list : o->tid_list,
 					  o->target == T_PID);
 		if (!threads) {
 			pk_tool_error("cannot find %s '%s': %s",
@@ -771,7 +700,7 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 	oo.enable_on_exec = o->target == T_WORKLOAD && o->delay_ms == 0;
 	oo.on_open = o->verbose ? print_attr_cb : NULL;
 	if (o->cgroup) {
-		oo.cgroup_fd = open_cgroup(o->cgroup);
+		oo.cgroup_fd = pk_tool_open_cgroup(o->cgroup);
 		if (oo.cgroup_fd < 0) {
 			pk_workload__free(w);
 			return 1;
