@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 
@@ -42,6 +43,27 @@ static void main_usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'perfkit help <command>' or 'perfkit <command> --help' shows a command's options.\n");
+}
+
+/*
+ * Input files (perf.data, the ELF files a recording names) are read through mmap. If one
+ * of them is truncated by someone else while we read it, touching the vanished pages
+ * raises SIGBUS: say what happened instead of dying with "Bus error". Only
+ * async-signal-safe calls here.
+ */
+static void on_sigbus(int sig)
+{
+	static const char a[] = "perfkit ";
+	static const char b[] = ": an input file shrank while it was being read (SIGBUS on a "
+				"mapped page): it was truncated or rewritten by another program "
+				"during the run; run again on a copy that nothing is writing\n";
+	const char *cmd = pk_cmd_name ? pk_cmd_name : "";
+	ssize_t r = write(STDERR_FILENO, a, sizeof(a) - 1);
+	r += write(STDERR_FILENO, cmd, strlen(cmd));
+	r += write(STDERR_FILENO, b, sizeof(b) - 1);
+	(void)r;
+	(void)sig;
+	_exit(1);
 }
 
 static const struct cmd *find_cmd(const char *name)
@@ -95,5 +117,6 @@ int main(int argc, char **argv)
 	/* Writes to a closed pipe return EPIPE (reported quietly by pk_tool_finish_stdout)
 	 * instead of killing us mid-output with no chance to finish files. */
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGBUS, on_sigbus);
 	return c->fn(argc - 1, argv + 1);
 }
