@@ -5,7 +5,8 @@
 #     perf    stat -e task-clock,page-faults,context-switches -- true
 # run alternately RUNS times (default 200); prints the median wall time of each and the
 # ratio. Target: perfkit <= 0.1 x perf. Not a ctest test (timings depend on the machine).
-# stat-floor (bench/stat-floor.c) is timed too: the same syscalls with nothing else, i.e.
+# stat-floor (bench/stat-floor.c) is timed too: the same syscalls with nothing else (child
+# created with clone(CLONE_VM), as perfkit does), i.e.
 # the lowest start-up this machine allows any tool.
 set -euo pipefail
 build=${1:-build}
@@ -36,7 +37,7 @@ awk -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v n="$runs" 'BEGIN {
 	printf "stat-startup: %d runs each, median wall time (fork+exec of the tool included)\n", n
 	printf "  perfkit stat  %8.3f ms\n", a / 1e3
 	printf "  perf stat     %8.3f ms\n", b / 1e3
-	printf "  stat-floor    %8.3f ms  (fork, 3 counters, exec, wait, read: nothing else)\n", d / 1e3
+	printf "  stat-floor    %8.3f ms  (clone, 3 counters, exec, wait, read: nothing else)\n", d / 1e3
 	printf "  /bin/true     %8.3f ms  (fork+exec floor of this shell loop)\n", c / 1e3
 	printf "  ratio perfkit/perf = %.3f (target <= 0.100)\n", a / b
 	printf "  ratio stat-floor/perf = %.3f (the best any tool could reach here)\n", d / b
