@@ -242,10 +242,12 @@ PK_API void pk_evlist__save_counts(struct pk_evlist *el);
 struct pk_workload;
 
 /*
- * Fork a child that waits (blocked on a pipe) for pk_workload__start and then execvp()s
+ * Create a child that waits (blocked on a pipe) for pk_workload__start and then execvp()s
  * argv. Open counters on pk_workload__pid with enable_on_exec before starting it, so that
- * nothing of the parent or of the waiting child is counted. The child keeps the parent's
- * signal dispositions except that SIGPIPE is restored to default. NULL + errno.
+ * nothing of the parent or of the waiting child is counted. The child is a clone(CLONE_VM)
+ * (like posix_spawn) where supported, else a fork. The exec'ed program starts with the
+ * caller's signal mask, ignored signals still ignored except SIGPIPE, and every caught
+ * signal at its default. NULL + errno.
  */
 PK_API struct pk_workload *pk_workload__prepare(char *const argv[]);
 PK_API pid_t pk_workload__pid(const struct pk_workload *w);
