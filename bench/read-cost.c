@@ -64,10 +64,12 @@ static double measure_rounds(step_fn fn, void *ctx, int rounds)
 	return best;
 }
 
+#ifdef HAVE_PAPI_H
 static double measure(step_fn fn, void *ctx)
 {
 	return measure_rounds(fn, ctx, ROUNDS);
 }
+#endif
 
 struct raw {
 	int fd;

@@ -87,6 +87,7 @@ struct report {
 	size_t nr_comms, nr_dsos, nr_syms;
 	const char *time_spec;
 	FILE *out;
+	struct pk_report *rep;
 	/* per hist */
 	uint64_t total;
 	int width[16];
@@ -606,18 +607,35 @@ static void print_paths(struct report *R, const struct pk_callnode *n, const str
 		print_paths(R, c, stack, depth);
 }
 
+/* An entry's tree (built on demand). The graph view never descends into a node that is
+ * not printable(), i.e. below an absolute period: those need no children. */
+static const struct pk_callnode *entry_tree(struct report *R, const struct pk_hist_entry *e)
+{
+	uint64_t min = 0;
+	if (R->cg == CG_GRAPH && R->cg_threshold > 0) {
+		double x = (double)R->total * R->cg_threshold / 100.0;
+		/* floor: a superset of the printable nodes keeps their children */
+		if (x >= 1.0 && x < 1e18)
+			min = (uint64_t)x;
+	}
+	return pk_report__callchain(R->rep, e, min);
+}
+
 static void print_callchain(struct report *R, const struct pk_hist_entry *e)
 {
-	if (!e->callchain || R->cg == CG_NONE)
+	if (R->cg == CG_NONE)
+		return;
+	const struct pk_callnode *root = entry_tree(R, e);
+	if (!root)
 		return;
 	if (R->cg == CG_GRAPH || R->cg == CG_FRACTAL) {
-		print_graph(R, e->callchain);
+		print_graph(R, root);
 		return;
 	}
 	const struct pk_callnode **stack = calloc(1024, sizeof(*stack));
 	if (!stack)
 		return;
-	print_paths(R, e->callchain, stack, 0);
+	print_paths(R, root, stack, 0);
 	free(stack);
 }
 
@@ -766,9 +784,11 @@ static void json_hist(struct report *R, const struct pk_hist *h)
 			}
 		}
 		(void)buf;
-		if (e->callchain && R->cg != CG_NONE) {
+		const struct pk_callnode *root = R->cg != CG_NONE ?
+						 pk_report__callchain(R->rep, e, 0) : NULL;
+		if (root) {
 			fprintf(f, ",\"callchain\":[");
-			for (const struct pk_callnode *c = e->callchain->child; c; c = c->next) {
+			for (const struct pk_callnode *c = root->child; c; c = c->next) {
 				json_node(R, c, 0);
 				if (c->next)
 					fputc(',', f);
@@ -1077,7 +1097,7 @@ int cmd_report(int argc, char **argv)
 		.comms = (const char *const *)R.comms, .nr_comms = R.nr_comms,
 		.dsos = (const char *const *)R.dsos, .nr_dsos = R.nr_dsos,
 		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
-		.time_start = t0, .time_end = t1);
+		.time_start = t0, .time_end = t1, .lazy_callchains = true);
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;
 	o.order = R.order;
@@ -1086,6 +1106,7 @@ int cmd_report(int argc, char **argv)
 		pk_tool_error("cannot set up the report: %s", pk_strerror(errno));
 		goto out;
 	}
+	R.rep = rep;
 	struct progress prog = { .start = time(NULL) };
 	struct stat st;
 	bool tty = isatty(2) && !R.quiet;

@@ -27,6 +27,7 @@
 #define MAX_IDS (16u << 20)
 #define MAX_FEATURE_SIZE (64u << 20)
 #define DONTNEED_STEP (32u << 20)
+#define KEEP_STEP (2u << 20)         /* granularity of pk_data_reader__release_before */
 
 enum src_kind { SRC_MEM, SRC_PREAD, SRC_STREAM };
 
@@ -45,6 +46,8 @@ struct pk_data_reader {
 	void *map;                  /* our own mapping (munmap at free) */
 	size_t map_len;
 	uint64_t dropped;           /* mapping bytes already madvised away */
+	uint64_t keep_from;         /* caller still uses the image from here (UINT64_MAX:
+				     * no caller limit, keep DONTNEED_STEP behind pos) */
 
 	bool pipe;
 	bool truncated;
@@ -242,10 +245,25 @@ static bool stream_copy(struct pk_data_reader *r, uint8_t *dst, uint64_t n)
 
 static void stream_release_pages(struct pk_data_reader *r)
 {
-	/* keep the RSS of a big mapping bounded: drop what iteration has passed */
-	if (!r->map || r->pos < r->dropped + 2 * (uint64_t)DONTNEED_STEP)
+	/* keep the RSS of a big mapping bounded: drop what iteration has passed (the
+	 * mapping is read-only and file-backed, so a dropped page that is touched again
+	 * is only read back from the page cache) */
+	if (!r->map)
 		return;
-	uint64_t upto = (r->pos - DONTNEED_STEP) & ~((uint64_t)DONTNEED_STEP - 1);
+	uint64_t upto;
+	if (r->keep_from != UINT64_MAX) {
+		/* the caller said what it still references: drop up to there */
+		uint64_t lim = PK_MIN(r->keep_from, r->pos);
+		if (lim < r->dropped + KEEP_STEP)
+			return;
+		upto = lim & ~((uint64_t)KEEP_STEP - 1);
+	} else {
+		if (r->pos < r->dropped + 2 * (uint64_t)DONTNEED_STEP)
+			return;
+		upto = (r->pos - DONTNEED_STEP) & ~((uint64_t)DONTNEED_STEP - 1);
+	}
+	if (upto > r->map_len)
+		upto = r->map_len & ~((uint64_t)4095);
 	if (upto > r->dropped) {
 		madvise((uint8_t *)r->map + r->dropped, (size_t)(upto - r->dropped), MADV_DONTNEED);
 		r->dropped = upto;
@@ -999,6 +1017,7 @@ static struct pk_data_reader *reader_new(const struct pk_data_reader_opts *opts)
 		return NULL;
 	r->fd = -1;
 	r->id_pos = r->is_pos = -1;
+	r->keep_from = UINT64_MAX;
 	r->scratch = aligned_alloc(8, 65536 + 64);
 	r->keep_tracing = PK_OPTS_GET(opts, keep_tracing_data, false);
 	r->show_compressed = PK_OPTS_GET(opts, show_compressed, false);
@@ -1219,6 +1238,25 @@ PK_API const void *pk_data_reader__tracing_data(const struct pk_data_reader *r, 
 PK_API bool pk_data_reader__is_pipe(const struct pk_data_reader *r)
 {
 	return r && r->pipe;
+}
+
+PK_API const void *pk_data_reader__image(const struct pk_data_reader *r, size_t *len)
+{
+	if (len)
+		*len = 0;
+	if (!r || r->kind != SRC_MEM || r->size > SIZE_MAX)
+		return NULL;
+	if (len)
+		*len = (size_t)r->size;
+	return r->mem;
+}
+
+PK_API void pk_data_reader__release_before(struct pk_data_reader *r, uint64_t offset)
+{
+	if (!r || r->kind != SRC_MEM)
+		return;
+	r->keep_from = offset;
+	stream_release_pages(r);
 }
 
 PK_API bool pk_data_reader__truncated(const struct pk_data_reader *r)

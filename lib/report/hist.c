@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <perfkit/report.h>
 #include <perfkit/event.h>
 #include "internal.h"
@@ -33,6 +34,84 @@ static inline uint64_t mix64(uint64_t h)
 
 /* ---- growable arrays ---- */
 
+#define THP_MIN ((size_t)2 << 20)
+
+/*
+ * Ask for transparent huge pages on a big array (THP is commonly in "madvise" mode):
+ * page faults are a large part of the cost of filling big arrays, especially in VMs, and
+ * one fault per 2 MiB instead of per 4 KiB removes nearly all of them. Only the pages
+ * wholly inside the block are advised; errors are ignored (it is a hint).
+ */
+static void thp_hint(void *p, size_t bytes)
+{
+	if (!p || bytes < THP_MIN)
+		return;
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+	if (e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+}
+
+/*
+ * Arrays of BIG_MIN bytes or more live in their own anonymous mapping: doubling one is an
+ * mremap (no copy, and the pages already touched stay), and they get huge pages. Whether
+ * an array is mapped follows from its size in bytes, so every array managed here is
+ * allocated, grown and freed only through these helpers.
+ */
+#define BIG_MIN ((size_t)256 << 10)
+
+static size_t big_len(size_t bytes)
+{
+	return (bytes + 4095) & ~(size_t)4095;
+}
+
+static void *big_map(size_t bytes)
+{
+	void *p = mmap(NULL, big_len(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	thp_hint(p, big_len(bytes));
+	return p;
+}
+
+static void arr_free(void *p, size_t bytes)
+{
+	if (!p)
+		return;
+	if (bytes >= BIG_MIN)
+		munmap(p, big_len(bytes));
+	else
+		free(p);
+}
+
+/* zeroed */
+static void *arr_calloc(size_t bytes)
+{
+	return bytes >= BIG_MIN ? big_map(bytes) : calloc(1, bytes);
+}
+
+/* old -> nbytes (> old); NULL (p unchanged) on failure */
+static void *arr_resize(void *p, size_t old, size_t nbytes)
+{
+	if (nbytes < BIG_MIN)
+		return realloc(p, nbytes);
+	if (p && old >= BIG_MIN) {
+		void *n = mremap(p, big_len(old), big_len(nbytes), MREMAP_MAYMOVE);
+		if (n == MAP_FAILED)
+			return NULL;
+		thp_hint(n, big_len(nbytes));
+		return n;
+	}
+	void *n = big_map(nbytes);
+	if (!n)
+		return NULL;
+	if (p)
+		memcpy(n, p, old);
+	free(p);
+	return n;
+}
+
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
@@ -40,7 +119,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	size_t nc = *cap ? *cap : 64;
 	while (nc < need)
 		nc *= 2;
-	void *n = realloc(*p, nc * elem);
+	void *n = arr_resize(*p, *cap * elem, nc * elem);
 	if (!n)
 		return -ENOMEM;
 	*p = n;
@@ -58,8 +137,10 @@ struct index {
 
 static void index_release(struct index *x)
 {
-	free(x->slot);
-	free(x->hash);
+	if (x->slot) {
+		arr_free(x->slot, (x->mask + 1) * sizeof(*x->slot));
+		arr_free(x->hash, (x->mask + 1) * sizeof(*x->hash));
+	}
 	memset(x, 0, sizeof(*x));
 }
 
@@ -68,11 +149,12 @@ static int index_grow(struct index *x)
 	if (x->slot && (x->n + 1) * 4 < (x->mask + 1) * 3)
 		return 0;
 	size_t ns = x->slot ? (x->mask + 1) * 2 : 1024;
-	uint32_t *s = calloc(ns, sizeof(*s));
-	uint64_t *h = calloc(ns, sizeof(*h));
+	size_t n = x->n;
+	uint32_t *s = arr_calloc(ns * sizeof(*s));
+	uint64_t *h = arr_calloc(ns * sizeof(*h));
 	if (!s || !h) {
-		free(s);
-		free(h);
+		arr_free(s, ns * sizeof(*s));
+		arr_free(h, ns * sizeof(*h));
 		return -ENOMEM;
 	}
 	for (size_t i = 0; x->slot && i <= x->mask; i++) {
@@ -84,11 +166,11 @@ static int index_grow(struct index *x)
 		s[j] = x->slot[i];
 		h[j] = x->hash[i];
 	}
-	free(x->slot);
-	free(x->hash);
+	index_release(x);
 	x->slot = s;
 	x->hash = h;
 	x->mask = ns - 1;
+	x->n = n;
 	return 0;
 }
 
@@ -148,7 +230,7 @@ static void str_release(struct strtab *t)
 {
 	for (size_t i = 1; i < t->nr; i++)
 		free(t->str[i]);
-	free(t->str);
+	arr_free(t->str, t->cap * sizeof(*t->str));
 	index_release(&t->idx);
 }
 
@@ -197,6 +279,9 @@ struct ent {
 	uint32_t root;          /* call-chain root node, NONE32 if none */
 	uint64_t last_seen;     /* sample serial, to count an entry once per chain */
 	bool kernel;            /* "[k]" as shown: the level when the entry was created */
+	/* lazy_callchains: the public tree built so far, and its min_period */
+	const struct pk_callnode *cc;
+	uint64_t cc_min;
 };
 
 struct node {
@@ -220,8 +305,15 @@ struct udso {
 	uint64_t samples;
 };
 
+/* public call-chain nodes built on demand (lazy_callchains) */
+struct ccpool {
+	struct ccpool *next;
+	size_t used, cap;
+	struct pk_callnode n[];
+};
+
 struct pk_report {
-	bool children, callgraph, no_callchain, inlines, host;
+	bool children, callgraph, no_callchain, inlines, host, lazy_cc;
 	enum pk_cg_order order;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];
@@ -266,6 +358,10 @@ struct pk_report {
 	bool cip_valid;
 	uint32_t seq[MAX_CHAIN];
 	struct pk_callnode *pub_nodes;
+	/* lazy_callchains: children of node i are kid[kid_off[i] .. kid_off[i + 1]) */
+	uint32_t *kid_off, *kid;
+	size_t nr_kid_nodes;
+	struct ccpool *ccpool;
 	uint32_t *inl_pool;
 	size_t nr_inl, cap_inl;
 	uint32_t self_frame;
@@ -386,6 +482,7 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 	if (!rep->max_stack || rep->max_stack > MAX_CHAIN)
 		rep->max_stack = rep->max_stack ? MAX_CHAIN : 127;
 	rep->inlines = PK_OPTS_GET(o, inlines, false);
+	rep->lazy_cc = PK_OPTS_GET(o, lazy_callchains, false);
 	rep->time_start = PK_OPTS_GET(o, time_start, 0);
 	rep->time_end = PK_OPTS_GET(o, time_end, 0);
 	if (copy_ints(&rep->pids, &rep->nr_pids, PK_OPTS_GET(o, pids, NULL), PK_OPTS_GET(o, nr_pids, 0)) ||
@@ -412,10 +509,28 @@ inval:
 	return pk_err_ptr(-EINVAL);
 }
 
+static void cc_release(struct pk_report *rep)
+{
+	if (rep->kid_off) {
+		arr_free(rep->kid_off, (rep->nr_kid_nodes + 1) * sizeof(*rep->kid_off));
+		arr_free(rep->kid, rep->nr_kid_nodes * sizeof(*rep->kid));
+	}
+	rep->kid_off = rep->kid = NULL;
+	rep->nr_kid_nodes = 0;
+	while (rep->ccpool) {
+		struct ccpool *n = rep->ccpool->next;
+		free(rep->ccpool);
+		rep->ccpool = n;
+	}
+	for (size_t hi = 0; hi < rep->nr_hists; hi++)
+		for (size_t i = 0; i < rep->hists[hi].nr_ents; i++)
+			rep->hists[hi].ents[i].cc = NULL;
+}
+
 static void hist_release(struct hist *h)
 {
 	free(h->name);
-	free(h->ents);
+	arr_free(h->ents, h->cap_ents * sizeof(*h->ents));
 	index_release(&h->eidx);
 	free(h->pub_ents);
 	free(h->pub_sorted);
@@ -425,23 +540,24 @@ void pk_report__free(struct pk_report *rep)
 {
 	if (!rep)
 		return;
+	cc_release(rep);
 	pk_machine__free(rep->m);
 	str_release(&rep->strs);
-	free(rep->frames);
+	arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
 	index_release(&rep->fidx);
-	free(rep->rents);
+	arr_free(rep->rents, rep->cap_rents * sizeof(*rep->rents));
 	index_release(&rep->ridx);
-	free(rep->nodes);
+	arr_free(rep->nodes, rep->cap_nodes * sizeof(*rep->nodes));
 	index_release(&rep->nidx);
 	for (size_t i = 0; i < rep->nr_hists; i++)
 		hist_release(&rep->hists[i]);
 	free(rep->hists);
 	free(rep->gens);
-	free(rep->udsos);
+	arr_free(rep->udsos, rep->cap_udsos * sizeof(*rep->udsos));
 	free(rep->pub_nodes);
-	free(rep->inl_pool);
-	free(rep->ppool);
-	free(rep->pch);
+	arr_free(rep->inl_pool, rep->cap_inl * sizeof(*rep->inl_pool));
+	arr_free(rep->ppool, rep->cap_ppool * sizeof(*rep->ppool));
+	arr_free(rep->pch, rep->cap_pch * sizeof(*rep->pch));
 	index_release(&rep->pidx);
 	free(rep->pids);
 	free(rep->tids);
@@ -1455,6 +1571,9 @@ static int build_nodes(struct pk_report *rep)
 		free(kids);
 		return -ENOMEM;
 	}
+	thp_hint(pn, n * sizeof(*pn));
+	thp_hint(cnt, (n + 1) * sizeof(*cnt));
+	thp_hint(kids, n * sizeof(*kids));
 	for (size_t i = 0; i < n; i++) {
 		const struct node *nd = &rep->nodes[i];
 		struct pk_callnode *p = &pn[i];
@@ -1501,6 +1620,146 @@ static int build_nodes(struct pk_report *rep)
 	return 0;
 }
 
+/* lazy_callchains: the child lists of every node, in creation order (as build_nodes
+ * sees them before sorting) */
+static int build_kids(struct pk_report *rep)
+{
+	free(rep->pub_nodes);
+	rep->pub_nodes = NULL;
+	size_t n = rep->nr_nodes;
+	if (!n)
+		return 0;
+	uint32_t *off = arr_calloc((n + 1) * sizeof(*off));
+	uint32_t *kid = arr_calloc(n * sizeof(*kid));
+	if (!off || !kid) {
+		arr_free(off, (n + 1) * sizeof(*off));
+		arr_free(kid, n * sizeof(*kid));
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (rep->nodes[i].parent != NONE32)
+			off[rep->nodes[i].parent + 1]++;
+	for (size_t i = 1; i <= n; i++)
+		off[i] += off[i - 1];
+	/* fill with off[p] as the cursor, then shift back */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t p = rep->nodes[i].parent;
+		if (p != NONE32)
+			kid[off[p]++] = (uint32_t)i;
+	}
+	for (size_t i = n; i > 0; i--)
+		off[i] = off[i - 1];
+	off[0] = 0;
+	rep->kid_off = off;
+	rep->kid = kid;
+	rep->nr_kid_nodes = n;
+	return 0;
+}
+
+static struct pk_callnode *cc_alloc(struct pk_report *rep, size_t n)
+{
+	struct ccpool *p = rep->ccpool;
+	if (!p || p->cap - p->used < n) {
+		size_t cap = n > 4096 ? n : 4096;
+		p = malloc(sizeof(*p) + cap * sizeof(p->n[0]));
+		if (!p)
+			return NULL;
+		p->used = 0;
+		p->cap = cap;
+		p->next = rep->ccpool;
+		rep->ccpool = p;
+	}
+	struct pk_callnode *r = p->n + p->used;
+	p->used += n;
+	memset(r, 0, n * sizeof(*r));
+	return r;
+}
+
+static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t id)
+{
+	const struct node *nd = &rep->nodes[id];
+	if (nd->frame != NONE32) {
+		const struct frame *f = &rep->frames[nd->frame];
+		p->sym = str_get(&rep->strs, f->sym);
+		p->dso = str_get(&rep->strs, f->dso);
+		p->srcline = str_get(&rep->strs, f->srcline);
+		p->addr = f->addr;
+		p->kernel = f->kernel;
+	}
+	p->period = nd->period;
+	p->samples = nd->samples;
+	p->self_period = nd->self_period;
+}
+
+struct ccpair {
+	const struct pk_callnode *p; /* first: node_cmp compares through it */
+	uint32_t id;
+};
+
+static int ccpair_cmp(const void *a, const void *b)
+{
+	return node_cmp(&((const struct ccpair *)a)->p, &((const struct ccpair *)b)->p);
+}
+
+/* Give p (node id) its sorted children; descend into those with period >= min. */
+static int cc_expand(struct pk_report *rep, struct pk_callnode *p, uint32_t id, uint64_t min,
+		     int depth)
+{
+	size_t a = rep->kid_off[id], b = rep->kid_off[id + 1], k = b - a;
+	if (!k || depth > MAX_CHAIN + 1)
+		return 0;
+	struct pk_callnode *kids = cc_alloc(rep, k);
+	struct ccpair *pr = malloc(k * sizeof(*pr));
+	if (!kids || !pr) {
+		free(pr);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < k; i++) {
+		cc_fill(rep, &kids[i], rep->kid[a + i]);
+		pr[i] = (struct ccpair){ &kids[i], rep->kid[a + i] };
+	}
+	if (k > 1)
+		qsort(pr, k, sizeof(*pr), ccpair_cmp);
+	for (size_t i = 0; i < k; i++)
+		((struct pk_callnode *)pr[i].p)->next = i + 1 < k ? pr[i + 1].p : NULL;
+	p->child = pr[0].p;
+	int err = 0;
+	for (size_t i = 0; i < k && !err; i++)
+		if (pr[i].p->period >= min)
+			err = cc_expand(rep, (struct pk_callnode *)pr[i].p, pr[i].id, min, depth + 1);
+	free(pr);
+	return err;
+}
+
+const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
+					       const struct pk_hist_entry *pe,
+					       uint64_t min_period)
+{
+	if (!rep || !pe)
+		return pk_err_ptr(-EINVAL);
+	if (!rep->lazy_cc)
+		return pe->callchain ? pe->callchain : pk_err_ptr(-ENOENT);
+	struct ent *e = NULL;
+	for (size_t hi = 0; hi < rep->nr_hists && !e; hi++) {
+		const struct hist *h = &rep->hists[hi];
+		if (h->pub_ents && pe >= h->pub_ents && pe < h->pub_ents + h->nr_ents)
+			e = &h->ents[pe - h->pub_ents];
+	}
+	if (!e || e->root == NONE32 || !rep->kid_off)
+		return pk_err_ptr(-ENOENT);
+	if (e->cc && e->cc_min <= min_period)
+		return e->cc;
+	struct pk_callnode *root = cc_alloc(rep, 1);
+	if (!root)
+		return pk_err_ptr(-ENOMEM);
+	cc_fill(rep, root, e->root);
+	if (cc_expand(rep, root, e->root, min_period, 0))
+		return pk_err_ptr(-ENOMEM);
+	e->cc = root;
+	e->cc_min = min_period;
+	return root;
+}
+
 int pk_report__finish(struct pk_report *rep)
 {
 	if (!rep)
@@ -1508,7 +1767,8 @@ int pk_report__finish(struct pk_report *rep)
 	int err = flush_pending(rep);
 	if (err)
 		return pk_err(err);
-	if (build_nodes(rep))
+	cc_release(rep);
+	if (rep->lazy_cc ? build_kids(rep) : build_nodes(rep))
 		return pk_err(-ENOMEM);
 	for (size_t hi = 0; hi < rep->nr_hists; hi++) {
 		struct hist *h = &rep->hists[hi];

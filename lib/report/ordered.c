@@ -4,9 +4,14 @@
  *
  * Records are copied into 1 MiB chunks; a chunk is recycled once every record in it has
  * been delivered, so memory follows what is queued (about two rounds), not the file.
- * Queued entries live in one array; at a flush the array is sorted with a natural merge
- * sort (a round is the concatenation of a few already sorted per-CPU runs, so this is
- * close to linear) and the deliverable prefix moves to the ready FIFO.
+ * Records that lie in the reader's memory image (an mmapped file) are referenced instead
+ * of copied (pk_ordered__next only), and the reader is told the lowest offset still
+ * queued so that it can give back the pages before it.
+ * Queued records are described by slots of a pool; what is sorted is a small key per
+ * record (time, arrival number, slot). At a flush the pending keys are sorted with a
+ * natural merge sort (a round is the concatenation of a few already sorted per-CPU runs,
+ * so this is close to linear) and the slots of the deliverable prefix move to the ready
+ * FIFO.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +22,8 @@
 #define CHUNK_SIZE (1u << 20)
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)
 #define NO_TIME ((uint64_t)-1)
+#define NO_CHUNK UINT32_MAX
+#define LOW_WATER_STEP ((uint64_t)1 << 20) /* re-announce the low-water mark this often */
 
 struct chunk {
 	uint8_t *mem;
@@ -25,16 +32,21 @@ struct chunk {
 };
 
 struct qent {
-	uint64_t time;
-	uint64_t seq;
-	uint32_t chunk;
-	uint32_t off;
+	const uint8_t *rec;     /* the record: in a chunk, or in the reader's image */
+	uint32_t chunk;         /* NO_CHUNK: referenced in the reader's image */
+	uint32_t size;
 	const struct pk_data_attr *attr;
 	uint64_t offset;
 	const void *payload;
 	uint64_t payload_size;
-	uint32_t size;
 	bool compressed;
+};
+
+/* sort key of a pending record */
+struct qkey {
+	uint64_t time;
+	uint64_t seq;           /* arrival order: ties keep it */
+	uint32_t slot;
 };
 
 struct pk_ordered {
@@ -44,10 +56,16 @@ struct pk_ordered {
 	size_t cur;             /* chunk being filled, SIZE_MAX none */
 	size_t *free_chunks;    /* indexes of empty chunks */
 	size_t nr_free;
-	/* pending (not yet deliverable) and ready (FIFO, ready[rhead..nr_ready)) */
-	struct qent *pend, *tmp;
-	size_t nr_pend, cap_pend, cap_tmp;
-	struct qent *ready;
+	/* record slots (ents), free slot stack */
+	struct qent *ents;
+	size_t nr_ents, cap_ents;
+	uint32_t *free_slots;
+	size_t nr_free_slots, cap_free_slots;
+	/* pending keys pend[phead..nr_pend) (not yet deliverable) and ready slots (FIFO,
+	 * ready[rhead..nr_ready)) */
+	struct qkey *pend, *tmp;
+	size_t phead, nr_pend, cap_pend, cap_tmp;
+	uint32_t *ready;
 	size_t nr_ready, rhead, cap_ready;
 	uint64_t seq;
 	uint64_t max_time;      /* largest timestamp queued so far */
@@ -60,6 +78,11 @@ struct pk_ordered {
 	/* pass-through record for __next (no copy) */
 	bool have_direct;
 	struct pk_data_event direct;
+	/* the reader's memory image (__next): records in it are referenced */
+	const struct pk_data_reader *img_reader;
+	const uint8_t *img;
+	size_t img_len;
+	uint64_t lw_next;       /* input offset at which to recompute the low-water mark */
 };
 
 struct pk_ordered *pk_ordered__new(const struct pk_ordered_opts *opts)
@@ -85,6 +108,8 @@ void pk_ordered__free(struct pk_ordered *q)
 		free(q->chunks[i].mem);
 	free(q->chunks);
 	free(q->free_chunks);
+	free(q->ents);
+	free(q->free_slots);
 	free(q->pend);
 	free(q->tmp);
 	free(q->ready);
@@ -208,31 +233,43 @@ static void chunk_put(struct pk_ordered *q, size_t ci)
 
 /* ---- sorting ---- */
 
-static inline bool qless(const struct qent *a, const struct qent *b)
+static inline bool qless(const struct qkey *a, const struct qkey *b)
 {
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
-/* Natural merge sort of q->pend (stable; nearly linear for a few sorted runs). */
+static size_t pend_count(const struct pk_ordered *q)
+{
+	return q->nr_pend - q->phead;
+}
+
+/* Natural merge sort of the pending keys (stable; nearly linear for a few sorted runs). */
 static int sort_pending(struct pk_ordered *q)
 {
-	size_t n = q->nr_pend;
+	size_t n = pend_count(q);
 	if (n < 2)
 		return 0;
+	struct qkey *base = q->pend + q->phead;
 	/* already sorted? (common for single-CPU recordings) */
 	size_t i = 1;
-	while (i < n && !qless(&q->pend[i], &q->pend[i - 1]))
+	while (i < n && !qless(&base[i], &base[i - 1]))
 		i++;
 	if (i == n)
 		return 0;
+	if (q->phead) { /* sort from the start of the array: drop the consumed prefix */
+		memmove(q->pend, base, n * sizeof(*base));
+		q->phead = 0;
+		q->nr_pend = n;
+		base = q->pend;
+	}
 	if (q->cap_tmp < n) {
-		struct qent *t = realloc(q->tmp, n * sizeof(*t));
+		struct qkey *t = realloc(q->tmp, n * sizeof(*t));
 		if (!t)
 			return -ENOMEM;
 		q->tmp = t;
 		q->cap_tmp = n;
 	}
-	struct qent *src = q->pend, *dst = q->tmp;
+	struct qkey *src = q->pend, *dst = q->tmp;
 	for (;;) {
 		size_t runs = 0, a = 0;
 		while (a < n) {
@@ -256,7 +293,7 @@ static int sort_pending(struct pk_ordered *q)
 			runs++;
 			a = c;
 		}
-		struct qent *t = src;
+		struct qkey *t = src;
 		src = dst;
 		dst = t;
 		if (runs <= 1)
@@ -289,7 +326,7 @@ static int ready_reserve(struct pk_ordered *q, size_t more)
 	size_t nc = q->cap_ready ? q->cap_ready * 2 : 1024;
 	while (nc < q->nr_ready + more)
 		nc *= 2;
-	struct qent *r = realloc(q->ready, nc * sizeof(*r));
+	uint32_t *r = realloc(q->ready, nc * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	q->ready = r;
@@ -303,59 +340,119 @@ static int flush_upto(struct pk_ordered *q, uint64_t limit, size_t count)
 	int err = sort_pending(q);
 	if (err)
 		return err;
+	size_t n = pend_count(q);
+	if (!n)
+		return 0;
+	const struct qkey *base = q->pend + q->phead;
 	size_t k = 0;
-	while (k < q->nr_pend && k < count && q->pend[k].time <= limit)
+	while (k < n && k < count && base[k].time <= limit)
 		k++;
 	if (!k)
 		return 0;
 	err = ready_reserve(q, k);
 	if (err)
 		return err;
-	memcpy(q->ready + q->nr_ready, q->pend, k * sizeof(*q->pend));
+	for (size_t i = 0; i < k; i++)
+		q->ready[q->nr_ready + i] = base[i].slot;
 	q->nr_ready += k;
-	uint64_t t = q->pend[k - 1].time;
+	uint64_t t = base[k - 1].time;
 	if (!q->any_flushed || t > q->last_flushed)
 		q->last_flushed = t;
 	q->any_flushed = true;
-	memmove(q->pend, q->pend + k, (q->nr_pend - k) * sizeof(*q->pend));
-	q->nr_pend -= k;
+	q->phead += k;
+	if (q->phead == q->nr_pend)
+		q->phead = q->nr_pend = 0;
+	return 0;
+}
+
+/* true if ev's record lies in the reader's image (stays valid: reference it) */
+static bool in_image(const struct pk_ordered *q, const struct pk_data_event *ev)
+{
+	uintptr_t p = (uintptr_t)ev->hdr, b = (uintptr_t)q->img;
+	return q->img && p >= b && p - b <= q->img_len && q->img_len - (p - b) >= ev->hdr->size;
+}
+
+static int slot_get(struct pk_ordered *q, uint32_t *slot)
+{
+	if (q->nr_free_slots) {
+		*slot = q->free_slots[--q->nr_free_slots];
+		return 0;
+	}
+	if (q->nr_ents >= UINT32_MAX)
+		return -ENOMEM;
+	if (q->nr_ents == q->cap_ents) {
+		size_t nc = q->cap_ents ? q->cap_ents * 2 : 4096;
+		struct qent *n = realloc(q->ents, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		uint32_t *f = realloc(q->free_slots, nc * sizeof(*f));
+		if (!f) {
+			q->ents = n;
+			return -ENOMEM;
+		}
+		q->ents = n;
+		q->free_slots = f;
+		q->cap_ents = q->cap_free_slots = nc;
+	}
+	*slot = (uint32_t)q->nr_ents++;
 	return 0;
 }
 
 static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_t time,
-		   bool to_ready)
+		   bool to_ready, bool ref)
 {
 	const struct perf_event_header *h = ev->hdr;
 	size_t need = (h->size + 7u) & ~7u;
-	uint32_t ci, off;
-	int err = chunk_alloc(q, need ? need : 8, &ci, &off);
-	if (err)
+	uint32_t ci = NO_CHUNK, off = 0, slot;
+	const uint8_t *rec = (const uint8_t *)h;
+	int err;
+	/* reserve the queue space first: nothing to undo on failure */
+	if (to_ready) {
+		err = ready_reserve(q, 1);
+	} else if (q->nr_pend == q->cap_pend && q->phead && q->phead >= q->cap_pend / 4) {
+		/* a quarter or more of the array was consumed: slide instead of growing */
+		memmove(q->pend, q->pend + q->phead, pend_count(q) * sizeof(*q->pend));
+		q->nr_pend -= q->phead;
+		q->phead = 0;
+		err = 0;
+	} else if (q->nr_pend == q->cap_pend) {
+		size_t nc = q->cap_pend ? q->cap_pend * 2 : 4096;
+		struct qkey *p = realloc(q->pend, nc * sizeof(*p));
+		err = p ? 0 : -ENOMEM;
+		if (p) {
+			q->pend = p;
+			q->cap_pend = nc;
+		}
+	} else {
+		err = 0;
+	}
+	if (err || (err = slot_get(q, &slot)))
 		return err;
-	memcpy(q->chunks[ci].mem + off, h, h->size);
-	struct qent e = {
-		.time = time, .seq = q->seq++, .chunk = ci, .off = off, .attr = ev->attr,
-		.offset = ev->offset, .payload = ev->payload, .payload_size = ev->payload_size,
-		.size = h->size, .compressed = ev->compressed,
+	if (!ref) {
+		err = chunk_alloc(q, need ? need : 8, &ci, &off);
+		if (err) {
+			q->free_slots[q->nr_free_slots++] = slot;
+			return err;
+		}
+		memcpy(q->chunks[ci].mem + off, h, h->size);
+		rec = q->chunks[ci].mem + off;
+	}
+	q->ents[slot] = (struct qent){
+		.rec = rec, .chunk = ci, .size = h->size, .attr = ev->attr, .offset = ev->offset,
+		.payload = ev->payload, .payload_size = ev->payload_size,
+		.compressed = ev->compressed,
 	};
+	/* referenced records count too: the queue's limit and flush points do not depend
+	 * on the input kind, so the delivery order is the same */
 	q->bytes += need;
 	if (q->bytes > q->st.max_queued_bytes)
 		q->st.max_queued_bytes = q->bytes;
 	if (to_ready) {
-		err = ready_reserve(q, 1);
-		if (err)
-			return err;
-		q->ready[q->nr_ready++] = e;
+		q->seq++;
+		q->ready[q->nr_ready++] = slot;
 		return 0;
 	}
-	if (q->nr_pend == q->cap_pend) {
-		size_t nc = q->cap_pend ? q->cap_pend * 2 : 4096;
-		struct qent *p = realloc(q->pend, nc * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		q->pend = p;
-		q->cap_pend = nc;
-	}
-	q->pend[q->nr_pend++] = e;
+	q->pend[q->nr_pend++] = (struct qkey){ .time = time, .seq = q->seq++, .slot = slot };
 	return 0;
 }
 
@@ -367,28 +464,26 @@ static void release_last(struct pk_ordered *q)
 	}
 }
 
-int pk_ordered__push(struct pk_ordered *q, const struct pk_data_event *ev)
+static int push(struct pk_ordered *q, const struct pk_data_event *ev, bool ref)
 {
-	if (!q || !ev || !ev->hdr || ev->hdr->size < sizeof(*ev->hdr))
-		return pk_err(-EINVAL);
 	int err;
 	release_last(q);
 	if (ev->hdr->type == PK_RECORD_FINISHED_ROUND) {
 		q->st.rounds++;
-		if (q->next_flush != NO_TIME || q->nr_pend) {
+		if (q->next_flush != NO_TIME || pend_count(q)) {
 			err = flush_upto(q, q->next_flush, SIZE_MAX);
 			if (err)
 				return pk_err(err);
 		}
 		q->next_flush = q->max_time;
 		q->st.immediate++;
-		err = enqueue(q, ev, NO_TIME, true);
+		err = enqueue(q, ev, NO_TIME, true, ref);
 		return err ? pk_err(err) : 0;
 	}
 	uint64_t t = pk_ordered__timestamp(ev->hdr, ev->attr);
 	if (t == NO_TIME) {
 		q->st.immediate++;
-		err = enqueue(q, ev, t, true);
+		err = enqueue(q, ev, t, true, ref);
 		return err ? pk_err(err) : 0;
 	}
 	q->st.queued++;
@@ -396,16 +491,23 @@ int pk_ordered__push(struct pk_ordered *q, const struct pk_data_event *ev)
 		q->st.out_of_order++;
 	if (t > q->max_time)
 		q->max_time = t;
-	err = enqueue(q, ev, t, false);
+	err = enqueue(q, ev, t, false, ref);
 	if (err)
 		return pk_err(err);
-	if (q->bytes > q->max_bytes && q->nr_pend > 1) {
+	if (q->bytes > q->max_bytes && pend_count(q) > 1) {
 		q->st.early_flushes++;
-		err = flush_upto(q, NO_TIME, (q->nr_pend + 1) / 2);
+		err = flush_upto(q, NO_TIME, (pend_count(q) + 1) / 2);
 		if (err)
 			return pk_err(err);
 	}
 	return 0;
+}
+
+int pk_ordered__push(struct pk_ordered *q, const struct pk_data_event *ev)
+{
+	if (!q || !ev || !ev->hdr || ev->hdr->size < sizeof(*ev->hdr))
+		return pk_err(-EINVAL);
+	return push(q, ev, false);
 }
 
 void pk_ordered__finish(struct pk_ordered *q)
@@ -414,10 +516,12 @@ void pk_ordered__finish(struct pk_ordered *q)
 		return;
 	if (flush_upto(q, NO_TIME, SIZE_MAX) < 0) {
 		/* no memory to sort: deliver in arrival order rather than lose records */
-		if (ready_reserve(q, q->nr_pend) == 0) {
-			memcpy(q->ready + q->nr_ready, q->pend, q->nr_pend * sizeof(*q->pend));
-			q->nr_ready += q->nr_pend;
-			q->nr_pend = 0;
+		size_t n = pend_count(q);
+		if (ready_reserve(q, n) == 0) {
+			for (size_t i = 0; i < n; i++)
+				q->ready[q->nr_ready + i] = q->pend[q->phead + i].slot;
+			q->nr_ready += n;
+			q->phead = q->nr_pend = 0;
 		}
 	}
 }
@@ -430,23 +534,50 @@ int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev)
 	q->have_direct = false;
 	if (q->rhead >= q->nr_ready)
 		return 0;
-	struct qent *e = &q->ready[q->rhead++];
+	uint32_t slot = q->ready[q->rhead++];
+	const struct qent *e = &q->ents[slot];
+	q->free_slots[q->nr_free_slots++] = slot;
 	memset(ev, 0, sizeof(*ev));
-	ev->hdr = (const struct perf_event_header *)(q->chunks[e->chunk].mem + e->off);
+	ev->hdr = (const struct perf_event_header *)e->rec;
 	ev->attr = e->attr;
 	ev->offset = e->offset;
 	ev->compressed = e->compressed;
 	ev->payload = e->payload;
 	ev->payload_size = e->payload_size;
 	q->bytes -= (e->size + 7u) & ~7u;
-	q->release_chunk = (long)e->chunk;
+	if (e->chunk != NO_CHUNK)
+		q->release_chunk = (long)e->chunk;
 	return 1;
+}
+
+/* Lowest image offset still referenced by a queued record (`dflt` if none). */
+static uint64_t low_water(const struct pk_ordered *q, uint64_t dflt)
+{
+	uint64_t lw = dflt;
+	for (size_t i = q->phead; i < q->nr_pend; i++) {
+		const struct qent *e = &q->ents[q->pend[i].slot];
+		if (e->chunk == NO_CHUNK && (uint64_t)(e->rec - q->img) < lw)
+			lw = (uint64_t)(e->rec - q->img);
+	}
+	for (size_t i = q->rhead; i < q->nr_ready; i++) {
+		const struct qent *e = &q->ents[q->ready[i]];
+		if (e->chunk == NO_CHUNK && (uint64_t)(e->rec - q->img) < lw)
+			lw = (uint64_t)(e->rec - q->img);
+	}
+	return lw;
 }
 
 int pk_ordered__next(struct pk_ordered *q, struct pk_data_reader *r, struct pk_data_event *ev)
 {
 	if (!q || !r || !ev)
 		return pk_err(-EINVAL);
+	if (q->img_reader != r) {
+		/* records of another reader may still be queued: reference only if empty */
+		bool empty = !pend_count(q) && q->rhead >= q->nr_ready;
+		q->img_reader = r;
+		q->img = empty ? pk_data_reader__image(r, &q->img_len) : NULL;
+		q->lw_next = 0;
+	}
 	for (;;) {
 		int got = pk_ordered__pop(q, ev);
 		if (got)
@@ -466,9 +597,18 @@ int pk_ordered__next(struct pk_ordered *q, struct pk_data_reader *r, struct pk_d
 			q->st.immediate++;
 			return 1;
 		}
-		err = pk_ordered__push(q, ev);
+		if (ev->hdr->size < sizeof(*ev->hdr))
+			return pk_err(-EINVAL);
+		bool ref = in_image(q, ev);
+		err = push(q, ev, ref);
 		if (err)
 			return err;
+		if (q->img && ev->offset >= q->lw_next) {
+			const uint8_t *p = (const uint8_t *)ev->hdr;
+			uint64_t here = ref ? (uint64_t)(p - q->img) : ev->offset;
+			pk_data_reader__release_before(r, low_water(q, here));
+			q->lw_next = ev->offset + LOW_WATER_STEP;
+		}
 	}
 }
 

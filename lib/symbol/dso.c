@@ -246,7 +246,21 @@ size_t pk_syms_finish(struct pk_sym *syms, size_t nr)
 {
 	if (!nr)
 		return 0;
-	qsort(syms, nr, sizeof(*syms), pk_sym_cmp);
+	/* kallsyms arrives sorted by address: then only the aliases of one address need
+	 * ordering (qsort is stable here, so both ways give the same order) */
+	size_t i0 = 1;
+	while (i0 < nr && syms[i0 - 1].start <= syms[i0].start)
+		i0++;
+	if (i0 < nr) {
+		qsort(syms, nr, sizeof(*syms), pk_sym_cmp);
+	} else {
+		for (size_t a = 0, b; a < nr; a = b) {
+			for (b = a + 1; b < nr && syms[b].start == syms[a].start; b++)
+				;
+			if (b - a > 1)
+				qsort(syms + a, b - a, sizeof(*syms), pk_sym_cmp);
+		}
+	}
 	size_t o = 0;
 	for (size_t i = 0; i < nr; i++) {
 		if (o && syms[o - 1].start == syms[i].start) {

@@ -32,9 +32,73 @@ static void pk_ksym_add(struct pk_sym **v, size_t *nr, size_t *cap, uint64_t a, 
 	(*v)[(*nr)++] = (struct pk_sym){ .start = a, .end = a, .name = n, .bind = STB_GLOBAL };
 }
 
+/* Huge pages for a big buffer filled at once (one fault per 2 MiB); just a hint. */
+static void pk_thp_hint(void *p, size_t bytes)
+{
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+	if (bytes >= (2u << 20) && e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+}
+
+/* Read all of fd (a regular file; /proc files report size 0) into a malloc'ed buffer
+ * with one spare byte. Big reads: /proc/kallsyms costs a syscall per read. */
+static int pk_read_all(int fd, size_t max, char **out, size_t *len)
+{
+	size_t cap = 8u << 20, n = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	pk_thp_hint(buf, cap);
+	for (;;) {
+		if (cap - n < 2) {
+			if (cap >= max) {
+				free(buf);
+				return -EFBIG;
+			}
+			size_t nc = PK_MIN(cap * 2, max);
+			char *b = realloc(buf, nc);
+			if (!b) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = b;
+			cap = nc;
+			pk_thp_hint(buf, cap);
+		}
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = -errno;
+			free(buf);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int pk_hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
 /*
  * Parse kallsyms: "ADDR TYPE NAME [MODULE]". Text symbols (t/T/w/W) only, since samples
  * land in code. All-zero addresses (kptr_restrict for non-root) mean "unavailable".
+ * The file is read with a few big reads and parsed in place: the kept names are packed
+ * to the front of the buffer, which then moves to the machine's arena in one copy.
  */
 int pk_kernel_syms_load(struct pk_machine *m)
 {
@@ -50,48 +114,91 @@ int pk_kernel_syms_load(struct pk_machine *m)
 			pk_strerror(fd));
 		return fd;
 	}
-	FILE *f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
+	char *buf = NULL;
+	size_t len = 0;
+	int err = pk_read_all(fd, 256u << 20, &buf, &len);
+	close(fd);
+	if (err) {
+		pk_warn("cannot read '%s': %s; kernel symbols unresolved", m->kallsyms_path,
+			pk_strerror(err));
+		return err;
+	}
+	/* ~40 bytes a line: one allocation in the common case */
+	size_t cap = len / 32 + 16, nr = 0;
+	struct pk_sym *v = malloc(cap * sizeof(*v));
+	if (!v) {
+		free(buf);
 		return -ENOMEM;
 	}
-	char *line = NULL;
-	size_t lcap = 0;
-	ssize_t len;
-	struct pk_sym *v = NULL;
-	size_t nr = 0, cap = 0;
-	int err = 0;
+	pk_thp_hint(v, cap * sizeof(*v));
 	uint64_t text_addr = 0;
 	bool nonzero = false;
-	while ((len = getline(&line, &lcap, f)) > 0 && !err) {
-		char *p = line, *end;
-		uint64_t a = strtoull(p, &end, 16);
-		if (end == p || *end != ' ')
+	size_t w = 0;           /* packed names end here (w <= the read position) */
+	char *p = buf, *end = buf + len;
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *le = nl ? nl : end;
+		char *line = p;
+		p = nl ? nl + 1 : end;
+		/* ADDR */
+		uint64_t a = 0;
+		char *q = line;
+		int dv, nd = 0;
+		while (q < le && (dv = pk_hexval((unsigned char)*q)) >= 0) {
+			/* more than 64 bits saturate, as strtoull does */
+			a = (a >> 60) ? UINT64_MAX : (a << 4 | (uint64_t)dv);
+			nd++;
+			q++;
+		}
+		if (!nd || q >= le || *q != ' ')
 			continue;
-		p = end + 1;
-		char type = *p;
-		if (!type || p[1] != ' ')
+		/* TYPE */
+		q++;
+		if (le - q < 2 || q[1] != ' ')
 			continue;
-		p += 2;
-		size_t nl = strcspn(p, "\t\n ");
-		if (!nl)
+		char type = q[0];
+		q += 2;
+		/* NAME: up to a tab, newline or space */
+		char *ne = q;
+		while (ne < le && *ne != '\t' && *ne != ' ')
+			ne++;
+		size_t nlen = (size_t)(ne - q);
+		if (!nlen || !type)
 			continue;
-		p[nl] = '\0';
 		if (a)
 			nonzero = true;
-		if (!strcmp(p, "_text"))
+		if (nlen == 5 && !memcmp(q, "_text", 5))
 			text_addr = a;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
-		const char *n = pk_arena_strdup(&m->karena, p);
-		if (!n) {
-			err = -ENOMEM;
-			break;
+		if (memchr(q, '\0', nlen))
+			continue; /* a NUL inside a name: not kallsyms */
+		if (nr == cap) {
+			size_t nc = cap * 2;
+			struct pk_sym *nv = realloc(v, nc * sizeof(*nv));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = nc;
 		}
-		pk_ksym_add(&v, &nr, &cap, a, n, &err);
+		/* pack the name (memmove: source and destination may overlap) */
+		memmove(buf + w, q, nlen);
+		buf[w + nlen] = '\0';
+		v[nr++] = (struct pk_sym){ .start = a, .end = a, .name = (const char *)(uintptr_t)w,
+					   .bind = STB_GLOBAL };
+		w += nlen + 1;
 	}
-	free(line);
-	fclose(f);
+	char *names = NULL;
+	if (!err && nonzero && w) {
+		names = pk_arena_alloc(&m->karena, w);
+		if (names)
+			memcpy(names, buf, w);
+		else
+			err = -ENOMEM;
+	}
+	free(buf);
 	if (err || !nonzero) {
 		free(v);
 		if (!err)
@@ -99,6 +206,8 @@ int pk_kernel_syms_load(struct pk_machine *m)
 				m->kallsyms_path);
 		return err ? err : -EACCES;
 	}
+	for (size_t i = 0; i < nr; i++)
+		v[i].name = names + (uintptr_t)v[i].name;
 	/* A different KASLR offset than the recording's (the _text map's pgoff is the
 	 * recorded address of _text): shift everything by the difference. */
 	if (m->have_kernel_text && text_addr && m->kernel_text_pgoff != text_addr) {

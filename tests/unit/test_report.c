@@ -368,6 +368,153 @@ static void test_sort_keys_and_filters(void **state)
 	pk_report__free(rep);
 }
 
+/* ---- lazily built call-chain trees ---- */
+
+/* a and b have the same fields; b's child lists are complete wherever a has one, and
+ * a has one exactly for the root and the nodes with period >= min */
+static void same_tree(const struct pk_callnode *a, const struct pk_callnode *b, uint64_t min,
+		      bool root)
+{
+	assert_int_equal(a->period, b->period);
+	assert_int_equal(a->samples, b->samples);
+	assert_int_equal(a->self_period, b->self_period);
+	assert_int_equal(a->addr, b->addr);
+	assert_true(a->kernel == b->kernel);
+	assert_true((a->sym == NULL) == (b->sym == NULL));
+	if (a->sym)
+		assert_string_equal(a->sym, b->sym);
+	if (!root && a->period < min) {
+		assert_null(a->child);
+		return;
+	}
+	if (!a->child && b->child)
+		fail_msg("a node at or above the minimum lacks its children");
+	const struct pk_callnode *x = a->child, *y = b->child;
+	for (; x && y; x = x->next, y = y->next)
+		same_tree(x, y, min, false);
+	assert_null(x);
+	assert_null(y);
+}
+
+static void test_lazy_callchains(void **state)
+{
+	(void)state;
+	for (int children = 0; children < 2; children++) {
+		PK_OPTS(pk_report_opts, o, .children = children, .callgraph = true);
+		PK_OPTS(pk_report_opts, ol, .children = children, .callgraph = true,
+			.lazy_callchains = true);
+		struct pk_report *full = pk_report__new(&o), *lazy = pk_report__new(&ol);
+		assert_non_null(full);
+		assert_non_null(lazy);
+		feed(full);
+		feed(lazy);
+		const struct pk_hist *hf = pk_report__hist(full, 0), *hl = pk_report__hist(lazy, 0);
+		assert_int_equal(hf->nr_entries, hl->nr_entries);
+		const uint64_t mins[] = { 1000, 35, 11, 5, 0 };
+		for (size_t m = 0; m < sizeof(mins) / sizeof(mins[0]); m++) {
+			/* decreasing minimums: each request builds a more complete tree */
+			for (size_t i = 0; i < hl->nr_entries; i++) {
+				const struct pk_hist_entry *ef = hf->entries[i], *el = hl->entries[i];
+				assert_null(el->callchain);
+				assert_int_equal(el->total_period, ef->total_period);
+				/* without lazy_callchains it is the entry's own tree */
+				assert_ptr_equal(pk_report__callchain(full, ef, mins[m]), ef->callchain);
+				const struct pk_callnode *t = pk_report__callchain(lazy, el, mins[m]);
+				assert_non_null(t);
+				same_tree(t, ef->callchain, mins[m], true);
+				/* asked again with a larger minimum: the tree already built */
+				assert_ptr_equal(pk_report__callchain(lazy, el, mins[m] + 1), t);
+			}
+		}
+		/* an entry of another report is not ours */
+		assert_null(pk_report__callchain(lazy, hf->entries[0], 0));
+		pk_report__free(full);
+		pk_report__free(lazy);
+	}
+}
+
+/* ---- records referenced in a mapped file ---- */
+
+static void test_ordered_mapped(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("ordmap");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_attr at;
+	memset(&at, 0, sizeof(at));
+	at.attr.type = PERF_TYPE_SOFTWARE;
+	at.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	at.attr.sample_period = 1000;
+	at.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	at.attr.sample_id_all = 1;
+	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
+	assert_non_null(w);
+	uint64_t id = 1;
+	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	/* 4 MiB of samples in rounds of 2000, scrambled inside each round */
+	const int per_round = 2000, rounds = 64;
+	unsigned seed = 7;
+	struct rec r;
+	for (int k = 0; k < rounds; k++) {
+		for (int i = 0; i < per_round; i++) {
+			seed = seed * 1103515245u + 12345u;
+			make_sample(&r, (uint64_t)k * per_round + (seed >> 8) % per_round + 1,
+				    (uint32_t)i);
+			assert_int_equal(pk_data_writer__write_record(w,
+					(const struct perf_event_header *)&r), 0);
+		}
+		assert_int_equal(pk_data_writer__finish_round(w), 0);
+	}
+	assert_int_equal(pk_data_writer__close(w), 0);
+
+	PK_OPTS(pk_data_reader_opts, nm, .no_mmap = true);
+	struct pk_data_reader *rm = pk_data_reader__open(path, NULL);
+	struct pk_data_reader *rp = pk_data_reader__open(path, &nm);
+	assert_non_null(rm);
+	assert_non_null(rp);
+	size_t ilen = 0;
+	const uint8_t *img = pk_data_reader__image(rm, &ilen);
+	assert_non_null(img);
+	assert_true(ilen > (size_t)per_round * rounds * 32);
+	size_t plen = 1;
+	assert_null(pk_data_reader__image(rp, &plen));
+	assert_int_equal(plen, 0);
+	struct pk_ordered *qm = pk_ordered__new(NULL), *qp = pk_ordered__new(NULL);
+	struct pk_data_event em, ep;
+	uint64_t n = 0, last = 0, inside = 0;
+	int a, b;
+	while ((a = pk_ordered__next(qm, rm, &em)) > 0) {
+		b = pk_ordered__next(qp, rp, &ep);
+		assert_int_equal(b, 1);
+		/* the same records in the same order, whatever the input kind */
+		assert_int_equal(em.hdr->size, ep.hdr->size);
+		assert_memory_equal(em.hdr, ep.hdr, em.hdr->size);
+		assert_int_equal(em.offset, ep.offset);
+		const uint8_t *hp = (const uint8_t *)em.hdr;
+		inside += hp >= img && hp < img + ilen;
+		if (em.hdr->type == PERF_RECORD_SAMPLE) {
+			uint64_t t = pk_ordered__timestamp(em.hdr, em.attr);
+			assert_true(t >= last);
+			last = t;
+			n++;
+		}
+		if (n == 1000) /* dropping pages still referenced only costs a re-read */
+			pk_data_reader__release_before(rm, UINT64_MAX);
+	}
+	assert_int_equal(a, 0);
+	assert_int_equal(pk_ordered__next(qp, rp, &ep), 0);
+	assert_int_equal(n, (uint64_t)per_round * rounds);
+	/* the mapped reader's records were handed out from the mapping (not copied) */
+	assert_true(inside >= n);
+	pk_ordered__free(qm);
+	pk_ordered__free(qp);
+	pk_data_reader__free(rm);
+	pk_data_reader__free(rp);
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -378,6 +525,8 @@ int main(void)
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_children),
 		cmocka_unit_test(test_sort_keys_and_filters),
+		cmocka_unit_test(test_lazy_callchains),
+		cmocka_unit_test(test_ordered_mapped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -339,6 +339,22 @@ PK_API bool pk_data_reader__is_pipe(const struct pk_data_reader *r);
 /* true if the file was not finalised (data.size 0, or ended inside the data) */
 PK_API bool pk_data_reader__truncated(const struct pk_data_reader *r);
 
+/*
+ * The memory image records are delivered from (an mmapped file or the __open_mem buffer),
+ * *len its size; NULL for pread/pipe input. A record whose hdr lies inside the image stays
+ * valid until the reader is freed (others, e.g. decompressed or realigned records, only
+ * until the next __next call), so consumers that queue records may reference instead of
+ * copying them.
+ */
+PK_API const void *pk_data_reader__image(const struct pk_data_reader *r, size_t *len);
+/*
+ * Tell the reader that the caller references no image record before file offset
+ * `offset` any more: pages of a mapped file below it may be given back to keep the RSS
+ * bounded (they are read back from the page cache if touched again). Without this call
+ * the reader drops pages 32 MiB behind its read position. No-op for other inputs.
+ */
+PK_API void pk_data_reader__release_before(struct pk_data_reader *r, uint64_t offset);
+
 PK_API const struct pk_data_env *pk_data_reader__env(const struct pk_data_reader *r);
 
 /* Attrs known so far (pipe mode may add more while iterating). */

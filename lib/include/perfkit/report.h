@@ -147,6 +147,9 @@ struct pk_report_opts {
 	const char *const *dsos; size_t nr_dsos;     /* short or full DSO names */
 	const char *const *symbols; size_t nr_symbols;
 	uint64_t time_start, time_end; /* sample time window [start, end]; 0 = open */
+	/* Do not build every entry's tree at pk_report__finish (entries' callchain stays
+	 * NULL): get them with pk_report__callchain, which builds only what is asked for. */
+	bool lazy_callchains;
 	size_t :0;
 };
 
@@ -228,6 +231,20 @@ PK_API int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char
 /* Sort entries and build the trees (pk_report__process does it; call it after
  * pk_report__add_sample). Idempotent until more samples are added. */
 PK_API int pk_report__finish(struct pk_report *rep);
+
+/*
+ * The call-chain tree of entry `e` (virtual root, as pk_hist_entry.callchain). Without
+ * lazy_callchains this is e->callchain. With it, the tree is built on the first request:
+ * the root and every node with period >= min_period get their complete, sorted child
+ * lists; nodes below min_period have child == NULL (0 = the whole tree). That is all a
+ * printer that does not descend into nodes below an absolute period needs. A request
+ * with a smaller min_period than the tree was built with builds it again (a larger one
+ * gets the tree already built). Owned by the report, valid until the next
+ * pk_report__finish or pk_report__free. NULL with errno ENOENT (no tree), ENOMEM.
+ */
+PK_API const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
+						      const struct pk_hist_entry *e,
+						      uint64_t min_period);
 
 PK_API size_t pk_report__nr_hists(const struct pk_report *rep);
 PK_API const struct pk_hist *pk_report__hist(const struct pk_report *rep, size_t idx);
