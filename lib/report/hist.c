@@ -678,35 +678,6 @@ static int frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *
 	return 0;
 }
 
-/*
- * perf shows demangled C++/Rust names without their parameter list: drop a trailing
- * balanced "(...)" (and a " const" after it). "operator()" keeps its parentheses.
- */
-static const char *short_name(const char *name, char *buf, size_t len)
-{
-	size_t n = strlen(name);
-	if (n >= len || n < 3)
-		return name;
-	size_t end = n;
-	if (end > 6 && !strcmp(name + end - 6, " const"))
-		end -= 6;
-	if (name[end - 1] != ')')
-		return name;
-	int depth = 0;
-	size_t i = end;
-	while (i-- > 0) {
-		if (name[i] == ')')
-			depth++;
-		else if (name[i] == '(' && --depth == 0)
-			break;
-	}
-	if (depth || i == 0 || (i >= 8 && !strncmp(name + i - 8, "operator", 8)))
-		return name;
-	memcpy(buf, name, i);
-	buf[i] = 0;
-	return buf;
-}
-
 static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t ip, uint8_t cm,
 		   struct rent **out)
 {
@@ -734,7 +705,7 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t i
 		return -ENOMEM;
 	if (loc.sym) {
 		char nb[1024];
-		if (str_intern(&rep->strs, short_name(loc.sym, nb, sizeof(nb)), &f.sym))
+		if (str_intern(&rep->strs, pk_symbol__short_name(loc.sym, nb, sizeof(nb)), &f.sym))
 			return -ENOMEM;
 	}
 	f.kernel = loc.kernel || (!loc.dso && (cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL));

@@ -814,6 +814,111 @@ static void test_bench(void **state)
 	pk_machine__free(m);
 }
 
+/* perf's short names of demangled C++ symbols (pk_symbol__short_name), as c++filt -p */
+static void test_short_name_table(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "foo(int) [clone .constprop.0]", "foo" },
+		{ "foo(int) [clone .cold]", "foo" },
+		{ "foo(int) [clone .isra.0] [clone .cold]", "foo" },
+		{ "Foo::bar() const", "Foo::bar" },
+		{ "Foo::operator()()", "Foo::operator()" },
+		{ "Foo::operator int()", "Foo::operator int" },
+		{ "Foo::operator<(Foo const&)", "Foo::operator<" },
+		{ "Foo::operator<< <int>(int)", "Foo::operator<< <int>" },
+		{ "non-virtual thunk to Foo::bar()", "non-virtual thunk to Foo::bar()" },
+		{ "vtable for Foo", "vtable for Foo" },
+		{ "main::{lambda()#1}::operator()() const", "main::{lambda()#1}::operator()" },
+		{ "(anonymous namespace)::baz()", "(anonymous namespace)::baz" },
+		{ "void f<int>(int)", "f<int>" },
+		{ "Foo::qux() &", "Foo::qux" },
+		{ "Foo::qux() const &&", "Foo::qux" },
+		{ "void (*f<int>(int))()", "f<int>" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)",
+		  "std::vector<int, std::allocator<int> >::push_back" },
+		{ "guard variable for main::x", "guard variable for main::x" },
+		{ "Foo::~Foo()", "Foo::~Foo" },
+		{ "decltype (g({parm#1})) f<int>(int)", "f<int>" },
+		{ "unsigned long ns::each<ns::A::f<ns::g(int*)::$_1>(ns::g(int*)::$_1) const::"
+		  "{lambda(unsigned long, unsigned char)#1}>(unsigned char const*, unsigned long)",
+		  "ns::each<ns::A::f<ns::g(int*)::$_1>(ns::g(int*)::$_1) const::"
+		  "{lambda(unsigned long, unsigned char)#1}>" },
+		{ "main", "main" },
+		{ "hot_loop_a", "hot_loop_a" },
+		{ "memcpy@plt", "memcpy@plt" },
+		{ "", "" },
+		{ "(", "(" },
+		{ ")", ")" },
+		{ "()", "()" },
+		{ "f(", "f(" },
+		{ " f()", "f" },
+		{ "a ())", "a ())" },
+	};
+	char buf[512];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = pk_symbol__short_name(cases[i][0], buf, sizeof(buf));
+		if (strcmp(got, cases[i][1]))
+			fail_msg("'%s' -> '%s', expected '%s'", cases[i][0], got, cases[i][1]);
+	}
+	/* too long for the buffer: unchanged */
+	assert_string_equal(pk_symbol__short_name("Foo::bar() const", buf, 8), "Foo::bar() const");
+	assert_null(pk_symbol__short_name(NULL, buf, sizeof(buf)));
+}
+
+/* Every mangled name libstdc++ exports, demangled by the C++ runtime and shortened by us,
+ * equals what binutils' c++filt -p (the GNU demangler without parameters) prints. */
+static void test_short_name_vs_cxxfilt(void **state)
+{
+	(void)state;
+	if (system("command -v nm >/dev/null && command -v c++filt >/dev/null && "
+		   "command -v ldconfig >/dev/null") != 0)
+		skip();
+	char tdir[] = "/tmp/pk-shortname-XXXXXX";
+	assert_non_null(mkdtemp(tdir));
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && lib=$(ldconfig -p | awk '/libstdc\\+\\+\\.so\\.6 .*x86-64|libstdc\\+\\+\\.so\\.6 /"
+		 " { print $NF; exit }') && [ -n \"$lib\" ] && "
+		 "nm -D --defined-only \"$lib\" | awk '$3 ~ /^_Z/ { sub(/@.*/, \"\", $3); print $3 }' | sort -u > m.txt && "
+		 "c++filt < m.txt > full.txt && c++filt -p < m.txt > short.txt",
+		 tdir);
+	int rc = system(cmd);
+	FILE *ff = NULL, *fs = NULL;
+	if (rc == 0) {
+		snprintf(cmd, sizeof(cmd), "%s/full.txt", tdir);
+		ff = fopen(cmd, "r");
+		snprintf(cmd, sizeof(cmd), "%s/short.txt", tdir);
+		fs = fopen(cmd, "r");
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tdir);
+	if (!ff || !fs) {
+		if (ff)
+			fclose(ff);
+		if (fs)
+			fclose(fs);
+		(void)!system(cmd);
+		skip();
+	}
+	static char full[65536], want[65536], buf[65536];
+	size_t n = 0, bad = 0;
+	while (fgets(full, sizeof(full), ff) && fgets(want, sizeof(want), fs)) {
+		full[strcspn(full, "\n")] = 0;
+		want[strcspn(want, "\n")] = 0;
+		n++;
+		const char *got = pk_symbol__short_name(full, buf, sizeof(buf));
+		if (strcmp(got, want) && bad++ < 60)
+			printf("short name of '%s':\n  ours '%s'\n  c++filt -p '%s'\n", full, got,
+			       want);
+	}
+	fclose(ff);
+	fclose(fs);
+	(void)!system(cmd);
+	printf("short names: %zu libstdc++ symbols, %zu differ from c++filt -p\n", n, bad);
+	assert_true(n > 1000);
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -832,6 +937,8 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_bench),
+		cmocka_unit_test(test_short_name_table),
+		cmocka_unit_test(test_short_name_vs_cxxfilt),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

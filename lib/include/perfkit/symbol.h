@@ -202,6 +202,16 @@ struct pk_inline_frame {
 PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t dso_addr,
 			   const struct pk_inline_frame **frames);
 
+/*
+ * The short form in which perf shows a demangled C++ name (what `c++filt -p` prints): the
+ * parameter list, cv/ref qualifiers and "[clone .x]" suffixes of a function dropped, and
+ * the return type of a template function too ("unsigned long ns::f<int>(char*) const"
+ * -> "ns::f<int>"). Names that are not functions ("vtable for X", C names) and thunks
+ * come back unchanged. Returns `name` itself, or `buf` (of `len` bytes) holding the short
+ * form; a name of `len` bytes or more is returned unchanged.
+ */
+PK_API const char *pk_symbol__short_name(const char *name, char *buf, size_t len);
+
 /* One entry of a resolved call chain. */
 struct pk_chain_entry {
 	uint64_t ip;            /* as the kernel / unwinder gave it (caller frames of DWARF
