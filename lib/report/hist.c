@@ -1526,6 +1526,22 @@ static int node_cmp(const void *pa, const void *pb)
 	return (a->addr > b->addr) - (a->addr < b->addr);
 }
 
+static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t id)
+{
+	const struct node *nd = &rep->nodes[id];
+	if (nd->frame != NONE32) {
+		const struct frame *f = &rep->frames[nd->frame];
+		p->sym = str_get(&rep->strs, f->sym);
+		p->dso = str_get(&rep->strs, f->dso);
+		p->srcline = str_get(&rep->strs, f->srcline);
+		p->addr = f->addr;
+		p->kernel = f->kernel;
+	}
+	p->period = nd->period;
+	p->samples = nd->samples;
+	p->self_period = nd->self_period;
+}
+
 static int build_nodes(struct pk_report *rep)
 {
 	free(rep->pub_nodes);
@@ -1547,18 +1563,7 @@ static int build_nodes(struct pk_report *rep)
 	thp_hint(kids, n * sizeof(*kids));
 	for (size_t i = 0; i < n; i++) {
 		const struct node *nd = &rep->nodes[i];
-		struct pk_callnode *p = &pn[i];
-		if (nd->frame != NONE32) {
-			const struct frame *f = &rep->frames[nd->frame];
-			p->sym = str_get(&rep->strs, f->sym);
-			p->dso = str_get(&rep->strs, f->dso);
-			p->srcline = str_get(&rep->strs, f->srcline);
-			p->addr = f->addr;
-			p->kernel = f->kernel;
-		}
-		p->period = nd->period;
-		p->samples = nd->samples;
-		p->self_period = nd->self_period;
+		cc_fill(rep, &pn[i], (uint32_t)i);
 		if (nd->parent != NONE32)
 			cnt[nd->parent + 1]++;
 	}
@@ -1644,22 +1649,6 @@ static struct pk_callnode *cc_alloc(struct pk_report *rep, size_t n)
 	p->used += n;
 	memset(r, 0, n * sizeof(*r));
 	return r;
-}
-
-static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t id)
-{
-	const struct node *nd = &rep->nodes[id];
-	if (nd->frame != NONE32) {
-		const struct frame *f = &rep->frames[nd->frame];
-		p->sym = str_get(&rep->strs, f->sym);
-		p->dso = str_get(&rep->strs, f->dso);
-		p->srcline = str_get(&rep->strs, f->srcline);
-		p->addr = f->addr;
-		p->kernel = f->kernel;
-	}
-	p->period = nd->period;
-	p->samples = nd->samples;
-	p->self_period = nd->self_period;
 }
 
 struct ccpair {
