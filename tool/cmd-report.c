@@ -708,6 +708,7 @@ static void print_hist(struct report *R, const struct pk_hist *h)
 		}
 		fputc('\n', f);
 		print_callchain(R, e);
+		pk_report__callchain_release(R->rep); /* one tree in memory at a time */
 	}
 	fputs("\n\n", f);
 }
@@ -794,6 +795,7 @@ static void json_hist(struct report *R, const struct pk_hist *h)
 					fputc(',', f);
 			}
 			fputc(']', f);
+			pk_report__callchain_release(R->rep);
 		}
 		fputc('}', f);
 		first = false;

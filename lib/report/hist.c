@@ -362,6 +362,8 @@ struct pk_report {
 	uint32_t *kid_off, *kid;
 	size_t nr_kid_nodes;
 	struct ccpool *ccpool;
+	struct ent **cc_built;  /* entries whose cc is set (lazy_callchains) */
+	size_t nr_cc_built, cap_cc_built;
 	uint32_t *inl_pool;
 	size_t nr_inl, cap_inl;
 	uint32_t self_frame;
@@ -509,6 +511,27 @@ inval:
 	return pk_err_ptr(-EINVAL);
 }
 
+/* Free the public trees built so far (keeping one pool chunk for reuse if `keep`). */
+static void cc_trees_release(struct pk_report *rep, bool keep)
+{
+	struct ccpool *p = rep->ccpool;
+	if (keep && p) {
+		p->used = 0;
+		p = p->next;
+		rep->ccpool->next = NULL;
+	} else {
+		rep->ccpool = NULL;
+	}
+	while (p) {
+		struct ccpool *n = p->next;
+		free(p);
+		p = n;
+	}
+	for (size_t i = 0; i < rep->nr_cc_built; i++)
+		rep->cc_built[i]->cc = NULL;
+	rep->nr_cc_built = 0;
+}
+
 static void cc_release(struct pk_report *rep)
 {
 	if (rep->kid_off) {
@@ -517,14 +540,10 @@ static void cc_release(struct pk_report *rep)
 	}
 	rep->kid_off = rep->kid = NULL;
 	rep->nr_kid_nodes = 0;
-	while (rep->ccpool) {
-		struct ccpool *n = rep->ccpool->next;
-		free(rep->ccpool);
-		rep->ccpool = n;
-	}
-	for (size_t hi = 0; hi < rep->nr_hists; hi++)
-		for (size_t i = 0; i < rep->hists[hi].nr_ents; i++)
-			rep->hists[hi].ents[i].cc = NULL;
+	cc_trees_release(rep, false);
+	arr_free(rep->cc_built, rep->cap_cc_built * sizeof(*rep->cc_built));
+	rep->cc_built = NULL;
+	rep->cap_cc_built = 0;
 }
 
 static void hist_release(struct hist *h)
@@ -1715,9 +1734,21 @@ const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
 	cc_fill(rep, root, e->root);
 	if (cc_expand(rep, root, e->root, min_period, 0))
 		return pk_err_ptr(-ENOMEM);
+	if (!e->cc) {
+		if (grow((void **)&rep->cc_built, &rep->cap_cc_built, rep->nr_cc_built + 1,
+			 sizeof(*rep->cc_built)))
+			return pk_err_ptr(-ENOMEM);
+		rep->cc_built[rep->nr_cc_built++] = e;
+	}
 	e->cc = root;
 	e->cc_min = min_period;
 	return root;
+}
+
+void pk_report__callchain_release(struct pk_report *rep)
+{
+	if (rep && rep->lazy_cc)
+		cc_trees_release(rep, true);
 }
 
 int pk_report__finish(struct pk_report *rep)

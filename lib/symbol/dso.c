@@ -214,51 +214,72 @@ void pk_dso_free(struct pk_dso *d)
 /* ------------------------------------------------------------------------------------ */
 /* Symbol tables                                                                        */
 
-/* a is a better name than b for the same address (perf's preferences, in spirit:
- * global over weak over local, fewer leading underscores, then the longer name) */
-static int pk_sym_better(const struct pk_sym *a, const struct pk_sym *b)
+/*
+ * a is a better name than b for the same address, by perf's rules: a symbol with a size
+ * over a zero-sized one, non-weak over weak, global over local, fewer leading
+ * underscores, the longer name; on a tie the one that came first.
+ */
+static bool pk_sym_better(const struct pk_sym *a, const struct pk_sym *b)
 {
-	static const int rank[] = { [STB_LOCAL] = 0, [STB_GLOBAL] = 2, [STB_WEAK] = 1 };
-	int ra = a->bind <= STB_WEAK ? rank[a->bind] : 0;
-	int rb = b->bind <= STB_WEAK ? rank[b->bind] : 0;
-	if (ra != rb)
-		return ra > rb;
+	bool sa = a->end > a->start, sb = b->end > b->start;
+	if (sa != sb)
+		return sa;
+	bool wa = a->bind == STB_WEAK, wb = b->bind == STB_WEAK;
+	if (wa != wb)
+		return wb;
+	bool ga = a->bind == STB_GLOBAL, gb = b->bind == STB_GLOBAL;
+	if (ga != gb)
+		return ga;
 	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
 	if (ua != ub)
 		return ua < ub;
-	return strlen(a->name) > strlen(b->name);
+	size_t la = strlen(a->name), lb = strlen(b->name);
+	if (la != lb)
+		return la > lb;
+	return a->seq < b->seq;
 }
 
+/* by address, the best alias first */
 static int pk_sym_cmp(const void *pa, const void *pb)
 {
 	const struct pk_sym *a = pa, *b = pb;
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
-	/* best alias first */
-	if (pk_sym_better(a, b))
-		return -1;
-	if (pk_sym_better(b, a))
-		return 1;
-	return strcmp(a->name, b->name);
+	if (a == b)
+		return 0;
+	return pk_sym_better(a, b) ? -1 : 1;
 }
 
-size_t pk_syms_finish(struct pk_sym *syms, size_t nr)
+/* by address, the last alias first: /proc/kallsyms has no sizes, and perf gives the
+ * last of the names at one address the size up to the next symbol, so it wins */
+static int pk_ksym_cmp(const void *pa, const void *pb)
+{
+	const struct pk_sym *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (a->seq < b->seq) - (a->seq > b->seq);
+}
+
+size_t pk_syms_finish(struct pk_sym *syms, size_t nr, bool kallsyms)
 {
 	if (!nr)
 		return 0;
+	int (*cmp)(const void *, const void *) = kallsyms ? pk_ksym_cmp : pk_sym_cmp;
+	for (size_t i = 0; i < nr; i++)
+		syms[i].seq = (uint32_t)i;
 	/* kallsyms arrives sorted by address: then only the aliases of one address need
-	 * ordering (qsort is stable here, so both ways give the same order) */
+	 * ordering */
 	size_t i0 = 1;
 	while (i0 < nr && syms[i0 - 1].start <= syms[i0].start)
 		i0++;
 	if (i0 < nr) {
-		qsort(syms, nr, sizeof(*syms), pk_sym_cmp);
+		qsort(syms, nr, sizeof(*syms), cmp);
 	} else {
 		for (size_t a = 0, b; a < nr; a = b) {
 			for (b = a + 1; b < nr && syms[b].start == syms[a].start; b++)
 				;
 			if (b - a > 1)
-				qsort(syms + a, b - a, sizeof(*syms), pk_sym_cmp);
+				qsort(syms + a, b - a, sizeof(*syms), cmp);
 		}
 	}
 	size_t o = 0;
@@ -661,15 +682,8 @@ static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv)
 		int t = GELF_ST_TYPE(sym.st_info);
 		if (t != STT_FUNC && t != STT_GNU_IFUNC)
 			continue;
-		/* libdwfl names versioned dynamic symbols "name@@VER" / "name@VER"; perf
-		 * shows the plain name */
-		char buf[512];
-		const char *at = strchr(name, '@');
-		if (at && (size_t)(at - name) < sizeof(buf)) {
-			memcpy(buf, name, (size_t)(at - name));
-			buf[at - name] = '\0';
-			name = buf;
-		}
+		/* names are kept as the table has them: a debug file's .symtab holds literal
+		 * "memcpy@@GLIBC_2.14" aliases, which perf shows as they are */
 		const char *dn = pk_demangle_into(d->machine, &d->arena, name);
 		if (dn)
 			pk_symvec_add(sv, addr, sym.st_size, dn, (uint8_t)GELF_ST_BIND(sym.st_info));
@@ -722,7 +736,7 @@ static int pk_dso_load_elf(struct pk_dso *d)
 		free(sv.v);
 		return sv.err;
 	}
-	d->nr_syms = pk_syms_finish(sv.v, sv.nr);
+	d->nr_syms = pk_syms_finish(sv.v, sv.nr, false);
 	d->syms = sv.v;
 	return 0;
 }

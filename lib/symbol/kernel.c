@@ -215,7 +215,7 @@ int pk_kernel_syms_load(struct pk_machine *m)
 		for (size_t i = 0; i < nr; i++)
 			v[i].start += delta, v[i].end += delta;
 	}
-	m->nr_ksyms = pk_syms_finish(v, nr);
+	m->nr_ksyms = pk_syms_finish(v, nr, true);
 	m->ksyms = v;
 	return 0;
 }
@@ -265,7 +265,7 @@ int pk_dso_load_jit(struct pk_dso *d)
 		free(v);
 		return err;
 	}
-	d->nr_syms = pk_syms_finish(v, nr);
+	d->nr_syms = pk_syms_finish(v, nr, false);
 	d->syms = v;
 	return 0;
 }

@@ -133,6 +133,24 @@ PK_API const char *pk_symbol__short_name(const char *name, char *buf, size_t len
 	size_t n = strlen(name);
 	if (n >= len)
 		return name;
+	/* a PLT stub "f(int)@plt": the short form of f, then the suffix (as perf names it) */
+	if (n > 4 && !memcmp(name + n - 4, "@plt", 4) && n < len) {
+		char tmp[1024];
+		if (n - 4 < sizeof(tmp)) {
+			memcpy(tmp, name, n - 4);
+			tmp[n - 4] = '\0';
+			const char *s = pk_symbol__short_name(tmp, buf, len);
+			if (s == buf || s == tmp) {
+				size_t l = strlen(s);
+				if (l + 4 < len) {
+					memmove(buf, s, l);
+					memcpy(buf + l, "@plt", 5);
+					return buf;
+				}
+			}
+		}
+		return name;
+	}
 	/* thunks keep their full form; "vtable for", "typeinfo for", "guard variable for"
 	 * and the like are not functions and have no parameter list to drop */
 	static const char *const keep[] = {

@@ -36,6 +36,7 @@ struct pk_sym {
 	uint64_t start, end;    /* [start, end) in DSO addresses */
 	const char *name;       /* in the DSO's arena */
 	uint8_t bind;           /* STB_* (for choosing among aliases) */
+	uint32_t seq;           /* input order (set by pk_syms_finish) */
 };
 
 enum pk_dso_kind {
@@ -148,7 +149,7 @@ struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name);
 void pk_dso_free(struct pk_dso *d);
 int pk_dso_ensure_loaded(struct pk_dso *d);
 const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t addr);
-size_t pk_syms_finish(struct pk_sym *syms, size_t nr);
+size_t pk_syms_finish(struct pk_sym *syms, size_t nr, bool kallsyms);
 /* Open a path only if it is a regular file of sane size; returns fd or -errno. */
 int pk_open_regular(const char *path, uint64_t max_size, uint64_t *size);
 /* Demangle if the machine wants it; returns an arena copy (the name itself if plain). */

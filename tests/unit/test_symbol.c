@@ -847,6 +847,11 @@ static void test_short_name_table(void **state)
 		{ "main", "main" },
 		{ "hot_loop_a", "hot_loop_a" },
 		{ "memcpy@plt", "memcpy@plt" },
+		{ "operator delete(void*, unsigned long)@plt", "operator delete@plt" },
+		{ "std::__timepunct<wchar_t>::__timepunct(std::__timepunct_cache<wchar_t>*, "
+		  "unsigned long)@plt", "std::__timepunct<wchar_t>::__timepunct@plt" },
+		{ "@plt", "@plt" },
+		{ "void f<int>(int)@plt", "f<int>@plt" },
 		{ "", "" },
 		{ "(", "(" },
 		{ ")", ")" },

@@ -246,6 +246,13 @@ PK_API const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
 						      const struct pk_hist_entry *e,
 						      uint64_t min_period);
 
+/*
+ * With lazy_callchains: free every tree pk_report__callchain has returned so far (their
+ * pointers become invalid; a later request builds them again). A printer that is done with
+ * an entry's tree calls this to keep memory at one tree at a time. No-op otherwise.
+ */
+PK_API void pk_report__callchain_release(struct pk_report *rep);
+
 PK_API size_t pk_report__nr_hists(const struct pk_report *rep);
 PK_API const struct pk_hist *pk_report__hist(const struct pk_report *rep, size_t idx);
 /* Samples without a symbol, per DSO name: calls fn for each such DSO with the number of
