@@ -729,6 +729,14 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t i
 	}
 	f.kernel = loc.kernel || (!loc.dso && (cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL));
 	f.addr = loc.dso ? loc.dso_addr : ip;
+	if (!loc.sym && loc.dso && !f.kernel) {
+		/* an unresolved address in a file map shows as perf shows it: the file
+		 * offset (ip - map start + pgoff), which differs from the ELF address in a
+		 * non-PIE executable; anonymous maps keep the absolute address */
+		uint64_t off = ip - loc.map_start + loc.map_pgoff;
+		if (pk_dso__offset_to_addr(loc.dso, off) == loc.dso_addr)
+			f.addr = off;
+	}
 	f.nomap = !loc.dso;
 	if (loc.sym) {
 		f.sym_start = loc.sym_start;

@@ -174,7 +174,9 @@ struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name)
 	}
 	if (d->kind == PK_DSO_KERNEL) {
 		d->short_name = strdup("[kernel.kallsyms]");
-	} else if (name[0] == '/' && (d->kind == PK_DSO_ELF || d->kind == PK_DSO_JIT)) {
+	} else if (name[0] == '/' && (d->kind == PK_DSO_ELF || d->kind == PK_DSO_JIT ||
+				      !strncmp(name, "/memfd:", 7))) {
+		/* perf shows a memfd map like a file's: "memfd:name (deleted)" */
 		const char *s = strrchr(name, '/');
 		d->short_name = strdup(s + 1);
 	} else {
@@ -472,12 +474,12 @@ static void pk_elf_plt_syms(struct pk_dso *d, Elf *e, struct pk_symvec *sv)
 		size_t symi = eh.e_ident[EI_CLASS] == ELFCLASS64 ? GELF_R_SYM(info)
 								 : ELF32_R_SYM(info);
 		GElf_Sym sym;
-		if (!symi || !gelf_getsym(sd, (int)symi, &sym))
-			continue;
-		const char *n = elf_strptr(e, dynsym.sh_link, sym.st_name);
-		if (!n || !*n)
-			continue;
-		const char *dn = pk_demangle_into(d->machine, &d->arena, n);
+		const char *n = NULL;
+		if (symi && gelf_getsym(sd, (int)symi, &sym))
+			n = elf_strptr(e, dynsym.sh_link, sym.st_name);
+		/* a stub without a symbol (an IRELATIVE ifunc slot) is "@plt", as perf 6.1
+		 * names it */
+		const char *dn = n && *n ? pk_demangle_into(d->machine, &d->arena, n) : "";
 		if (!dn)
 			continue;
 		size_t len = strlen(dn) + 5;
@@ -666,6 +668,23 @@ static int pk_dso_open_elf(struct pk_dso *d, const char *path, struct pk_symvec 
 	return 0;
 }
 
+/* A NOTYPE symbol that names code: in an SHF_ALLOC section whose name has "text", not
+ * absolute, not a local assembler label or an ARM mapping symbol. */
+static bool pk_is_text_label(Elf *elf, GElf_Word shndx, const char *name)
+{
+	if (!elf || shndx == SHN_ABS || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE ||
+	    name[0] == '$' || !strncmp(name, ".L", 2))
+		return false;
+	Elf_Scn *scn = elf_getscn(elf, shndx);
+	GElf_Shdr sh;
+	size_t shstrndx;
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+	    elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	const char *sn = elf_strptr(elf, shstrndx, sh.sh_name);
+	return sn && strstr(sn, "text");
+}
+
 static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv)
 {
 	int n = dwfl_module_getsymtab(d->mod);
@@ -680,8 +699,14 @@ static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv)
 		if (!name || !*name || shndx == SHN_UNDEF)
 			continue;
 		int t = GELF_ST_TYPE(sym.st_info);
-		if (t != STT_FUNC && t != STT_GNU_IFUNC)
+		if (t == STT_NOTYPE) {
+			/* a code label (ld.so's _start): kept, as perf keeps it, when it
+			 * lies in an allocated text section */
+			if (!pk_is_text_label(elf, shndx, name))
+				continue;
+		} else if (t != STT_FUNC && t != STT_GNU_IFUNC) {
 			continue;
+		}
 		/* names are kept as the table has them: a debug file's .symtab holds literal
 		 * "memcpy@@GLIBC_2.14" aliases, which perf shows as they are */
 		const char *dn = pk_demangle_into(d->machine, &d->arena, name);

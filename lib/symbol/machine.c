@@ -496,6 +496,9 @@ PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid,
 		struct pk_dso *j = pk_machine_jit_dso(m, t->maps ? t->maps->pid : pid);
 		if (j)
 			d = j;
+		else if (!strncmp(d->name, "/memfd:", 7))
+			/* no JIT map: a memfd is a file, addressed by offset as perf does */
+			loc->dso_addr = addr - e->start + e->pgoff;
 	}
 	loc->dso = d;
 	loc->dso_name = d->name;
