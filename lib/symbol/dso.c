@@ -510,6 +510,22 @@ static char *pk_build_id_path(const char *debug_dir, const uint8_t *id, size_t l
 	return p;
 }
 
+/* perf's build-id cache copy: <dir>/.build-id/xx/yyyy.../elf */
+static char *pk_build_id_cache_path(const char *dir, const uint8_t *id, size_t len)
+{
+	char *p = pk_build_id_path(dir, id, len);
+	size_t n = p ? strlen(p) : 0;
+	if (!p || n < 6)
+		return p;
+	char *q = realloc(p, n + 8);
+	if (!q) {
+		free(p);
+		return NULL;
+	}
+	strcpy(q + n - 6, "/elf"); /* replaces ".debug" */
+	return q;
+}
+
 static bool pk_file_has_build_id(const char *path, const uint8_t *id, size_t len)
 {
 	uint8_t b[PK_BUILD_ID_BYTES];
@@ -733,6 +749,22 @@ static int pk_dso_load_elf(struct pk_dso *d)
 		err = pk_dso_open_elf(d, p, &sv);
 	} else {
 		err = pk_dso_open_elf(d, path, &sv);
+	}
+	/* the recorded file is gone or was rebuilt: perf's build-id cache may hold it */
+	if (d->kind == PK_DSO_ELF && d->want_bid_len && d->machine->buildid_dir &&
+	    (err || (d->bid_len && (d->bid_len != d->want_bid_len ||
+				    memcmp(d->bid, d->want_bid, d->bid_len))))) {
+		char *cp = pk_build_id_cache_path(d->machine->buildid_dir, d->want_bid,
+						  d->want_bid_len);
+		if (cp && pk_file_has_build_id(cp, d->want_bid, d->want_bid_len)) {
+			if (d->dwfl)
+				dwfl_end(d->dwfl);
+			d->dwfl = NULL;
+			d->mod = NULL;
+			sv.nr = 0;
+			err = pk_dso_open_elf(d, cp, &sv);
+		}
+		free(cp);
 	}
 	if (!err && d->want_bid_len && d->bid_len &&
 	    (d->bid_len != d->want_bid_len || memcmp(d->bid, d->want_bid, d->bid_len))) {

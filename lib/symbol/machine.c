@@ -7,6 +7,7 @@
  * mmap inserts into it (cutting whatever it overlaps, as the kernel does).
  */
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -210,6 +211,19 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 	m->kallsyms_path = strdup(ks ? ks : "/proc/kallsyms");
 	m->jit_dir = strdup(jd ? jd : "/tmp");
 	m->debug_dir = strdup(dd ? dd : "/usr/lib/debug");
+	const char *bd = PK_OPTS_GET(opts, buildid_dir, NULL);
+	char home[PATH_MAX];
+	if (!bd) {
+		bd = getenv("PERF_BUILDID_DIR");
+		const char *h = getenv("HOME");
+		if ((!bd || !*bd) && h && *h && snprintf(home, sizeof(home), "%s/.debug", h) <
+								  (int)sizeof(home))
+			bd = home;
+	}
+	if (bd && *bd && !(m->buildid_dir = strdup(bd))) {
+		pk_machine__free(m);
+		return pk_err_ptr(-ENOMEM);
+	}
 	m->kmaps = pk_mapset_new(PK_PID_NONE);
 	if (!m->kallsyms_path || !m->jit_dir || !m->debug_dir || !m->kmaps) {
 		pk_machine__free(m);
@@ -241,6 +255,7 @@ PK_API void pk_machine__free(struct pk_machine *m)
 	free(m->kallsyms_path);
 	free(m->jit_dir);
 	free(m->debug_dir);
+	free(m->buildid_dir);
 	free(m);
 }
 

@@ -129,6 +129,7 @@ struct pk_machine {
 	bool host;
 	bool no_demangle;
 	char *kallsyms_path, *jit_dir, *debug_dir;
+	char *buildid_dir;      /* perf's build-id cache; NULL = none */
 	struct pk_u64map threads;       /* tid -> struct pk_thread */
 	struct pk_mapset *kmaps;        /* kernel + modules */
 	struct pk_dso **dso_hash;

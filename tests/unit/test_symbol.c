@@ -469,6 +469,39 @@ static void test_build_id(void **state)
 	assert_non_null(s);
 	assert_string_equal(s, "pk_fixture_static");
 	pk_machine__free(m);
+
+	/* perf's build-id cache (<dir>/.build-id/xx/yyyy/elf) holds the recorded binary:
+	 * used for a changed file and for a deleted one, silently */
+	char bc[PATH_MAX + 32], gone[PATH_MAX + 32];
+	snprintf(bc, sizeof(bc), "%s/buildid-cache", dir);
+	snprintf(gone, sizeof(gone), "%s/deleted-binary", dir);
+	assert_int_equal(sh("mkdir -p '%s/.build-id/%02x/%s' && cp '%s' '%s/.build-id/%02x/%s/elf'",
+			    bc, idp[0], rest, pie, bc, idp[0], rest), 0);
+	const char *paths[] = { path, gone };
+	for (int k = 0; k < 2; k++) {
+		pk_test_log_clear();
+		PK_OPTS(pk_machine_opts, oc, .buildid_dir = bc, .debug_dir = "/nonexistent");
+		m = pk_machine__new(&oc);
+		pk_machine__add_build_id(m, paths[k], idp, lp);
+		d = pk_machine__dso(m, paths[k]);
+		assert_true(pk_dso__load(d) > 0);
+		s = pk_dso__symbol(d, nm_addr(pie, "pk_fixture_static"), NULL, NULL);
+		assert_non_null(s);
+		assert_string_equal(s, "pk_fixture_static");
+		assert_null(strstr(pk_test_log_text(), "mismatch"));
+		pk_machine__free(m);
+	}
+	/* a cache entry with another build-id is not used; "" turns the cache off */
+	assert_int_equal(sh("cp '%s' '%s/.build-id/%02x/%s/elf'", nopie, bc, idp[0], rest), 0);
+	const char *dirs[] = { bc, "" };
+	for (int k = 0; k < 2; k++) {
+		PK_OPTS(pk_machine_opts, oc, .buildid_dir = dirs[k], .debug_dir = "/nonexistent");
+		m = pk_machine__new(&oc);
+		pk_machine__add_build_id(m, gone, idp, lp);
+		d = pk_machine__dso(m, gone);
+		assert_true(pk_dso__load(d) < 0);
+		pk_machine__free(m);
+	}
 }
 
 static void test_kallsyms_fake(void **state)

@@ -56,6 +56,11 @@ struct pk_machine_opts {
 	const char *kallsyms;   /* "/proc/kallsyms" */
 	const char *jit_dir;    /* directory of perf-PID.map files, "/tmp" */
 	const char *debug_dir;  /* global debug directory, "/usr/lib/debug" */
+	/* perf's build-id cache (copies of recorded binaries, filled by `perf record`):
+	 * NULL = $PERF_BUILDID_DIR, else $HOME/.debug; "" = not used. A file whose recorded
+	 * build-id no longer matches the one on disk (rebuilt, or deleted) is read from
+	 * <dir>/.build-id/xx/yyyy.../elf when that copy has the recorded build-id. */
+	const char *buildid_dir;
 	size_t :0;
 };
 
