@@ -4,6 +4,7 @@
  * (Gecko) or our JSON sample stream.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,17 +22,17 @@ const char cmd_convert_usage[] =
 	"  pprof       gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)\n"
 	"  speedscope  speedscope's JSON file format (one sampled profile per thread)\n"
 	"  gecko       the Firefox Profiler's Gecko format (profiler.firefox.com)\n"
-	"  json        one JSON object per sample, time ordered, with symbolised frames\n"
+	"  json        the sample stream of 'perfkit script --json' (one object a line)\n"
 	"\n"
 	"  -i, --input FILE       perf.data to read (default perf.data; - = stdin)\n"
 	"  -o, --output FILE      file to write (default: stdout)\n"
 	"      --weight W         folded: period (default) or samples\n"
 	"      --annotate         folded: mark kernel frames _[k] and JIT frames _[j]\n"
 	"      --no-comm          folded: no process-name root frame\n"
-	"  -e, --event NAME       only this event (gecko: the first event by default)\n"
+	"  -e, --event NAME       only this event (gecko: the first event by default; not json)\n"
 	"  -G, --no-call-graph    only the sampled functions, no callers\n"
-	"      --inline           expand inlined functions into frames (DWARF; slower)\n"
-	"      --no-srcline       pprof/json: skip source file:line lookups (faster)\n";
+	"      --inline           expand inlined functions into frames (DWARF; slower; not json)\n"
+	"      --no-srcline       pprof/speedscope: skip source file:line lookups (faster)\n";
 
 enum { OPT_TO = 256, OPT_WEIGHT, OPT_ANNOTATE, OPT_NOCOMM, OPT_INLINE, OPT_NOSRC };
 
@@ -50,6 +51,44 @@ static const struct option longopts[] = {
 };
 
 enum fmt { F_NONE, F_FOLDED, F_PPROF, F_SPEEDSCOPE, F_GECKO, F_JSON };
+
+/*
+ * --to json is `perfkit script --json`, byte for byte: one documented sample stream, not
+ * two that drift apart. Runs the script command with its output (fd 1, which it writes
+ * with write(2)) on the output file.
+ */
+static int convert_json(const char *input, const char *output, bool no_callchain)
+{
+	char *args[] = { "script", "--json", "-i", (char *)input, "-G", NULL };
+	int argc = no_callchain ? 5 : 4;
+	args[argc] = NULL;
+	if (!strcmp(output, "-"))
+		return cmd_script(argc, args);
+	int fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		pk_tool_error("cannot create '%s': %s", output, strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	int saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+		pk_tool_error("cannot redirect output to '%s': %s", output, strerror(errno));
+		if (saved >= 0)
+			close(saved);
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	int status = cmd_script(argc, args);
+	fflush(stdout);
+	int cerr = dup2(saved, STDOUT_FILENO) < 0 ? errno : 0;
+	close(saved);
+	if (cerr) {
+		pk_tool_error("cannot restore stdout: %s", strerror(cerr));
+		return 1;
+	}
+	return status;
+}
 
 int cmd_convert(int argc, char **argv)
 {
@@ -106,10 +145,18 @@ int cmd_convert(int argc, char **argv)
 		pk_tool_error("unexpected argument '%s' (the input is given with -i)", argv[optind]);
 		return 129;
 	}
+	if (fmt == F_JSON) {
+		if (lo.event || lo.inlines) {
+			pk_tool_error("--to json is 'perfkit script --json': %s does not apply",
+				      lo.event ? "-e" : "--inline");
+			return 129;
+		}
+		return convert_json(input, output, lo.no_callchain);
+	}
 	lo.root_comm = fmt == F_FOLDED && !nocomm;
-	lo.timeline = fmt == F_SPEEDSCOPE || fmt == F_GECKO || fmt == F_JSON;
-	lo.addresses = fmt == F_PPROF || fmt == F_JSON;
-	lo.srcline = (fmt == F_PPROF || fmt == F_JSON || fmt == F_SPEEDSCOPE) && !nosrc;
+	lo.timeline = fmt == F_SPEEDSCOPE || fmt == F_GECKO;
+	lo.addresses = fmt == F_PPROF;
+	lo.srcline = (fmt == F_PPROF || fmt == F_SPEEDSCOPE) && !nosrc;
 	lo.unknown_hex = fmt == F_PPROF;
 	if (fmt == F_PPROF && !strcmp(output, "-") && isatty(STDOUT_FILENO)) {
 		pk_tool_error("pprof output is binary: give -o FILE or redirect stdout");
@@ -130,16 +177,22 @@ int cmd_convert(int argc, char **argv)
 	case F_PPROF: err = pk_export__pprof(p, f, NULL); break;
 	case F_SPEEDSCOPE: err = pk_export__speedscope(p, f, NULL); break;
 	case F_GECKO: err = pk_export__gecko(p, f, NULL); break;
-	case F_JSON: err = pk_export__json(p, f, NULL); break;
+	case F_JSON: /* convert_json() above */
 	case F_NONE: break;
 	}
 	int status = 0;
-	if (f != stdout && fclose(f) && !err)
-		err = -EIO;
+	if (f != stdout) {
+		errno = 0;
+		if (fclose(f) && !err)
+			err = errno > 0 ? -errno : -EIO;
+	}
 	if (err) {
-		if (f == stdout && err == -EIO) {
+		if (f == stdout && ferror(stdout)) {
+			/* stdout failed: reported as every command reports it (silent for a
+			 * reader that went away) */
 			pk_profile__free(p);
-			return pk_tool_finish_stdout(1);
+			errno = -err;
+			return pk_tool_finish_stdout(0); /* 1 after printing the error */
 		}
 		pk_tool_error("cannot write '%s': %s", output, pk_strerror(err));
 		status = 1;

@@ -138,8 +138,19 @@ int cmd_flamegraph(int argc, char **argv)
 	int err = diff ? pk_export__flamegraph_diff(before, after, f, &fo)
 		       : pk_export__flamegraph(after, f, &fo);
 	int status = 0;
-	if (f != stdout && fclose(f) && !err)
-		err = -EIO;
+	if (f != stdout) {
+		errno = 0;
+		if (fclose(f) && !err)
+			err = errno > 0 ? -errno : -EIO;
+	}
+	if (err && f == stdout && ferror(stdout)) {
+		/* stdout failed: reported as every command reports it (silent for a reader
+		 * that went away) */
+		pk_profile__free(before);
+		pk_profile__free(after);
+		errno = -err;
+		return pk_tool_finish_stdout(0); /* 1 after printing the error */
+	}
 	if (err) {
 		pk_tool_error("cannot write '%s': %s", output, pk_strerror(err));
 		status = 1;

@@ -162,6 +162,18 @@ out:
 	return err;
 }
 
+/*
+ * The template's parts are large: stdio writes them straight through, and after a
+ * failure nothing may be left for the final flush to fail on and report. Keep the errno
+ * of the first failed part (ENOSPC rather than a bare EIO).
+ */
+static void put_part(FILE *f, const char *s, size_t n, int *werr)
+{
+	errno = 0;
+	if (fwrite(s, 1, n, f) != n && !*werr)
+		*werr = errno > 0 ? errno : EIO;
+}
+
 static int write_page(const struct pk_profile *before, const struct pk_profile *after, FILE *f,
 		      const struct pk_flamegraph_opts *opts)
 {
@@ -190,10 +202,11 @@ static int write_page(const struct pk_profile *before, const struct pk_profile *
 		pk_profile__free(c.strs);
 		return pk_err(-EINVAL);
 	}
-	fwrite(tmpl, 1, (size_t)(t_title - tmpl), f);
+	int werr = 0;
+	put_part(f, tmpl, (size_t)(t_title - tmpl), &werr);
 	html_escape(f, title);
 	t_title += strlen("@PK_TITLE@");
-	fwrite(t_title, 1, (size_t)(t_data - t_title), f);
+	put_part(f, t_title, (size_t)(t_data - t_title), &werr);
 
 	fputs("{\"title\":", f);
 	pk_xjson_str(f, title);
@@ -222,11 +235,12 @@ static int write_page(const struct pk_profile *before, const struct pk_profile *
 	}
 	fputs("]}", f);
 	t_data += strlen("@PK_DATA@");
-	fputs(t_data, f);
+	put_part(f, t_data, strlen(t_data), &werr);
 	pk_profile__free(c.strs);
 	if (err)
 		return pk_err(err);
-	return pk_xfinish(f);
+	err = pk_xfinish(f);
+	return err && werr ? pk_err(-werr) : err;
 }
 
 int pk_export__flamegraph(const struct pk_profile *p, FILE *f,

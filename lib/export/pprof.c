@@ -141,9 +141,11 @@ static int gzip_write(FILE *f, const uint8_t *data, size_t len)
 				return -EIO;
 			}
 			size_t have = sizeof(out) - z.avail_out;
+			errno = 0;
 			if (have && fwrite(out, 1, have, f) != have) {
+				int e = errno > 0 ? errno : EIO; /* ENOSPC etc., before free() */
 				deflateEnd(&z);
-				return -EIO;
+				return -e;
 			}
 		} while (z.avail_out == 0);
 	} while (left);

@@ -658,7 +658,12 @@ void pk_xjson_str(FILE *f, const char *s)
 
 int pk_xfinish(FILE *f)
 {
-	if (fflush(f) || ferror(f))
-		return pk_err(-EIO);
-	return 0;
+	errno = 0;
+	int r = fflush(f), e = errno;
+	if (!r && !ferror(f))
+		return 0;
+	/* The writers write on after a failed write, so the final flush fails too and says
+	 * why (ENOSPC, EPIPE, EFBIG...). An error flagged earlier with nothing left to flush
+	 * does not: EIO. */
+	return pk_err(r && e > 0 ? -e : -EIO);
 }

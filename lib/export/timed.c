@@ -178,6 +178,30 @@ static unsigned gecko_category(uint8_t kind)
 	}
 }
 
+/*
+ * A native frame's location string as the Firefox Profiler reads it (and as perf's own
+ * Gecko converter writes it): "function (in library)", which it splits into a function
+ * and a library resource. Without a usable library name: the bare function name.
+ */
+static int gecko_location(FILE *f, const struct pk_profile *p, const struct pk_xfunc *fn)
+{
+	const char *name = pk_xstr(p, fn->name), *dso = pk_xstr(p, fn->dso);
+	const char *base = strrchr(dso, '/');
+	base = base && base[1] ? base + 1 : dso;
+	if (!*base || strpbrk(base, "()")) {
+		pk_xjson_str(f, name);
+		return 0;
+	}
+	size_t n = strlen(name) + strlen(base) + 8;
+	char *s = malloc(n);
+	if (!s)
+		return -ENOMEM;
+	snprintf(s, n, "%s (in %s)", name, base);
+	pk_xjson_str(f, s);
+	free(s);
+	return 0;
+}
+
 int pk_export__gecko(const struct pk_profile *p, FILE *f, const struct pk_gecko_opts *opts)
 {
 	if (!p || !f || !p->o.timeline || !PK_OPTS_VALID(opts, pk_gecko_opts))
@@ -189,13 +213,11 @@ int pk_export__gecko(const struct pk_profile *p, FILE *f, const struct pk_gecko_
 	uint32_t *order = pk_xtimeline_order(p), *start = NULL, *grouped = NULL;
 	uint32_t *stack_of = malloc(((size_t)p->nr_node + 1) * sizeof(*stack_of));
 	uint32_t *frame_of = malloc(((size_t)p->nr_func + 1) * sizeof(*frame_of));
-	uint32_t *str_of = malloc(((size_t)p->nr_str + 1) * sizeof(*str_of));
-	/* per thread: the nodes/functions/strings touched, in table order */
+	/* per thread: the nodes/functions touched, in table order */
 	uint32_t *nodes = malloc(((size_t)p->nr_node + 1) * sizeof(*nodes));
 	uint32_t *funcs = malloc(((size_t)p->nr_func + 1) * sizeof(*funcs));
-	uint32_t *strs = malloc(((size_t)p->nr_str + 1) * sizeof(*strs));
 	uint32_t *path = malloc(1025 * sizeof(*path));
-	if (!order || !stack_of || !frame_of || !str_of || !nodes || !funcs || !strs || !path ||
+	if (!order || !stack_of || !frame_of || !nodes || !funcs || !path ||
 	    (p->nr_event && !(grouped = group_by_thread(p, order, &start)))) {
 		err = -ENOMEM;
 		goto out;
@@ -204,8 +226,6 @@ int pk_export__gecko(const struct pk_profile *p, FILE *f, const struct pk_gecko_
 		stack_of[i] = PK_NONE;
 	for (uint32_t i = 0; i < p->nr_func; i++)
 		frame_of[i] = PK_NONE;
-	for (uint32_t i = 0; i < p->nr_str; i++)
-		str_of[i] = PK_NONE;
 	uint64_t t0 = p->nr_time ? p->timeline[order[0]].time : 0;
 	double interval = 1.0;
 	if (p->nr_time > 1) {
@@ -234,7 +254,7 @@ int pk_export__gecko(const struct pk_profile *p, FILE *f, const struct pk_gecko_
 		if (start[g] == start[g + 1])
 			continue;
 		const struct pk_xthread *t = &p->thread[th];
-		uint32_t nr_nodes = 0, nr_funcs = 0, nr_strs = 0;
+		uint32_t nr_nodes = 0, nr_funcs = 0;
 		/* assign stack and frame indices in first-use order */
 		for (uint32_t i = start[g]; i < start[g + 1]; i++) {
 			uint32_t node = p->timeline[grouped[i]].node;
@@ -252,11 +272,6 @@ int pk_export__gecko(const struct pk_profile *p, FILE *f, const struct pk_gecko_
 				if (frame_of[fn] == PK_NONE) {
 					frame_of[fn] = nr_funcs;
 					funcs[nr_funcs++] = fn;
-					uint32_t s = p->func[fn].name;
-					if (str_of[s] == PK_NONE) {
-						str_of[s] = nr_strs;
-						strs[nr_strs++] = s;
-					}
 				}
 			}
 		}
@@ -302,7 +317,8 @@ int pk_export__gecko(const struct pk_profile *p, FILE *f, const struct pk_gecko_
 		      "\"category\":6,\"subcategory\":7},\"data\":[", f);
 		for (uint32_t i = 0; i < nr_funcs; i++) {
 			const struct pk_xfunc *fn = &p->func[funcs[i]];
-			fprintf(f, "%s[%" PRIu32 ",false,0,null,", i ? "," : "", str_of[fn->name]);
+			/* frame i's location is string i */
+			fprintf(f, "%s[%" PRIu32 ",false,0,null,", i ? "," : "", i);
 			if (fn->line)
 				fprintf(f, "%" PRIu32, fn->line);
 			else
@@ -310,10 +326,13 @@ int pk_export__gecko(const struct pk_profile *p, FILE *f, const struct pk_gecko_
 			fprintf(f, ",null,%u,0]", gecko_category(fn->kind));
 		}
 		fputs("]},\"stringTable\":[", f);
-		for (uint32_t i = 0; i < nr_strs; i++) {
+		for (uint32_t i = 0; i < nr_funcs; i++) {
 			if (i)
 				putc(',', f);
-			pk_xjson_str(f, pk_xstr(p, strs[i]));
+			if (gecko_location(f, p, &p->func[funcs[i]])) {
+				err = -ENOMEM;
+				goto out;
+			}
 		}
 		fputs("]}", f);
 		/* reset the maps for the next thread */
@@ -321,8 +340,6 @@ int pk_export__gecko(const struct pk_profile *p, FILE *f, const struct pk_gecko_
 			stack_of[nodes[i]] = PK_NONE;
 		for (uint32_t i = 0; i < nr_funcs; i++)
 			frame_of[funcs[i]] = PK_NONE;
-		for (uint32_t i = 0; i < nr_strs; i++)
-			str_of[strs[i]] = PK_NONE;
 	}
 	fputs("]}\n", f);
 	err = pk_xfinish(f);
@@ -332,10 +349,8 @@ out:
 	free(grouped);
 	free(stack_of);
 	free(frame_of);
-	free(str_of);
 	free(nodes);
 	free(funcs);
-	free(strs);
 	free(path);
 	return err < 0 ? pk_err(err) : 0;
 }

@@ -4,7 +4,9 @@
 //     share, icicle toggle, event selector; screenshots into the build tree;
 //  2. the speedscope export loaded into speedscope's own web app (npm package, offline);
 //  3. the Gecko (Firefox Profiler) export checked against the format's documented shape
-//     (the Firefox Profiler itself is not available offline).
+//     (the Firefox Profiler itself is not available offline), then loaded into speedscope's
+//     web app through its Firefox-profile importer, which reads the Gecko profile inside
+//     the envelope the old Firefox DevTools performance panel saved (see below).
 //
 // usage: node browser-test.mjs --html F --folded F --samples N [--speedscope F]
 //                              [--gecko F] [--out DIR]
@@ -154,6 +156,85 @@ try {
     check(errors.length === 0, "speedscope: no console errors", errors.join(" | "));
     await page.close();
   }
+
+  // ---------------------------------------------------------------- gecko in speedscope
+  // speedscope's Firefox importer takes a Gecko profile the way the old Firefox DevTools
+  // performance panel saved it: {systemHost: {name: "Firefox"}, duration, profile: <Gecko
+  // profile>} (the Firefox Profiler unwraps the same envelope), reads one thread (the only
+  // one, else "GeckoMain"), keeps frames whose location reads "name (file...)" (ours:
+  // "function (in library)") and wants the stack empty after the last sample (DevTools
+  // profiles end outside JS). The test adds exactly that envelope and one closing sample
+  // with a null stack to one of our threads; its samples, stackTable, frameTable and
+  // stringTable are ours, unchanged.
+  if (args.gecko) {
+    const g = JSON.parse(fs.readFileSync(args.gecko, "utf8"));
+    // the thread with the most samples in hot_loop_a (the demo's main thread)
+    const leafLoc = (t, st) => st === null ? "" : t.stringTable[t.frameTable.data[
+      t.stackTable.data[st][t.stackTable.schema.frame]][t.frameTable.schema.location]];
+    const hotRows = (t) => t.samples.data.filter((r) => /^hot_loop_a \(in /.test(leafLoc(t, r[t.samples.schema.stack]))).length;
+    const th = g.threads.reduce((a, b) => (hotRows(b) > hotRows(a) ? b : a));
+    const S = th.samples.schema;
+    const rows = th.samples.data;
+    const end = rows[rows.length - 1][S.time] + g.meta.interval;
+    const closing = [];
+    closing[S.stack] = null;
+    closing[S.time] = end;
+    const wrapped = path.join(out, "rec.gecko-devtools.json");
+    fs.writeFileSync(wrapped, JSON.stringify({
+      systemHost: { name: "Firefox" }, duration: end,
+      profile: { ...g, threads: [{ ...th, samples: { ...th.samples, data: [...rows, closing] } }] },
+    }));
+    // expected self time of hot_loop_a as speedscope measures it: a sample's leaf runs
+    // from its time to the next sample's
+    let hotSelf = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const next = i + 1 < rows.length ? rows[i + 1][S.time] : end;
+      if (/^hot_loop_a \(in /.test(leafLoc(th, rows[i][S.stack]))) hotSelf += next - rows[i][S.time];
+    }
+    const want = 100 * hotSelf / end;
+
+    const app = path.join(here, "node_modules/speedscope/dist/release/index.html");
+    const page = await browser.newPage();
+    const errors = [], logs = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    page.on("console", (m) => {
+      logs.push(m.text());
+      if (m.type() === "error") errors.push(m.text());
+    });
+    await page.goto(pathToFileURL(app).href);
+    await page.setInputFiles("input#file", wrapped);
+    let loaded = true;
+    try {
+      await page.waitForFunction(() => /rec\.gecko-devtools\.json - speedscope/.test(document.title), null, { timeout: 20000 });
+    } catch (e) { loaded = false; }
+    const body = await page.textContent("body");
+    check(loaded && logs.some((l) => /Importing as Firefox profile/.test(l)) &&
+      !/Something went wrong|Unrecognized format/i.test(body) && !logs.some((l) => /Failed to load/.test(l)),
+      "gecko: speedscope's Firefox importer imports our file",
+      `title "${await page.title()}"; ${logs.filter((l) => /Import|Failed/.test(l)).join(" | ")}`);
+    check((await page.locator("canvas").count()) > 0, "gecko: speedscope draws the profile");
+    await page.screenshot({ path: path.join(out, "gecko-speedscope.png") });
+    // the sandwich view lists the viewer's own functions with their self share
+    await page.keyboard.press("3");
+    await page.waitForTimeout(300);
+    const table = await page.evaluate(() => [...document.querySelectorAll("tr")].map((tr) => {
+      const td = tr.querySelectorAll("td");
+      if (td.length < 3) return null;
+      const bar = td[1].querySelector("[style*=width]"); // the self bar, width = share
+      return { name: td[2].textContent, lib: td[2].getAttribute("title"),
+        self: bar ? parseFloat(bar.style.width) : NaN };
+    }).filter((r) => r));
+    const hot = table.find((r) => r.name === "hot_loop_a");
+    check(hot && hot.lib === "in demo-workload", "gecko: speedscope lists hot_loop_a of demo-workload",
+      JSON.stringify(hot || table.slice(0, 3)));
+    check(hot && Math.abs(hot.self - want) < 0.01, "gecko: speedscope's self share of hot_loop_a matches our samples",
+      `speedscope ${hot && hot.self}%, samples ${want.toFixed(4)}%`);
+    check(table.length > 0 && table[0].name === "hot_loop_a", "gecko: hot_loop_a tops speedscope's self list",
+      table.length ? table[0].name : "empty");
+    await page.screenshot({ path: path.join(out, "gecko-speedscope-sandwich.png") });
+    check(errors.length === 0, "gecko: no console errors in speedscope", errors.join(" | "));
+    await page.close();
+  }
 } finally {
   await browser.close();
   fs.rmSync(userDir, { recursive: true, force: true });
@@ -195,7 +276,8 @@ if (args.gecko) {
   }
   check(ok, "gecko: samples, stackTable, frameTable and stringTable are consistent", why);
   check(nsamples === Number(args.samples), "gecko: every sample is there", `${nsamples} vs ${args.samples}`);
-  check(g.threads.some((t) => t.stringTable.includes("hot_loop_a")), "gecko: hot_loop_a is named");
+  check(g.threads.some((t) => t.stringTable.some((l) => /^hot_loop_a \(in demo-workload\)$/.test(l))),
+    "gecko: hot_loop_a is named as 'function (in library)'");
 }
 
 console.log(`${checks - failures} passed, ${failures} failed`);

@@ -23,7 +23,7 @@ demo=$build/examples/demo-workload
 [ -x "$demo" ] || { echo "demo-workload not built: $demo" >&2; exit 1; }
 mkdir -p "$out"
 cd "$out" || exit 1
-rm -f rec.data flamegraph*.png speedscope.png
+rm -f rec.data flamegraph*.png speedscope.png gecko-speedscope*.png rec.gecko-devtools.json
 if command -v perf >/dev/null; then
 	perf record -q -g -e cpu-clock -o rec.data "$demo" 300 >/dev/null 2>perf.err ||
 		{ cat perf.err >&2; exit 1; }

@@ -23,9 +23,10 @@
  * speedscope, gecko, json) does each sample keep 32 bytes (time, thread, event, period
  * and its stack node).
  *
- * Writers never close the FILE, check ferror() at the end and return 0, -EIO (write
- * error, errno of the stream kept in errno when known), -EINVAL (bad arguments, e.g. a
- * time-ordered format on a profile built without `timeline`) or -ENOMEM.
+ * Writers never close the FILE, check ferror() at the end and return 0, the negative
+ * errno of the write that failed (-ENOSPC, -EPIPE, ...; -EIO when the stream no longer
+ * tells), -EINVAL (bad arguments, e.g. a time-ordered format on a profile built without
+ * `timeline`) or -ENOMEM.
  */
 #ifndef PERFKIT_EXPORT_H
 #define PERFKIT_EXPORT_H
