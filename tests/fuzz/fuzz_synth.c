@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	if (data[0] & 1) {
-		uint8_t id[20];
+		/* the capacity passed in *len must be true: up to 31 of 32 bytes */
+		uint8_t id[32];
 		size_t len = data[0] >> 1 & 31;
 		uint8_t *blob = malloc(size - 1 ? size - 1 : 1);
 		if (!blob)
