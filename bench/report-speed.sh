@@ -7,7 +7,8 @@
 # Times (median of RUNS, default 3; perf's slow srcline run once) and peak RSS of
 #     perf report --stdio (--children, --no-children)  vs perfkit report (same)
 #     perf report --stdio --no-children --sort srcline   vs perfkit report (same)
-#     perf script                                        vs perfkit script --json
+#     perf script                                        vs perfkit script --json, and
+#     perf script                                        vs perfkit script (text)
 # and prints the ratios. Targets: report >= 10x faster, srcline >= 50x, script >= 5x,
 # peak RSS <= 0.5x perf's. Not a ctest test (timings depend on the machine).
 set -euo pipefail
@@ -64,4 +65,6 @@ cmp "report dwarf --no-children" "$runs" "perf report -i dwarf.data --stdio --no
 cmp "report fp --sort srcline" 1 "perf report -i fp.data --stdio --no-children --sort srcline -g none" "$pk report -i fp.data -q --no-children --sort srcline -g none"
 cmp "script fp (perf script / --json)" "$runs" "perf script -i fp.data" "$pk script -i fp.data --json"
 cmp "script dwarf (perf script / --json)" "$runs" "perf script -i dwarf.data" "$pk script -i dwarf.data --json"
+cmp "script fp (perf script / text)" "$runs" "perf script -i fp.data" "$pk script -i fp.data"
+cmp "script dwarf (perf script / text)" "$runs" "perf script -i dwarf.data" "$pk script -i dwarf.data"
 echo "targets: report >= 10x, srcline >= 50x, script >= 5x, RSS x <= 0.5"

@@ -3,7 +3,15 @@
  * tool/cmd-script.c - `perfkit script`: dump the records of a perf.data file, ours or
  * perf's, file or pipe format, in time order (FINISHED_ROUND rules, lib/report), as text
  * lines like perf script's output (-F fields, symbolised call chains, tracepoint fields
- * decoded with libtraceevent from tracefs formats) or as JSON lines with symbols.
+ * decoded with libtraceevent from the recording's TRACING_DATA, or tracefs formats when
+ * it has none) or as JSON lines with symbols.
+ *
+ * Speed: output goes through one large buffer written with write(2) (tool/script-out.h),
+ * numbers are formatted by hand, and the output text of a frame (ip, symbol, dso) is
+ * formatted once per distinct (pid, tid, cpumode, ip) and kept in a cache that is emptied
+ * whenever a record changes the machine model (MMAP, MMAP2, COMM, FORK, EXIT): a frame's
+ * symbol only depends on the maps at that moment. The cache and its text arena have
+ * fixed upper bounds, so memory stays bounded however long the input is.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,9 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <traceevent/event-parse.h>
+#include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
+#include "script-out.h"
+#include "script-trace.h"
 
 const char cmd_script_usage[] =
 	"usage: perfkit script [<options>]\n"
@@ -29,6 +39,9 @@ const char cmd_script_usage[] =
 	"                           srcline,period,addr,trace (perf script's -F)\n"
 	"        --no-symbols       do not resolve symbols (raw addresses, faster)\n"
 	"        --file-order       records in file order instead of time order\n"
+	"        --tracefs <dir>    tracepoint formats the recording does not carry are read\n"
+	"                           from <dir>/events (default: the mounted tracefs; 'none':\n"
+	"                           only the recording's)\n"
 	"\n"
 	"Text lines follow perf script's default: comm tid [cpu] time: period event: ip, then\n"
 	"one call-chain address per line. JSON samples carry event, ip, pid, tid, cpu, time,\n"
@@ -41,9 +54,27 @@ enum sfield {
 	SF_SRCLINE = 1 << 10, SF_PERIOD = 1 << 11, SF_ADDR = 1 << 12, SF_TRACE = 1 << 13,
 };
 
+/* kinds of preformatted frame text */
+enum { FR_FRAME, FR_TOP, FR_NR };
+
+/* One cached frame: valid while gen is the cache's generation. */
+struct frag_ent {
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint32_t gen;
+	uint32_t off[FR_NR], len[FR_NR]; /* in the arena; len UINT32_MAX: not formatted yet */
+	uint8_t cm;
+};
+
+#define FC_MIN ((size_t)1 << 12)
+#define FC_MAX ((size_t)1 << 16)      /* entries (2.5 MiB) */
+#define ARENA_MAX ((size_t)8 << 20)   /* bytes of frame text */
+
 struct script {
 	bool json, all, hide_cg;
-	FILE *out;
+	struct obuf ob;
+	bool line_flush;        /* stdout is a terminal: write each line at once */
+	struct pk_data_reader *rd;
 	/* tid -> comm */
 	struct comm_slot { uint32_t tid; char comm[16]; bool used; } *comms;
 	size_t comm_cap, comm_nr;
@@ -55,9 +86,15 @@ struct script {
 	unsigned int fields;    /* SF_* (0: the default layout) */
 	struct pk_machine *m;
 	struct pk_chain_entry chain[512];
-	/* tracepoints: libtraceevent over tracefs format files */
-	struct tep_handle *tep;
-	struct trace_seq seq;
+	/* frame text cache (see the top of the file) */
+	struct frag_ent *fc;
+	size_t fc_cap, fc_nr;
+	uint32_t fc_gen;
+	char *arena;
+	size_t arena_len, arena_cap;
+	/* tracepoint fields (script-trace.c), set up at the first tracepoint sample */
+	struct script_trace *trace;
+	const char *tracefs;    /* --tracefs: NULL = the mounted one, "none" = none */
 };
 
 /* ---- comm table ---- */
@@ -145,51 +182,25 @@ static const char *user_record_name(uint32_t type)
 	return NULL;
 }
 
-static void json_hex(FILE *f, const char *key, uint64_t v, bool comma)
+static void json_hex(struct obuf *o, const char *key, uint64_t v, bool comma)
 {
-	fprintf(f, "%s\"%s\":\"0x%" PRIx64 "\"", comma ? "," : "", key, v);
+	ob_printf(o, "%s\"%s\":\"0x%" PRIx64 "\"", comma ? "," : "", key, v);
 }
 
-static void json_u64(FILE *f, const char *key, uint64_t v)
+static void json_u64(struct obuf *o, const char *key, uint64_t v)
 {
-	fprintf(f, ",\"%s\":%" PRIu64, key, v);
+	ob_printf(o, ",\"%s\":%" PRIu64, key, v);
 }
 
 /* ---- symbols ---- */
 
 struct symres {
-	char symbuf[512];
+	char symbuf[4096]; /* perf's short form of a (long C++) name */
 	const char *sym, *dso;
 	uint64_t off;
 	struct pk_addr_loc loc;
 	bool found;
 };
-
-/* perf prints demangled names without their parameter list: "ns::f(int) const" -> "ns::f" */
-static const char *short_sym(const char *name, char *buf, size_t len)
-{
-	size_t n = name ? strlen(name) : 0;
-	if (n < 3 || n >= len)
-		return name;
-	size_t end = n;
-	if (end > 6 && !strcmp(name + end - 6, " const"))
-		end -= 6;
-	if (name[end - 1] != ')')
-		return name;
-	int depth = 0;
-	size_t i = end;
-	while (i-- > 0) {
-		if (name[i] == ')')
-			depth++;
-		else if (name[i] == '(' && --depth == 0)
-			break;
-	}
-	if (depth || i == 0 || (i >= 8 && !strncmp(name + i - 8, "operator", 8)))
-		return name;
-	memcpy(buf, name, i);
-	buf[i] = 0;
-	return buf;
-}
 
 static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
 		       struct symres *r)
@@ -203,7 +214,7 @@ static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t i
 		return;
 	int err = pk_machine__resolve(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
 	r->found = err == 0;
-	r->sym = short_sym(r->loc.sym, r->symbuf, sizeof(r->symbuf));
+	r->sym = r->loc.sym ? pk_symbol__short_name(r->loc.sym, r->symbuf, sizeof(r->symbuf)) : NULL;
 	r->off = r->loc.sym_off;
 	if (r->loc.dso_name)
 		r->dso = r->loc.dso_name;
@@ -250,52 +261,241 @@ static int sample_chain(struct script *s, const struct pk_sample *smp)
 	return n;
 }
 
+/* ---- frame text cache ---- */
+
+static int fc_init(struct script *s)
+{
+	s->fc = calloc(FC_MIN, sizeof(*s->fc));
+	s->fc_cap = FC_MIN;
+	s->fc_gen = 1;  /* calloc'd entries (gen 0) are free */
+	return s->fc ? 0 : -ENOMEM;
+}
+
+/* Forget every cached frame (the maps changed, or the cache is full). */
+static void fc_flush(struct script *s)
+{
+	if (++s->fc_gen == 0) {
+		memset(s->fc, 0, s->fc_cap * sizeof(*s->fc));
+		s->fc_gen = 1;
+	}
+	s->fc_nr = 0;
+	s->arena_len = 0;
+}
+
+static inline size_t fc_hash(uint64_t ip, uint32_t pid, uint32_t tid, uint8_t cm)
+{
+	uint64_t h = ip ^ (((uint64_t)pid << 32 | tid) * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56);
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(h ^ (h >> 31));
+}
+
+/* The entry of a key, or the free slot where it goes (gen != s->fc_gen). */
+static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint32_t pid, uint32_t tid,
+				       uint8_t cm)
+{
+	size_t mask = s->fc_cap - 1, j = fc_hash(ip, pid, tid, cm) & mask;
+	for (;;) {
+		struct frag_ent *e = &s->fc[j];
+		if (e->gen != s->fc_gen ||
+		    (e->ip == ip && e->pid == pid && e->tid == tid && e->cm == cm))
+			return e;
+		j = (j + 1) & mask;
+	}
+}
+
+/* Make room for one more entry: double the table, or start over at the size limit. */
+static void fc_make_room(struct script *s)
+{
+	if ((s->fc_nr + 1) * 2 <= s->fc_cap)
+		return;
+	struct frag_ent *old = s->fc, *n = NULL;
+	size_t ocap = s->fc_cap;
+	if (ocap < FC_MAX)
+		n = calloc(ocap * 2, sizeof(*n));
+	if (!n) {
+		fc_flush(s);
+		return;
+	}
+	s->fc = n;
+	s->fc_cap = ocap * 2;
+	uint32_t gen = s->fc_gen;
+	s->fc_gen = 1;
+	for (size_t i = 0; i < ocap; i++) {
+		if (old[i].gen != gen)
+			continue;
+		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].pid, old[i].tid, old[i].cm);
+		*e = old[i];
+		e->gen = 1;
+	}
+	free(old);
+}
+
+static inline char *put_lit(char *p, const char *lit, size_t n)
+{
+	memcpy(p, lit, n);
+	return p + n;
+}
+#define PUT(p, lit) put_lit((p), (lit), sizeof(lit) - 1)
+
+/*
+ * The text of a frame: FR_FRAME is a JSON call-chain element ({"ip":...}), a text-mode
+ * frame ("ip sym+off (dso)") or an -F frame; FR_TOP the sample's own ,"sym":...,"dso":...
+ * (JSON). At most 96 + 6 * (sym, dso and srcline lengths) bytes.
+ */
+static char *build_frag(const struct script *s, int kind, uint64_t ip, const struct symres *r,
+			const char *sl, char *p)
+{
+	size_t sn = r->sym ? strlen(r->sym) : 0, dn = strlen(r->dso);
+
+	if (s->json) {
+		if (kind == FR_FRAME) {
+			p = PUT(p, "{\"ip\":\"0x");
+			p = fmt_hex(p, ip);
+			*p++ = '"';
+			if (!s->m) {
+				*p++ = '}';
+				return p;
+			}
+		}
+		p = PUT(p, ",\"sym\":");
+		p = r->sym ? fmt_json_str(p, r->sym, sn) : PUT(p, "null");
+		if (kind == FR_TOP && r->sym) {
+			p = PUT(p, ",\"symoff\":");
+			p = fmt_u64(p, r->off);
+		}
+		p = PUT(p, ",\"dso\":");
+		p = fmt_json_str(p, r->dso, dn);
+		if (kind == FR_FRAME)
+			*p++ = '}';
+		return p;
+	}
+	if (!s->fields) {
+		p = fmt_hex16(p, ip);
+		if (!s->m)
+			return p;
+		if (r->sym) {
+			*p++ = ' ';
+			p = put_lit(p, r->sym, sn);
+			p = PUT(p, "+0x");
+			p = fmt_hex(p, r->off);
+		} else {
+			p = PUT(p, " [unknown]");
+		}
+		p = PUT(p, " (");
+		p = put_lit(p, r->dso, dn);
+		*p++ = ')';
+		return p;
+	}
+	unsigned int F = s->fields;
+	if (F & SF_IP)
+		p = fmt_hex16(p, ip);
+	if (F & SF_SYM) {
+		*p++ = ' ';
+		p = r->sym ? put_lit(p, r->sym, sn) : PUT(p, "[unknown]");
+		if ((F & SF_SYMOFF) && r->sym) {
+			p = PUT(p, "+0x");
+			p = fmt_hex(p, r->off);
+		}
+	}
+	if (F & SF_DSO) {
+		p = PUT(p, " (");
+		p = put_lit(p, r->dso, dn);
+		*p++ = ')';
+	}
+	if (F & SF_SRCLINE) {
+		p = PUT(p, "\n  ");
+		p = sl ? put_lit(p, sl, strlen(sl)) : PUT(p, "??:0");
+	}
+	return p;
+}
+
+/*
+ * Append the text of frame (ip, cm) of sample smp to the output, from the cache or
+ * resolved and formatted now (then cached). The key is what pk_machine__resolve looks
+ * at: the thread (whose maps change only through the records that flush the cache) and
+ * the address; kernel lookups ignore the thread. An address no map covers is formatted
+ * every time instead: besides keeping garbage out, this never caches the answer for a
+ * thread whose maps are still empty (the machine may later attach it to its process).
+ */
+static void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
+		     int kind)
+{
+	uint32_t pid = smp->pid, tid = smp->tid;
+	/* kernel lookups do not depend on the thread (pk_machine__resolve) */
+	if (cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL || cm == PK_CPUMODE_HYPERVISOR)
+		pid = tid = UINT32_MAX;
+	struct frag_ent *e = fc_slot(s, ip, pid, tid, cm);
+	if (e->gen == s->fc_gen && e->len[kind] != UINT32_MAX) {
+		ob_put(&s->ob, s->arena + e->off[kind], e->len[kind]);
+		return;
+	}
+
+	struct symres r;
+	char sb[1024];
+	const char *sl = NULL;
+	resolve_ip(s, smp, ip, cm, &r);
+	if (kind == FR_FRAME && !s->json && (s->fields & SF_SRCLINE))
+		sl = srcline(&r, sb, sizeof(sb));
+	size_t bound = 96 + 6 * ((r.sym ? strlen(r.sym) : 0) + strlen(r.dso) + (sl ? strlen(sl) : 0));
+	if (!r.loc.dso && bound <= OB_CAP) {
+		/* no map: the text is the address alone. Not cached, so that the garbage
+		 * addresses of broken frame-pointer chains do not crowd out real frames. */
+		char *p = ob_room(&s->ob, bound);
+		s->ob.len = (size_t)(build_frag(s, kind, ip, &r, sl, p) - s->ob.buf);
+		return;
+	}
+	if (bound > s->arena_cap - s->arena_len) {
+		if (s->arena_len && s->arena_len + bound > ARENA_MAX)
+			fc_flush(s);
+		if (bound > s->arena_cap - s->arena_len) {
+			size_t ncap = s->arena_cap ? s->arena_cap * 2 : (size_t)1 << 16;
+			while (ncap < s->arena_len + bound)
+				ncap *= 2;
+			char *na = realloc(s->arena, ncap);
+			if (!na) {
+				s->ob.err = ENOMEM;
+				return;
+			}
+			s->arena = na;
+			s->arena_cap = ncap;
+		}
+	}
+	if (e->gen != s->fc_gen || e->ip != ip || e->pid != pid || e->tid != tid || e->cm != cm) {
+		/* new entry (the table may have been flushed or grown meanwhile) */
+		fc_make_room(s);
+		e = fc_slot(s, ip, pid, tid, cm);
+		if (e->gen != s->fc_gen) {
+			e->gen = s->fc_gen;
+			e->ip = ip;
+			e->pid = pid;
+			e->tid = tid;
+			e->cm = cm;
+			for (int k = 0; k < FR_NR; k++)
+				e->len[k] = UINT32_MAX;
+			s->fc_nr++;
+		}
+	}
+	char *p0 = s->arena + s->arena_len;
+	char *p = build_frag(s, kind, ip, &r, sl, p0);
+	e->off[kind] = (uint32_t)s->arena_len;
+	e->len[kind] = (uint32_t)(p - p0);
+	s->arena_len += (size_t)(p - p0);
+	ob_put(&s->ob, p0, (size_t)(p - p0));
+}
+
+/* ---- tracepoint fields ---- */
+
 /* Tracepoint fields of a RAW sample as perf script prints them ("prev_comm=... ==> ..."). */
 static const char *trace_text(struct script *s, const struct pk_data_attr *a,
 			      const struct pk_sample *smp)
 {
+	size_t len;
 	if (!a || !(smp->type & PERF_SAMPLE_RAW) || a->attr.attr.type != PERF_TYPE_TRACEPOINT || !smp->raw.size)
 		return NULL;
-	if (!s->tep) {
-		s->tep = tep_alloc();
-		if (!s->tep)
-			return NULL;
-		trace_seq_init(&s->seq);
-	}
-	int id = (int)a->attr.attr.config;
-	struct tep_event *ev = tep_find_event(s->tep, id);
-	if (!ev && a->name && pk_tool_ensure_tracefs()) {
-		/* "sys:name" -> <tracefs>/events/sys/name/format */
-		char sys[256], path[1024];
-		const char *colon = strchr(a->name, ':');
-		const char *root = pk_tracefs__root();
-		if (colon && root && (size_t)(colon - a->name) < sizeof(sys)) {
-			memcpy(sys, a->name, (size_t)(colon - a->name));
-			sys[colon - a->name] = 0;
-			char name[256];
-			snprintf(name, sizeof(name), "%s", colon + 1);
-			name[strcspn(name, ":/")] = 0; /* drop modifiers */
-			snprintf(path, sizeof(path), "%s/events/%s/%s/format", root, sys, name);
-			FILE *f = fopen(path, "r");
-			if (f) {
-				char *buf = malloc(1 << 16);
-				size_t n = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
-				fclose(f);
-				if (buf && n)
-					tep_parse_event(s->tep, buf, n, sys);
-				free(buf);
-			}
-			ev = tep_find_event(s->tep, id);
-		}
-	}
-	if (!ev)
+	if (!s->trace && !(s->trace = script_trace__new(s->tracefs)))
 		return NULL;
-	struct tep_record rec = { .ts = smp->time, .cpu = (int)smp->cpu, .size = (int)smp->raw.size,
-				  .data = (void *)smp->raw.data };
-	trace_seq_reset(&s->seq);
-	tep_print_event(s->tep, &s->seq, &rec, "%s", TEP_PRINT_INFO);
-	trace_seq_terminate(&s->seq);
-	return s->seq.buffer;
+	const void *blob = pk_data_reader__tracing_data(s->rd, &len);
+	return script_trace__text(s->trace, blob, len, a, smp);
 }
 
 /* ---- samples ---- */
@@ -329,51 +529,78 @@ static bool sample_count(struct script *s, const struct pk_data_attr *a, const s
 	return true;
 }
 
-/* "ip sym+off (dso)" as perf script prints frames */
-static void print_frame(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
-			const char *pre, const char *post)
+/* " secs.usecs:" as perf prints times: at most 30 bytes */
+static inline char *fmt_time(char *p, uint64_t t)
 {
-	fprintf(s->out, "%s%16" PRIx64, pre, ip);
-	if (s->m) {
-		struct symres r;
-		resolve_ip(s, smp, ip, cm, &r);
-		if (r.sym)
-			fprintf(s->out, " %s+0x%" PRIx64, r.sym, r.off);
-		else
-			fputs(" [unknown]", s->out);
-		fprintf(s->out, " (%s)", r.dso);
+	*p++ = ' ';
+	p = fmt_u64_pad(p, t / (uint64_t)1000000000, 5, ' ');
+	*p++ = '.';
+	p = fmt_u64_pad(p, (t % (uint64_t)1000000000) / 1000, 6, '0');
+	*p++ = ':';
+	return p;
+}
+
+/* the frames of a sample, one per line, each after `pre` */
+static void put_frames(struct script *s, const struct pk_sample *smp, int n, char pre)
+{
+	for (int i = 0; i < n; i++) {
+		ob_putc(&s->ob, pre);
+		put_frag(s, smp, s->chain[i].ip, s->chain[i].cpumode, FR_FRAME);
+		ob_putc(&s->ob, '\n');
 	}
-	fputs(post, s->out);
 }
 
 static void print_fields(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
 			 const char *name)
 {
-	FILE *f = s->out;
+	struct obuf *o = &s->ob;
 	unsigned int F = s->fields;
-	if (F & SF_COMM)
-		fprintf(f, "%16s", comm_of(s, smp->tid));
-	if (F & (SF_PID | SF_TID)) {
-		if ((F & SF_PID) && (F & SF_TID))
-			fprintf(f, " %7u/%-7u", smp->pid, smp->tid);
-		else
-			fprintf(f, " %7u", F & SF_PID ? smp->pid : smp->tid);
+	char *p = ob_room(o, 128);
+	if (F & SF_COMM) {
+		const char *c = comm_of(s, smp->tid);
+		p = fmt_str_pad(p, c, strlen(c), 16);
 	}
-	if (F & SF_CPU)
-		fprintf(f, " [%03u]", smp->cpu);
+	if (F & (SF_PID | SF_TID)) {
+		*p++ = ' ';
+		if ((F & SF_PID) && (F & SF_TID)) {
+			p = fmt_u64_pad(p, smp->pid, 7, ' ');
+			*p++ = '/';
+			char *q = p;
+			p = fmt_u64(p, smp->tid);
+			while (p - q < 7)
+				*p++ = ' ';
+		} else {
+			p = fmt_u64_pad(p, F & SF_PID ? smp->pid : smp->tid, 7, ' ');
+		}
+	}
+	if (F & SF_CPU) {
+		p = PUT(p, " [");
+		p = fmt_u64_pad(p, smp->cpu, 3, '0');
+		*p++ = ']';
+	}
 	if (F & SF_TIME)
-		fprintf(f, " %5" PRIu64 ".%06" PRIu64 ":", smp->time / (uint64_t)1000000000,
-			(smp->time % (uint64_t)1000000000) / 1000);
-	if (F & SF_PERIOD)
-		fprintf(f, " %10" PRIu64, smp->period);
-	if (F & SF_EVENT)
-		fprintf(f, " %s:", name);
-	if (F & SF_ADDR)
-		fprintf(f, " %16" PRIx64, smp->addr);
+		p = fmt_time(p, smp->time);
+	if (F & SF_PERIOD) {
+		*p++ = ' ';
+		p = fmt_u64_pad(p, smp->period, 10, ' ');
+	}
+	o->len = (size_t)(p - o->buf);
+	if (F & SF_EVENT) {
+		ob_putc(o, ' ');
+		ob_puts(o, name);
+		ob_putc(o, ':');
+	}
+	if (F & SF_ADDR) {
+		p = ob_room(o, 17);
+		*p++ = ' ';
+		o->len = (size_t)(fmt_hex16(p, smp->addr) - o->buf);
+	}
 	if (F & SF_TRACE) {
 		const char *tr = trace_text(s, a, smp);
-		if (tr)
-			fprintf(f, " %s", tr);
+		if (tr) {
+			ob_putc(o, ' ');
+			ob_puts(o, tr);
+		}
 	}
 	bool chain = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
 		     !s->hide_cg;
@@ -385,33 +612,14 @@ static void print_fields(struct script *s, const struct pk_data_attr *a, const s
 		s->chain[0].cpumode = smp->cpumode;
 	}
 	if (!(F & (SF_IP | SF_SYM | SF_DSO | SF_SRCLINE))) {
-		fputc('\n', f);
+		ob_putc(o, '\n');
 		return;
 	}
 	if (chain)
-		fputc('\n', f);
-	for (int i = 0; i < n; i++) {
-		struct symres r;
-		char sb[1024];
-		resolve_ip(s, smp, s->chain[i].ip, s->chain[i].cpumode, &r);
-		fputs(chain ? "\t" : " ", f);
-		if (F & SF_IP)
-			fprintf(f, "%16" PRIx64, s->chain[i].ip);
-		if (F & SF_SYM) {
-			fprintf(f, " %s", r.sym ? r.sym : "[unknown]");
-			if ((F & SF_SYMOFF) && r.sym)
-				fprintf(f, "+0x%" PRIx64, r.off);
-		}
-		if (F & SF_DSO)
-			fprintf(f, " (%s)", r.dso);
-		if (F & SF_SRCLINE) {
-			const char *sl = srcline(&r, sb, sizeof(sb));
-			fprintf(f, "\n  %s", sl ? sl : "??:0");
-		}
-		fputc('\n', f);
-	}
+		ob_putc(o, '\n');
+	put_frames(s, smp, n, chain ? '\t' : ' ');
 	if (chain)
-		fputc('\n', f);
+		ob_putc(o, '\n');
 }
 
 static int parse_fields(const char *spec, unsigned int *out)
@@ -442,117 +650,147 @@ static int parse_fields(const char *spec, unsigned int *out)
 	return 0;
 }
 
+static void print_sample_json(struct script *s, const struct pk_sample *smp, const char *name,
+			      bool has_count, uint64_t count, const char *tr)
+{
+	struct obuf *o = &s->ob;
+	ob_puts(o, "{\"type\":\"SAMPLE\",\"event\":");
+	ob_json_str(o, name);
+	/* at most 9 fields of <= 40 bytes, a comm of <= 15 escaped bytes and a cpumode name */
+	char *p = ob_room(o, 512);
+	if (smp->type & PERF_SAMPLE_IP) {
+		p = PUT(p, ",\"ip\":\"0x");
+		p = fmt_hex(p, smp->ip);
+		*p++ = '"';
+	}
+	if (smp->type & PERF_SAMPLE_TID) {
+		const char *c = comm_of(s, smp->tid);
+		p = PUT(p, ",\"pid\":");
+		p = fmt_u64(p, smp->pid);
+		p = PUT(p, ",\"tid\":");
+		p = fmt_u64(p, smp->tid);
+		p = PUT(p, ",\"comm\":");
+		p = fmt_json_str(p, c, strlen(c));
+	}
+	if (smp->type & PERF_SAMPLE_CPU) {
+		p = PUT(p, ",\"cpu\":");
+		p = fmt_u64(p, smp->cpu);
+	}
+	if (smp->type & PERF_SAMPLE_TIME) {
+		p = PUT(p, ",\"time\":");
+		p = fmt_u64(p, smp->time);
+	}
+	if (smp->type & PERF_SAMPLE_PERIOD) {
+		p = PUT(p, ",\"period\":");
+		p = fmt_u64(p, smp->period);
+	}
+	if (has_count) {
+		p = PUT(p, ",\"count\":");
+		p = fmt_u64(p, count);
+	}
+	if (smp->type & PERF_SAMPLE_ADDR) {
+		p = PUT(p, ",\"addr\":\"0x");
+		p = fmt_hex(p, smp->addr);
+		*p++ = '"';
+	}
+	const char *cmn = pk_cpumode__name((enum pk_cpumode)smp->cpumode);
+	p = PUT(p, ",\"cpumode\":\"");
+	p = put_lit(p, cmn, strnlen(cmn, 64));
+	*p++ = '"';
+	if (smp->type & PERF_SAMPLE_RAW) {
+		p = PUT(p, ",\"raw_size\":");
+		p = fmt_u64(p, smp->raw.size);
+	}
+	if (smp->type & PERF_SAMPLE_STACK_USER) {
+		p = PUT(p, ",\"user_stack_size\":");
+		p = fmt_u64(p, smp->stack_user.dyn_size);
+	}
+	o->len = (size_t)(p - o->buf);
+	if (s->m && (smp->type & PERF_SAMPLE_IP))
+		put_frag(s, smp, smp->ip, smp->cpumode, FR_TOP);
+	if (tr) {
+		ob_puts(o, ",\"trace\":");
+		ob_json_str(o, tr);
+	}
+	if ((smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) && !s->hide_cg) {
+		int n = sample_chain(s, smp);
+		ob_puts(o, ",\"callchain\":[");
+		for (int i = 0; i < n; i++) {
+			if (i)
+				ob_putc(o, ',');
+			put_frag(s, smp, s->chain[i].ip, s->chain[i].cpumode, FR_FRAME);
+		}
+		ob_putc(o, ']');
+	}
+	ob_put(o, "}\n", 2);
+}
+
 static void print_sample(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp)
 {
 	char nbuf[64];
 	const char *name = event_name(a, nbuf, sizeof(nbuf));
 	uint64_t count = 0;
 	bool has_count = sample_count(s, a, smp, &count);
-	FILE *f = s->out;
+	struct obuf *o = &s->ob;
 
 	if (s->json) {
-		fprintf(f, "{\"type\":\"SAMPLE\",\"event\":");
-		pk_json_str(f, name);
-		if (smp->type & PERF_SAMPLE_IP)
-			json_hex(f, "ip", smp->ip, true);
-		if (smp->type & PERF_SAMPLE_TID) {
-			json_u64(f, "pid", smp->pid);
-			json_u64(f, "tid", smp->tid);
-			fprintf(f, ",\"comm\":");
-			pk_json_str(f, comm_of(s, smp->tid));
-		}
-		if (smp->type & PERF_SAMPLE_CPU)
-			json_u64(f, "cpu", smp->cpu);
-		if (smp->type & PERF_SAMPLE_TIME)
-			json_u64(f, "time", smp->time);
-		if (smp->type & PERF_SAMPLE_PERIOD)
-			json_u64(f, "period", smp->period);
-		if (has_count)
-			json_u64(f, "count", count);
-		if (smp->type & PERF_SAMPLE_ADDR)
-			json_hex(f, "addr", smp->addr, true);
-		fprintf(f, ",\"cpumode\":\"%s\"", pk_cpumode__name((enum pk_cpumode)smp->cpumode));
-		if (smp->type & PERF_SAMPLE_RAW)
-			json_u64(f, "raw_size", smp->raw.size);
-		if (smp->type & PERF_SAMPLE_STACK_USER)
-			json_u64(f, "user_stack_size", smp->stack_user.dyn_size);
-		if (s->m && (smp->type & PERF_SAMPLE_IP)) {
-			struct symres r;
-			resolve_ip(s, smp, smp->ip, smp->cpumode, &r);
-			fprintf(f, ",\"sym\":");
-			if (r.sym)
-				pk_json_str(f, r.sym);
-			else
-				fputs("null", f);
-			if (r.sym)
-				json_u64(f, "symoff", r.off);
-			fprintf(f, ",\"dso\":");
-			pk_json_str(f, r.dso);
-		}
-		const char *tr = trace_text(s, a, smp);
-		if (tr) {
-			fprintf(f, ",\"trace\":");
-			pk_json_str(f, tr);
-		}
-		if ((smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) && !s->hide_cg) {
-			int n = sample_chain(s, smp);
-			fprintf(f, ",\"callchain\":[");
-			for (int i = 0; i < n; i++) {
-				fprintf(f, "%s{\"ip\":\"0x%" PRIx64 "\"", i ? "," : "", s->chain[i].ip);
-				if (s->m) {
-					struct symres r;
-					resolve_ip(s, smp, s->chain[i].ip, s->chain[i].cpumode, &r);
-					fprintf(f, ",\"sym\":");
-					if (r.sym)
-						pk_json_str(f, r.sym);
-					else
-						fputs("null", f);
-					fprintf(f, ",\"dso\":");
-					pk_json_str(f, r.dso);
-				}
-				fputc('}', f);
-			}
-			fputc(']', f);
-		}
-		fputs("}\n", f);
+		print_sample_json(s, smp, name, has_count, count, trace_text(s, a, smp));
 		return;
 	}
 	if (s->fields) {
 		print_fields(s, a, smp, name);
 		return;
 	}
-	fprintf(f, "%16s", (smp->type & PERF_SAMPLE_TID) ? comm_of(s, smp->tid) : ":");
-	if (smp->type & PERF_SAMPLE_TID)
-		fprintf(f, " %6u", smp->tid);
-	if (smp->type & PERF_SAMPLE_CPU)
-		fprintf(f, " [%03u]", smp->cpu);
+	const char *c = (smp->type & PERF_SAMPLE_TID) ? comm_of(s, smp->tid) : ":";
+	char *p = ob_room(o, 128);
+	p = fmt_str_pad(p, c, strlen(c), 16);
+	if (smp->type & PERF_SAMPLE_TID) {
+		*p++ = ' ';
+		p = fmt_u64_pad(p, smp->tid, 6, ' ');
+	}
+	if (smp->type & PERF_SAMPLE_CPU) {
+		p = PUT(p, " [");
+		p = fmt_u64_pad(p, smp->cpu, 3, '0');
+		*p++ = ']';
+	}
 	if (smp->type & PERF_SAMPLE_TIME)
-		fprintf(f, " %5" PRIu64 ".%06" PRIu64 ":", smp->time / (uint64_t)1000000000,
-			(smp->time % (uint64_t)1000000000) / 1000);
-	if (smp->type & PERF_SAMPLE_PERIOD)
-		fprintf(f, " %10" PRIu64, smp->period);
-	fprintf(f, " %s:", name);
-	if (has_count)
-		fprintf(f, " count %" PRIu64 ":", count);
+		p = fmt_time(p, smp->time);
+	if (smp->type & PERF_SAMPLE_PERIOD) {
+		*p++ = ' ';
+		p = fmt_u64_pad(p, smp->period, 10, ' ');
+	}
+	*p++ = ' ';
+	o->len = (size_t)(p - o->buf);
+	ob_puts(o, name);
+	ob_putc(o, ':');
+	if (has_count) {
+		p = ob_room(o, 32);
+		p = PUT(p, " count ");
+		p = fmt_u64(p, count);
+		*p++ = ':';
+		o->len = (size_t)(p - o->buf);
+	}
 	const char *tr = trace_text(s, a, smp);
-	if (tr)
-		fprintf(f, " %s", tr);
+	if (tr) {
+		ob_putc(o, ' ');
+		ob_puts(o, tr);
+	}
 	if ((smp->type & PERF_SAMPLE_CALLCHAIN) && !s->hide_cg && smp->callchain.nr) {
-		fputc('\n', f);
-		int n = sample_chain(s, smp);
-		for (int i = 0; i < n; i++)
-			print_frame(s, smp, s->chain[i].ip, s->chain[i].cpumode, "\t", "\n");
-		fputc('\n', f);
+		ob_putc(o, '\n');
+		put_frames(s, smp, sample_chain(s, smp), '\t');
+		ob_putc(o, '\n');
 		return;
 	}
-	if (smp->type & PERF_SAMPLE_IP)
-		print_frame(s, smp, smp->ip, smp->cpumode, " ", "");
-	fputc('\n', f);
+	if (smp->type & PERF_SAMPLE_IP) {
+		ob_putc(o, ' ');
+		put_frag(s, smp, smp->ip, smp->cpumode, FR_FRAME);
+	}
+	ob_putc(o, '\n');
 }
 
 /* ---- other records ---- */
 
-static void print_sid(FILE *f, const struct pk_record *r, bool json)
+static void print_sid(struct obuf *f, const struct pk_record *r, bool json)
 {
 	if (!r->has_sid)
 		return;
@@ -564,7 +802,7 @@ static void print_sid(FILE *f, const struct pk_record *r, bool json)
 		if (r->sid.type & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER))
 			json_u64(f, "id", r->sid.id);
 	} else if (r->sid.type & PERF_SAMPLE_TIME) {
-		fprintf(f, " %5" PRIu64 ".%06" PRIu64 ":", r->sid.time / (uint64_t)1000000000,
+		ob_printf(f, " %5" PRIu64 ".%06" PRIu64 ":", r->sid.time / (uint64_t)1000000000,
 			(r->sid.time % (uint64_t)1000000000) / 1000);
 	}
 }
@@ -573,48 +811,48 @@ static void print_sid(FILE *f, const struct pk_record *r, bool json)
 static void kv_u64(struct script *s, const char *k, uint64_t v)
 {
 	if (s->json)
-		json_u64(s->out, k, v);
+		json_u64(&s->ob, k, v);
 	else
-		fprintf(s->out, " %s=%" PRIu64, k, v);
+		ob_printf(&s->ob, " %s=%" PRIu64, k, v);
 }
 
 static void kv_pid(struct script *s, const char *k, uint32_t v)
 {
 	if (s->json)
-		fprintf(s->out, ",\"%s\":%d", k, (int32_t)v);
+		ob_printf(&s->ob, ",\"%s\":%d", k, (int32_t)v);
 	else
-		fprintf(s->out, " %s=%d", k, (int32_t)v);
+		ob_printf(&s->ob, " %s=%d", k, (int32_t)v);
 }
 
 static void kv_hex(struct script *s, const char *k, uint64_t v)
 {
 	if (s->json)
-		json_hex(s->out, k, v, true);
+		json_hex(&s->ob, k, v, true);
 	else
-		fprintf(s->out, " %s=0x%" PRIx64, k, v);
+		ob_printf(&s->ob, " %s=0x%" PRIx64, k, v);
 }
 
 static void kv_str(struct script *s, const char *k, const char *v)
 {
 	if (s->json) {
-		fprintf(s->out, ",\"%s\":", k);
-		pk_json_str(s->out, v);
+		ob_printf(&s->ob, ",\"%s\":", k);
+		ob_json_str(&s->ob, v);
 	} else {
-		fprintf(s->out, " %s=%s", k, v);
+		ob_printf(&s->ob, " %s=%s", k, v);
 	}
 }
 
 static void kv_bool(struct script *s, const char *k, bool v)
 {
 	if (s->json)
-		fprintf(s->out, ",\"%s\":%s", k, v ? "true" : "false");
+		ob_printf(&s->ob, ",\"%s\":%s", k, v ? "true" : "false");
 	else if (v)
-		fprintf(s->out, " %s", k);
+		ob_printf(&s->ob, " %s", k);
 }
 
 static void print_record(struct script *s, const struct pk_record *r)
 {
-	FILE *f = s->out;
+	struct obuf *f = &s->ob;
 	const char *tname = pk_record_type__name(r->type);
 	char tb[32];
 
@@ -623,11 +861,11 @@ static void print_record(struct script *s, const struct pk_record *r)
 		tname = tb;
 	}
 	if (s->json) {
-		fprintf(f, "{\"type\":\"%s\"", tname);
+		ob_printf(f, "{\"type\":\"%s\"", tname);
 	} else {
-		fprintf(f, "%16s", "");
+		ob_printf(f, "%16s", "");
 		print_sid(f, r, false);
-		fprintf(f, " PERF_RECORD_%s", tname);
+		ob_printf(f, " PERF_RECORD_%s", tname);
 	}
 	switch (r->type) {
 	case PERF_RECORD_MMAP:
@@ -744,9 +982,9 @@ static void print_record(struct script *s, const struct pk_record *r)
 	}
 	if (s->json) {
 		print_sid(f, r, true);
-		fputs("}\n", f);
+		ob_puts(f, "}\n");
 	} else {
-		fputc('\n', f);
+		ob_putc(f, '\n');
 	}
 }
 
@@ -755,17 +993,24 @@ static void print_user_record(struct script *s, const struct pk_data_event *ev)
 	const char *name = user_record_name(ev->hdr->type);
 	if (s->json) {
 		if (name)
-			fprintf(s->out, "{\"type\":\"%s\"", name);
+			ob_printf(&s->ob, "{\"type\":\"%s\"", name);
 		else
-			fprintf(s->out, "{\"type\":\"%u\"", ev->hdr->type);
-		json_u64(s->out, "size", ev->hdr->size);
-		fputs("}\n", s->out);
+			ob_printf(&s->ob, "{\"type\":\"%u\"", ev->hdr->type);
+		json_u64(&s->ob, "size", ev->hdr->size);
+		ob_puts(&s->ob, "}\n");
 	} else {
 		if (name)
-			fprintf(s->out, "%16s PERF_RECORD_%s size=%u\n", "", name, ev->hdr->size);
+			ob_printf(&s->ob, "%16s PERF_RECORD_%s size=%u\n", "", name, ev->hdr->size);
 		else
-			fprintf(s->out, "%16s PERF_RECORD_%u size=%u\n", "", ev->hdr->type, ev->hdr->size);
+			ob_printf(&s->ob, "%16s PERF_RECORD_%u size=%u\n", "", ev->hdr->type, ev->hdr->size);
 	}
+}
+
+/* records that change the machine model, and with it the symbols of cached frames */
+static bool changes_maps(uint32_t type)
+{
+	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 || type == PERF_RECORD_COMM ||
+	       type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT;
 }
 
 static int process(struct script *s, struct pk_data_reader *rd)
@@ -787,6 +1032,7 @@ static int process(struct script *s, struct pk_data_reader *rd)
 		int d = pk_record__decode(ev.attr && ev.attr->layout_ok ? &ev.attr->layout : NULL,
 					  h, &r, &bad);
 		if (d < 0) {
+			ob_flush(&s->ob); /* the warning comes after the lines before it */
 			pk_tool_warn("record of type %u at offset %#" PRIx64 " is malformed (%s); skipped",
 				     h->type, ev.offset, bad ? bad : pk_strerror(d));
 			continue;
@@ -794,12 +1040,14 @@ static int process(struct script *s, struct pk_data_reader *rd)
 		if (d == PK_RECORD_SKIPPED) {
 			if (s->all) {
 				if (s->json)
-					fprintf(s->out, "{\"type\":\"%u\",\"size\":%u}\n", h->type, h->size);
+					ob_printf(&s->ob, "{\"type\":\"%u\",\"size\":%u}\n", h->type, h->size);
 				else
-					fprintf(s->out, "%16s PERF_RECORD_%u size=%u\n", "", h->type, h->size);
+					ob_printf(&s->ob, "%16s PERF_RECORD_%u size=%u\n", "", h->type, h->size);
 			}
 			continue;
 		}
+		if (r.type != PERF_RECORD_SAMPLE && changes_maps(r.type) && s->fc_nr)
+			fc_flush(s);
 		if (s->m && r.type != PERF_RECORD_SAMPLE)
 			pk_machine__process(s->m, &r);
 		if (r.type == PERF_RECORD_COMM)
@@ -818,13 +1066,25 @@ static int process(struct script *s, struct pk_data_reader *rd)
 		} else if (s->all) {
 			print_record(s, &r);
 		}
-		if (ferror(s->out)) {
+		if (s->line_flush)
+			ob_flush(&s->ob);
+		if (s->ob.err) {
 			err = -EIO;
 			break;
 		}
 	}
 	pk_ordered__free(q);
 	return err;
+}
+
+/* Write what is buffered; a failed write is an error (EPIPE: the reader went away, quietly). */
+static int finish_output(struct script *s, int status)
+{
+	ob_flush(&s->ob);
+	if (!s->ob.err || s->ob.err == EPIPE)
+		return status;
+	pk_tool_error("cannot write output: %s", strerror(s->ob.err));
+	return 1;
 }
 
 int cmd_script(int argc, char **argv)
@@ -837,12 +1097,13 @@ int cmd_script(int argc, char **argv)
 		{ "fields", required_argument, NULL, 'F' },
 		{ "no-symbols", no_argument, NULL, 'N' },
 		{ "file-order", no_argument, NULL, 'O' },
+		{ "tracefs", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct script s = { .out = stdout };
+	struct script s = { .json = false };
 	const char *input = "perf.data";
 	struct pk_data_reader *rd;
-	int c, err;
+	int c, err, status;
 
 	pk_tool_setup_log(0);
 	opterr = 0;
@@ -855,6 +1116,7 @@ int cmd_script(int argc, char **argv)
 		case 'G': s.hide_cg = true; break;
 		case 'N': s.no_syms = true; break;
 		case 'O': s.file_order = true; break;
+		case 'T': s.tracefs = optarg; break;
 		case 'F':
 			if (parse_fields(optarg, &s.fields))
 				return 129;
@@ -869,11 +1131,21 @@ int cmd_script(int argc, char **argv)
 		pk_tool_error("unexpected argument '%s'", argv[optind]);
 		return 129;
 	}
+	if (ob_init(&s.ob, STDOUT_FILENO) || fc_init(&s)) {
+		pk_tool_error("cannot allocate the output buffer: %s", strerror(ENOMEM));
+		ob_release(&s.ob);
+		free(s.fc);
+		return 1;
+	}
+	s.line_flush = isatty(STDOUT_FILENO);
 	rd = pk_data_reader__open(input, NULL);
 	if (!rd) {
 		pk_tool_error("cannot read '%s': %s", input, pk_strerror(errno));
+		ob_release(&s.ob);
+		free(s.fc);
 		return 1;
 	}
+	s.rd = rd;
 	if (pk_data_reader__truncated(rd))
 		pk_tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     input);
@@ -890,18 +1162,21 @@ int cmd_script(int argc, char **argv)
 							 env->build_ids[i].build_id_size);
 	}
 	err = process(&s, rd);
-	pk_machine__free(s.m);
-	if (s.tep) {
-		trace_seq_destroy(&s.seq);
-		tep_free(s.tep);
+	if (err < 0 && err != -EIO) {
+		ob_flush(&s.ob);
+		pk_tool_error("'%s' is corrupt: %s", input, pk_strerror(err));
+		finish_output(&s, 1);
+		status = 1;
+	} else {
+		status = finish_output(&s, 0);
 	}
+	pk_machine__free(s.m);
+	script_trace__free(s.trace);
 	pk_data_reader__free(rd);
 	free(s.comms);
 	free(s.vals);
-	if (err < 0 && err != -EIO) {
-		pk_tool_error("'%s' is corrupt: %s", input, pk_strerror(err));
-		pk_tool_finish_stdout(1);
-		return 1;
-	}
-	return pk_tool_finish_stdout(0);
+	free(s.fc);
+	free(s.arena);
+	ob_release(&s.ob);
+	return status;
 }

@@ -723,7 +723,7 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t i
 	if (str_intern(&rep->strs, sname, &f.dso) || str_intern(&rep->strs, lname, &f.dso_long))
 		return -ENOMEM;
 	if (loc.sym) {
-		char nb[1024];
+		char nb[4096];
 		if (str_intern(&rep->strs, pk_symbol__short_name(loc.sym, nb, sizeof(nb)), &f.sym))
 			return -ENOMEM;
 	}
