@@ -12,6 +12,7 @@
 # Prints both, the ratio, the peak RSS, the page size and whether the targets are met
 # (exit status 0 either way: timings depend on the machine; not a ctest test).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 runs=${2:-3}
 pk=$(cd "$build" && pwd)/tool/perfkit
@@ -43,18 +44,8 @@ if command -v perf >/dev/null; then
 fi
 echo "fp.data: $(du -h fp.data | cut -f1), ${nsamples:-?} samples"
 
-# run N cmd...: N timed runs; prints "median_seconds max_rss_kb"
-run() {
-	local n=$1; shift
-	local ts=() rss=0
-	for _ in $(seq "$n"); do
-		/usr/bin/time -f "%e %M" -o t.out "$@" > /dev/null 2> err.out || { echo "failed: $*" >&2; tail -3 err.out >&2; }
-		read -r t m < t.out
-		ts+=("$t")
-		[ "$m" -gt "$rss" ] && rss=$m
-	done
-	printf '%s\n' "${ts[@]}" | sort -n | awk -v r="$rss" '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)], r }'
-}
+# run N cmd...: median time and peak RSS (common.bash)
+. "$here/common.bash"
 read -r rt rm < <(run "$runs" "$pk" report -i fp.data)
 read -r ft fm < <(run "$runs" "$pk" flamegraph -i fp.data -o fp.html)
 size=$(stat -c %s fp.html)

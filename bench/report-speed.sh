@@ -12,6 +12,7 @@
 # and prints the ratios. Targets: report >= 10x faster, srcline >= 50x, script >= 5x,
 # peak RSS <= 0.5x perf's. Not a ctest test (timings depend on the machine).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 runs=${2:-3}
 pk=$(cd "$build" && pwd)/tool/perfkit
@@ -37,18 +38,8 @@ nfp=$(perf report -i fp.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $
 ndw=$(perf report -i dwarf.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
 echo "fp.data: $(du -h fp.data | cut -f1), ${nfp:-?} samples; dwarf.data: $(du -h dwarf.data | cut -f1), ${ndw:-?} samples"
 
-# run NAME N cmd...: N timed runs; prints "median_seconds max_rss_kb"
-run() {
-	local n=$1; shift
-	local ts=() rss=0
-	for _ in $(seq "$n"); do
-		/usr/bin/time -f "%e %M" -o t.out "$@" > /dev/null 2> err.out || { echo "failed: $*" >&2; tail -3 err.out >&2; }
-		read -r t m < t.out
-		ts+=("$t")
-		[ "$m" -gt "$rss" ] && rss=$m
-	done
-	printf '%s\n' "${ts[@]}" | sort -n | awk -v r="$rss" '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)], r }'
-}
+# run N cmd...: median time and peak RSS (common.bash)
+. "$here/common.bash"
 printf '%-34s %10s %10s %9s %10s %10s %8s\n' case "perf s" "perfkit s" speedup "perf MB" "pk MB" "RSS x"
 cmp() { # label perf_runs "perf args" "perfkit args"
 	local label=$1 pr=$2 pa=$3 ka=$4

@@ -1,0 +1,15 @@
+# bench/common.bash: helpers shared by the bench scripts (sourced, not run).
+
+# run N cmd...: N timed runs of cmd (stdout discarded, stderr kept in err.out of the
+# current directory); prints "median_seconds max_rss_kb". Needs /usr/bin/time.
+run() {
+	local n=$1; shift
+	local ts=() rss=0
+	for _ in $(seq "$n"); do
+		/usr/bin/time -f "%e %M" -o t.out "$@" > /dev/null 2> err.out || { echo "failed: $*" >&2; tail -3 err.out >&2; }
+		read -r t m < t.out
+		ts+=("$t")
+		[ "$m" -gt "$rss" ] && rss=$m
+	done
+	printf '%s\n' "${ts[@]}" | sort -n | awk -v r="$rss" '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)], r }'
+}
