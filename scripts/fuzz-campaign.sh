@@ -7,7 +7,9 @@
 #   build-cov/             clang coverage build (no sanitizers) that replays the corpus
 #   fuzz-campaign/corpus/<name>/    grown corpus (seeded from tests/fuzz/corpus/<name>)
 #   fuzz-campaign/crashes/<name>/   crash/leak/timeout reproducers, if any
-#   fuzz-campaign/summary.txt       executions, libFuzzer cov/ft, line and region coverage
+#   fuzz-campaign/summary.txt       executions, CPU seconds used, libFuzzer cov/ft, line and
+#                                   region coverage
+# FUZZ_OUT=DIR puts all of fuzz-campaign/ elsewhere (for a second campaign alongside).
 #
 # Findings are fixed in the library and their inputs added to tests/fuzz/corpus/<name>/,
 # where the ctest smoke run replays them. Not part of `make check` (too long for CI); run as
@@ -16,7 +18,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
-out=fuzz-campaign
+out=${FUZZ_OUT:-fuzz-campaign}
 mkdir -p "$out"
 if [ ! -f build-fuzz/CMakeCache.txt ]; then
 	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
@@ -35,7 +37,7 @@ cmake --build build-fuzz -j2 --target $targets >/dev/null || exit 1
 cmake --build build-cov -j2 --target $targets >/dev/null || exit 1
 
 summary=$out/summary.txt
-printf '%-14s %10s %9s %8s %7s %6s %8s %8s\n' harness execs exec/s cov ft crashes lines% regions% > "$summary"
+printf '%-14s %10s %9s %6s %8s %7s %6s %8s %8s\n' harness execs exec/s cpu_s cov ft crashes lines% regions% > "$summary"
 status=0
 for n in "${names[@]}"; do
 	corpus=$out/corpus/$n crashes=$out/crashes/$n log=$out/$n.log
@@ -43,10 +45,11 @@ for n in "${names[@]}"; do
 	echo "fuzz-campaign: $n for ${secs}s" >&2
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		build-fuzz/tests/fuzz/fuzz_$n -max_total_time="$secs" -max_len=65536 -timeout=10 \
+		/usr/bin/time -f "%U %S" -o "$out/$n.cpu" build-fuzz/tests/fuzz/fuzz_$n -max_total_time="$secs" -max_len=65536 -timeout=10 \
 			-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$crashes/" \
 			"$corpus" "tests/fuzz/corpus/$n" > "$log" 2>&1
 	rc=$?
+	cpu=$(awk '{ printf "%.0f", $1 + $2 }' "$out/$n.cpu" 2>/dev/null)
 	execs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$log")
 	rate=$(awk '/stat::average_exec_per_sec/ { print $2 }' "$log")
 	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{ print $2 }')
@@ -65,7 +68,7 @@ for n in "${names[@]}"; do
 			rt += $2; rm += $3; lt += $8; lm += $9 }
 		END { printf "%.1f %.1f\n", lt ? 100 * (lt - lm) / lt : 0, rt ? 100 * (rt - rm) / rt : 0 }' \
 		"$out/$n.coverage.txt")
-	printf '%-14s %10s %9s %8s %7s %6s %8s %8s\n' "$n" "${execs:-?}" "${rate:-?}" "${cov:-?}" \
+	printf '%-14s %10s %9s %6s %8s %7s %6s %8s %8s\n' "$n" "${execs:-?}" "${rate:-?}" "${cpu:-?}" "${cov:-?}" \
 		"${ft:-?}" "$ncrash" "$lines" "$regions" >> "$summary"
 done
 cat "$summary"
