@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <elf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,15 +100,11 @@ static int pk_hexval(unsigned char c)
  * land in code. All-zero addresses (kptr_restrict for non-root) mean "unavailable".
  * The file is read with a few big reads and parsed in place: the kept names are packed
  * to the front of the buffer, which then moves to the machine's arena in one copy.
+ * Returns the finished table (pk_syms_finish) and the one block holding its names.
  */
-int pk_kernel_syms_load(struct pk_machine *m)
+static int pk_kallsyms_parse(struct pk_machine *m, struct pk_sym **out, size_t *nr_out,
+			     const char **names_out, size_t *names_len, uint64_t *text_out)
 {
-	if (m->ksyms_loaded)
-		return m->nr_ksyms ? 0 : -ENOENT;
-	m->ksyms_loaded = true;
-	if (!m->host)
-		return -ENOENT;
-
 	int fd = pk_open_regular(m->kallsyms_path, 256u << 20, NULL);
 	if (fd < 0) {
 		pk_warn("cannot read '%s': %s; kernel symbols unresolved", m->kallsyms_path,
@@ -208,14 +205,76 @@ int pk_kernel_syms_load(struct pk_machine *m)
 	}
 	for (size_t i = 0; i < nr; i++)
 		v[i].name = names + (uintptr_t)v[i].name;
+	*out = v;
+	*nr_out = pk_syms_finish(v, nr, true);
+	*names_out = names;
+	*names_len = w;
+	*text_out = text_addr;
+	return 0;
+}
+
+static int pk_ksym_start_cmp(const void *a, const void *b)
+{
+	const struct pk_sym *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The host's kernel symbols: from the on-disk cache (ksym-cache.c) when its key still
+ * matches, else parsed from kallsyms (and the cache rewritten). Only /proc/kallsyms
+ * itself is cached; PK_NO_CACHE=1 (anything but "" and "0") turns the cache off.
+ */
+int pk_kernel_syms_load(struct pk_machine *m)
+{
+	if (m->ksyms_loaded)
+		return m->nr_ksyms ? 0 : -ENOENT;
+	m->ksyms_loaded = true;
+	if (!m->host)
+		return -ENOENT;
+
+	const char *nc = getenv("PK_NO_CACHE");
+	bool cache = !strcmp(m->kallsyms_path, "/proc/kallsyms") &&
+		     !(nc && *nc && strcmp(nc, "0"));
+	uint8_t key[PK_KSYM_KEY_LEN];
+	char cpath[PATH_MAX];
+	if (cache) {
+		const struct pk_ksym_cache_src src = {
+			.kallsyms = m->kallsyms_path,
+			.boot_id = "/proc/sys/kernel/random/boot_id",
+			.modules = "/proc/modules",
+			.live_bpf = true,
+		};
+		cache = !pk_ksym_cache_key(&src, key) &&
+			!pk_ksym_cache_path(cpath, sizeof(cpath), false);
+	}
+	struct pk_sym *v = NULL;
+	size_t nr = 0;
+	uint64_t text_addr = 0;
+	if (!cache || pk_ksym_cache_load(cpath, key, &m->karena, &v, &nr, &text_addr)) {
+		const char *names;
+		size_t names_len;
+		int err = pk_kallsyms_parse(m, &v, &nr, &names, &names_len, &text_addr);
+		if (err)
+			return err;
+		/* best effort: a read-only home only costs the next run the parse */
+		if (cache && !pk_ksym_cache_path(cpath, sizeof(cpath), true))
+			(void)pk_ksym_cache_store(cpath, key, v, nr, names, names_len, text_addr);
+	}
 	/* A different KASLR offset than the recording's (the _text map's pgoff is the
-	 * recorded address of _text): shift everything by the difference. */
+	 * recorded address of _text): shift everything by the difference. A hostile
+	 * offset may wrap some addresses around: then sort again. */
 	if (m->have_kernel_text && text_addr && m->kernel_text_pgoff != text_addr) {
 		uint64_t delta = m->kernel_text_pgoff - text_addr;
-		for (size_t i = 0; i < nr; i++)
+		bool sorted = true;
+		for (size_t i = 0; i < nr; i++) {
 			v[i].start += delta, v[i].end += delta;
+			if (i && v[i].start < v[i - 1].start)
+				sorted = false;
+		}
+		if (!sorted)
+			qsort(v, nr, sizeof(*v), pk_ksym_start_cmp);
 	}
-	m->nr_ksyms = pk_syms_finish(v, nr, true);
+	m->nr_ksyms = nr;
 	m->ksyms = v;
 	return 0;
 }

@@ -161,6 +161,32 @@ int pk_kernel_syms_load(struct pk_machine *m);
 int pk_dso_load_jit(struct pk_dso *d);
 int pk_vdso_memfd(void);
 
+/* ksym-cache.c: the parsed kallsyms table cached on disk (see the file's comment) */
+#define PK_KSYM_KEY_LEN 64
+struct pk_ksym_cache_src {
+	const char *kallsyms, *boot_id, *modules;   /* /proc/kallsyms, ... */
+	/* the running kernel's: the ids of its loaded BPF programs join the key (their
+	 * symbols sit at the end of kallsyms); no key when they cannot be listed */
+	bool live_bpf;
+};
+/* The key of the table `src` would parse to; -errno if a source is unreadable. */
+int pk_ksym_cache_key(const struct pk_ksym_cache_src *src, uint8_t key[PK_KSYM_KEY_LEN]);
+/* The cache file's path from $XDG_CACHE_HOME or $HOME (creating its directory, 0700). */
+int pk_ksym_cache_path(char *buf, size_t len, bool create);
+/* Write a finished table (names: one block holding every v[i].name), atomically. */
+int pk_ksym_cache_store(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
+			const struct pk_sym *v, size_t nr, const char *names, size_t names_len,
+			uint64_t text_addr);
+/* Read a cache back: *out malloc'ed, names in `arena`. -ESTALE: other key; -EINVAL:
+ * corrupt; -EPERM: not owned by us or writable by others. */
+int pk_ksym_cache_load(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
+		       struct pk_arena *arena, struct pk_sym **out, size_t *nr,
+		       uint64_t *text_addr);
+/* The validating decoder behind pk_ksym_cache_load (hostile input; fuzzed). */
+int pk_ksym_cache_decode(const void *data, size_t len, const uint8_t key[PK_KSYM_KEY_LEN],
+			 struct pk_arena *arena, struct pk_sym **out, size_t *nr_out,
+			 uint64_t *text_addr);
+
 /* machine.c */
 struct pk_thread *pk_machine_thread(struct pk_machine *m, uint32_t pid, uint32_t tid,
 				    bool create);

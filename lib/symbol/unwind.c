@@ -172,6 +172,63 @@ static int pk_uw_frame(Dwfl_Frame *state, void *arg)
 	return u->nr >= u->max ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
+/*
+ * libdwfl unwinds with .eh_frame first and, when that fails for a frame (no FDE, or -
+ * at the end of nearly every sample - a read beyond the stack copy), asks for the
+ * module's DWARF to try .debug_frame. Opening a separate debug file decompresses all
+ * its .debug_* sections (libc's: megabytes of zlib, once per process), yet distro debug
+ * files usually carry no .debug_frame at all (.eh_frame stays in the stripped file), so
+ * libdw would find no CFI there anyway. The unwinding session therefore takes a debug
+ * file only if it has a .debug_frame with contents: the CFI libdwfl sees is unchanged.
+ * (Symbols, lines and inline frames use each DSO's own session, not this one.)
+ */
+static bool pk_elf_fd_has_debug_frame(int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t shstrndx;
+	bool found = false;
+	if (!elf)
+		return false;
+	if (elf_kind(elf) == ELF_K_ELF && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !found;
+		     scn = elf_nextscn(elf, scn)) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+				continue;
+			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+			found = name && (!strcmp(name, ".debug_frame") ||
+					 !strcmp(name, ".zdebug_frame"));
+		}
+	}
+	elf_end(elf);
+	return found;
+}
+
+static int pk_uw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+				Dwarf_Addr base, const char *file_name,
+				const char *debuglink_file, GElf_Word debuglink_crc,
+				char **debuginfo_file_name)
+{
+	int fd = pk_dwfl_callbacks()->find_debuginfo(mod, userdata, modname, base, file_name,
+						     debuglink_file, debuglink_crc,
+						     debuginfo_file_name);
+	if (fd < 0 || pk_elf_fd_has_debug_frame(fd))
+		return fd;
+	close(fd);
+	/* libdwfl would open a file name left behind itself */
+	free(*debuginfo_file_name);
+	*debuginfo_file_name = NULL;
+	return -1;
+}
+
+/* the DSO sessions' callbacks (dso.c), with the debug-file filter above */
+static const Dwfl_Callbacks pk_uw_dwfl_callbacks = {
+	.find_elf = NULL,
+	.find_debuginfo = pk_uw_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = NULL,
+};
+
 /* Report every ELF map of the process not reported yet. */
 static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
 {
@@ -230,7 +287,7 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 		u = calloc(1, sizeof(*u));
 		if (!u)
 			return -ENOMEM;
-		u->dwfl = dwfl_begin(pk_dwfl_callbacks());
+		u->dwfl = dwfl_begin(&pk_uw_dwfl_callbacks);
 		if (!u->dwfl) {
 			free(u);
 			return -ENOMEM;

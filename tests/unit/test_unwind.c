@@ -199,12 +199,37 @@ static void test_fp_fallback(void **state)
 	assert_true(res.complete * 10 >= res.samples * 8);
 }
 
+static void test_debug_frame_in_debug_file(void **state)
+{
+	(void)state;
+	if (!prepare())
+		PK_SKIP("perf or cc not installed");
+	/* the program's CFI only as .debug_frame in a separate debug file (found through
+	 * .gnu_debuglink): the unwinder must still load that debug file; no frame pointers */
+	assert_int_equal(sh("cc -g -O1 -fomit-frame-pointer -fno-asynchronous-unwind-tables "
+			    "-fno-unwind-tables -o uwdf uwfix.c && "
+			    "objcopy --only-keep-debug uwdf uwdf.debug && "
+			    "objcopy --strip-debug --add-gnu-debuglink=uwdf.debug uwdf"), 0);
+	if (sh("readelf -SW uwdf.debug 2>/dev/null | grep -q ' .debug_frame '") ||
+	    !sh("readelf -SW uwdf 2>/dev/null | grep -q ' .debug_frame '"))
+		PK_SKIP("this compiler did not put .debug_frame in the debug file only");
+	if (sh("perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o df.data "
+	       "./uwdf 150000000 >/dev/null 2>perf.err"))
+		PK_SKIP("perf record failed here (see perf.err)");
+	struct result res;
+	analyse("df.data", "uwdf", &res);
+	if (res.samples < 20)
+		PK_SKIP("too few samples (%d) to judge", res.samples);
+	assert_true(res.complete * 10 >= res.samples * 9);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dwarf_unwind),
 		cmocka_unit_test(test_fp_fallback),
+		cmocka_unit_test(test_debug_frame_in_debug_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/symbol/ksym-cache.c - an on-disk cache of the parsed /proc/kallsyms text symbols.
+ *
+ * Reading /proc/kallsyms costs ~30 ms of kernel time per run (the kernel expands and
+ * formats every one of ~120k lines on each read), more than the rest of a small report.
+ * The parsed, finished table is kept in $XDG_CACHE_HOME/perfkit (or ~/.cache/perfkit)
+ * under a key that changes whenever the table could: the boot id (a reboot changes the
+ * kernel and its KASLR offset), /proc/modules (modules loaded or unloaded) and the first
+ * page of /proc/kallsyms itself (address visibility: kptr_restrict, privileges), and the
+ * ids of the loaded BPF programs (bpf(BPF_PROG_GET_NEXT_ID); their symbols sit at the end
+ * of kallsyms, which is what we avoid reading; when they cannot be listed, e.g. without
+ * CAP_SYS_ADMIN / CAP_BPF, the cache is not used). Caveat: ftrace and BPF trampolines
+ * attached after the cache was written do not change the key; PK_NO_CACHE=1 turns the
+ * cache off.
+ *
+ * The file is written atomically (0600 temporary file, then rename) and is hostile input
+ * when read back: owner and permissions checked, every size and offset bounds-checked,
+ * magic, version, key and a CRC-32 of the whole file compared; on any doubt it is ignored
+ * and /proc/kallsyms is parsed.
+ *
+ * Layout (host byte order; the magic read back as a u64 rejects the other one):
+ *   header (struct pk_ksym_cache_hdr, 128 bytes), nr records of 32 bytes
+ *   (start, end, name offset: u64; seq: u32; bind: u8; 3 zero bytes), names (NUL-ended).
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "internal.h"
+#include "symbol-internal.h"
+
+#define PK_KSYM_CACHE_MAGIC 0x31434d59534b4b50ULL   /* "PKKSYMC1" */
+#define PK_KSYM_CACHE_VERSION 1u
+#define PK_KSYM_CACHE_MAX_SYMS (16u << 20)
+#define PK_KSYM_CACHE_MAX_NAMES (256u << 20)
+
+struct pk_ksym_cache_hdr {
+	uint64_t magic;
+	uint32_t version, hdr_size;
+	uint8_t key[PK_KSYM_KEY_LEN];
+	uint64_t nr, names_len, text_addr;
+	uint32_t rec_size, crc;         /* crc: of the whole file with this field zero */
+	uint8_t pad[128 - 8 - 8 - PK_KSYM_KEY_LEN - 24 - 8];
+};
+_Static_assert(sizeof(struct pk_ksym_cache_hdr) == 128, "cache header layout");
+
+struct pk_ksym_cache_rec {
+	uint64_t start, end, name_off;
+	uint32_t seq;
+	uint8_t bind, pad[3];
+};
+_Static_assert(sizeof(struct pk_ksym_cache_rec) == 32, "cache record layout");
+
+/* Read up to `max` bytes of a file (a /proc file reports size 0: read until EOF). */
+static int pk_read_prefix(const char *path, char *buf, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	size_t n = 0;
+	while (n < max) {
+		ssize_t r = read(fd, buf + n, max - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*len = n;
+	return 0;
+}
+
+/* CRC-32 of a whole file, streamed; -errno on a read error or a file over `max`. */
+static int pk_crc_file(const char *path, size_t max, uint32_t *crc, size_t *total)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	char buf[16384];
+	uLong c = crc32(0L, Z_NULL, 0);
+	size_t n = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof(buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max) {
+			close(fd);
+			return -EFBIG;
+		}
+		c = crc32(c, (const Bytef *)buf, (uInt)r);
+	}
+	close(fd);
+	*crc = (uint32_t)c;
+	*total = n;
+	return 0;
+}
+
+static void pk_key_put(uint8_t *key, size_t *o, const void *p, size_t n)
+{
+	n = PK_MIN(n, PK_KSYM_KEY_LEN - *o);
+	memcpy(key + *o, p, n);
+	*o += n;
+}
+
+/* Count and CRC of the ids of the BPF programs loaded in the running kernel. */
+static int pk_bpf_prog_ids(uint32_t *count, uint32_t *crc)
+{
+	uLong c = crc32(0L, Z_NULL, 0);
+	uint32_t id = 0, n = 0;
+	for (;;) {
+		union bpf_attr a;
+		memset(&a, 0, sizeof(a));
+		a.start_id = id;
+		if (syscall(__NR_bpf, BPF_PROG_GET_NEXT_ID, &a, sizeof(a)) < 0) {
+			if (errno == ENOENT)
+				break;
+			return -errno;
+		}
+		if (a.next_id <= id || ++n > (1u << 20))
+			return -ERANGE;
+		id = a.next_id;
+		c = crc32(c, (const Bytef *)&id, sizeof(id));
+	}
+	*count = n;
+	*crc = (uint32_t)c;
+	return 0;
+}
+
+int pk_ksym_cache_key(const struct pk_ksym_cache_src *src, uint8_t key[PK_KSYM_KEY_LEN])
+{
+	char boot[64], page[4096];
+	size_t blen = 0, plen = 0, mlen = 0, o = 0;
+	uint32_t mcrc = 0;
+	int err;
+
+	memset(key, 0, PK_KSYM_KEY_LEN);
+	if ((err = pk_read_prefix(src->boot_id, boot, sizeof(boot), &blen)) < 0)
+		return err;
+	if (blen < 16 || blen >= sizeof(boot))
+		return -EINVAL;   /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\n" is 37 bytes */
+	/* no /proc/modules: a kernel without module support, which cannot gain modules */
+	err = pk_crc_file(src->modules, 64u << 20, &mcrc, &mlen);
+	if (err == -ENOENT)
+		mcrc = 0, mlen = SIZE_MAX;
+	else if (err < 0)
+		return err;
+	if ((err = pk_read_prefix(src->kallsyms, page, sizeof(page), &plen)) < 0)
+		return err;
+	if (!plen)
+		return -ENODATA;
+	uint32_t pcrc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)page, (uInt)plen);
+	uint32_t uid = (uint32_t)geteuid(), ml = (uint32_t)mlen, pl = (uint32_t)plen;
+	/* the 36 characters of the id (its newline left out), then 5 + 2 u32: 64 bytes */
+	pk_key_put(key, &o, boot, PK_MIN(blen, (size_t)36));
+	o = 36;
+	pk_key_put(key, &o, &mcrc, 4);
+	pk_key_put(key, &o, &ml, 4);
+	pk_key_put(key, &o, &pcrc, 4);
+	pk_key_put(key, &o, &pl, 4);
+	pk_key_put(key, &o, &uid, 4);
+	if (src->live_bpf) {
+		uint32_t nb = 0, bcrc = 0;
+		if ((err = pk_bpf_prog_ids(&nb, &bcrc)) < 0)
+			return err;
+		pk_key_put(key, &o, &nb, 4);
+		pk_key_put(key, &o, &bcrc, 4);
+	}
+	return 0;
+}
+
+int pk_ksym_cache_path(char *buf, size_t len, bool create)
+{
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *h = getenv("HOME");
+	char dir[PATH_MAX];
+	int n;
+	if (x && x[0] == '/')
+		n = snprintf(dir, sizeof(dir), "%s/perfkit", x);
+	else if (h && h[0] == '/')
+		n = snprintf(dir, sizeof(dir), "%s/.cache/perfkit", h);
+	else
+		return -ENOENT;
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return -ENAMETOOLONG;
+	n = snprintf(buf, len, "%s/kallsyms-v%u", dir, PK_KSYM_CACHE_VERSION);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (create) {
+		/* the parent of perfkit/ (~/.cache) may not exist yet either */
+		char *slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+				return -errno;
+			*slash = '/';
+		}
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+static uint32_t pk_cache_crc(const uint8_t *buf, size_t len)
+{
+	/* the header with its crc field zero, then the rest */
+	struct pk_ksym_cache_hdr h;
+	memcpy(&h, buf, sizeof(h));
+	h.crc = 0;
+	uLong c = crc32(0L, Z_NULL, 0);
+	c = crc32(c, (const Bytef *)&h, sizeof(h));
+	size_t off = sizeof(h);
+	while (off < len) {
+		size_t chunk = PK_MIN(len - off, (size_t)1 << 30);
+		c = crc32(c, buf + off, (uInt)chunk);
+		off += chunk;
+	}
+	return (uint32_t)c;
+}
+
+int pk_ksym_cache_store(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
+			const struct pk_sym *v, size_t nr, const char *names, size_t names_len,
+			uint64_t text_addr)
+{
+	if (!nr || nr > PK_KSYM_CACHE_MAX_SYMS || !names_len ||
+	    names_len > PK_KSYM_CACHE_MAX_NAMES || names[names_len - 1] != '\0')
+		return -EINVAL;
+	size_t total = sizeof(struct pk_ksym_cache_hdr) + nr * sizeof(struct pk_ksym_cache_rec) +
+		       names_len;
+	uint8_t *buf = calloc(1, total);
+	if (!buf)
+		return -ENOMEM;
+	struct pk_ksym_cache_hdr h = {
+		.magic = PK_KSYM_CACHE_MAGIC, .version = PK_KSYM_CACHE_VERSION,
+		.hdr_size = sizeof(h), .nr = nr, .names_len = names_len, .text_addr = text_addr,
+		.rec_size = sizeof(struct pk_ksym_cache_rec),
+	};
+	memcpy(h.key, key, PK_KSYM_KEY_LEN);
+	struct pk_ksym_cache_rec *r = (struct pk_ksym_cache_rec *)(buf + sizeof(h));
+	for (size_t i = 0; i < nr; i++) {
+		if (v[i].name < names || v[i].name >= names + names_len) {
+			free(buf);
+			return -EINVAL;
+		}
+		r[i] = (struct pk_ksym_cache_rec){ .start = v[i].start, .end = v[i].end,
+						   .name_off = (uint64_t)(v[i].name - names),
+						   .seq = v[i].seq, .bind = v[i].bind };
+	}
+	memcpy(buf + sizeof(h) + nr * sizeof(*r), names, names_len);
+	memcpy(buf, &h, sizeof(h));
+	h.crc = pk_cache_crc(buf, total);
+	memcpy(buf, &h, sizeof(h));
+
+	size_t plen = strlen(path);
+	char *tmp = malloc(plen + 8);
+	if (!tmp) {
+		free(buf);
+		return -ENOMEM;
+	}
+	memcpy(tmp, path, plen);
+	memcpy(tmp + plen, ".XXXXXX", 8);
+	int fd = mkostemp(tmp, O_CLOEXEC);   /* mode 0600 */
+	int err = fd < 0 ? -errno : 0;
+	for (size_t off = 0; !err && off < total;) {
+		ssize_t w = write(fd, buf + off, total - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			err = w < 0 ? -errno : -EIO;
+		else
+			off += (size_t)w;
+	}
+	if (fd >= 0 && close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err && fd >= 0)
+		unlink(tmp);
+	free(tmp);
+	free(buf);
+	return err;
+}
+
+/* The input of the decoder: a buffer, or a file read piecewise (no copy of the whole). */
+struct pk_kc_in {
+	const uint8_t *buf;
+	int fd;
+};
+
+static int pk_kc_read(const struct pk_kc_in *in, void *dst, size_t n, size_t off)
+{
+	if (in->buf) {
+		memcpy(dst, in->buf + off, n);   /* the caller checked off + n <= len */
+		return 0;
+	}
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(in->fd, (char *)dst + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EIO;   /* shorter than it was: changed under us */
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+#define PK_KC_CHUNK 512   /* records per read */
+
+static int pk_kc_decode(const struct pk_kc_in *in, size_t len,
+			const uint8_t key[PK_KSYM_KEY_LEN], struct pk_arena *arena,
+			struct pk_sym **out, size_t *nr_out, uint64_t *text_addr)
+{
+	struct pk_ksym_cache_hdr h;
+	int err;
+	if (len < sizeof(h))
+		return -EINVAL;
+	if ((err = pk_kc_read(in, &h, sizeof(h), 0)))
+		return err;
+	if (h.magic != PK_KSYM_CACHE_MAGIC || h.version != PK_KSYM_CACHE_VERSION ||
+	    h.hdr_size != sizeof(h) || h.rec_size != sizeof(struct pk_ksym_cache_rec))
+		return -EINVAL;
+	if (memcmp(h.key, key, PK_KSYM_KEY_LEN))
+		return -ESTALE;
+	if (!h.nr || h.nr > PK_KSYM_CACHE_MAX_SYMS || !h.names_len ||
+	    h.names_len > PK_KSYM_CACHE_MAX_NAMES)
+		return -EINVAL;
+	/* both bounded above: no overflow */
+	size_t nr = (size_t)h.nr, names_len = (size_t)h.names_len;
+	size_t recs = nr * sizeof(struct pk_ksym_cache_rec);
+	if (len != sizeof(h) + recs + names_len)
+		return -EINVAL;
+	/* the CRC covers the header with its crc field zero, then the rest */
+	uint32_t want = h.crc;
+	h.crc = 0;
+	uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)&h, sizeof(h));
+	struct pk_sym *v = malloc(nr * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	struct pk_ksym_cache_rec chunk[PK_KC_CHUNK];
+	for (size_t i = 0; i < nr && !err;) {
+		size_t k = PK_MIN(nr - i, (size_t)PK_KC_CHUNK);
+		if ((err = pk_kc_read(in, chunk, k * sizeof(*chunk),
+				      sizeof(h) + i * sizeof(*chunk))))
+			break;
+		crc = crc32(crc, (const Bytef *)chunk, (uInt)(k * sizeof(*chunk)));
+		for (size_t j = 0; j < k; j++, i++) {
+			const struct pk_ksym_cache_rec *r = &chunk[j];
+			/* what pk_syms_finish guarantees: sorted, distinct, non-empty ranges */
+			if (r->name_off >= names_len || r->end <= r->start ||
+			    (i && r->start <= v[i - 1].start)) {
+				err = -EINVAL;
+				break;
+			}
+			v[i] = (struct pk_sym){ .start = r->start, .end = r->end,
+						.name = (const char *)(uintptr_t)r->name_off,
+						.bind = r->bind, .seq = r->seq };
+		}
+	}
+	/* the names go straight to the arena (a corrupt file leaves that block unused
+	 * there until the machine is freed) */
+	char *names = err ? NULL : pk_arena_alloc(arena, names_len);
+	if (!err && !names)
+		err = -ENOMEM;
+	if (!err)
+		err = pk_kc_read(in, names, names_len, sizeof(h) + recs);
+	if (!err) {
+		for (size_t off = 0; off < names_len;) {
+			size_t n = PK_MIN(names_len - off, (size_t)1 << 30);
+			crc = crc32(crc, (const Bytef *)names + off, (uInt)n);
+			off += n;
+		}
+		/* every name ends before the block does */
+		if ((uint32_t)crc != want || names[names_len - 1] != '\0')
+			err = -EINVAL;
+	}
+	if (err) {
+		free(v);
+		return err;
+	}
+	for (size_t i = 0; i < nr; i++)
+		v[i].name = names + (uintptr_t)v[i].name;
+	*out = v;
+	*nr_out = nr;
+	*text_addr = h.text_addr;
+	return 0;
+}
+
+int pk_ksym_cache_decode(const void *data, size_t len, const uint8_t key[PK_KSYM_KEY_LEN],
+			 struct pk_arena *arena, struct pk_sym **out, size_t *nr_out,
+			 uint64_t *text_addr)
+{
+	const struct pk_kc_in in = { .buf = data, .fd = -1 };
+	return pk_kc_decode(&in, len, key, arena, out, nr_out, text_addr);
+}
+
+int pk_ksym_cache_load(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
+		       struct pk_arena *arena, struct pk_sym **out, size_t *nr,
+		       uint64_t *text_addr)
+{
+	uint64_t size;
+	int fd = pk_open_regular(path, sizeof(struct pk_ksym_cache_hdr) +
+					       (uint64_t)PK_KSYM_CACHE_MAX_SYMS *
+						       sizeof(struct pk_ksym_cache_rec) +
+					       PK_KSYM_CACHE_MAX_NAMES,
+				 &size);
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	/* ours and not writable by others: anyone else could feed us symbols */
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(fd);
+		return -EPERM;
+	}
+	const struct pk_kc_in in = { .buf = NULL, .fd = fd };
+	int err = pk_kc_decode(&in, (size_t)size, key, arena, out, nr, text_addr);
+	close(fd);
+	return err;
+}

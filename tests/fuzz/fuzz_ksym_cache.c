@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz the kallsyms cache reader (lib/symbol/ksym-cache.c): the input is decoded twice,
+ * once as it is and once with the harness's key written into the header and the CRC
+ * made consistent, so that mutations reach the structural checks behind the CRC (record
+ * count vs size, name offsets, order, empty ranges, the names block's end). A decoded
+ * table must be sorted with every name readable inside the arena; it is then written
+ * back to a cache file and read again, and must come back identical.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <perfkit/perfkit.h>
+#include "internal.h"
+#include "symbol/symbol-internal.h"
+
+#define HDR_KEY 16
+#define HDR_CRC 108
+#define HDR_SIZE 128
+
+static uint8_t key[PK_KSYM_KEY_LEN];
+static char path[64];
+
+static void cleanup(void)
+{
+	unlink(path);
+}
+
+static void check(const struct pk_sym *v, size_t nr, uint64_t text)
+{
+	for (size_t i = 0; i < nr; i++) {
+		if (v[i].end <= v[i].start || (i && v[i].start <= v[i - 1].start))
+			abort();
+		(void)strlen(v[i].name); /* ASan: inside the arena */
+	}
+	/* round trip through a file: the names live in the arena blocks, so pack them */
+	size_t total = 0;
+	for (size_t i = 0; i < nr; i++)
+		total += strlen(v[i].name) + 1;
+	char *names = malloc(total);
+	struct pk_sym *c = malloc(nr * sizeof(*c));
+	if (!names || !c)
+		abort();
+	size_t o = 0;
+	for (size_t i = 0; i < nr; i++) {
+		size_t n = strlen(v[i].name) + 1;
+		memcpy(names + o, v[i].name, n);
+		c[i] = v[i];
+		c[i].name = names + o;
+		o += n;
+	}
+	if (pk_ksym_cache_store(path, key, c, nr, names, total, text) == 0) {
+		struct pk_arena a = { 0 };
+		struct pk_sym *w;
+		size_t wn;
+		uint64_t wt;
+		if (pk_ksym_cache_load(path, key, &a, &w, &wn, &wt))
+			abort();
+		if (wn != nr || wt != text)
+			abort();
+		for (size_t i = 0; i < nr; i++)
+			if (w[i].start != v[i].start || w[i].end != v[i].end ||
+			    w[i].seq != v[i].seq || w[i].bind != v[i].bind ||
+			    strcmp(w[i].name, v[i].name))
+				abort();
+		free(w);
+		pk_arena_release(&a);
+	}
+	free(c);
+	free(names);
+}
+
+static void decode(const uint8_t *buf, size_t len)
+{
+	struct pk_arena a = { 0 };
+	struct pk_sym *v = NULL;
+	size_t nr = 0;
+	uint64_t text = 0;
+	if (pk_ksym_cache_decode(buf, len, key, &a, &v, &nr, &text) == 0) {
+		check(v, nr, text);
+		free(v);
+	}
+	pk_arena_release(&a);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!path[0]) {
+		memset(key, 'k', sizeof(key));
+		snprintf(path, sizeof(path), "/tmp/fuzz-ksym-cache-%d", (int)getpid());
+		atexit(cleanup);
+	}
+	if (size > (8u << 20))
+		return 0;
+	decode(data, size);
+	if (size < HDR_SIZE)
+		return 0;
+	uint8_t *b = malloc(size);
+	if (!b)
+		return 0;
+	memcpy(b, data, size);
+	memcpy(b + HDR_KEY, key, sizeof(key));
+	memset(b + HDR_CRC, 0, 4);
+	uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)size);
+	memcpy(b + HDR_CRC, &crc, 4);
+	decode(b, size);
+	free(b);
+	return 0;
+}
