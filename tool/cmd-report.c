@@ -91,7 +91,105 @@ struct report {
 	/* per hist */
 	uint64_t total;
 	int width[16];
+	/* the line being formatted (see lb_*) */
+	char *lb;
+	size_t lbn, lbcap;
+	bool lb_oom;
 };
+
+/* ---- line buffer: output text is assembled by hand and written a line at a time ---- */
+
+static bool lb_reserve(struct report *R, size_t n)
+{
+	if (R->lbcap - R->lbn >= n)
+		return true;
+	size_t nc = R->lbcap ? R->lbcap : 4096;
+	while (nc - R->lbn < n)
+		nc *= 2;
+	char *b = realloc(R->lb, nc);
+	if (!b) {
+		R->lb_oom = true;
+		return false;
+	}
+	R->lb = b;
+	R->lbcap = nc;
+	return true;
+}
+
+static void lb_put(struct report *R, const char *s, size_t n)
+{
+	if (!lb_reserve(R, n))
+		return;
+	memcpy(R->lb + R->lbn, s, n);
+	R->lbn += n;
+}
+
+static void lb_putc(struct report *R, char c)
+{
+	if (!lb_reserve(R, 1))
+		return;
+	R->lb[R->lbn++] = c;
+}
+
+static void lb_fill(struct report *R, char c, size_t n)
+{
+	if (!lb_reserve(R, n))
+		return;
+	memset(R->lb + R->lbn, c, n);
+	R->lbn += n;
+}
+
+static void lb_flush(struct report *R)
+{
+	if (R->lbn)
+		fwrite(R->lb, 1, R->lbn, R->out);
+	R->lbn = 0;
+}
+
+/* "%.2f" of x into b (at least 32 bytes); returns the length. printf rounds the exact
+ * binary value; away from a tie of the third decimal that is the nearest of x * 100, and
+ * the rare values close to a tie are left to snprintf. */
+static int fmt_2f(char *b, double x)
+{
+	double t = x * 100.0;
+	if (!(t >= 0.0 && t < 1e8))
+		return snprintf(b, 32, "%.2f", x);
+	uint64_t fl = (uint64_t)t;
+	double fr = t - (double)fl;
+	if (fr > 0.5 - 1e-6 && fr < 0.5 + 1e-6)
+		return snprintf(b, 32, "%.2f", x);
+	uint64_t r = fl + (fr > 0.5);
+	char tmp[24];
+	int n = 0;
+	uint64_t ip = r / 100;
+	do {
+		tmp[n++] = (char)('0' + ip % 10);
+		ip /= 10;
+	} while (ip);
+	int len = 0;
+	while (n)
+		b[len++] = tmp[--n];
+	b[len++] = '.';
+	b[len++] = (char)('0' + r % 100 / 10);
+	b[len++] = (char)('0' + r % 10);
+	b[len] = 0;
+	return len;
+}
+
+static int fmt_hex(char *b, uint64_t v)
+{
+	static const char hx[] = "0123456789abcdef";
+	char tmp[16];
+	int n = 0, len = 0;
+	do {
+		tmp[n++] = hx[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		b[len++] = tmp[--n];
+	b[len] = 0;
+	return len;
+}
 
 /* ---- option helpers ---- */
 
@@ -413,30 +511,75 @@ static uint64_t weight_total(const struct report *R, const struct pk_hist_entry 
 	return R->by_samples ? e->total_samples : e->total_period;
 }
 
+static int pct_text(const struct report *R, uint64_t v, char *buf, size_t len)
+{
+	if (len < 33)
+		return snprintf(buf, len, "%.2f%%", pct(R, v));
+	int n = fmt_2f(buf, pct(R, v));
+	buf[n++] = '%';
+	buf[n] = 0;
+	return n;
+}
+
+/* snprintf(buf, len, "%s", s) */
+static int str_text(const char *s, char *buf, size_t len)
+{
+	size_t l = strlen(s);
+	size_t c = l < len ? l : len - 1;
+	memcpy(buf, s, c);
+	buf[c] = 0;
+	return (int)l;
+}
+
 static int sym_text(const struct pk_hist_entry *e, char *buf, size_t len)
 {
-	if (e->sym)
-		return snprintf(buf, len, "[%c] %s", e->kernel ? 'k' : '.', e->sym);
+	if (e->sym) {
+		size_t sl = strlen(e->sym);
+		if (sl + 5 > len)
+			return snprintf(buf, len, "[%c] %s", e->kernel ? 'k' : '.', e->sym);
+		buf[0] = '[';
+		buf[1] = e->kernel ? 'k' : '.';
+		buf[2] = ']';
+		buf[3] = ' ';
+		memcpy(buf + 4, e->sym, sl + 1);
+		return (int)sl + 4;
+	}
 	/* perf prints "%#.16x": no 0x prefix for a zero address */
-	return snprintf(buf, len, "[%c] %s%016" PRIx64, e->kernel ? 'k' : '.', e->addr ? "0x" : "",
-			e->addr);
+	if (len < 32)
+		return snprintf(buf, len, "[%c] %s%016" PRIx64, e->kernel ? 'k' : '.',
+				e->addr ? "0x" : "", e->addr);
+	char *p = buf;
+	*p++ = '[';
+	*p++ = e->kernel ? 'k' : '.';
+	*p++ = ']';
+	*p++ = ' ';
+	if (e->addr) {
+		*p++ = '0';
+		*p++ = 'x';
+	}
+	char hx[24];
+	int n = fmt_hex(hx, e->addr);
+	for (int i = n; i < 16; i++)
+		*p++ = '0';
+	memcpy(p, hx, (size_t)n + 1);
+	return (int)(p - buf) + n;
 }
 
 static int col_text(const struct report *R, enum col c, const struct pk_hist_entry *e,
 		    char *buf, size_t len)
 {
 	switch (c) {
-	case COL_CHILDREN: return snprintf(buf, len, "%.2f%%", pct(R, weight_total(R, e)));
+	case COL_CHILDREN: return pct_text(R, weight_total(R, e), buf, len);
 	case COL_SELF:
-	case COL_OVERHEAD: return snprintf(buf, len, "%.2f%%", pct(R, weight_self(R, e)));
+	case COL_OVERHEAD: return pct_text(R, weight_self(R, e), buf, len);
 	case COL_SAMPLES: return snprintf(buf, len, "%" PRIu64, e->self_samples);
 	case COL_PERIOD: return snprintf(buf, len, "%" PRIu64, e->self_period);
-	case COL_COMM: return snprintf(buf, len, "%s", e->comm ? e->comm : "");
+	case COL_COMM: return str_text(e->comm ? e->comm : "", buf, len);
 	case COL_PID: return snprintf(buf, len, "%d", e->pid);
 	case COL_TID: return snprintf(buf, len, "%d", e->tid);
-	case COL_DSO: return snprintf(buf, len, "%s", e->dso ? e->dso : "[unknown]");
+	case COL_DSO: return str_text(e->dso ? e->dso : "[unknown]", buf, len);
 	case COL_SYM: return sym_text(e, buf, len);
-	case COL_SRCLINE: return snprintf(buf, len, "%s", e->srcline ? e->srcline : "??:0");
+	case COL_SRCLINE: return str_text(e->srcline ? e->srcline : "??:0", buf, len);
 	case COL_CPU: return snprintf(buf, len, "%03d", e->cpu);
 	}
 	return 0;
@@ -465,10 +608,20 @@ static void cg_name(const struct pk_callnode *n, char *buf, size_t len)
 		snprintf(buf, len, "0x%" PRIx64, n->addr);
 }
 
-static void margin(FILE *f)
+/* cg_name into the line buffer (names longer than cg_name's 1023 bytes are cut the same) */
+static void lb_name(struct report *R, const struct pk_callnode *n)
 {
-	fputs("            ", f);
+	if (n->sym) {
+		size_t l = strlen(n->sym);
+		lb_put(R, n->sym, l < 1023 ? l : 1023);
+	} else {
+		char b[24] = "0x";
+		lb_put(R, b, 2 + (size_t)fmt_hex(b + 2, n->addr));
+	}
 }
+
+#define MARGIN "            "
+#define MARGIN_LEN 12
 
 static bool printable(const struct report *R, const struct pk_callnode *n, uint64_t parent_total)
 {
@@ -482,22 +635,33 @@ static void graph_level(struct report *R, const struct pk_callnode *first, uint6
 static void graph_node_lines(struct report *R, const struct pk_callnode *n, uint64_t total,
 			     int depth, uint64_t mask, int lm)
 {
-	FILE *f = R->out;
-	char nb[1024];
 	const struct pk_callnode *end = run_end(n);
 	int i = 0;
 	for (const struct pk_callnode *c = n;; c = c->child, i++) {
-		margin(f);
-		fprintf(f, "%*s", lm, "");
+		if (!lb_reserve(R, MARGIN_LEN + (size_t)lm + (size_t)depth * 11 + 40))
+			return;
+		char *p = R->lb + R->lbn;
+		memcpy(p, MARGIN, MARGIN_LEN);
+		p += MARGIN_LEN;
+		memset(p, ' ', (size_t)lm);
+		p += lm;
 		for (int d = 0; d < depth; d++) {
-			fputc(mask & (1ULL << d) ? '|' : ' ', f);
-			if (!i && d == depth - 1)
-				fprintf(f, "--%.2f%%--", total ? 100.0 * (double)n->period / (double)total : 0.0);
-			else
-				fputs("          ", f);
+			*p++ = mask & (1ULL << d) ? '|' : ' ';
+			if (!i && d == depth - 1) {
+				memcpy(p, "--", 2);
+				p += 2;
+				p += fmt_2f(p, total ? 100.0 * (double)n->period / (double)total : 0.0);
+				memcpy(p, "%--", 3);
+				p += 3;
+			} else {
+				memset(p, ' ', 10);
+				p += 10;
+			}
 		}
-		cg_name(c, nb, sizeof(nb));
-		fprintf(f, "%s\n", nb);
+		R->lbn = (size_t)(p - R->lb);
+		lb_name(R, c);
+		lb_putc(R, '\n');
+		lb_flush(R);
 		if (c == end)
 			break;
 	}
@@ -506,7 +670,6 @@ static void graph_node_lines(struct report *R, const struct pk_callnode *n, uint
 static void graph_level(struct report *R, const struct pk_callnode *first, uint64_t total,
 			int depth, uint64_t mask, int lm)
 {
-	FILE *f = R->out;
 	uint64_t parent_total = total;
 	const struct pk_callnode *c = first;
 	while (c && !printable(R, c, parent_total))
@@ -519,11 +682,12 @@ static void graph_level(struct report *R, const struct pk_callnode *first, uint6
 		if (!nx && depth <= 63)
 			nmask &= ~(1ULL << (depth - 1));
 		/* separator line keeps the old mask */
-		margin(f);
-		fprintf(f, "%*s", lm, "");
+		lb_put(R, MARGIN, MARGIN_LEN);
+		lb_fill(R, ' ', (size_t)lm);
 		for (int d = 0; d < depth; d++)
-			fputs(mask & (1ULL << d) ? "|          " : "           ", f);
-		fputc('\n', f);
+			lb_put(R, mask & (1ULL << d) ? "|          " : "           ", 11);
+		lb_putc(R, '\n');
+		lb_flush(R);
 		uint64_t pct_base = R->cg == CG_FRACTAL ? parent_total : R->total;
 		graph_node_lines(R, c, pct_base, depth, nmask, lm);
 		const struct pk_callnode *end = run_end(c);
@@ -536,8 +700,6 @@ static void graph_level(struct report *R, const struct pk_callnode *first, uint6
 
 static void print_graph(struct report *R, const struct pk_callnode *root)
 {
-	FILE *f = R->out;
-	char nb[1024];
 	const struct pk_callnode *first = root->child;
 	int lm = 0;
 	const struct pk_callnode *c = first;
@@ -549,18 +711,17 @@ static void print_graph(struct report *R, const struct pk_callnode *root)
 		int i = 0;
 		for (c = first;; c = c->child, i++) {
 			if (!(i == 0 && R->sym_first)) {
-				margin(f);
+				lb_put(R, MARGIN, MARGIN_LEN);
 				if (!printed) {
-					fputs("|\n", f);
-					margin(f);
-					fputs("---", f);
+					lb_put(R, "|\n" MARGIN "---", 2 + MARGIN_LEN + 3);
 					lm = 3;
 					printed = true;
 				} else {
-					fprintf(f, "%*s", lm, "");
+					lb_fill(R, ' ', (size_t)lm);
 				}
-				cg_name(c, nb, sizeof(nb));
-				fprintf(f, "%s\n", nb);
+				lb_name(R, c);
+				lb_putc(R, '\n');
+				lb_flush(R);
 			}
 			if (c == end)
 				break;
@@ -571,7 +732,7 @@ static void print_graph(struct report *R, const struct pk_callnode *root)
 	}
 	graph_level(R, first, total, 1, 1, lm);
 	if (printed || (first && printable(R, first, total)))
-		fputc('\n', f);
+		fputc('\n', R->out);
 }
 
 /* flat and folded: one line per path that ends (self period) */
@@ -695,18 +856,26 @@ static void print_hist(struct report *R, const struct pk_hist *h)
 			continue;
 		if (R->percent_limit > 0 && pct(R, key) < R->percent_limit)
 			continue;
-		fputs("  ", f);
+		lb_put(R, "  ", 2);
 		for (size_t c = 0; c < R->nr_cols; c++) {
-			col_text(R, R->cols[c], e, buf, sizeof(buf));
+			int w = col_text(R, R->cols[c], e, buf, sizeof(buf));
+			size_t bl = w < 0 ? 0 : (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1;
+			size_t pad = (size_t)R->width[c] > bl ? (size_t)R->width[c] - bl : 0;
 			bool last = c + 1 == R->nr_cols;
-			if (col_numeric(R->cols[c]))
-				fprintf(f, "%s%*s", c ? "  " : "", R->width[c], buf);
-			else if (last && (R->cols[c] == COL_SYM || R->cols[c] == COL_SRCLINE))
-				fprintf(f, "%s%s", c ? "  " : "", buf);
-			else
-				fprintf(f, "%s%-*s", c ? "  " : "", R->width[c], buf);
+			if (c)
+				lb_put(R, "  ", 2);
+			if (col_numeric(R->cols[c])) {
+				lb_fill(R, ' ', pad);
+				lb_put(R, buf, bl);
+			} else if (last && (R->cols[c] == COL_SYM || R->cols[c] == COL_SRCLINE)) {
+				lb_put(R, buf, bl);
+			} else {
+				lb_put(R, buf, bl);
+				lb_fill(R, ' ', pad);
+			}
 		}
-		fputc('\n', f);
+		lb_putc(R, '\n');
+		lb_flush(R);
 		print_callchain(R, e);
 		pk_report__callchain_release(R->rep); /* one tree in memory at a time */
 	}
@@ -967,6 +1136,9 @@ int cmd_report(int argc, char **argv)
 		av[ac++] = argv[i];
 	}
 
+	/* a larger stdio buffer than a file's block size: fewer write(2)s for big reports */
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 16);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(ac, av, "i:s:F:g::Gnd:S:C:qv", longopts, NULL)) != -1) {
@@ -1180,5 +1352,6 @@ out:
 	free_strs(R.comms, R.nr_comms);
 	free_strs(R.dsos, R.nr_dsos);
 	free_strs(R.syms, R.nr_syms);
+	free(R.lb);
 	return status;
 }

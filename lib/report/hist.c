@@ -20,6 +20,7 @@
 #include "internal.h"
 
 #define NONE32 UINT32_MAX
+#define RHOT_BITS 14
 #define MAX_CHAIN 1024
 
 static inline uint64_t mix64(uint64_t h)
@@ -127,51 +128,65 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* ---- open-addressing index: slot holds entry index + 1 (0 = empty) ---- */
+/*
+ * ---- open-addressing index ----
+ * A slot is one 64-bit word: the high half is a tag (the high half of the key's hash,
+ * whose low bits also give the home slot), the low half the entry's index + 1 (0 =
+ * empty). A probe reads one word; the entry itself is compared only when the tag matches.
+ */
 
 struct index {
-	uint32_t *slot;
-	uint64_t *hash;
+	uint64_t *slot;
 	size_t mask, n;
 };
 
+#define IX_TAG(v) ((uint32_t)((v) >> 32))
+#define IX_ID(v) ((uint32_t)(v) - 1u)
+/* for (j over the probe sequence of hash h) if (the tag of slot j is h's) body */
+#define IX_FOR(x, h, j)                                                                  \
+	for (size_t j = (size_t)((h) >> 32) & (x)->mask; (x)->slot[j]; j = (j + 1) & (x)->mask) \
+		if (IX_TAG((x)->slot[j]) == (uint32_t)((h) >> 32))
+
 static void index_release(struct index *x)
 {
-	if (x->slot) {
+	if (x->slot)
 		arr_free(x->slot, (x->mask + 1) * sizeof(*x->slot));
-		arr_free(x->hash, (x->mask + 1) * sizeof(*x->hash));
-	}
 	memset(x, 0, sizeof(*x));
 }
 
+static void ix_insert(uint64_t *s, size_t mask, uint64_t v)
+{
+	size_t j = IX_TAG(v) & mask;
+	while (s[j])
+		j = (j + 1) & mask;
+	s[j] = v;
+}
+
+/* room for one more entry (the table is at most 3/4 full) */
 static int index_grow(struct index *x)
 {
 	if (x->slot && (x->n + 1) * 4 < (x->mask + 1) * 3)
 		return 0;
 	size_t ns = x->slot ? (x->mask + 1) * 2 : 1024;
 	size_t n = x->n;
-	uint32_t *s = arr_calloc(ns * sizeof(*s));
-	uint64_t *h = arr_calloc(ns * sizeof(*h));
-	if (!s || !h) {
-		arr_free(s, ns * sizeof(*s));
-		arr_free(h, ns * sizeof(*h));
+	uint64_t *s = arr_calloc(ns * sizeof(*s));
+	if (!s)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; x->slot && i <= x->mask; i++) {
-		if (!x->slot[i])
-			continue;
-		size_t j = x->hash[i] & (ns - 1);
-		while (s[j])
-			j = (j + 1) & (ns - 1);
-		s[j] = x->slot[i];
-		h[j] = x->hash[i];
-	}
+	for (size_t i = 0; x->slot && i <= x->mask; i++)
+		if (x->slot[i])
+			ix_insert(s, ns - 1, x->slot[i]);
 	index_release(x);
 	x->slot = s;
-	x->hash = h;
 	x->mask = ns - 1;
 	x->n = n;
 	return 0;
+}
+
+/* Put id with hash h into an index that has room (index_grow first). */
+static void index_put(struct index *x, uint64_t h, uint32_t id)
+{
+	ix_insert(x->slot, x->mask, (h & ~(uint64_t)UINT32_MAX) | ((uint64_t)id + 1));
+	x->n++;
 }
 
 /* ---- string interning ---- */
@@ -195,9 +210,9 @@ static int str_intern(struct strtab *t, const char *s, uint32_t *id)
 {
 	uint64_t h = str_hash(s);
 	if (t->idx.slot) {
-		for (size_t j = h & t->idx.mask; t->idx.slot[j]; j = (j + 1) & t->idx.mask) {
-			if (t->idx.hash[j] == h && !strcmp(t->str[t->idx.slot[j]], s)) {
-				*id = t->idx.slot[j];
+		IX_FOR(&t->idx, h, j) {
+			if (!strcmp(t->str[IX_ID(t->idx.slot[j])], s)) {
+				*id = IX_ID(t->idx.slot[j]);
 				return 0;
 			}
 		}
@@ -211,12 +226,7 @@ static int str_intern(struct strtab *t, const char *s, uint32_t *id)
 		return -ENOMEM;
 	uint32_t nid = (uint32_t)t->nr++;
 	t->str[nid] = c;
-	size_t j = h & t->idx.mask;
-	while (t->idx.slot[j])
-		j = (j + 1) & t->idx.mask;
-	t->idx.slot[j] = nid;
-	t->idx.hash[j] = h;
-	t->idx.n++;
+	index_put(&t->idx, h, nid);
 	*id = nid;
 	return 0;
 }
@@ -275,18 +285,23 @@ struct ent {
 	int32_t pid, tid, cpu;
 	uint32_t frame;
 	uint32_t srcline;
-	uint64_t self_period, self_samples, total_period, total_samples;
 	uint32_t root;          /* call-chain root node, NONE32 if none */
-	uint64_t last_seen;     /* sample serial, to count an entry once per chain */
+	uint32_t last_seen;     /* sample serial, to count an entry once per chain */
 	bool kernel;            /* "[k]" as shown: the level when the entry was created */
-	/* lazy_callchains: the public tree built so far, and its min_period */
-	const struct pk_callnode *cc;
-	uint64_t cc_min;
+	uint64_t self_period, self_samples, total_period, total_samples;
 };
 
+/* lazy_callchains: the public tree of an entry built so far, and its min_period */
+struct ent_cc {
+	const struct pk_callnode *cc;
+	uint64_t min;
+};
+
+/* A node's own period (of the chains that end at it) is not stored: it is its period
+ * minus its children's, computed when the public trees are built. */
 struct node {
 	uint32_t parent, frame;
-	uint64_t period, samples, self_period;
+	uint64_t period, samples;
 };
 
 struct hist {
@@ -295,6 +310,7 @@ struct hist {
 	char *name;
 	struct ent *ents;
 	size_t nr_ents, cap_ents;
+	struct ent_cc *ccs;     /* nr_ents, allocated at the first lazy tree */
 	struct index eidx;
 	struct pk_hist_entry *pub_ents;
 	const struct pk_hist_entry **pub_sorted;
@@ -335,6 +351,9 @@ struct pk_report {
 	struct rent *rents;
 	size_t nr_rents, cap_rents;
 	struct index ridx;
+	/* direct-mapped front of ridx: hot addresses are found without the two cache misses
+	 * of an ridx probe; rent = index + 1, 0 = empty */
+	struct rhot { uint64_t ip; uint32_t pid, gen, rent; uint8_t cm; } *rhot;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct index nidx;
@@ -348,7 +367,7 @@ struct pk_report {
 	struct ccache { uint32_t tid; uint32_t id; char comm[32]; bool used; } ccache[1024];
 	struct udso *udsos;
 	size_t nr_udsos, cap_udsos;
-	uint64_t serial;
+	uint32_t serial;
 	bool finished;
 	/* scratch */
 	struct pk_chain_entry chain[MAX_CHAIN];
@@ -362,7 +381,7 @@ struct pk_report {
 	uint32_t *kid_off, *kid;
 	size_t nr_kid_nodes;
 	struct ccpool *ccpool;
-	struct ent **cc_built;  /* entries whose cc is set (lazy_callchains) */
+	struct ent_cc **cc_built; /* entries whose cc is set (lazy_callchains) */
 	size_t nr_cc_built, cap_cc_built;
 	uint32_t *inl_pool;
 	size_t nr_inl, cap_inl;
@@ -544,11 +563,16 @@ static void cc_release(struct pk_report *rep)
 	arr_free(rep->cc_built, rep->cap_cc_built * sizeof(*rep->cc_built));
 	rep->cc_built = NULL;
 	rep->cap_cc_built = 0;
+	for (size_t i = 0; i < rep->nr_hists; i++) {
+		free(rep->hists[i].ccs);
+		rep->hists[i].ccs = NULL;
+	}
 }
 
 static void hist_release(struct hist *h)
 {
 	free(h->name);
+	free(h->ccs);
 	arr_free(h->ents, h->cap_ents * sizeof(*h->ents));
 	index_release(&h->eidx);
 	free(h->pub_ents);
@@ -572,6 +596,7 @@ void pk_report__free(struct pk_report *rep)
 		hist_release(&rep->hists[i]);
 	free(rep->hists);
 	free(rep->gens);
+	free(rep->rhot);
 	arr_free(rep->udsos, rep->cap_udsos * sizeof(*rep->udsos));
 	free(rep->pub_nodes);
 	arr_free(rep->inl_pool, rep->cap_inl * sizeof(*rep->inl_pool));
@@ -664,20 +689,63 @@ static bool frame_same(const struct frame *g, const struct frame *f)
 	return g->sym_start == f->sym_start && g->sym_end == f->sym_end;
 }
 
+static uint64_t frame_hash(const struct frame *f)
+{
+	return mix64(((uint64_t)f->dso << 32 | (f->sym ? 1u : 0u) | (f->inlined ? f->sym << 1 : 0)) ^
+		     mix64(f->sym ? f->sym_start * 31 + f->sym_end : f->addr) ^
+		     (f->kernel ? 0x5bd1e995 : 0) ^ ((uint64_t)f->srcline << 17));
+}
+
+/*
+ * The lookup indexes of frames, nodes and entries are only needed while samples are
+ * aggregated; pk_report__finish releases them (memory for the output phase) and they are
+ * rebuilt here from the arrays when more samples come.
+ */
+static int index_rebuild(struct index *x, size_t n, uint64_t (*hash)(const void *, size_t, bool *),
+			 const void *ctx)
+{
+	if (x->slot || !n)
+		return 0;
+	size_t ns = 1024;
+	while (ns * 3 <= (n + 1) * 4)
+		ns *= 2;
+	x->slot = arr_calloc(ns * sizeof(*x->slot));
+	x->mask = ns - 1;
+	x->n = 0;
+	if (!x->slot) {
+		index_release(x);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool skip = false;
+		uint64_t h = hash(ctx, i, &skip);
+		if (skip)
+			continue;
+		if (index_grow(x))
+			return -ENOMEM;
+		index_put(x, h, (uint32_t)i);
+	}
+	return 0;
+}
+
+static uint64_t frame_hash_at(const void *ctx, size_t i, bool *skip)
+{
+	(void)skip;
+	return frame_hash(&((const struct pk_report *)ctx)->frames[i]);
+}
+
 /* Frames are perf's sort-key identities: DSO by short name, a symbol by its address
  * range (so identical binaries at different paths merge, as in perf report). */
 static int frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *id)
 {
-	uint64_t h = mix64(((uint64_t)f->dso << 32 | (f->sym ? 1u : 0u) | (f->inlined ? f->sym << 1 : 0)) ^
-			   mix64(f->sym ? f->sym_start * 31 + f->sym_end : f->addr) ^
-			   (f->kernel ? 0x5bd1e995 : 0) ^ ((uint64_t)f->srcline << 17));
+	uint64_t h = frame_hash(f);
+	if (index_rebuild(&rep->fidx, rep->nr_frames, frame_hash_at, rep))
+		return -ENOMEM;
 	if (rep->fidx.slot) {
-		for (size_t j = h & rep->fidx.mask; rep->fidx.slot[j]; j = (j + 1) & rep->fidx.mask) {
-			if (rep->fidx.hash[j] != h)
-				continue;
-			const struct frame *g = &rep->frames[rep->fidx.slot[j] - 1];
+		IX_FOR(&rep->fidx, h, j) {
+			const struct frame *g = &rep->frames[IX_ID(rep->fidx.slot[j])];
 			if (frame_same(g, f)) {
-				*id = rep->fidx.slot[j] - 1;
+				*id = IX_ID(rep->fidx.slot[j]);
 				return 0;
 			}
 		}
@@ -687,12 +755,7 @@ static int frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *
 		return -ENOMEM;
 	uint32_t nid = (uint32_t)rep->nr_frames++;
 	rep->frames[nid] = *f;
-	size_t j = h & rep->fidx.mask;
-	while (rep->fidx.slot[j])
-		j = (j + 1) & rep->fidx.mask;
-	rep->fidx.slot[j] = nid + 1;
-	rep->fidx.hash[j] = h;
-	rep->fidx.n++;
+	index_put(&rep->fidx, h, nid);
 	*id = nid;
 	return 0;
 }
@@ -702,13 +765,25 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t i
 {
 	uint32_t *gp = gen_slot(rep, pid, false);
 	uint32_t gen = (gp ? *gp : 0) + rep->kgen * 0x10001u;
+	size_t hot = (size_t)(((ip ^ (uint64_t)pid << 40 ^ (uint64_t)cm << 56) * 0x9e3779b97f4a7c15ULL) >>
+			      (64 - RHOT_BITS));
+	if (rep->rhot) {
+		const struct rhot *c = &rep->rhot[hot];
+		if (c->rent && c->ip == ip && c->pid == pid && c->gen == gen && c->cm == cm) {
+			*out = &rep->rents[c->rent - 1];
+			return 0;
+		}
+	} else {
+		rep->rhot = calloc((size_t)1 << RHOT_BITS, sizeof(*rep->rhot));
+	}
 	uint64_t h = mix64(ip ^ ((uint64_t)pid << 32 | gen) * 0x9e3779b97f4a7c15ULL ^ cm);
 	if (rep->ridx.slot) {
-		for (size_t j = h & rep->ridx.mask; rep->ridx.slot[j]; j = (j + 1) & rep->ridx.mask) {
-			if (rep->ridx.hash[j] != h)
-				continue;
-			struct rent *e = &rep->rents[rep->ridx.slot[j] - 1];
+		IX_FOR(&rep->ridx, h, j) {
+			struct rent *e = &rep->rents[IX_ID(rep->ridx.slot[j])];
 			if (e->ip == ip && e->pid == pid && e->gen == gen && e->cpumode == cm) {
+				if (rep->rhot)
+					rep->rhot[hot] = (struct rhot){ ip, pid, gen,
+									IX_ID(rep->ridx.slot[j]) + 1, cm };
 				*out = e;
 				return 0;
 			}
@@ -752,12 +827,9 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t i
 	rep->rents[nid] = (struct rent){ .ip = ip, .pid = pid, .gen = gen, .cpumode = cm,
 					 .frame = fid, .dso = loc.dso, .dso_addr = loc.dso_addr,
 					 .inl_first = -1 };
-	size_t j = h & rep->ridx.mask;
-	while (rep->ridx.slot[j])
-		j = (j + 1) & rep->ridx.mask;
-	rep->ridx.slot[j] = nid + 1;
-	rep->ridx.hash[j] = h;
-	rep->ridx.n++;
+	index_put(&rep->ridx, h, nid);
+	if (rep->rhot)
+		rep->rhot[hot] = (struct rhot){ ip, pid, gen, nid + 1, cm };
 	*out = &rep->rents[nid];
 	return 0;
 }
@@ -829,28 +901,30 @@ static int node_new(struct pk_report *rep, uint32_t parent, uint32_t frame, uint
 	return 0;
 }
 
+static uint64_t node_hash_at(const void *ctx, size_t i, bool *skip)
+{
+	const struct node *n = &((const struct pk_report *)ctx)->nodes[i];
+	*skip = n->parent == NONE32; /* roots are found through their entry */
+	return mix64((uint64_t)n->parent << 32 | n->frame);
+}
+
 static int node_child(struct pk_report *rep, uint32_t parent, uint32_t frame, uint32_t *id)
 {
 	uint64_t h = mix64((uint64_t)parent << 32 | frame);
+	if (index_rebuild(&rep->nidx, rep->nr_nodes, node_hash_at, rep))
+		return -ENOMEM;
 	if (rep->nidx.slot) {
-		for (size_t j = h & rep->nidx.mask; rep->nidx.slot[j]; j = (j + 1) & rep->nidx.mask) {
-			if (rep->nidx.hash[j] != h)
-				continue;
-			const struct node *n = &rep->nodes[rep->nidx.slot[j] - 1];
+		IX_FOR(&rep->nidx, h, j) {
+			const struct node *n = &rep->nodes[IX_ID(rep->nidx.slot[j])];
 			if (n->parent == parent && n->frame == frame) {
-				*id = rep->nidx.slot[j] - 1;
+				*id = IX_ID(rep->nidx.slot[j]);
 				return 0;
 			}
 		}
 	}
 	if (index_grow(&rep->nidx) || node_new(rep, parent, frame, id))
 		return -ENOMEM;
-	size_t j = h & rep->nidx.mask;
-	while (rep->nidx.slot[j])
-		j = (j + 1) & rep->nidx.mask;
-	rep->nidx.slot[j] = *id + 1;
-	rep->nidx.hash[j] = h;
-	rep->nidx.n++;
+	index_put(&rep->nidx, h, *id);
 	return 0;
 }
 
@@ -870,8 +944,13 @@ static int chain_append(struct pk_report *rep, struct ent *e, const uint32_t *fr
 		rep->nodes[c].samples += w;
 		cur = c;
 	}
-	rep->nodes[cur].self_period += period;
 	return 0;
+}
+
+static uint64_t ent_hash_at(const void *ctx, size_t i, bool *skip)
+{
+	(void)skip;
+	return hkey_hash(&((const struct hist *)ctx)->ents[i].k);
 }
 
 static struct ent *entry_get(struct pk_report *rep, struct hist *h, const struct hkey *k,
@@ -879,11 +958,11 @@ static struct ent *entry_get(struct pk_report *rep, struct hist *h, const struct
 			     uint32_t frame, uint32_t srcline)
 {
 	uint64_t hh = hkey_hash(k);
+	if (index_rebuild(&h->eidx, h->nr_ents, ent_hash_at, h))
+		return NULL;
 	if (h->eidx.slot) {
-		for (size_t j = hh & h->eidx.mask; h->eidx.slot[j]; j = (j + 1) & h->eidx.mask) {
-			if (h->eidx.hash[j] != hh)
-				continue;
-			struct ent *e = &h->ents[h->eidx.slot[j] - 1];
+		IX_FOR(&h->eidx, hh, j) {
+			struct ent *e = &h->ents[IX_ID(h->eidx.slot[j])];
 			if (!memcmp(&e->k, k, sizeof(*k)))
 				return e;
 		}
@@ -896,12 +975,7 @@ static struct ent *entry_get(struct pk_report *rep, struct hist *h, const struct
 	*e = (struct ent){ .k = *k, .comm_id = comm_id, .pid = pid, .tid = tid, .cpu = cpu,
 			   .frame = frame, .srcline = srcline, .root = NONE32, .last_seen = 0,
 			   .kernel = rep->frames[frame].kernel };
-	size_t j = hh & h->eidx.mask;
-	while (h->eidx.slot[j])
-		j = (j + 1) & h->eidx.mask;
-	h->eidx.slot[j] = (uint32_t)nid + 1;
-	h->eidx.hash[j] = hh;
-	h->eidx.n++;
+	index_put(&h->eidx, hh, (uint32_t)nid);
 	rep->finished = false;
 	return e;
 }
@@ -992,7 +1066,13 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 		     bool has_chain, uint32_t sf, const uint32_t *fr, const uint32_t *fa,
 		     const uint32_t *src)
 {
-	rep->serial++;
+	if (!++rep->serial) {
+		/* wrapped: forget the old serials */
+		for (size_t i = 0; i < rep->nr_hists; i++)
+			for (size_t j = 0; j < rep->hists[i].nr_ents; j++)
+				rep->hists[i].ents[j].last_seen = 0;
+		rep->serial = 1;
+	}
 	struct hkey k;
 	struct ent *self = NULL;
 	count_unresolved(rep, sf, w);
@@ -1044,6 +1124,36 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* The resolved-address cache (a memo of pk_machine__resolve and of the srcline and inline
+ * look-ups): not needed once the stream is read. */
+static void rents_release(struct pk_report *rep)
+{
+	free(rep->rhot);
+	rep->rhot = NULL;
+	arr_free(rep->rents, rep->cap_rents * sizeof(*rep->rents));
+	rep->rents = NULL;
+	rep->nr_rents = rep->cap_rents = 0;
+	index_release(&rep->ridx);
+	arr_free(rep->inl_pool, rep->cap_inl * sizeof(*rep->inl_pool));
+	rep->inl_pool = NULL;
+	rep->nr_inl = rep->cap_inl = 0;
+}
+
+/* What only aggregation needs (pending samples, lookup indexes): released at finish. */
+static void agg_release(struct pk_report *rep)
+{
+	arr_free(rep->ppool, rep->cap_ppool * sizeof(*rep->ppool));
+	arr_free(rep->pch, rep->cap_pch * sizeof(*rep->pch));
+	rep->ppool = NULL;
+	rep->pch = NULL;
+	rep->nr_ppool = rep->cap_ppool = rep->nr_pch = rep->cap_pch = 0;
+	index_release(&rep->pidx);
+	index_release(&rep->nidx);
+	index_release(&rep->fidx);
+	for (size_t i = 0; i < rep->nr_hists; i++)
+		index_release(&rep->hists[i].eidx);
 }
 
 /* Aggregate everything pending, in the order each key first appeared (so entries and
@@ -1119,11 +1229,8 @@ static int defer_sample(struct pk_report *rep, struct hist *h, uint32_t comm, in
 	for (size_t i = 0; i < len; i++)
 		hv = (hv ^ k[i]) * 0xff51afd7ed558ccdULL;
 	hv = mix64(hv);
-	size_t j = hv & rep->pidx.mask;
-	for (; rep->pidx.slot[j]; j = (j + 1) & rep->pidx.mask) {
-		if (rep->pidx.hash[j] != hv)
-			continue;
-		struct pchain *c = &rep->pch[rep->pidx.slot[j] - 1];
+	IX_FOR(&rep->pidx, hv, j) {
+		struct pchain *c = &rep->pch[IX_ID(rep->pidx.slot[j])];
 		if (c->len == len && !memcmp(rep->ppool + c->off, k, len * sizeof(*k))) {
 			c->period += period;
 			c->samples++;
@@ -1135,9 +1242,7 @@ static int defer_sample(struct pk_report *rep, struct hist *h, uint32_t comm, in
 					.pid = pid, .tid = tid, .cpu = cpu, .period = period,
 					.samples = 1 };
 	rep->nr_ppool += len;
-	rep->pidx.slot[j] = (uint32_t)id + 1;
-	rep->pidx.hash[j] = hv;
-	rep->pidx.n++;
+	index_put(&rep->pidx, hv, (uint32_t)id);
 	return 0;
 }
 
@@ -1361,6 +1466,10 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 			 (s->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
 	if (has_chain)
 		h->pub.has_callchains = true;
+	/* without trees and children only the sampled location counts: the chain is not
+	 * resolved (nor made part of the pending key, which then merges far more samples) */
+	if (!rep->callgraph && !rep->children)
+		has_chain = false;
 	size_t n = 0;
 	struct rent *re;
 	/* the sampled location: always from s->ip with the sample's cpumode */
@@ -1490,6 +1599,7 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 	}
 	pk_ordered__stats(q, &rep->ost);
 	pk_ordered__free(q);
+	rents_release(rep);
 	if (err < 0)
 		return pk_err(err);
 	err = pk_report__finish(rep);
@@ -1501,8 +1611,11 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 static const struct pk_report *sort_ctx;
 static bool sort_children;
 
+/* (strings of the report are interned: equal ones are usually the same pointer) */
 static int strcmp0(const char *a, const char *b)
 {
+	if (a == b)
+		return 0;
 	return strcmp(a ? a : "", b ? b : "");
 }
 
@@ -1526,7 +1639,7 @@ static int ent_cmp(const void *pa, const void *pb)
 		case PK_SORT_DSO: c = strcmp0(a->dso, b->dso); break;
 		case PK_SORT_SYM:
 			if (a->sym && b->sym)
-				c = strcmp(a->sym, b->sym);
+				c = a->sym == b->sym ? 0 : strcmp(a->sym, b->sym);
 			else if (a->sym || b->sym)
 				c = a->sym ? -1 : 1;
 			else
@@ -1566,7 +1679,11 @@ static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t
 	}
 	p->period = nd->period;
 	p->samples = nd->samples;
-	p->self_period = nd->self_period;
+	/* lazy_callchains: the period minus the children's (build_nodes does it itself) */
+	p->self_period = nd->period;
+	for (size_t i = rep->kid_off ? rep->kid_off[id] : 0,
+		    e = rep->kid_off ? rep->kid_off[id + 1] : 0; i < e; i++)
+		p->self_period -= rep->nodes[rep->kid[i]].period;
 }
 
 static int build_nodes(struct pk_report *rep)
@@ -1589,10 +1706,15 @@ static int build_nodes(struct pk_report *rep)
 	thp_hint(cnt, (n + 1) * sizeof(*cnt));
 	thp_hint(kids, n * sizeof(*kids));
 	for (size_t i = 0; i < n; i++) {
-		const struct node *nd = &rep->nodes[i];
 		cc_fill(rep, &pn[i], (uint32_t)i);
-		if (nd->parent != NONE32)
+		pn[i].self_period = rep->nodes[i].period;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct node *nd = &rep->nodes[i];
+		if (nd->parent != NONE32) {
 			cnt[nd->parent + 1]++;
+			pn[nd->parent].self_period -= nd->period;
+		}
 	}
 	for (size_t i = 1; i <= n; i++)
 		cnt[i] += cnt[i - 1];
@@ -1696,11 +1818,18 @@ static int cc_expand(struct pk_report *rep, struct pk_callnode *p, uint32_t id, 
 	if (!k || depth > MAX_CHAIN + 1)
 		return 0;
 	struct pk_callnode *kids = cc_alloc(rep, k);
-	struct ccpair *pr = malloc(k * sizeof(*pr));
-	if (!kids || !pr) {
-		free(pr);
+	if (!kids)
 		return -ENOMEM;
+	if (k == 1) {
+		/* the common case: a single child, nothing to sort */
+		cc_fill(rep, kids, rep->kid[a]);
+		p->child = kids;
+		return kids->period >= min ? cc_expand(rep, kids, rep->kid[a], min, depth + 1) : 0;
 	}
+	struct ccpair sbuf[8];
+	struct ccpair *pr = k <= PK_ARRAY_SIZE(sbuf) ? sbuf : malloc(k * sizeof(*pr));
+	if (!pr)
+		return -ENOMEM;
 	for (size_t i = 0; i < k; i++) {
 		cc_fill(rep, &kids[i], rep->kid[a + i]);
 		pr[i] = (struct ccpair){ &kids[i], rep->kid[a + i] };
@@ -1714,7 +1843,8 @@ static int cc_expand(struct pk_report *rep, struct pk_callnode *p, uint32_t id, 
 	for (size_t i = 0; i < k && !err; i++)
 		if (pr[i].p->period >= min)
 			err = cc_expand(rep, (struct pk_callnode *)pr[i].p, pr[i].id, min, depth + 1);
-	free(pr);
+	if (pr != sbuf)
+		free(pr);
 	return err;
 }
 
@@ -1727,29 +1857,34 @@ const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
 	if (!rep->lazy_cc)
 		return pe->callchain ? pe->callchain : pk_err_ptr(-ENOENT);
 	struct ent *e = NULL;
+	struct ent_cc *ec = NULL;
 	for (size_t hi = 0; hi < rep->nr_hists && !e; hi++) {
-		const struct hist *h = &rep->hists[hi];
-		if (h->pub_ents && pe >= h->pub_ents && pe < h->pub_ents + h->nr_ents)
+		struct hist *h = &rep->hists[hi];
+		if (h->pub_ents && pe >= h->pub_ents && pe < h->pub_ents + h->nr_ents) {
+			if (!h->ccs && !(h->ccs = calloc(h->nr_ents, sizeof(*h->ccs))))
+				return pk_err_ptr(-ENOMEM);
 			e = &h->ents[pe - h->pub_ents];
+			ec = &h->ccs[pe - h->pub_ents];
+		}
 	}
 	if (!e || e->root == NONE32 || !rep->kid_off)
 		return pk_err_ptr(-ENOENT);
-	if (e->cc && e->cc_min <= min_period)
-		return e->cc;
+	if (ec->cc && ec->min <= min_period)
+		return ec->cc;
 	struct pk_callnode *root = cc_alloc(rep, 1);
 	if (!root)
 		return pk_err_ptr(-ENOMEM);
 	cc_fill(rep, root, e->root);
 	if (cc_expand(rep, root, e->root, min_period, 0))
 		return pk_err_ptr(-ENOMEM);
-	if (!e->cc) {
+	if (!ec->cc) {
 		if (grow((void **)&rep->cc_built, &rep->cap_cc_built, rep->nr_cc_built + 1,
 			 sizeof(*rep->cc_built)))
 			return pk_err_ptr(-ENOMEM);
-		rep->cc_built[rep->nr_cc_built++] = e;
+		rep->cc_built[rep->nr_cc_built++] = ec;
 	}
-	e->cc = root;
-	e->cc_min = min_period;
+	ec->cc = root;
+	ec->min = min_period;
 	return root;
 }
 
@@ -1766,6 +1901,7 @@ int pk_report__finish(struct pk_report *rep)
 	int err = flush_pending(rep);
 	if (err)
 		return pk_err(err);
+	agg_release(rep);
 	cc_release(rep);
 	if (rep->lazy_cc ? build_kids(rep) : build_nodes(rep))
 		return pk_err(-ENOMEM);
