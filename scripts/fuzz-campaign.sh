@@ -20,14 +20,11 @@ secs=${1:-600}
 shift || true
 out=${FUZZ_OUT:-fuzz-campaign}
 mkdir -p "$out"
-if [ ! -f build-fuzz/CMakeCache.txt ]; then
-	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-		-DPK_SANITIZE=ON -DPK_FUZZ=ON >/dev/null || exit 1
-fi
-if [ ! -f build-cov/CMakeCache.txt ]; then
-	cmake -S . -B build-cov -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-		-DPK_FUZZ=ON -DPK_COVERAGE=ON >/dev/null || exit 1
-fi
+# (re)configured every time: a harness added since the last campaign needs a target
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	-DPK_SANITIZE=ON -DPK_FUZZ=ON >/dev/null || exit 1
+cmake -S . -B build-cov -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	-DPK_FUZZ=ON -DPK_COVERAGE=ON >/dev/null || exit 1
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
 	for f in tests/fuzz/fuzz_*.c; do b=${f##*/fuzz_}; names+=("${b%.c}"); done
