@@ -1817,23 +1817,50 @@ static int cc_expand(struct pk_report *rep, struct pk_callnode *p, uint32_t id, 
 	size_t a = rep->kid_off[id], b = rep->kid_off[id + 1], k = b - a;
 	if (!k || depth > MAX_CHAIN + 1)
 		return 0;
-	struct pk_callnode *kids = cc_alloc(rep, k);
-	if (!kids)
-		return -ENOMEM;
+	struct pk_callnode *kids;
 	if (k == 1) {
+		if (!(kids = cc_alloc(rep, 1)))
+			return -ENOMEM;
 		/* the common case: a single child, nothing to sort */
 		cc_fill(rep, kids, rep->kid[a]);
 		p->child = kids;
 		return kids->period >= min ? cc_expand(rep, kids, rep->kid[a], min, depth + 1) : 0;
 	}
+	/* with a minimum, only the children at or above it are given, plus the two largest
+	 * of the rest (so that a node with several children never looks like a chain with
+	 * one): a node with 100k tiny children costs what it prints */
+	size_t x1 = SIZE_MAX, x2 = SIZE_MAX, keep = k;
+	if (min > 0) {
+		keep = 0;
+		for (size_t i = 0; i < k; i++) {
+			uint64_t pp = rep->nodes[rep->kid[a + i]].period;
+			if (pp >= min) {
+				keep++;
+			} else if (x1 == SIZE_MAX || pp > rep->nodes[rep->kid[a + x1]].period) {
+				x2 = x1;
+				x1 = i;
+			} else if (x2 == SIZE_MAX || pp > rep->nodes[rep->kid[a + x2]].period) {
+				x2 = i;
+			}
+		}
+		keep += (x1 != SIZE_MAX) + (x2 != SIZE_MAX);
+	}
+	if (!(kids = cc_alloc(rep, keep)))
+		return -ENOMEM;
 	struct ccpair sbuf[8];
-	struct ccpair *pr = k <= PK_ARRAY_SIZE(sbuf) ? sbuf : malloc(k * sizeof(*pr));
+	struct ccpair *pr = keep <= PK_ARRAY_SIZE(sbuf) ? sbuf : malloc(keep * sizeof(*pr));
 	if (!pr)
 		return -ENOMEM;
-	for (size_t i = 0; i < k; i++) {
-		cc_fill(rep, &kids[i], rep->kid[a + i]);
-		pr[i] = (struct ccpair){ &kids[i], rep->kid[a + i] };
+	size_t n = 0;
+	for (size_t i = 0; i < k && n < keep; i++) {
+		uint32_t kid = rep->kid[a + i];
+		if (keep < k && i != x1 && i != x2 && rep->nodes[kid].period < min)
+			continue;
+		cc_fill(rep, &kids[n], kid);
+		pr[n] = (struct ccpair){ &kids[n], kid };
+		n++;
 	}
+	k = n;
 	if (k > 1)
 		qsort(pr, k, sizeof(*pr), ccpair_cmp);
 	for (size_t i = 0; i < k; i++)

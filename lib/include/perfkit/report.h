@@ -235,8 +235,11 @@ PK_API int pk_report__finish(struct pk_report *rep);
 /*
  * The call-chain tree of entry `e` (virtual root, as pk_hist_entry.callchain). Without
  * lazy_callchains this is e->callchain. With it, the tree is built on the first request:
- * the root and every node with period >= min_period get their complete, sorted child
- * lists; nodes below min_period have child == NULL (0 = the whole tree). That is all a
+ * the root and every node with period >= min_period get their children with period >=
+ * min_period, sorted, followed by the two largest of the others, if any (so a node
+ * with several children never looks like one with a single child); nodes below
+ * min_period have
+ * child == NULL (0 = the whole tree). That is all a
  * printer that does not descend into nodes below an absolute period needs. A request
  * with a smaller min_period than the tree was built with builds it again (a larger one
  * gets the tree already built). Owned by the report, valid until the next
