@@ -510,8 +510,9 @@ static char *pk_build_id_path(const char *debug_dir, const uint8_t *id, size_t l
 	return p;
 }
 
-/* perf's build-id cache copy: <dir>/.build-id/xx/yyyy.../elf */
-static char *pk_build_id_cache_path(const char *dir, const uint8_t *id, size_t len)
+/* perf's build-id cache copy: <dir>/.build-id/xx/yyyy.../elf (".../vdso" for the vdso) */
+static char *pk_build_id_cache_path(const char *dir, const uint8_t *id, size_t len,
+				    bool vdso)
 {
 	char *p = pk_build_id_path(dir, id, len);
 	size_t n = p ? strlen(p) : 0;
@@ -522,7 +523,7 @@ static char *pk_build_id_cache_path(const char *dir, const uint8_t *id, size_t l
 		free(p);
 		return NULL;
 	}
-	strcpy(q + n - 6, "/elf"); /* replaces ".debug" */
+	strcpy(q + n - 6, vdso ? "/vdso" : "/elf"); /* replaces ".debug" */
 	return q;
 }
 
@@ -738,24 +739,28 @@ static int pk_dso_load_elf(struct pk_dso *d)
 	int err;
 
 	if (d->kind == PK_DSO_VDSO) {
-		if (!d->machine->host)
-			return -ENOENT;
-		if (d->memfd < 0)
+		/* this machine's vdso only for a recording made here */
+		if (d->memfd < 0 && d->machine->host)
 			d->memfd = pk_vdso_memfd();
-		if (d->memfd < 0)
-			return d->memfd;
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/self/fd/%d", d->memfd);
-		err = pk_dso_open_elf(d, p, &sv);
+		if (d->memfd < 0) {
+			/* another machine's, or none here (valgrind hides it): the cache */
+			err = d->machine->host ? d->memfd : -ENOENT;
+		} else {
+			char p[64];
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", d->memfd);
+			err = pk_dso_open_elf(d, p, &sv);
+		}
 	} else {
 		err = pk_dso_open_elf(d, path, &sv);
 	}
-	/* the recorded file is gone or was rebuilt: perf's build-id cache may hold it */
-	if (d->kind == PK_DSO_ELF && d->want_bid_len && d->machine->buildid_dir &&
+	/* the recorded file is gone or was rebuilt: perf's build-id cache may hold it (perf
+	 * record also keeps the vdso image there) */
+	if ((d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) && d->want_bid_len &&
+	    d->machine->buildid_dir &&
 	    (err || (d->bid_len && (d->bid_len != d->want_bid_len ||
 				    memcmp(d->bid, d->want_bid, d->bid_len))))) {
 		char *cp = pk_build_id_cache_path(d->machine->buildid_dir, d->want_bid,
-						  d->want_bid_len);
+						  d->want_bid_len, d->kind == PK_DSO_VDSO);
 		if (cp && pk_file_has_build_id(cp, d->want_bid, d->want_bid_len)) {
 			if (d->dwfl)
 				dwfl_end(d->dwfl);
