@@ -68,7 +68,7 @@ cli-valgrind: build
 bench: build
 	@for b in bench/*.sh; do echo "== $$b"; bash $$b $(BUILD) || exit 1; done
 
-# Long fuzz campaign (10 minutes per harness by default; FUZZ_SECS=N to change), with a
+# Long fuzz campaign (10 CPU-minutes per harness by default; FUZZ_SECS=N to change), with a
 # coverage report in fuzz-campaign/summary.txt. Not run by CI (it would not fit the budget).
 FUZZ_SECS ?= 600
 fuzz-long: deps
