@@ -57,6 +57,9 @@ bool pk_opts_valid(const void *opts, size_t user_sz, size_t our_sz, const char *
 ssize_t pk_read_small_file(const char *path, char *buf, size_t max);
 /* Same, relative to a directory fd. */
 ssize_t pk_read_small_fileat(int dirfd, const char *path, char *buf, size_t max);
+/* Up to max bytes of a regular file (no NUL added; procfs files read to EOF): the count,
+ * or -errno (-EISDIR, -EINVAL for a non-regular file). */
+ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max);
 /* Read an integer file ("2\n"). Returns 0 or a negative errno (-PK_ERR_PARSE if not a number). */
 int pk_read_int_file(const char *path, long long *out);
 

@@ -28,15 +28,11 @@ PK_API const char *pk_strerror(int err)
 	return strerror_r(err, buf, sizeof(buf));
 }
 
-ssize_t pk_read_small_fileat(int dirfd, const char *path, char *buf, size_t max)
+ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max)
 {
 	struct stat st;
-	ssize_t total = 0;
-	int fd;
-
-	if (max == 0)
-		return -EINVAL;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	size_t total = 0;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -44,9 +40,9 @@ ssize_t pk_read_small_fileat(int dirfd, const char *path, char *buf, size_t max)
 		close(fd);
 		return e;
 	}
-	/* sysfs reports st_size 4096 for everything, so read until EOF but never past max */
-	while ((size_t)total < max - 1) {
-		ssize_t n = read(fd, buf + total, max - 1 - total);
+	/* procfs and sysfs report sizes 0 or 4096 whatever they hold: read until EOF */
+	while (total < max) {
+		ssize_t n = read(fd, buf + total, max - total);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -56,19 +52,26 @@ ssize_t pk_read_small_fileat(int dirfd, const char *path, char *buf, size_t max)
 		}
 		if (n == 0)
 			break;
-		total += n;
-	}
-	if ((size_t)total == max - 1) {
-		char c;
-		if (read(fd, &c, 1) == 1) {
-			close(fd);
-			buf[total] = '\0';
-			return -EFBIG;
-		}
+		total += (size_t)n;
 	}
 	close(fd);
-	buf[total] = '\0';
-	return total;
+	return (ssize_t)total;
+}
+
+ssize_t pk_read_small_fileat(int dirfd, const char *path, char *buf, size_t max)
+{
+	if (max == 0)
+		return -EINVAL;
+	/* max bytes read means more than max - 1 (the NUL's room) in the file */
+	ssize_t n = pk_read_prefixat(dirfd, path, buf, max);
+	if (n < 0)
+		return n;
+	if ((size_t)n == max) {
+		buf[max - 1] = '\0';
+		return -EFBIG;
+	}
+	buf[n] = '\0';
+	return n;
 }
 
 ssize_t pk_read_small_file(const char *path, char *buf, size_t max)

@@ -59,33 +59,13 @@ struct pk_ksym_cache_rec {
 };
 _Static_assert(sizeof(struct pk_ksym_cache_rec) == 32, "cache record layout");
 
-/* Read up to `max` bytes of a file (a /proc file reports size 0: read until EOF). */
+/* Up to `max` bytes of a file (a /proc file reports size 0: read until EOF). */
 static int pk_read_prefix(const char *path, char *buf, size_t max, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	size_t n = 0;
-	while (n < max) {
-		ssize_t r = read(fd, buf + n, max - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = -errno;
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*len = n;
+	ssize_t n = pk_read_prefixat(AT_FDCWD, path, buf, max);
+	if (n < 0)
+		return (int)n;
+	*len = (size_t)n;
 	return 0;
 }
 
