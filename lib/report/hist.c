@@ -1376,9 +1376,15 @@ static const char *core_name(const char *n)
 	return n;
 }
 
+/* also one function: the ELF name with a symbol version ("clock_nanosleep@GLIBC_2.2.5",
+ * a literal .symtab alias), DWARF's without */
 static bool same_function(const char *dwarf, const char *elf)
 {
-	return !strcmp(dwarf, elf) || !strcmp(core_name(dwarf), core_name(elf));
+	if (!strcmp(dwarf, elf))
+		return true;
+	const char *a = core_name(dwarf), *b = core_name(elf);
+	size_t la = strcspn(a, "@"), lb = strcspn(b, "@");
+	return la == lb && !memcmp(a, b, la);
 }
 
 /*
