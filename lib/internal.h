@@ -60,6 +60,12 @@ ssize_t pk_read_small_fileat(int dirfd, const char *path, char *buf, size_t max)
 /* Up to max bytes of a regular file (no NUL added; procfs files read to EOF): the count,
  * or -errno (-EISDIR, -EINVAL for a non-regular file). */
 ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max);
+/* All of fd (procfs files report size 0: read to EOF) into a malloc'ed, NUL-terminated
+ * buffer starting at `first` bytes and doubling; -EFBIG when the data needs more than
+ * max - 1 bytes. Buffers of 2 MiB or more get a huge-page hint. */
+int pk_read_fd_alloc(int fd, size_t first, size_t max, char **out, size_t *len);
+/* MADV_HUGEPAGE over the whole pages of a buffer of 2 MiB or more (just a hint). */
+void pk_thp_hint(void *p, size_t bytes);
 /* Read an integer file ("2\n"). Returns 0 or a negative errno (-PK_ERR_PARSE if not a number). */
 int pk_read_int_file(const char *path, long long *out);
 

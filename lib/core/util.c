@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
@@ -56,6 +57,55 @@ ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max)
 	}
 	close(fd);
 	return (ssize_t)total;
+}
+
+void pk_thp_hint(void *p, size_t bytes)
+{
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+	if (p && bytes >= (2u << 20) && e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+}
+
+int pk_read_fd_alloc(int fd, size_t first, size_t max, char **out, size_t *len)
+{
+	size_t cap = PK_MAX(PK_MIN(first, max), (size_t)2), n = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	pk_thp_hint(buf, cap);
+	for (;;) {
+		if (cap - n < 2) {
+			if (cap >= max) {
+				free(buf);
+				return -EFBIG;
+			}
+			size_t nc = PK_MIN(cap * 2, max);
+			char *b = realloc(buf, nc);
+			if (!b) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = b;
+			cap = nc;
+			pk_thp_hint(buf, cap);
+		}
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = -errno;
+			free(buf);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
 }
 
 ssize_t pk_read_small_fileat(int dirfd, const char *path, char *buf, size_t max)

@@ -30,49 +30,14 @@ static const uint8_t td_magic[10] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', '
 static int read_all(const char *path, uint8_t **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	size_t cap = 8192, n = 0;
-	uint8_t *buf;
-
 	if (fd < 0)
 		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		if (n == cap) {
-			if (cap >= TD_MAX_FILE) {
-				free(buf);
-				close(fd);
-				return -EFBIG;
-			}
-			uint8_t *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = -errno;
-			free(buf);
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
+	/* up to TD_MAX_FILE bytes of data, plus the NUL the reader adds */
+	char *buf = NULL;
+	int err = pk_read_fd_alloc(fd, 8192, (size_t)TD_MAX_FILE + 1, &buf, len);
 	close(fd);
-	*out = buf;
-	*len = n;
-	return 0;
+	*out = (uint8_t *)buf;
+	return err;
 }
 
 /* Append "<size><contents>" of root/rel with a size field of 4 or 8 bytes. A missing

@@ -35,23 +35,9 @@ static inline uint64_t mix64(uint64_t h)
 
 /* ---- growable arrays ---- */
 
-#define THP_MIN ((size_t)2 << 20)
-
-/*
- * Ask for transparent huge pages on a big array (THP is commonly in "madvise" mode):
- * page faults are a large part of the cost of filling big arrays, especially in VMs, and
- * one fault per 2 MiB instead of per 4 KiB removes nearly all of them. Only the pages
- * wholly inside the block are advised; errors are ignored (it is a hint).
- */
-static void thp_hint(void *p, size_t bytes)
-{
-	if (!p || bytes < THP_MIN)
-		return;
-	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
-	if (e > a)
-		madvise((void *)a, e - a, MADV_HUGEPAGE);
-}
+/* Transparent huge pages for big arrays (pk_thp_hint; THP is commonly in "madvise"
+ * mode): page faults are a large part of the cost of filling big arrays, especially in
+ * VMs, and one fault per 2 MiB instead of per 4 KiB removes nearly all of them. */
 
 /*
  * Arrays of BIG_MIN bytes or more live in their own anonymous mapping: doubling one is an
@@ -72,7 +58,7 @@ static void *big_map(size_t bytes)
 		       -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	thp_hint(p, big_len(bytes));
+	pk_thp_hint(p, big_len(bytes));
 	return p;
 }
 
@@ -101,7 +87,7 @@ static void *arr_resize(void *p, size_t old, size_t nbytes)
 		void *n = mremap(p, big_len(old), big_len(nbytes), MREMAP_MAYMOVE);
 		if (n == MAP_FAILED)
 			return NULL;
-		thp_hint(n, big_len(nbytes));
+		pk_thp_hint(n, big_len(nbytes));
 		return n;
 	}
 	void *n = big_map(nbytes);
@@ -1708,9 +1694,9 @@ static int build_nodes(struct pk_report *rep)
 		free(kids);
 		return -ENOMEM;
 	}
-	thp_hint(pn, n * sizeof(*pn));
-	thp_hint(cnt, (n + 1) * sizeof(*cnt));
-	thp_hint(kids, n * sizeof(*kids));
+	pk_thp_hint(pn, n * sizeof(*pn));
+	pk_thp_hint(cnt, (n + 1) * sizeof(*cnt));
+	pk_thp_hint(kids, n * sizeof(*kids));
 	for (size_t i = 0; i < n; i++) {
 		cc_fill(rep, &pn[i], (uint32_t)i);
 		pn[i].self_period = rep->nodes[i].period;

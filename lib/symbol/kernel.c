@@ -33,58 +33,6 @@ static void pk_ksym_add(struct pk_sym **v, size_t *nr, size_t *cap, uint64_t a, 
 	(*v)[(*nr)++] = (struct pk_sym){ .start = a, .end = a, .name = n, .bind = STB_GLOBAL };
 }
 
-/* Huge pages for a big buffer filled at once (one fault per 2 MiB); just a hint. */
-static void pk_thp_hint(void *p, size_t bytes)
-{
-	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
-	if (bytes >= (2u << 20) && e > a)
-		madvise((void *)a, e - a, MADV_HUGEPAGE);
-}
-
-/* Read all of fd (a regular file; /proc files report size 0) into a malloc'ed buffer
- * with one spare byte. Big reads: /proc/kallsyms costs a syscall per read. */
-static int pk_read_all(int fd, size_t max, char **out, size_t *len)
-{
-	size_t cap = 8u << 20, n = 0;
-	char *buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	pk_thp_hint(buf, cap);
-	for (;;) {
-		if (cap - n < 2) {
-			if (cap >= max) {
-				free(buf);
-				return -EFBIG;
-			}
-			size_t nc = PK_MIN(cap * 2, max);
-			char *b = realloc(buf, nc);
-			if (!b) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = b;
-			cap = nc;
-			pk_thp_hint(buf, cap);
-		}
-		ssize_t r = read(fd, buf + n, cap - n - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = -errno;
-			free(buf);
-			return e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 static int pk_hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
@@ -113,7 +61,8 @@ static int pk_kallsyms_parse(struct pk_machine *m, struct pk_sym **out, size_t *
 	}
 	char *buf = NULL;
 	size_t len = 0;
-	int err = pk_read_all(fd, 256u << 20, &buf, &len);
+	/* big reads: /proc/kallsyms costs a syscall per read */
+	int err = pk_read_fd_alloc(fd, 8u << 20, 256u << 20, &buf, &len);
 	close(fd);
 	if (err) {
 		pk_warn("cannot read '%s': %s; kernel symbols unresolved", m->kallsyms_path,
