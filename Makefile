@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-TSAN_TESTS ?= test_region test_sampler test_overflow
+TSAN_TESTS ?= test_region test_sampler test_overflow test_report
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
 .PHONY: all deps build demo check check-normal check-asan check-tsan cli-record cli-valgrind bench fuzz-long clean

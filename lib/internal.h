@@ -66,6 +66,8 @@ ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max);
 int pk_read_fd_alloc(int fd, size_t first, size_t max, char **out, size_t *len);
 /* MADV_HUGEPAGE over the whole pages of a buffer of 2 MiB or more (just a hint). */
 void pk_thp_hint(void *p, size_t bytes);
+/* CPUs this thread may run on (its affinity mask), at least 1. */
+int pk_online_cpus(void);
 /* Read an integer file ("2\n"). Returns 0 or a negative errno (-PK_ERR_PARSE if not a number). */
 int pk_read_int_file(const char *path, long long *out);
 

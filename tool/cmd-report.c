@@ -48,6 +48,8 @@ const char cmd_report_usage[] =
 	"        --header             print the perf.data header block first\n"
 	"        --header-only        print only the header block\n"
 	"        --json               print a JSON document (same numbers, whole trees)\n"
+	"        --inline             expand inlined functions in every call-chain frame\n"
+	"                             (default: in DWARF-unwound frames only, as perf 6.1)\n"
 	"        --no-inline          do not expand inlined functions in call chains\n"
 	"        --show-empty         also events without samples\n"
 	"        --max-stack <n>      use at most n frames of every call chain (default 127)\n"
@@ -72,7 +74,7 @@ struct report {
 	double percent_limit;
 	bool show_nr;
 	bool by_samples;
-	bool header, header_only, json, quiet, no_inline, show_empty;
+	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
 	int verbose;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];
@@ -1072,7 +1074,7 @@ int cmd_report(int argc, char **argv)
 {
 	enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
 	       O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT,
-	       O_NO_INLINE, O_SHOW_EMPTY };
+	       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "sort", required_argument, NULL, 's' },
@@ -1101,6 +1103,7 @@ int cmd_report(int argc, char **argv)
 		{ "max-stack", required_argument, NULL, O_MAX_STACK },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "no-inline", no_argument, NULL, O_NO_INLINE },
+		{ "inline", no_argument, NULL, O_INLINE },
 		{ "show-empty", no_argument, NULL, O_SHOW_EMPTY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
@@ -1172,7 +1175,8 @@ int cmd_report(int argc, char **argv)
 		case O_STDIO: break;
 		case O_MAX_STACK: R.max_stack = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'q': R.quiet = true; break;
-		case O_NO_INLINE: R.no_inline = true; break;
+		case O_NO_INLINE: R.no_inline = true; R.all_inline = false; break;
+		case O_INLINE: R.all_inline = true; R.no_inline = false; break;
 		case O_SHOW_EMPTY: R.show_empty = true; break;
 		case 'v': R.verbose++; break;
 		default:
@@ -1266,6 +1270,8 @@ int cmd_report(int argc, char **argv)
 		.children = R.children == 1, .callgraph = any_cc && R.cg != CG_NONE,
 		.order = R.order, .max_stack = R.max_stack, .host = recorded_here(rd),
 		.inlines = !R.no_inline,
+		.inlines_all = R.all_inline,
+		.no_reader_thread = getenv("PERFKIT_NO_THREADS") != NULL,
 		.pids = R.pids, .nr_pids = R.nr_pids, .tids = R.tids, .nr_tids = R.nr_tids,
 		.cpus = R.cpus, .nr_cpus = R.nr_cpus,
 		.comms = (const char *const *)R.comms, .nr_comms = R.nr_comms,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
+#include <sched.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -57,6 +58,15 @@ ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max)
 	}
 	close(fd);
 	return (ssize_t)total;
+}
+
+int pk_online_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	int n = CPU_COUNT(&set);
+	return n > 0 ? n : 1;
 }
 
 void pk_thp_hint(void *p, size_t bytes)

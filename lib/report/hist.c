@@ -18,6 +18,7 @@
 #include <perfkit/report.h>
 #include <perfkit/event.h>
 #include "internal.h"
+#include "feed.h"
 
 #define NONE32 UINT32_MAX
 #define RHOT_BITS 14
@@ -314,8 +315,13 @@ struct ccpool {
 	struct pk_callnode n[];
 };
 
+/* key layout in ppool (see struct pchain) */
+enum { PK_HIST, PK_COMM, PK_PID, PK_TID, PK_CPU, PK_FLAGS, PK_N, PK_SELF, PK_HDR };
+#define PK_HDR_WORDS 8
+_Static_assert(PK_HDR == PK_HDR_WORDS, "pending key header");
+
 struct pk_report {
-	bool children, callgraph, no_callchain, inlines, host, lazy_cc;
+	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread;
 	enum pk_cg_order order;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];
@@ -351,6 +357,10 @@ struct pk_report {
 	uint32_t kgen;
 	/* comm cache per tid */
 	struct ccache { uint32_t tid; uint32_t id; char comm[32]; bool used; } ccache[1024];
+	/* comm ids of recent sample threads, valid while cepoch stays (a record other than a
+	 * sample may rename a thread: it starts a new epoch); epoch 0 = empty */
+	struct { uint32_t tid, id, epoch; } cfast[256];
+	uint32_t cepoch;
 	struct udso *udsos;
 	size_t nr_udsos, cap_udsos;
 	uint32_t serial;
@@ -373,12 +383,14 @@ struct pk_report {
 	size_t nr_inl, cap_inl;
 	uint32_t self_frame;
 	uint32_t cabs[MAX_CHAIN];
-	/* samples waiting to be aggregated, merged by identical key (see defer_sample) */
+	/* samples waiting to be aggregated, merged by identical key (see defer_key) */
 	uint32_t *ppool;
 	size_t nr_ppool, cap_ppool;
 	struct pchain *pch;
 	size_t nr_pch, cap_pch;
 	struct index pidx;
+	/* the pending key under construction (pending_key) */
+	uint32_t kbuf[PK_HDR_WORDS + 3 * MAX_CHAIN];
 };
 
 /* A distinct aggregation key (hist, comm, pid/tid/cpu as sorted on, chain frames) and
@@ -389,8 +401,7 @@ struct pchain {
 	uint64_t period, samples;
 };
 
-/* key layout in ppool */
-enum { PK_HIST, PK_COMM, PK_PID, PK_TID, PK_CPU, PK_FLAGS, PK_N, PK_SELF, PK_HDR };
+
 #define PF_CHAIN 1u
 #define PF_ABS 2u
 #define PF_SRC 4u
@@ -489,6 +500,9 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 	if (!rep->max_stack || rep->max_stack > MAX_CHAIN)
 		rep->max_stack = rep->max_stack ? MAX_CHAIN : 127;
 	rep->inlines = PK_OPTS_GET(o, inlines, false);
+	rep->inlines_all = PK_OPTS_GET(o, inlines_all, false);
+	rep->cepoch = 1;
+	rep->reader_thread = !PK_OPTS_GET(o, no_reader_thread, false);
 	rep->lazy_cc = PK_OPTS_GET(o, lazy_callchains, false);
 	rep->time_start = PK_OPTS_GET(o, time_start, 0);
 	rep->time_end = PK_OPTS_GET(o, time_end, 0);
@@ -565,6 +579,8 @@ static void hist_release(struct hist *h)
 	free(h->pub_sorted);
 }
 
+static void rents_release(struct pk_report *rep);
+
 void pk_report__free(struct pk_report *rep)
 {
 	if (!rep)
@@ -574,18 +590,15 @@ void pk_report__free(struct pk_report *rep)
 	str_release(&rep->strs);
 	arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
 	index_release(&rep->fidx);
-	arr_free(rep->rents, rep->cap_rents * sizeof(*rep->rents));
-	index_release(&rep->ridx);
+	rents_release(rep);
 	arr_free(rep->nodes, rep->cap_nodes * sizeof(*rep->nodes));
 	index_release(&rep->nidx);
 	for (size_t i = 0; i < rep->nr_hists; i++)
 		hist_release(&rep->hists[i]);
 	free(rep->hists);
 	free(rep->gens);
-	free(rep->rhot);
 	arr_free(rep->udsos, rep->cap_udsos * sizeof(*rep->udsos));
 	free(rep->pub_nodes);
-	arr_free(rep->inl_pool, rep->cap_inl * sizeof(*rep->inl_pool));
 	arr_free(rep->ppool, rep->cap_ppool * sizeof(*rep->ppool));
 	arr_free(rep->pch, rep->cap_pch * sizeof(*rep->pch));
 	index_release(&rep->pidx);
@@ -746,11 +759,16 @@ static int frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *
 	return 0;
 }
 
-static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t ip, uint8_t cm,
-		   struct rent **out)
+/* the map generation of pid (its maps and the kernel's), part of every cache key */
+static uint32_t gen_of(struct pk_report *rep, uint32_t pid)
 {
 	uint32_t *gp = gen_slot(rep, pid, false);
-	uint32_t gen = (gp ? *gp : 0) + rep->kgen * 0x10001u;
+	return (gp ? *gp : 0) + rep->kgen * 0x10001u;
+}
+
+static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen, uint64_t ip,
+		   uint8_t cm, struct rent **out)
+{
 	size_t hot = (size_t)(((ip ^ (uint64_t)pid << 40 ^ (uint64_t)cm << 56) * 0x9e3779b97f4a7c15ULL) >>
 			      (64 - RHOT_BITS));
 	if (rep->rhot) {
@@ -1173,17 +1191,42 @@ static int flush_pending(struct pk_report *rep)
 	return err;
 }
 
-/*
- * Queue one sample (chain in rep->cframes/cabs/csrc, n entries) for aggregation. Samples
- * with the same key only add up their period and count, so a repeated call chain costs
- * one hash lookup instead of a walk of every cumulative entry's tree.
- */
-static int defer_sample(struct pk_report *rep, struct hist *h, uint32_t comm, int32_t pid,
-			int32_t tid, int32_t cpu, uint64_t period, size_t n, bool has_chain)
+/* two words at a time in two independent multiply chains: the key is hashed for every
+ * sample, and one serial chain over 32-bit words was 5 % of a report */
+static uint64_t key_hash(const uint32_t *k, size_t len)
 {
-	uint32_t fl = (has_chain ? PF_CHAIN : 0) | (rep->children && has_chain ? PF_ABS : 0) |
-		      (rep->key_on[PK_SORT_SRCLINE] ? PF_SRC : 0);
-	size_t len = PK_HDR + n * (1 + !!(fl & PF_ABS) + !!(fl & PF_SRC));
+	uint64_t a = 0x9e3779b97f4a7c15ULL, b = 0xc2b2ae3d27d4eb4fULL ^ len;
+	size_t i = 0;
+	for (; i + 4 <= len; i += 4) {
+		uint64_t x, y;
+		memcpy(&x, k + i, 8);
+		memcpy(&y, k + i + 2, 8);
+		a = (a ^ x) * 0xff51afd7ed558ccdULL;
+		b = (b ^ y) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	for (; i < len; i++)
+		a = (a ^ k[i]) * 0xff51afd7ed558ccdULL;
+	return mix64(a ^ (b >> 31) ^ (b << 33));
+}
+
+/*
+ * Queue one sample with pending key k[0..len) (hash hv) for aggregation. Samples with the
+ * same key only add up their period and count, so a repeated call chain costs one hash
+ * lookup instead of a walk of every cumulative entry's tree.
+ */
+static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint64_t hv,
+		     int32_t pid, int32_t tid, int32_t cpu, uint64_t period)
+{
+	if (rep->pidx.slot) {
+		IX_FOR(&rep->pidx, hv, j) {
+			struct pchain *c = &rep->pch[IX_ID(rep->pidx.slot[j])];
+			if (c->len == len && !memcmp(rep->ppool + c->off, k, len * sizeof(*k))) {
+				c->period += period;
+				c->samples++;
+				return 0;
+			}
+		}
+	}
 	if (rep->nr_ppool + len > PPOOL_FLUSH_WORDS && rep->nr_pch) {
 		int err = flush_pending(rep);
 		if (err)
@@ -1193,7 +1236,25 @@ static int defer_sample(struct pk_report *rep, struct hist *h, uint32_t comm, in
 	    grow((void **)&rep->pch, &rep->cap_pch, rep->nr_pch + 1, sizeof(struct pchain)) ||
 	    index_grow(&rep->pidx))
 		return -ENOMEM;
-	uint32_t *k = rep->ppool + rep->nr_ppool;
+	memcpy(rep->ppool + rep->nr_ppool, k, len * sizeof(*k));
+	size_t id = rep->nr_pch++;
+	rep->pch[id] = (struct pchain){ .off = (uint32_t)rep->nr_ppool, .len = (uint32_t)len,
+					.pid = pid, .tid = tid, .cpu = cpu, .period = period,
+					.samples = 1 };
+	rep->nr_ppool += len;
+	index_put(&rep->pidx, hv, (uint32_t)id);
+	return 0;
+}
+
+/* The pending key of the sample whose chain is in rep->cframes/cabs/csrc (n entries),
+ * written to rep->kbuf. Returns its length in words. */
+static size_t pending_key(struct pk_report *rep, struct hist *h, uint32_t comm, int32_t pid,
+			  int32_t tid, int32_t cpu, size_t n, bool has_chain)
+{
+	uint32_t fl = (has_chain ? PF_CHAIN : 0) | (rep->children && has_chain ? PF_ABS : 0) |
+		      (rep->key_on[PK_SORT_SRCLINE] ? PF_SRC : 0);
+	size_t len = PK_HDR + n * (1 + !!(fl & PF_ABS) + !!(fl & PF_SRC));
+	uint32_t *k = rep->kbuf;
 	k[PK_HIST] = (uint32_t)(h - rep->hists);
 	k[PK_COMM] = comm;
 	k[PK_PID] = rep->key_on[PK_SORT_PID] ? (uint32_t)pid : 0;
@@ -1211,25 +1272,7 @@ static int defer_sample(struct pk_report *rep, struct hist *h, uint32_t comm, in
 	}
 	if (fl & PF_SRC)
 		memcpy(p, rep->csrc, n * sizeof(*p));
-	uint64_t hv = 0x9e3779b97f4a7c15ULL;
-	for (size_t i = 0; i < len; i++)
-		hv = (hv ^ k[i]) * 0xff51afd7ed558ccdULL;
-	hv = mix64(hv);
-	IX_FOR(&rep->pidx, hv, j) {
-		struct pchain *c = &rep->pch[IX_ID(rep->pidx.slot[j])];
-		if (c->len == len && !memcmp(rep->ppool + c->off, k, len * sizeof(*k))) {
-			c->period += period;
-			c->samples++;
-			return 0;
-		}
-	}
-	size_t id = rep->nr_pch++;
-	rep->pch[id] = (struct pchain){ .off = (uint32_t)rep->nr_ppool, .len = (uint32_t)len,
-					.pid = pid, .tid = tid, .cpu = cpu, .period = period,
-					.samples = 1 };
-	rep->nr_ppool += len;
-	index_put(&rep->pidx, hv, (uint32_t)id);
-	return 0;
+	return len;
 }
 
 static uint32_t comm_id(struct pk_report *rep, uint32_t tid, const char *comm)
@@ -1363,13 +1406,14 @@ static const char *core_name(const char *n)
 }
 
 /* also one function: the ELF name with a symbol version ("clock_nanosleep@GLIBC_2.2.5",
- * a literal .symtab alias), DWARF's without */
+ * a literal .symtab alias) or a clone suffix, DWARF's without */
 static bool same_function(const char *dwarf, const char *elf)
 {
 	if (!strcmp(dwarf, elf))
 		return true;
 	const char *a = core_name(dwarf), *b = core_name(elf);
-	size_t la = strcspn(a, "@"), lb = strcspn(b, "@");
+	/* and GCC's clones of it: "msort.constprop.0", "f.isra.0", "g.part.0", "h.cold" */
+	size_t la = strcspn(a, "@."), lb = strcspn(b, "@.");
 	return la == lb && !memcmp(a, b, la);
 }
 
@@ -1425,10 +1469,20 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 	return e->inl_n;
 }
 
+/* The hist of an attr. Its name is read only when the hist is created (every attr of the
+ * input has one from the start): with a reader thread, an attr's name may be replaced
+ * by an EVENT_UPDATE while samples of it are aggregated. */
+static struct hist *hist_of(struct pk_report *rep, const struct pk_data_attr *a)
+{
+	if (a->idx >= 0 && (size_t)a->idx < rep->nr_hists && rep->hists[a->idx].used)
+		return &rep->hists[a->idx];
+	char nb[64];
+	return hist_get(rep, a->idx, attr_name(a, nb, sizeof(nb)));
+}
+
 static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const struct pk_sample *s)
 {
-	char nb[64];
-	struct hist *h = hist_get(rep, a->idx, attr_name(a, nb, sizeof(nb)));
+	struct hist *h = hist_of(rep, a);
 	if (!h)
 		return -ENOMEM;
 	h->pub.attr = a;
@@ -1448,8 +1502,14 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		h->pub.nr_filtered++;
 		return 0;
 	}
-	const char *comm = pk_machine__comm_of(rep->m, s->tid);
-	uint32_t cid = comm_id(rep, s->tid, comm);
+	uint32_t cid;
+	__typeof__(rep->cfast[0]) *cf = &rep->cfast[(s->tid * 0x9e3779b1u) >> 24];
+	if (cf->epoch == rep->cepoch && cf->tid == s->tid) {
+		cid = cf->id;
+	} else {
+		cid = comm_id(rep, s->tid, pk_machine__comm_of(rep->m, s->tid));
+		*cf = (__typeof__(*cf)){ s->tid, cid, rep->cepoch };
+	}
 	if (rep->nr_comms && !match_str(rep->comms, rep->nr_comms, str_get(&rep->strs, cid))) {
 		h->pub.nr_filtered++;
 		return 0;
@@ -1462,10 +1522,11 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	 * resolved (nor made part of the pending key, which then merges far more samples) */
 	if (!rep->callgraph && !rep->children)
 		has_chain = false;
+	uint32_t gen = gen_of(rep, s->pid);
 	size_t n = 0;
 	struct rent *re;
 	/* the sampled location: always from s->ip with the sample's cpumode */
-	int err = resolve(rep, s->pid, s->tid, s->ip, s->cpumode, &re);
+	int err = resolve(rep, s->pid, s->tid, gen, s->ip, s->cpumode, &re);
 	if (err)
 		return err;
 	rep->self_frame = re->frame;
@@ -1481,15 +1542,20 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		if (nc <= 0) {
 			rep->chain[0].ip = s->ip;
 			rep->chain[0].cpumode = s->cpumode;
+			rep->chain[0].flags = 0;
 			nc = 1;
 		}
 		for (size_t i = 0; i < (size_t)nc && n < MAX_CHAIN; i++) {
-			err = resolve(rep, s->pid, s->tid, rep->chain[i].ip, rep->chain[i].cpumode, &re);
+			err = resolve(rep, s->pid, s->tid, gen, rep->chain[i].ip,
+				      rep->chain[i].cpumode, &re);
 			if (err)
 				return err;
 			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re) : 0;
 			const uint32_t *ifr = NULL;
-			size_t ni = rep->inlines ? inlines_of(rep, re, &ifr) : 0;
+			/* perf 6.1 expands only DWARF-unwound frames */
+			size_t ni = rep->inlines && (rep->inlines_all ||
+						     (rep->chain[i].flags & PK_CHAIN_UNWOUND))
+					    ? inlines_of(rep, re, &ifr) : 0;
 			if (!ni) {
 				ifr = &re->frame;
 				ni = 1;
@@ -1510,51 +1576,53 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 			rep->cabs[i] = rep->frames[fi].sym ? fi : frame_abs(rep, fi, rep->cip[i]);
 		}
 	}
-	return defer_sample(rep, h, cid, pid, tid, cpu, period, n, has_chain);
+	size_t klen = pending_key(rep, h, cid, pid, tid, cpu, n, has_chain);
+	uint64_t khash = key_hash(rep->kbuf, klen);
+	return defer_key(rep, rep->kbuf, klen, khash, pid, tid, cpu, period);
 }
 
-static int do_record(struct pk_report *rep, const struct pk_data_event *ev)
+static int do_record(struct pk_report *rep, const struct pk_feed_item *it)
 {
-	const struct perf_event_header *hdr = ev->hdr;
-	if (hdr->type >= 64 || !hdr->type)
-		return 0;
-	const struct pk_data_attr *a = ev->attr;
-	struct pk_record r;
-	int d = pk_record__decode(a && a->layout_ok ? &a->layout : NULL, hdr, &r, NULL);
-	if (d)
-		return 0; /* unknown or malformed: the reader already warned about corruption */
-	switch (r.type) {
+	if (it->dec)
+		return 0; /* not a kernel record, unknown or malformed (the reader warned) */
+	const struct pk_data_attr *a = it->ev.attr;
+	const struct pk_record *r = &it->rec;
+	if (r->type != PERF_RECORD_SAMPLE && !++rep->cepoch) {
+		/* COMM, FORK, EXIT, ... may rename a thread; on wrap-around empty the table */
+		memset(rep->cfast, 0, sizeof(rep->cfast));
+		rep->cepoch = 1;
+	}
+	switch (r->type) {
 	case PERF_RECORD_SAMPLE:
-		return a ? do_sample(rep, a, &r.sample) : 0;
+		return a ? do_sample(rep, a, &r->sample) : 0;
 	case PERF_RECORD_MMAP:
-		bump_gen(rep, r.mmap.pid);
-		if (r.mmap.pid == (uint32_t)-1 || r.cpumode == PK_CPUMODE_KERNEL)
+		bump_gen(rep, r->mmap.pid);
+		if (r->mmap.pid == (uint32_t)-1 || r->cpumode == PK_CPUMODE_KERNEL)
 			rep->kgen++;
 		break;
 	case PERF_RECORD_MMAP2:
-		bump_gen(rep, r.mmap2.pid);
-		if (r.mmap2.pid == (uint32_t)-1 || r.cpumode == PK_CPUMODE_KERNEL)
+		bump_gen(rep, r->mmap2.pid);
+		if (r->mmap2.pid == (uint32_t)-1 || r->cpumode == PK_CPUMODE_KERNEL)
 			rep->kgen++;
 		break;
 	case PERF_RECORD_COMM:
-		if (r.comm.exec)
-			bump_gen(rep, r.comm.pid);
+		if (r->comm.exec)
+			bump_gen(rep, r->comm.pid);
 		break;
 	case PERF_RECORD_FORK:
-		bump_gen(rep, r.task.pid);
+		bump_gen(rep, r->task.pid);
 		break;
 	case PERF_RECORD_LOST:
 		if (a) {
-			char nb[64];
-			struct hist *h = hist_get(rep, a->idx, attr_name(a, nb, sizeof(nb)));
+			struct hist *h = hist_of(rep, a);
 			if (h)
-				h->pub.nr_lost += r.lost.lost;
+				h->pub.nr_lost += r->lost.lost;
 		}
 		break;
 	default:
 		break;
 	}
-	return pk_machine__process(rep->m, &r);
+	return pk_machine__process(rep->m, r);
 }
 
 int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
@@ -1576,21 +1644,20 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 		if (h)
 			h->pub.attr = a;
 	}
-	struct pk_ordered *q = pk_ordered__new(NULL);
-	if (!q)
-		return pk_err(-ENOMEM);
-	struct pk_data_event ev;
+	struct pk_feed *f;
+	int err = pk_feed__start(&f, r, rep->reader_thread && pk_online_cpus() >= 2);
+	if (err)
+		return pk_err(err);
+	const struct pk_feed_item *it;
 	uint64_t nrec = 0;
-	int err;
-	while ((err = pk_ordered__next(q, r, &ev)) > 0) {
-		err = do_record(rep, &ev);
+	while ((err = pk_feed__next(f, &it)) > 0) {
+		err = do_record(rep, it);
 		if (err)
 			break;
 		if (progress && !(++nrec & 0xffff))
-			progress(ev.offset, nrec, ctx);
+			progress(it->ev.offset, nrec, ctx);
 	}
-	pk_ordered__stats(q, &rep->ost);
-	pk_ordered__free(q);
+	pk_feed__stop(f, &rep->ost);
 	rents_release(rep);
 	if (err < 0)
 		return pk_err(err);

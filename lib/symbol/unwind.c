@@ -434,11 +434,11 @@ PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s
 				continue;
 			}
 			if (n < max)
-				out[n++] = (struct pk_chain_entry){ ip, mode };
+				out[n++] = (struct pk_chain_entry){ ip, mode, 0 };
 		}
 	} else if (!dwarf || s->cpumode != PK_CPUMODE_USER) {
 		if (n < max)
-			out[n++] = (struct pk_chain_entry){ s->ip, s->cpumode };
+			out[n++] = (struct pk_chain_entry){ s->ip, s->cpumode, 0 };
 	}
 	if (dwarf && n < max) {
 		uint64_t ips[PK_UNWIND_MAX_FRAMES];
@@ -448,10 +448,11 @@ PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s
 		if ((size_t)k < nfpu) {
 			m->uw_fallbacks++;
 			for (size_t i = 0; i < nfpu && n < max; i++)
-				out[n++] = (struct pk_chain_entry){ fpu[i], PK_CPUMODE_USER };
+				out[n++] = (struct pk_chain_entry){ fpu[i], PK_CPUMODE_USER, 0 };
 		} else {
 			for (int i = 0; i < k && n < max; i++)
-				out[n++] = (struct pk_chain_entry){ ips[i], PK_CPUMODE_USER };
+				out[n++] = (struct pk_chain_entry){ ips[i], PK_CPUMODE_USER,
+								   PK_CHAIN_UNWOUND };
 		}
 	}
 	return (int)n;

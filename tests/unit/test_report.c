@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
 
@@ -522,6 +524,153 @@ static void test_ordered_mapped(void **state)
 	free(dir);
 }
 
+/* ---- the reader thread ---- */
+
+static int pk_online_cpus_for_test(void)
+{
+	cpu_set_t set;
+	return sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
+}
+
+/* A file of `n` samples with 1..6-frame call chains over a few threads, in scrambled
+ * rounds, with COMM records (one renaming thread 3 half-way). */
+static void write_feed_file(const char *path, int n)
+{
+	struct pk_attr at;
+	memset(&at, 0, sizeof(at));
+	at.attr.type = PERF_TYPE_SOFTWARE;
+	at.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	at.attr.sample_period = 1000;
+	at.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			      PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	at.attr.sample_id_all = 1;
+	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
+	assert_non_null(w);
+	uint64_t id = 1;
+	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	uint64_t u[32];
+	unsigned seed = 11;
+	const int per_round = 997;
+	for (int i = 0; i < n; i++) {
+		uint64_t t = (uint64_t)(i / per_round) * per_round * 10 + 1;
+		if (i % per_round == 0 || i == n / 2) {
+			/* COMM of threads 1..4 ("t1".."t4"; thread 3 becomes "renamed") */
+			for (uint32_t tid = 1; tid <= 4; tid++) {
+				memset(u, 0, sizeof(u));
+				struct perf_event_header h = { .type = PERF_RECORD_COMM,
+							       .size = 8 + 8 + 16 + 16 };
+				memcpy(&u[0], &h, 8);
+				u[1] = (uint64_t)tid << 32 | 100;
+				snprintf((char *)&u[2], 16, "%s%u",
+					 tid == 3 && i >= n / 2 ? "renamed" : "t", tid);
+				u[4] = (uint64_t)tid << 32 | 100;
+				u[5] = t + (uint64_t)(i % per_round) * 10;
+				assert_int_equal(pk_data_writer__write_record(w,
+						(const struct perf_event_header *)u), 0);
+			}
+		}
+		seed = seed * 1103515245u + 12345u;
+		uint32_t tid = 1 + (seed >> 10) % 4;
+		uint32_t nr = 1 + (seed >> 14) % 6;
+		memset(u, 0, sizeof(u));
+		struct perf_event_header h = { .type = PERF_RECORD_SAMPLE,
+					       .misc = PERF_RECORD_MISC_USER,
+					       .size = (uint16_t)(8 + 5 * 8 + nr * 8) };
+		memcpy(&u[0], &h, 8);
+		u[1] = 0x400000 + ((seed >> 18) % 16) * 0x10;         /* ip */
+		u[2] = (uint64_t)tid << 32 | 100;                      /* pid 100 */
+		u[3] = t + (uint64_t)((seed >> 5) % per_round) * 10;    /* time, scrambled */
+		u[4] = 1 + (seed >> 20) % 3;                           /* period */
+		u[5] = nr;
+		u[6] = u[1];
+		for (uint32_t k = 1; k < nr; k++)
+			u[6 + k] = 0x500000 + (((seed >> (k * 3)) % 5) * 0x100) + k;
+		assert_int_equal(pk_data_writer__write_record(w,
+				(const struct perf_event_header *)u), 0);
+		if (i % per_round == per_round - 1)
+			assert_int_equal(pk_data_writer__finish_round(w), 0);
+	}
+	assert_int_equal(pk_data_writer__close(w), 0);
+}
+
+/* Every number of a report of `path`, as text (entries in their sorted order). */
+static char *report_dump(const char *path, bool children, bool no_thread, int *perr)
+{
+	PK_OPTS(pk_report_opts, o, .children = children, .callgraph = true,
+		.no_reader_thread = no_thread);
+	struct pk_report *rep = pk_report__new(&o);
+	assert_non_null(rep);
+	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
+	assert_non_null(r);
+	*perr = pk_report__process(rep, r, NULL, NULL);
+	size_t cap = 1 << 20, len = 0;
+	char *out = malloc(cap);
+	assert_non_null(out);
+	const struct pk_hist *h = pk_report__hist(rep, 0);
+	if (h) {
+		len += (size_t)snprintf(out + len, cap - len, "%s %llu %llu %zu\n", h->name,
+					(unsigned long long)h->nr_samples,
+					(unsigned long long)h->total_period, h->nr_entries);
+		for (size_t i = 0; i < h->nr_entries && len + 256 < cap; i++) {
+			const struct pk_hist_entry *e = h->entries[i];
+			len += (size_t)snprintf(out + len, cap - len, "%s %s %s %llx %llu %llu %llu\n",
+						e->comm, e->dso, e->sym ? e->sym : "-",
+						(unsigned long long)e->addr,
+						(unsigned long long)e->self_period,
+						(unsigned long long)e->total_period,
+						(unsigned long long)e->total_samples);
+		}
+	}
+	pk_report__free(rep);
+	pk_data_reader__free(r);
+	return out;
+}
+
+static void test_reader_thread(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("feed");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	const int n = 40000;
+	write_feed_file(path, n);
+	for (int children = 0; children < 2; children++) {
+		int e1, e2;
+		char *a = report_dump(path, children, false, &e1);
+		char *b = report_dump(path, children, true, &e2);
+		assert_int_equal(e1, 0);
+		assert_int_equal(e2, 0);
+		/* the same report, with or without the reader thread */
+		assert_string_equal(a, b);
+		char head[64];
+		snprintf(head, sizeof(head), "cpu-clock %d ", n);
+		assert_true(!strncmp(a, head, strlen(head)));
+		/* the rename half-way through is seen by the samples after it only */
+		assert_non_null(strstr(a, "\nrenamed3 "));
+		assert_non_null(strstr(a, "\nt3 "));
+		free(a);
+		free(b);
+	}
+	/* a file cut short: both read the same records and report the same error */
+	FILE *fp = fopen(path, "r+");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+	long size = ftell(fp);
+	fclose(fp);
+	assert_int_equal(truncate(path, size * 3 / 5), 0);
+	int e1, e2;
+	char *a = report_dump(path, true, false, &e1);
+	char *b = report_dump(path, true, true, &e2);
+	assert_int_equal(e1, e2);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	if (pk_online_cpus_for_test() < 2)
+		print_message("(one CPU: the reader thread was not used)\n");
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -534,6 +683,7 @@ int main(void)
 		cmocka_unit_test(test_sort_keys_and_filters),
 		cmocka_unit_test(test_lazy_callchains),
 		cmocka_unit_test(test_ordered_mapped),
+		cmocka_unit_test(test_reader_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

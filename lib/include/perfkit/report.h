@@ -134,7 +134,8 @@ struct pk_report_opts {
 	enum pk_cg_order order;
 	bool no_callchain;      /* use only the sampled ip even if callchains exist */
 	unsigned int max_stack; /* frames of a chain used (0 = 127, perf's default) */
-	bool inlines;           /* expand inlined functions into call-chain frames */
+	bool inlines;           /* expand inlined functions into the call-chain frames that
+				 * DWARF unwinding gave (perf 6.1's --inline, its default) */
 	/* Machine model (see pk_machine_opts). */
 	bool host;
 	const char *kallsyms;
@@ -150,6 +151,13 @@ struct pk_report_opts {
 	/* Do not build every entry's tree at pk_report__finish (entries' callchain stays
 	 * NULL): get them with pk_report__callchain, which builds only what is asked for. */
 	bool lazy_callchains;
+	/* With inlines: expand the frames of recorded (frame-pointer, kernel) call chains
+	 * too. perf 6.1 does not look them up; newer perf versions do. */
+	bool inlines_all;
+	/* Read, order and decode the input on the caller's thread. By default a second
+	 * thread does that when two or more CPUs are available and the input is a file
+	 * (the result is the same either way). */
+	bool no_reader_thread;
 	size_t :0;
 };
 

@@ -222,7 +222,10 @@ struct pk_chain_entry {
 	uint64_t ip;            /* as the kernel / unwinder gave it (caller frames of DWARF
 				 * unwinding are return address - 1, as perf reports them) */
 	uint8_t cpumode;        /* enum pk_cpumode of the address space of ip */
+	uint8_t flags;          /* PK_CHAIN_UNWOUND */
 };
+/* the entry comes from DWARF unwinding (not from the recorded frame-pointer chain) */
+#define PK_CHAIN_UNWOUND 0x1u
 
 /*
  * Unwind the user stack of a `--call-graph dwarf` sample (REGS_USER + STACK_USER) with

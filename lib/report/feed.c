@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/report/feed.c - the time-ordered record stream of a report, read and decoded on a
+ * second thread.
+ *
+ * Reading, re-sorting by time (pk_ordered) and decoding records are about a third of a
+ * report's work and need nothing of the aggregation's state, so with two CPUs a reader
+ * thread does them while the caller aggregates. The reader copies each record into a
+ * batch (a byte area plus the decoded pk_record, whose pointers point into that copy)
+ * and hands full batches over; the consumer sees exactly the sequence that
+ * pk_ordered__next would give, so the result does not depend on the thread.
+ *
+ * What the consumer may touch while the reader runs: the items of a batch it was given,
+ * and of each attr only what is fixed once the reader is open (idx, attr, layout). The
+ * reader's own state (its attr list, names, env, memory image) stays on the reader
+ * thread. Input that can add attrs on the way (pipe mode) is read on the caller's thread.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "feed.h"
+#include "internal.h"
+
+#define NR_BATCHES 4
+#define BATCH_ITEMS 512
+#define BATCH_BYTES ((size_t)256 << 10) /* several times the largest record (64 KiB) */
+
+struct batch {
+	struct pk_feed_item items[BATCH_ITEMS];
+	size_t n;
+	uint8_t *buf;
+	size_t used;
+	int status;             /* after the items: 0 more batches, 1 end, < 0 error */
+};
+
+struct pk_feed {
+	struct pk_data_reader *r;
+	struct pk_ordered *q;
+	bool threaded;
+	/* single-threaded: one item */
+	struct pk_feed_item one;
+	/* threaded */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *b;        /* NR_BATCHES */
+	size_t filled;          /* batches handed over (monotonic) */
+	size_t consumed;        /* batches given back (monotonic) */
+	bool stop;              /* the consumer quit early */
+	/* consumer position */
+	struct batch *cur;
+	size_t pos;
+	int end;                /* 0 running, 1 end, < 0 error: nothing more */
+};
+
+static void decode_item(struct pk_feed_item *it)
+{
+	const struct perf_event_header *hdr = it->ev.hdr;
+	const struct pk_data_attr *a = it->ev.attr;
+	it->dec = 1;
+	if (hdr->type >= 64 || !hdr->type)
+		return;
+	int d = pk_record__decode(a && a->layout_ok ? &a->layout : NULL, hdr, &it->rec, NULL);
+	it->dec = d ? 1 : 0;
+}
+
+static void *reader_main(void *arg)
+{
+	struct pk_feed *f = arg;
+	for (size_t k = 0;; k++) {
+		struct batch *b = &f->b[k % NR_BATCHES];
+		pthread_mutex_lock(&f->mu);
+		while (!f->stop && k - f->consumed >= NR_BATCHES)
+			pthread_cond_wait(&f->cv, &f->mu);
+		bool stop = f->stop;
+		pthread_mutex_unlock(&f->mu);
+		if (stop)
+			return NULL;
+		b->n = 0;
+		b->used = 0;
+		b->status = 0;
+		while (b->n < BATCH_ITEMS) {
+			struct pk_data_event ev;
+			/* room for the largest record (header.size is 16 bits) or the batch ends */
+			if (BATCH_BYTES - b->used < ((size_t)1 << 16))
+				break;
+			int err = pk_ordered__next(f->q, f->r, &ev);
+			if (err <= 0) {
+				b->status = err < 0 ? err : 1;
+				break;
+			}
+			size_t sz = ev.hdr->size;
+			struct pk_feed_item *it = &b->items[b->n++];
+			memcpy(b->buf + b->used, ev.hdr, sz);
+			it->ev = ev;
+			it->ev.hdr = (const struct perf_event_header *)(b->buf + b->used);
+			it->ev.payload = NULL; /* the reader's memory: not the consumer's */
+			b->used += ((sz + 7) & ~(size_t)7);
+			decode_item(it);
+		}
+		pthread_mutex_lock(&f->mu);
+		f->filled = k + 1;
+		pthread_cond_broadcast(&f->cv);
+		pthread_mutex_unlock(&f->mu);
+		if (b->status)
+			return NULL;
+	}
+}
+
+int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded)
+{
+	struct pk_feed *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->r = r;
+	f->q = pk_ordered__new(NULL);
+	if (!f->q) {
+		free(f);
+		return -ENOMEM;
+	}
+	if (threaded && !pk_data_reader__is_pipe(r)) {
+		f->b = calloc(NR_BATCHES, sizeof(*f->b));
+		bool ok = f->b != NULL;
+		for (size_t i = 0; ok && i < NR_BATCHES; i++)
+			ok = (f->b[i].buf = malloc(BATCH_BYTES)) != NULL;
+		if (ok && !pthread_mutex_init(&f->mu, NULL)) {
+			if (!pthread_cond_init(&f->cv, NULL)) {
+				if (!pthread_create(&f->thread, NULL, reader_main, f))
+					f->threaded = true;
+				else
+					pthread_cond_destroy(&f->cv);
+			}
+			if (!f->threaded)
+				pthread_mutex_destroy(&f->mu);
+		}
+		/* no thread: the caller's thread reads, as without `threaded` */
+	}
+	*out = f;
+	return 0;
+}
+
+int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it)
+{
+	if (!f->threaded) {
+		int err = pk_ordered__next(f->q, f->r, &f->one.ev);
+		if (err <= 0)
+			return err;
+		decode_item(&f->one);
+		*it = &f->one;
+		return 1;
+	}
+	for (;;) {
+		if (f->end)
+			return f->end < 0 ? f->end : 0;
+		if (f->cur && f->pos < f->cur->n) {
+			*it = &f->cur->items[f->pos++];
+			return 1;
+		}
+		pthread_mutex_lock(&f->mu);
+		if (f->cur) {
+			/* done with it: its status says whether more follow */
+			int st = f->cur->status;
+			f->consumed++;
+			f->cur = NULL;
+			pthread_cond_broadcast(&f->cv);
+			if (st) {
+				pthread_mutex_unlock(&f->mu);
+				f->end = st;
+				continue;
+			}
+		}
+		while (f->filled <= f->consumed)
+			pthread_cond_wait(&f->cv, &f->mu);
+		f->cur = &f->b[f->consumed % NR_BATCHES];
+		f->pos = 0;
+		pthread_mutex_unlock(&f->mu);
+	}
+}
+
+void pk_feed__stop(struct pk_feed *f, struct pk_ordered_stats *st)
+{
+	if (!f)
+		return;
+	if (f->threaded) {
+		pthread_mutex_lock(&f->mu);
+		f->stop = true;
+		pthread_cond_broadcast(&f->cv);
+		pthread_mutex_unlock(&f->mu);
+		pthread_join(f->thread, NULL);
+		pthread_cond_destroy(&f->cv);
+		pthread_mutex_destroy(&f->mu);
+	}
+	for (size_t i = 0; f->b && i < NR_BATCHES; i++)
+		free(f->b[i].buf);
+	free(f->b);
+	if (st)
+		pk_ordered__stats(f->q, st);
+	pk_ordered__free(f->q);
+	free(f);
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/report/feed.h - internal: the time-ordered, decoded record stream of a report,
+ * optionally read on a second thread (feed.c). */
+#ifndef PK_REPORT_FEED_H
+#define PK_REPORT_FEED_H
+#include <stdbool.h>
+#include <perfkit/data.h>
+#include <perfkit/record.h>
+#include <perfkit/report.h>
+
+struct pk_feed_item {
+	struct pk_data_event ev;
+	struct pk_record rec;   /* valid when dec == 0 */
+	int dec;                /* 0 decoded; 1 not a kernel record, unknown or malformed */
+};
+
+struct pk_feed;
+
+/* Start reading r in time order; on a reader thread if `threaded` and r is a file (pipe
+ * input is read on the caller's thread). Returns 0 or -ENOMEM. */
+int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded);
+/* The next record: 1 (*it valid until the next call), 0 at the end, < 0 an error of the
+ * reader (after every record before it was given). */
+int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it);
+/* Stop (early or at the end), join the reader thread, free; *st = ordering statistics. */
+void pk_feed__stop(struct pk_feed *f, struct pk_ordered_stats *st);
+#endif
