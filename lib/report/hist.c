@@ -391,6 +391,27 @@ struct pk_report {
 	struct index pidx;
 	/* the pending key under construction (pending_key) */
 	uint32_t kbuf[PK_HDR_WORDS + 3 * MAX_CHAIN];
+	uint32_t flush_epoch;   /* flush_pending calls: pchain ids of older epochs are gone */
+	struct lastsample *last; /* LAST_SLOTS, allocated at the first use */
+};
+
+/*
+ * The last sample of a thread (a few slots, by tid): a sample that repeats it exactly
+ * (same event, comm, map generation, ip and recorded chain: a loop sampled again under
+ * the same callers) adds to the same pending chain without resolving anything. Keyed
+ * on everything that decides the pending key; samples with a user stack copy (DWARF)
+ * and chains of more than LAST_IPS entries are not remembered.
+ */
+#define LAST_SLOTS 64
+#define LAST_IPS 48
+struct lastsample {
+	uint32_t tid, pid, gen, hist, comm, epoch, pch;
+	int32_t cpu;
+	uint64_t ip;
+	uint8_t cm;
+	bool chain, used;
+	uint16_t nr;
+	uint64_t ips[LAST_IPS];
 };
 
 /* A distinct aggregation key (hist, comm, pid/tid/cpu as sorted on, chain frames) and
@@ -1134,6 +1155,8 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
  * look-ups): not needed once the stream is read. */
 static void rents_release(struct pk_report *rep)
 {
+	free(rep->last);
+	rep->last = NULL;
 	free(rep->rhot);
 	rep->rhot = NULL;
 	arr_free(rep->rents, rep->cap_rents * sizeof(*rep->rents));
@@ -1184,6 +1207,7 @@ static int flush_pending(struct pk_report *rep)
 	}
 	rep->nr_pch = 0;
 	rep->nr_ppool = 0;
+	rep->flush_epoch++;
 	if (rep->pidx.slot) {
 		memset(rep->pidx.slot, 0, (rep->pidx.mask + 1) * sizeof(*rep->pidx.slot));
 		rep->pidx.n = 0;
@@ -1215,7 +1239,7 @@ static uint64_t key_hash(const uint32_t *k, size_t len)
  * lookup instead of a walk of every cumulative entry's tree.
  */
 static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint64_t hv,
-		     int32_t pid, int32_t tid, int32_t cpu, uint64_t period)
+		     int32_t pid, int32_t tid, int32_t cpu, uint64_t period, uint32_t *idp)
 {
 	if (rep->pidx.slot) {
 		IX_FOR(&rep->pidx, hv, j) {
@@ -1223,6 +1247,7 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 			if (c->len == len && !memcmp(rep->ppool + c->off, k, len * sizeof(*k))) {
 				c->period += period;
 				c->samples++;
+				*idp = IX_ID(rep->pidx.slot[j]);
 				return 0;
 			}
 		}
@@ -1243,6 +1268,7 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 					.samples = 1 };
 	rep->nr_ppool += len;
 	index_put(&rep->pidx, hv, (uint32_t)id);
+	*idp = (uint32_t)id;
 	return 0;
 }
 
@@ -1523,6 +1549,34 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	if (!rep->callgraph && !rep->children)
 		has_chain = false;
 	uint32_t gen = gen_of(rep, s->pid);
+	struct lastsample *ls = NULL;
+	uint16_t lnr = has_chain && (s->type & PERF_SAMPLE_CALLCHAIN) ? (uint16_t)PK_MIN(
+		s->callchain.nr, (uint64_t)LAST_IPS + 1) : 0;
+	if (!(s->type & PERF_SAMPLE_STACK_USER) && lnr <= LAST_IPS &&
+	    (!lnr || s->callchain.ips)) {
+		if (!rep->last)
+			rep->last = calloc(LAST_SLOTS, sizeof(*rep->last));
+		if (rep->last) {
+			ls = &rep->last[(s->tid * 0x9e3779b1u) >> 26];
+			uint32_t hi = (uint32_t)(h - rep->hists);
+			if (ls->used && ls->tid == s->tid && ls->pid == s->pid && ls->gen == gen &&
+			    ls->hist == hi && ls->comm == cid && ls->ip == s->ip &&
+			    ls->cm == s->cpumode && ls->chain == has_chain && ls->nr == lnr &&
+			    ls->epoch == rep->flush_epoch &&
+			    (!rep->key_on[PK_SORT_CPU] || ls->cpu == cpu) &&
+			    (!lnr || !memcmp(ls->ips, s->callchain.ips, lnr * sizeof(uint64_t)))) {
+				struct pchain *c = &rep->pch[ls->pch];
+				c->period += period;
+				c->samples++;
+				return 0;
+			}
+			*ls = (struct lastsample){ .tid = s->tid, .pid = s->pid, .gen = gen,
+						   .hist = hi, .comm = cid, .cpu = cpu, .ip = s->ip,
+						   .cm = s->cpumode, .chain = has_chain, .nr = lnr };
+			if (lnr)
+				memcpy(ls->ips, s->callchain.ips, lnr * sizeof(uint64_t));
+		}
+	}
 	size_t n = 0;
 	struct rent *re;
 	/* the sampled location: always from s->ip with the sample's cpumode */
@@ -1578,7 +1632,15 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	}
 	size_t klen = pending_key(rep, h, cid, pid, tid, cpu, n, has_chain);
 	uint64_t khash = key_hash(rep->kbuf, klen);
-	return defer_key(rep, rep->kbuf, klen, khash, pid, tid, cpu, period);
+	uint32_t id;
+	err = defer_key(rep, rep->kbuf, klen, khash, pid, tid, cpu, period, &id);
+	if (ls && !err) {
+		/* (defer_key may have flushed: the id is of the epoch after it) */
+		ls->pch = id;
+		ls->epoch = rep->flush_epoch;
+		ls->used = true;
+	}
+	return err;
 }
 
 static int do_record(struct pk_report *rep, const struct pk_feed_item *it)

@@ -32,7 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	enum pk_sort_key keys[] = { PK_SORT_COMM, PK_SORT_DSO, PK_SORT_SYM, PK_SORT_CPU };
 	PK_OPTS(pk_report_opts, o, .sort = keys, .nr_sort = 4, .children = size & 1,
-		.callgraph = true, .host = false, .kallsyms = "/nonexistent");
+		.callgraph = true, .host = false, .kallsyms = "/nonexistent",
+		/* the reader thread for one input in four (a thread per input is slow) */
+		.no_reader_thread = (size & 6) != 0, .inlines = true, .inlines_all = size & 8);
 	struct pk_report *rep = pk_report__new(&o);
 	if (rep) {
 		pk_report__process(rep, r, NULL, NULL);

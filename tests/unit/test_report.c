@@ -532,9 +532,16 @@ static int pk_online_cpus_for_test(void)
 	return sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
 }
 
-/* A file of `n` samples with 1..6-frame call chains over a few threads, in scrambled
- * rounds, with COMM records (one renaming thread 3 half-way). */
-static void write_feed_file(const char *path, int n)
+/* Expected self period of the no-children entries, by comm ("t1".."t4", "renamed3")
+ * and sampled ip (unresolved: keyed by address). */
+struct feed_expect {
+	uint64_t period[5][4]; /* [tid 1..4, 0 = renamed3][ip variant] */
+};
+
+/* A file of `n` samples with 1..3-frame call chains over four threads (in runs of three
+ * samples per thread, so that a thread often repeats its last sample exactly), in
+ * scrambled rounds, with COMM records (one renaming thread 3 half-way). */
+static void write_feed_file(const char *path, int n, struct feed_expect *ex)
 {
 	struct pk_attr at;
 	memset(&at, 0, sizeof(at));
@@ -548,13 +555,21 @@ static void write_feed_file(const char *path, int n)
 	assert_non_null(w);
 	uint64_t id = 1;
 	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	memset(ex, 0, sizeof(*ex));
 	uint64_t u[32];
 	unsigned seed = 11;
 	const int per_round = 997;
+	/* when thread 3 is renamed (the COMM written at sample n/2) */
+	const uint64_t rename_time = (uint64_t)((n / 2) / per_round) * per_round * 10 + 1 +
+				     (uint64_t)((n / 2) % per_round) * 10 + 5;
 	for (int i = 0; i < n; i++) {
 		uint64_t t = (uint64_t)(i / per_round) * per_round * 10 + 1;
 		if (i % per_round == 0 || i == n / 2) {
-			/* COMM of threads 1..4 ("t1".."t4"; thread 3 becomes "renamed") */
+			/* COMM of threads 1..4 ("t1".."t4"; thread 3 becomes "renamed3"); the
+			 * times (odd) never tie with a sample's */
+			uint64_t ct = t + (uint64_t)(i % per_round) * 10 + 5;
+			if (i == n / 2)
+				assert_int_equal(ct, rename_time);
 			for (uint32_t tid = 1; tid <= 4; tid++) {
 				memset(u, 0, sizeof(u));
 				struct perf_event_header h = { .type = PERF_RECORD_COMM,
@@ -564,31 +579,37 @@ static void write_feed_file(const char *path, int n)
 				snprintf((char *)&u[2], 16, "%s%u",
 					 tid == 3 && i >= n / 2 ? "renamed" : "t", tid);
 				u[4] = (uint64_t)tid << 32 | 100;
-				u[5] = t + (uint64_t)(i % per_round) * 10;
+				u[5] = ct;
 				assert_int_equal(pk_data_writer__write_record(w,
 						(const struct perf_event_header *)u), 0);
 			}
 		}
 		seed = seed * 1103515245u + 12345u;
-		uint32_t tid = 1 + (seed >> 10) % 4;
-		uint32_t nr = 1 + (seed >> 14) % 6;
+		uint32_t tid = 1 + (uint32_t)(i / 3) % 4;
+		uint32_t v = (seed >> 18) % 4;
+		uint32_t nr = 1 + v % 3;
+		uint64_t time = t + (uint64_t)((seed >> 5) % per_round) * 10; /* scrambled */
+		uint64_t period = 1 + (seed >> 20) % 3;
 		memset(u, 0, sizeof(u));
 		struct perf_event_header h = { .type = PERF_RECORD_SAMPLE,
 					       .misc = PERF_RECORD_MISC_USER,
 					       .size = (uint16_t)(8 + 5 * 8 + nr * 8) };
 		memcpy(&u[0], &h, 8);
-		u[1] = 0x400000 + ((seed >> 18) % 16) * 0x10;         /* ip */
+		u[1] = 0x400000 + v * 0x10;                            /* ip */
 		u[2] = (uint64_t)tid << 32 | 100;                      /* pid 100 */
-		u[3] = t + (uint64_t)((seed >> 5) % per_round) * 10;    /* time, scrambled */
-		u[4] = 1 + (seed >> 20) % 3;                           /* period */
+		u[3] = time;
+		u[4] = period;
 		u[5] = nr;
 		u[6] = u[1];
 		for (uint32_t k = 1; k < nr; k++)
-			u[6 + k] = 0x500000 + (((seed >> (k * 3)) % 5) * 0x100) + k;
+			u[6 + k] = 0x500000 + v * 0x100 + k;
 		assert_int_equal(pk_data_writer__write_record(w,
 				(const struct perf_event_header *)u), 0);
 		if (i % per_round == per_round - 1)
 			assert_int_equal(pk_data_writer__finish_round(w), 0);
+		/* the rename is decided by time: the records are re-sorted by it */
+		bool renamed = tid == 3 && time > rename_time;
+		ex->period[renamed ? 0 : tid][v] += period;
 	}
 	assert_int_equal(pk_data_writer__close(w), 0);
 }
@@ -633,7 +654,34 @@ static void test_reader_thread(void **state)
 	char path[512];
 	snprintf(path, sizeof(path), "%s/t.data", dir);
 	const int n = 40000;
-	write_feed_file(path, n);
+	struct feed_expect ex;
+	write_feed_file(path, n, &ex);
+	/* the no-children entries are exactly the expected (comm, ip) self periods: checks
+	 * the per-thread repeat cache and the comm cache against an independent count */
+	{
+		PK_OPTS(pk_report_opts, o, .callgraph = true);
+		struct pk_report *rep = pk_report__new(&o);
+		struct pk_data_reader *r = pk_data_reader__open(path, NULL);
+		assert_non_null(rep);
+		assert_non_null(r);
+		assert_int_equal(pk_report__process(rep, r, NULL, NULL), 0);
+		const struct pk_hist *h = pk_report__hist(rep, 0);
+		assert_non_null(h);
+		size_t nonzero = 0;
+		for (int c = 0; c < 5; c++)
+			for (int v = 0; v < 4; v++)
+				nonzero += ex.period[c][v] != 0;
+		assert_int_equal(h->nr_entries, nonzero);
+		for (size_t i = 0; i < h->nr_entries; i++) {
+			const struct pk_hist_entry *e = h->entries[i];
+			int c = !strcmp(e->comm, "renamed3") ? 0 : e->comm[1] - '0';
+			assert_true(c >= 0 && c <= 4);
+			assert_true(e->addr >= 0x400000 && e->addr < 0x400040);
+			assert_int_equal(e->self_period, ex.period[c][(e->addr - 0x400000) / 0x10]);
+		}
+		pk_report__free(rep);
+		pk_data_reader__free(r);
+	}
 	for (int children = 0; children < 2; children++) {
 		int e1, e2;
 		char *a = report_dump(path, children, false, &e1);
