@@ -2,7 +2,12 @@
 # bench/report-speed.sh [BUILD_DIR] [RUNS]: analysis speed and memory of perfkit against
 # perf on the same files, recorded here by real `perf record`:
 #   - fp.data: ~1M cpu-clock samples with frame-pointer call chains (-c 50000 = 20 kHz on
-#     both CPUs for ~25 s; two demo-workload processes keep both CPUs busy),
+#     both CPUs for ~25 s; two demo-workload processes keep both CPUs busy). The demo
+#     workload is two leaf loops built without frame pointers: short chains, and one
+#     loop's caller frame is a garbage address unique to nearly every sample (the worst
+#     case for a per-address cache),
+#   - deep.data: the same rate and length on bench/callgraph-workload (frame pointers,
+#     10-20 deep stacks, a few thousand call paths: the shape of an application),
 #   - dwarf.data: --call-graph dwarf,4096 samples (fewer: each carries a stack copy).
 # Times (median of RUNS, default 3; perf's slow srcline run once) and peak RSS of
 #     perf report --stdio (--children, --no-children)  vs perfkit report (same)
@@ -17,7 +22,8 @@ build=${1:-build}
 runs=${2:-3}
 pk=$(cd "$build" && pwd)/tool/perfkit
 wl=$(cd "$build" && pwd)/examples/demo-workload
-[ -x "$pk" ] && [ -x "$wl" ] || { echo "report-speed: build first ($pk, $wl)" >&2; exit 1; }
+cg=$(cd "$build" && pwd)/bench/callgraph-workload
+[ -x "$pk" ] && [ -x "$wl" ] && [ -x "$cg" ] || { echo "report-speed: build first ($pk, $wl, $cg)" >&2; exit 1; }
 command -v perf >/dev/null || { echo "report-speed: perf is not installed; skipped"; exit 0; }
 [ -x /usr/bin/time ] || { echo "report-speed: /usr/bin/time missing (apt-get install time)" >&2; exit 1; }
 tmp=${PK_BENCH_DIR:-$(mktemp -d)}
@@ -29,6 +35,10 @@ if [ ! -s fp.data ]; then
 	perf record -q -g -e cpu-clock -c 50000 -o fp.data -- \
 		sh -c "'$wl' $((secs * 1000)) & '$wl' $((secs * 1000)); wait" > /dev/null 2>&1
 fi
+if [ ! -s deep.data ]; then
+	echo "recording deep.data (${secs}s, 2 threads at 20 kHz)..." >&2
+	perf record -q -g -e cpu-clock -c 50000 -o deep.data -- "$cg" $((secs * 1000)) > /dev/null 2>&1
+fi
 if [ ! -s dwarf.data ]; then
 	echo "recording dwarf.data..." >&2
 	perf record -q --call-graph dwarf,4096 -e cpu-clock -c 250000 -o dwarf.data -- \
@@ -36,21 +46,28 @@ if [ ! -s dwarf.data ]; then
 fi
 nfp=$(perf report -i fp.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
 ndw=$(perf report -i dwarf.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
-echo "fp.data: $(du -h fp.data | cut -f1), ${nfp:-?} samples; dwarf.data: $(du -h dwarf.data | cut -f1), ${ndw:-?} samples"
+ndp=$(perf report -i deep.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
+echo "fp.data: $(du -h fp.data | cut -f1), ${nfp:-?} samples; deep.data: $(du -h deep.data | cut -f1), ${ndp:-?} samples; dwarf.data: $(du -h dwarf.data | cut -f1), ${ndw:-?} samples"
+echo "perfkit reads on a second thread when there are 2+ CPUs ($(nproc) here); '1 thread' rows set PERFKIT_NO_THREADS=1"
 
 # run N cmd...: median time and peak RSS (common.bash)
 . "$here/common.bash"
-printf '%-34s %10s %10s %9s %10s %10s %8s\n' case "perf s" "perfkit s" speedup "perf MB" "pk MB" "RSS x"
+printf "%-38s %10s %10s %9s %10s %10s %8s\n" case "perf s" "perfkit s" speedup "perf MB" "pk MB" "RSS x"
 cmp() { # label perf_runs "perf args" "perfkit args"
 	local label=$1 pr=$2 pa=$3 ka=$4
 	read -r pt pm < <(run "$pr" $pa)
 	read -r kt km < <(run "$runs" $ka)
 	awk -v l="$label" -v pt="$pt" -v kt="$kt" -v pm="$pm" -v km="$km" 'BEGIN {
 		s = kt > 0 ? pt / kt : 0; if (kt == 0) kt = 0.005
-		printf "%-34s %10.2f %10.2f %8.1fx %10.1f %10.1f %7.2fx\n", l, pt, kt, pt / kt, pm / 1024, km / 1024, km / pm }'
+		printf "%-38s %10.3f %10.3f %8.1fx %10.1f %10.1f %7.2fx\n", l, pt, kt, pt / kt, pm / 1024, km / 1024, km / pm }'
 }
 cmp "report fp --children" "$runs" "perf report -i fp.data --stdio --children" "$pk report -i fp.data -q --children"
 cmp "report fp --no-children" "$runs" "perf report -i fp.data --stdio --no-children" "$pk report -i fp.data -q --no-children"
+cmp "report deep --children" "$runs" "perf report -i deep.data --stdio --children" "$pk report -i deep.data -q --children"
+cmp "report deep --no-children" "$runs" "perf report -i deep.data --stdio --no-children" "$pk report -i deep.data -q --no-children"
+cmp "report deep --children, 1 thread" "$runs" "perf report -i deep.data --stdio --children" "env PERFKIT_NO_THREADS=1 $pk report -i deep.data -q --children"
+cmp "report deep --no-children, 1 thread" "$runs" "perf report -i deep.data --stdio --no-children" "env PERFKIT_NO_THREADS=1 $pk report -i deep.data -q --no-children"
+cmp "report fp --no-children, 1 thread" "$runs" "perf report -i fp.data --stdio --no-children" "env PERFKIT_NO_THREADS=1 $pk report -i fp.data -q --no-children"
 cmp "report dwarf --children" "$runs" "perf report -i dwarf.data --stdio --children" "$pk report -i dwarf.data -q --children"
 cmp "report dwarf --no-children" "$runs" "perf report -i dwarf.data --stdio --no-children" "$pk report -i dwarf.data -q --no-children"
 cmp "report fp --sort srcline" 1 "perf report -i fp.data --stdio --no-children --sort srcline -g none" "$pk report -i fp.data -q --no-children --sort srcline -g none"
