@@ -39,6 +39,7 @@ const char cmd_script_usage[] =
 	"                           srcline,period,addr,trace (perf script's -F)\n"
 	"        --no-symbols       do not resolve symbols (raw addresses, faster)\n"
 	"        --file-order       records in file order instead of time order\n"
+	"        --no-inline        no inlined-function lines in DWARF-unwound call chains\n"
 	"        --tracefs <dir>    tracepoint formats the recording does not carry are read\n"
 	"                           from <dir>/events (default: the mounted tracefs; 'none':\n"
 	"                           only the recording's)\n"
@@ -71,7 +72,7 @@ struct frag_ent {
 #define ARENA_MAX ((size_t)8 << 20)   /* bytes of frame text */
 
 struct script {
-	bool json, all, hide_cg;
+	bool json, all, hide_cg, no_inline;
 	struct obuf ob;
 	bool line_flush;        /* stdout is a terminal: write each line at once */
 	struct pk_data_reader *rd;
@@ -242,6 +243,7 @@ static int sample_chain(struct script *s, const struct pk_sample *smp)
 	if (!(smp->type & PERF_SAMPLE_CALLCHAIN) || !smp->callchain.nr) {
 		s->chain[0].ip = smp->ip;
 		s->chain[0].cpumode = smp->cpumode;
+		s->chain[0].flags = 0;
 		return 1;
 	}
 	int n = 0;
@@ -256,6 +258,7 @@ static int sample_chain(struct script *s, const struct pk_sample *smp)
 		if (c != PK_CTX_NONE)
 			continue;
 		s->chain[n].ip = ip;
+		s->chain[n].flags = 0;
 		s->chain[n++].cpumode = cm;
 	}
 	return n;
@@ -541,9 +544,53 @@ static inline char *fmt_time(char *p, uint64_t t)
 }
 
 /* the frames of a sample, one per line, each after `pre` */
+/*
+ * A frame of DWARF unwinding, as perf 6.1 prints it: the address within its map
+ * (ip - map start + file offset) and, when DWARF knows functions inlined there, one line
+ * per function of the inline chain (innermost first), "(inlined)" in place of the DSO
+ * for those that are not the ELF symbol itself. Text only; not cached (the inline
+ * chains are cached per DSO).
+ */
+static void put_unwound(struct script *s, const struct pk_sample *smp, uint64_t ip, char pre)
+{
+	struct symres r;
+	char sb[1024];
+	resolve_ip(s, smp, ip, PK_CPUMODE_USER, &r);
+	uint64_t shown = r.loc.dso ? ip - r.loc.map_start + r.loc.map_pgoff : ip;
+	const char *sl = (s->fields & SF_SRCLINE) ? srcline(&r, sb, sizeof(sb)) : NULL;
+	const struct pk_inline_frame *ifr = NULL;
+	int ni = 0;
+	if (!s->no_inline && r.loc.dso && r.sym && !r.loc.kernel)
+		ni = pk_dso__inlines(r.loc.dso, r.loc.dso_addr, &ifr);
+	if (ni > 64)
+		ni = 64;
+	for (int k = 0; k < (ni > 0 ? ni : 1); k++) {
+		struct symres t = r;
+		if (ni > 0) {
+			const char *fn = ifr[k].func ? ifr[k].func : "??";
+			if (!pk_symbol__same_function(fn, r.sym)) {
+				t.sym = fn;
+				t.dso = "inlined";
+			}
+		}
+		size_t bound = 96 + 6 * ((t.sym ? strlen(t.sym) : 0) + strlen(t.dso) +
+					 (sl ? strlen(sl) : 0));
+		if (bound > OB_CAP)
+			continue;
+		ob_putc(&s->ob, pre);
+		char *p = ob_room(&s->ob, bound);
+		s->ob.len = (size_t)(build_frag(s, FR_FRAME, shown, &t, sl, p) - s->ob.buf);
+		ob_putc(&s->ob, '\n');
+	}
+}
+
 static void put_frames(struct script *s, const struct pk_sample *smp, int n, char pre)
 {
 	for (int i = 0; i < n; i++) {
+		if (!s->json && (s->chain[i].flags & PK_CHAIN_UNWOUND) && s->m) {
+			put_unwound(s, smp, s->chain[i].ip, pre);
+			continue;
+		}
 		ob_putc(&s->ob, pre);
 		put_frag(s, smp, s->chain[i].ip, s->chain[i].cpumode, FR_FRAME);
 		ob_putc(&s->ob, '\n');
@@ -610,6 +657,7 @@ static void print_fields(struct script *s, const struct pk_data_attr *a, const s
 	else {
 		s->chain[0].ip = smp->ip;
 		s->chain[0].cpumode = smp->cpumode;
+		s->chain[0].flags = 0;
 	}
 	if (!(F & (SF_IP | SF_SYM | SF_DSO | SF_SRCLINE))) {
 		ob_putc(o, '\n');
@@ -775,7 +823,9 @@ static void print_sample(struct script *s, const struct pk_data_attr *a, const s
 		ob_putc(o, ' ');
 		ob_puts(o, tr);
 	}
-	if ((smp->type & PERF_SAMPLE_CALLCHAIN) && !s->hide_cg && smp->callchain.nr) {
+	/* recorded chains, and DWARF samples (a user stack copy to unwind) */
+	if (!s->hide_cg && (((smp->type & PERF_SAMPLE_CALLCHAIN) && smp->callchain.nr) ||
+			    ((smp->type & PERF_SAMPLE_STACK_USER) && smp->stack_user.size))) {
 		ob_putc(o, '\n');
 		put_frames(s, smp, sample_chain(s, smp), '\t');
 		ob_putc(o, '\n');
@@ -1098,6 +1148,7 @@ int cmd_script(int argc, char **argv)
 		{ "no-symbols", no_argument, NULL, 'N' },
 		{ "file-order", no_argument, NULL, 'O' },
 		{ "tracefs", required_argument, NULL, 'T' },
+		{ "no-inline", no_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct script s = { .json = false };
@@ -1117,6 +1168,7 @@ int cmd_script(int argc, char **argv)
 		case 'N': s.no_syms = true; break;
 		case 'O': s.file_order = true; break;
 		case 'T': s.tracefs = optarg; break;
+		case 'I': s.no_inline = true; break;
 		case 'F':
 			if (parse_fields(optarg, &s.fields))
 				return 129;

@@ -1408,41 +1408,6 @@ static const char *attr_name(const struct pk_data_attr *a, char *buf, size_t len
 	return buf;
 }
 
-/* The DWARF name of a function vs its ELF symbol: equal, or equal but for leading
- * underscores (assembler entry points such as __clone3 / clone3 have no DWARF
- * subprogram of their own; perf's addr2line then reports the ELF name). */
-static const char *core_name(const char *n)
-{
-	/* glibc's internal spellings of one function: __GI___libc_read, __libc_read, read */
-	for (int again = 1; again;) {
-		again = 0;
-		while (*n == '_') {
-			n++;
-			again = 1;
-		}
-		if (!strncmp(n, "GI_", 3)) {
-			n += 3;
-			again = 1;
-		} else if (!strncmp(n, "libc_", 5) && n[5]) {
-			n += 5;
-			again = 1;
-		}
-	}
-	return n;
-}
-
-/* also one function: the ELF name with a symbol version ("clock_nanosleep@GLIBC_2.2.5",
- * a literal .symtab alias) or a clone suffix, DWARF's without */
-static bool same_function(const char *dwarf, const char *elf)
-{
-	if (!strcmp(dwarf, elf))
-		return true;
-	const char *a = core_name(dwarf), *b = core_name(elf);
-	/* and GCC's clones of it: "msort.constprop.0", "f.isra.0", "g.part.0", "h.cold" */
-	size_t la = strcspn(a, "@."), lb = strcspn(b, "@.");
-	return la == lb && !memcmp(a, b, la);
-}
-
 /*
  * Inline expansion of a resolved user address (perf's callchain view): the functions
  * inlined at the address, innermost first, then the containing function. A name that
@@ -1462,7 +1427,7 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 		if (!e->dso || !f->sym || f->kernel ||
 		    (ni = pk_dso__inlines(e->dso, e->dso_addr, &ifr)) < 1)
 			return 0;
-		if (ni == 1 && ifr[0].func && same_function(ifr[0].func, str_get(&rep->strs, f->sym)))
+		if (ni == 1 && ifr[0].func && pk_symbol__same_function(ifr[0].func, str_get(&rep->strs, f->sym)))
 			return 0; /* just the function itself */
 		if (ni > 64)
 			ni = 64;
@@ -1475,7 +1440,7 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 			struct frame g = *f;
 			char buf[1024];
 			const char *fn = ifr[i].func ? ifr[i].func : "??";
-			if (!same_function(fn, base)) {
+			if (!pk_symbol__same_function(fn, base)) {
 				snprintf(buf, sizeof(buf), "%s (inlined)", fn);
 				fn = buf;
 				g.inlined = true;

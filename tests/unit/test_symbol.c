@@ -990,6 +990,22 @@ static void test_short_name_vs_cxxfilt(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* When a DWARF function name is the ELF symbol itself (no "(inlined)" line), as perf */
+static void test_same_function(void **state)
+{
+	(void)state;
+	assert_true(pk_symbol__same_function("main", "main"));
+	assert_true(pk_symbol__same_function("clock_nanosleep", "clock_nanosleep@GLIBC_2.2.5"));
+	assert_true(pk_symbol__same_function("__clone3", "clone3"));
+	/* a GCC clone and a glibc internal alias are other functions to perf */
+	assert_false(pk_symbol__same_function("msort", "msort.constprop.0"));
+	assert_false(pk_symbol__same_function("__GI___fstatat64", "fstatat64"));
+	assert_false(pk_symbol__same_function("now_ms", "run"));
+	assert_false(pk_symbol__same_function("run", "run_all"));
+	assert_false(pk_symbol__same_function(NULL, "run"));
+	assert_false(pk_symbol__same_function("run", NULL));
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -1009,6 +1025,7 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_bench),
 		cmocka_unit_test(test_short_name_table),
+		cmocka_unit_test(test_same_function),
 		cmocka_unit_test(test_short_name_vs_cxxfilt),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

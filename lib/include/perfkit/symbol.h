@@ -217,6 +217,15 @@ PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t dso_addr,
  */
 PK_API const char *pk_symbol__short_name(const char *name, char *buf, size_t len);
 
+/*
+ * Whether a DWARF function name (of an inline chain, pk_dso__inlines) names the same
+ * function as an ELF symbol, as perf decides when it marks frames "(inlined)": equal
+ * names, or equal but for leading underscores (__clone3 / clone3) and an ELF symbol
+ * version suffix ("@GLIBC_2.2.5"). glibc's internal aliases (__GI___fstatat64 for
+ * fstatat64) and GCC clones ("msort.constprop.0") are other functions, as for perf.
+ */
+PK_API bool pk_symbol__same_function(const char *dwarf_name, const char *elf_name);
+
 /* One entry of a resolved call chain. */
 struct pk_chain_entry {
 	uint64_t ip;            /* as the kernel / unwinder gave it (caller frames of DWARF
