@@ -56,7 +56,7 @@ enum sfield {
 };
 
 /* kinds of preformatted frame text */
-enum { FR_FRAME, FR_TOP, FR_NR };
+enum { FR_FRAME, FR_TOP, FR_UNW, FR_NR };
 
 /* One cached frame: valid while gen is the cache's generation. */
 struct frag_ent {
@@ -413,6 +413,33 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
 }
 
 /*
+ * FR_UNW: the lines of a frame of DWARF unwinding, as perf 6.1 prints them (each
+ * "\tip sym+off (dso)\n"): the address within its map (ip - map start + file offset)
+ * and, when DWARF knows functions inlined there (ifr[0..ni), innermost first, then the
+ * containing function), one line per function, "(inlined)" in place of the DSO for
+ * those that are not the ELF symbol itself.
+ */
+static char *build_unwound(const struct script *s, uint64_t ip, const struct symres *r,
+			   const struct pk_inline_frame *ifr, int ni, const char *sl, char *p)
+{
+	uint64_t shown = r->loc.dso ? ip - r->loc.map_start + r->loc.map_pgoff : ip;
+	for (int k = 0; k < (ni > 0 ? ni : 1); k++) {
+		struct symres t = *r;
+		if (ni > 0) {
+			const char *fn = ifr[k].func ? ifr[k].func : "??";
+			if (!pk_symbol__same_function(fn, r->sym)) {
+				t.sym = fn;
+				t.dso = "inlined";
+			}
+		}
+		*p++ = '\t';
+		p = build_frag(s, FR_FRAME, shown, &t, sl, p);
+		*p++ = '\n';
+	}
+	return p;
+}
+
+/*
  * Append the text of frame (ip, cm) of sample smp to the output, from the cache or
  * resolved and formatted now (then cached). The key is what pk_machine__resolve looks
  * at: the thread (whose maps change only through the records that flush the cache) and
@@ -437,14 +464,32 @@ static void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip,
 	char sb[1024];
 	const char *sl = NULL;
 	resolve_ip(s, smp, ip, cm, &r);
-	if (kind == FR_FRAME && !s->json && (s->fields & SF_SRCLINE))
+	if (kind != FR_TOP && !s->json && (s->fields & SF_SRCLINE))
 		sl = srcline(&r, sb, sizeof(sb));
 	size_t bound = 96 + 6 * ((r.sym ? strlen(r.sym) : 0) + strlen(r.dso) + (sl ? strlen(sl) : 0));
+	const struct pk_inline_frame *ifr = NULL;
+	int ni = 0;
+	if (kind == FR_UNW) {
+		if (!s->no_inline && r.loc.dso && r.sym && !r.loc.kernel)
+			ni = pk_dso__inlines(r.loc.dso, r.loc.dso_addr, &ifr);
+		ni = ni < 0 ? 0 : ni > 64 ? 64 : ni;
+		size_t lmax = 0;
+		for (int k = 0; k < ni; k++) {
+			size_t l = ifr[k].func ? strlen(ifr[k].func) : 2;
+			if (l > lmax)
+				lmax = l;
+		}
+		bound = (size_t)(ni + 1) * (bound + 2 + 6 * lmax);
+		if (bound > ARENA_MAX / 4)
+			return; /* absurd names: nothing sensible to print */
+	}
 	if (!r.loc.dso && bound <= OB_CAP) {
 		/* no map: the text is the address alone. Not cached, so that the garbage
 		 * addresses of broken frame-pointer chains do not crowd out real frames. */
 		char *p = ob_room(&s->ob, bound);
-		s->ob.len = (size_t)(build_frag(s, kind, ip, &r, sl, p) - s->ob.buf);
+		p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p)
+				   : build_frag(s, kind, ip, &r, sl, p);
+		s->ob.len = (size_t)(p - s->ob.buf);
 		return;
 	}
 	if (bound > s->arena_cap - s->arena_len) {
@@ -479,7 +524,8 @@ static void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip,
 		}
 	}
 	char *p0 = s->arena + s->arena_len;
-	char *p = build_frag(s, kind, ip, &r, sl, p0);
+	char *p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p0)
+				 : build_frag(s, kind, ip, &r, sl, p0);
 	e->off[kind] = (uint32_t)s->arena_len;
 	e->len[kind] = (uint32_t)(p - p0);
 	s->arena_len += (size_t)(p - p0);
@@ -544,51 +590,11 @@ static inline char *fmt_time(char *p, uint64_t t)
 }
 
 /* the frames of a sample, one per line, each after `pre` */
-/*
- * A frame of DWARF unwinding, as perf 6.1 prints it: the address within its map
- * (ip - map start + file offset) and, when DWARF knows functions inlined there, one line
- * per function of the inline chain (innermost first), "(inlined)" in place of the DSO
- * for those that are not the ELF symbol itself. Text only; not cached (the inline
- * chains are cached per DSO).
- */
-static void put_unwound(struct script *s, const struct pk_sample *smp, uint64_t ip, char pre)
-{
-	struct symres r;
-	char sb[1024];
-	resolve_ip(s, smp, ip, PK_CPUMODE_USER, &r);
-	uint64_t shown = r.loc.dso ? ip - r.loc.map_start + r.loc.map_pgoff : ip;
-	const char *sl = (s->fields & SF_SRCLINE) ? srcline(&r, sb, sizeof(sb)) : NULL;
-	const struct pk_inline_frame *ifr = NULL;
-	int ni = 0;
-	if (!s->no_inline && r.loc.dso && r.sym && !r.loc.kernel)
-		ni = pk_dso__inlines(r.loc.dso, r.loc.dso_addr, &ifr);
-	if (ni > 64)
-		ni = 64;
-	for (int k = 0; k < (ni > 0 ? ni : 1); k++) {
-		struct symres t = r;
-		if (ni > 0) {
-			const char *fn = ifr[k].func ? ifr[k].func : "??";
-			if (!pk_symbol__same_function(fn, r.sym)) {
-				t.sym = fn;
-				t.dso = "inlined";
-			}
-		}
-		size_t bound = 96 + 6 * ((t.sym ? strlen(t.sym) : 0) + strlen(t.dso) +
-					 (sl ? strlen(sl) : 0));
-		if (bound > OB_CAP)
-			continue;
-		ob_putc(&s->ob, pre);
-		char *p = ob_room(&s->ob, bound);
-		s->ob.len = (size_t)(build_frag(s, FR_FRAME, shown, &t, sl, p) - s->ob.buf);
-		ob_putc(&s->ob, '\n');
-	}
-}
-
 static void put_frames(struct script *s, const struct pk_sample *smp, int n, char pre)
 {
 	for (int i = 0; i < n; i++) {
-		if (!s->json && (s->chain[i].flags & PK_CHAIN_UNWOUND) && s->m) {
-			put_unwound(s, smp, s->chain[i].ip, pre);
+		if (!s->json && (s->chain[i].flags & PK_CHAIN_UNWOUND) && s->m && pre == '\t') {
+			put_frag(s, smp, s->chain[i].ip, PK_CPUMODE_USER, FR_UNW);
 			continue;
 		}
 		ob_putc(&s->ob, pre);
