@@ -891,13 +891,8 @@ static void test_pipe_attr_layout(void **state)
 	(void)state;
 	const uint64_t ids[] = { 0x800, 0x801 };
 	struct pk_attr a;
-	memset(&a, 0, sizeof(a));
-	a.attr.type = PERF_TYPE_SOFTWARE;
-	a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.attr.sample_period = 100000;
-	a.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
-	a.attr.sample_id_all = 1;
+	pk_test_cpu_clock_attr(&a, 100000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					   PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN);
 	a.attr.exclude_kernel = 1;
 	PK_OPTS(pk_data_writer_opts, o, .pipe = true);
 	struct pk_data_writer *w = pk_data_writer__open("cc.pipe", &o);

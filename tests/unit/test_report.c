@@ -451,12 +451,7 @@ static void test_ordered_mapped(void **state)
 	char path[512];
 	snprintf(path, sizeof(path), "%s/t.data", dir);
 	struct pk_attr at;
-	memset(&at, 0, sizeof(at));
-	at.attr.type = PERF_TYPE_SOFTWARE;
-	at.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	at.attr.sample_period = 1000;
-	at.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	at.attr.sample_id_all = 1;
+	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
 	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
 	assert_non_null(w);
 	uint64_t id = 1;
@@ -544,13 +539,8 @@ struct feed_expect {
 static void write_feed_file(const char *path, int n, struct feed_expect *ex)
 {
 	struct pk_attr at;
-	memset(&at, 0, sizeof(at));
-	at.attr.type = PERF_TYPE_SOFTWARE;
-	at.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	at.attr.sample_period = 1000;
-	at.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			      PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
-	at.attr.sample_id_all = 1;
+	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN);
 	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
 	assert_non_null(w);
 	uint64_t id = 1;

@@ -111,3 +111,13 @@ bool pk_test_is_root(void)
 {
 	return geteuid() == 0;
 }
+
+void pk_test_cpu_clock_attr(struct pk_attr *a, uint64_t period, uint64_t sample_type)
+{
+	memset(a, 0, sizeof(*a));
+	a->attr.type = PERF_TYPE_SOFTWARE;
+	a->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	a->attr.sample_period = period;
+	a->attr.sample_type = sample_type;
+	a->attr.sample_id_all = 1;
+}

@@ -36,4 +36,8 @@ bool pk_test_can_perf(void);
 bool pk_test_have_tracefs(void);
 bool pk_test_is_root(void);
 
+struct pk_attr;
+/* A cpu-clock sampling attr (software event, sample_id_all) for synthetic recordings. */
+void pk_test_cpu_clock_attr(struct pk_attr *a, uint64_t period, uint64_t sample_type);
+
 #endif
