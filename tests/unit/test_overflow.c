@@ -85,42 +85,53 @@ static void test_signal_si_fd(void **state)
 {
 	if (!pk_test_can_perf())
 		PK_SKIP("perf_event_open of a software event is not permitted here");
-	install();
-	int a = open_sampling(PERF_COUNT_SW_TASK_CLOCK, 1000000, true);
-	int b = open_sampling(PERF_COUNT_SW_TASK_CLOCK, 4000000, true);
-	int counter = open_sampling(PERF_COUNT_SW_TASK_CLOCK, 0, false); /* plain counting */
-	assert_true(a >= 0 && b >= 0 && counter >= 0);
-	assert_int_equal(pk_overflow__set_signal(a, the_sig(), 0), 0);
-	assert_int_equal(pk_overflow__set_signal(b, the_sig(), 0), 0);
-	assert_int_equal(pk_ioc_enable(a, false), 0);
-	assert_int_equal(pk_ioc_enable(b, false), 0);
-	burn_ns(counter, 80000000); /* 80 ms of CPU */
-	assert_int_equal(pk_ioc_disable(a, false), 0);
-	assert_int_equal(pk_ioc_disable(b, false), 0);
-	int n = nsig, na = 0, nb = 0;
-	pid_t me = (pid_t)syscall(SYS_gettid);
-	uint64_t ca = read_count(a), cb = read_count(b);
-	for (int i = 0; i < n && i < MAXSIG; i++) {
-		assert_int_equal(sigs[i].code, POLL_IN);
-		assert_int_equal(sigs[i].tid, me);
-		if (sigs[i].fd == a)
-			na++;
-		else if (sigs[i].fd == b)
-			nb++;
-		else
-			fail_msg("signal with si_fd %d (events are %d and %d)", sigs[i].fd, a, b);
+	/* Up to three tries: in a loaded VM the hrtimer behind the 4 ms event has been seen
+	 * to deliver nothing in 80 ms while the 1 ms one fired 72 times (CI, tests running
+	 * in parallel). A broken signal setup fails every try. */
+	for (int attempt = 1;; attempt++) {
+		install();
+		int a = open_sampling(PERF_COUNT_SW_TASK_CLOCK, 1000000, true);
+		int b = open_sampling(PERF_COUNT_SW_TASK_CLOCK, 4000000, true);
+		int counter = open_sampling(PERF_COUNT_SW_TASK_CLOCK, 0, false); /* plain counting */
+		assert_true(a >= 0 && b >= 0 && counter >= 0);
+		assert_int_equal(pk_overflow__set_signal(a, the_sig(), 0), 0);
+		assert_int_equal(pk_overflow__set_signal(b, the_sig(), 0), 0);
+		assert_int_equal(pk_ioc_enable(a, false), 0);
+		assert_int_equal(pk_ioc_enable(b, false), 0);
+		burn_ns(counter, 80000000); /* 80 ms of CPU */
+		assert_int_equal(pk_ioc_disable(a, false), 0);
+		assert_int_equal(pk_ioc_disable(b, false), 0);
+		int n = nsig, na = 0, nb = 0;
+		pid_t me = (pid_t)syscall(SYS_gettid);
+		uint64_t ca = read_count(a), cb = read_count(b);
+		for (int i = 0; i < n && i < MAXSIG; i++) {
+			assert_int_equal(sigs[i].code, POLL_IN);
+			assert_int_equal(sigs[i].tid, me);
+			if (sigs[i].fd == a)
+				na++;
+			else if (sigs[i].fd == b)
+				nb++;
+			else
+				fail_msg("signal with si_fd %d (events are %d and %d)", sigs[i].fd, a, b);
+		}
+		printf("# fd %d: %d signals for %.1f ms; fd %d: %d signals for %.1f ms\n", a, na,
+		       ca / 1e6, b, nb, cb / 1e6);
+		close(a);
+		close(b);
+		close(counter);
+		/* at most one signal per overflow period; the hrtimer behind task-clock may fire
+		 * late in a loaded VM (one overflow for an overrun), so allow fewer, never more
+		 * (under ThreadSanitizer or heavy load far fewer): the lower bound is only "some" */
+		assert_true(na <= (int)(ca / 1000000) + 1);
+		assert_true(nb <= (int)(cb / 4000000) + 1);
+		if ((na < 1 || nb < 1 || na <= nb) && attempt < 3) {
+			printf("# try %d: too few signals under load; again\n", attempt);
+			continue;
+		}
+		assert_true(na >= 1 && nb >= 1);
+		assert_true(na > nb); /* 4x the period: fewer signals for b */
+		break;
 	}
-	printf("# fd %d: %d signals for %.1f ms; fd %d: %d signals for %.1f ms\n", a, na, ca / 1e6,
-	       b, nb, cb / 1e6);
-	/* at most one signal per overflow period; the hrtimer behind task-clock may fire
-	 * late in a loaded VM (one overflow for an overrun), so allow fewer, never more
-	 * (under ThreadSanitizer or heavy load far fewer): the lower bound is only "some" */
-	assert_true(na <= (int)(ca / 1000000) + 1 && na >= 1);
-	assert_true(nb <= (int)(cb / 4000000) + 1 && nb >= 1);
-	assert_true(na > nb); /* 4x the period: fewer signals for b */
-	close(a);
-	close(b);
-	close(counter);
 }
 
 struct sleeper {
