@@ -23,8 +23,8 @@
 #include "internal.h"
 
 #define NR_BATCHES 4
-#define BATCH_ITEMS 512
-#define BATCH_BYTES ((size_t)256 << 10) /* several times the largest record (64 KiB) */
+#define BATCH_ITEMS 1024
+#define BATCH_BYTES ((size_t)512 << 10) /* several times the largest record (64 KiB) */
 
 struct batch {
 	struct pk_feed_item items[BATCH_ITEMS];
