@@ -68,6 +68,10 @@ int pk_read_fd_alloc(int fd, size_t first, size_t max, char **out, size_t *len);
 void pk_thp_hint(void *p, size_t bytes);
 /* CPUs this thread may run on (its affinity mask), at least 1. */
 int pk_online_cpus(void);
+/* CRC-32C of len bytes, continuing from crc (0 to start): the check value of our cache
+ * files. pk_crc32c_sw is the portable path (tests compare the two). */
+uint32_t pk_crc32c(uint32_t crc, const void *buf, size_t len);
+uint32_t pk_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 /* Read an integer file ("2\n"). Returns 0 or a negative errno (-PK_ERR_PARSE if not a number). */
 int pk_read_int_file(const char *path, long long *out);
 

@@ -16,7 +16,7 @@
  *
  * The file is written atomically (0600 temporary file, then rename) and is hostile input
  * when read back: owner and permissions checked, every size and offset bounds-checked,
- * magic, version, key and a CRC-32 of the whole file compared; on any doubt it is ignored
+ * magic, version, key and a CRC-32C of the whole file compared; on any doubt it is ignored
  * and /proc/kallsyms is parsed.
  *
  * Layout (host byte order; the magic read back as a u64 rejects the other one):
@@ -33,12 +33,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <zlib.h>
 #include "internal.h"
 #include "symbol-internal.h"
 
 #define PK_KSYM_CACHE_MAGIC 0x31434d59534b4b50ULL   /* "PKKSYMC1" */
-#define PK_KSYM_CACHE_VERSION 1u
+#define PK_KSYM_CACHE_VERSION 2u
 #define PK_KSYM_CACHE_MAX_SYMS (16u << 20)
 #define PK_KSYM_CACHE_MAX_NAMES (256u << 20)
 
@@ -69,7 +68,7 @@ static int pk_read_prefix(const char *path, char *buf, size_t max, size_t *len)
 	return 0;
 }
 
-/* CRC-32 of a whole file, streamed; -errno on a read error or a file over `max`. */
+/* CRC-32C of a whole file, streamed; -errno on a read error or a file over `max`. */
 static int pk_crc_file(const char *path, size_t max, uint32_t *crc, size_t *total)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -81,7 +80,7 @@ static int pk_crc_file(const char *path, size_t max, uint32_t *crc, size_t *tota
 		return -EINVAL;
 	}
 	char buf[16384];
-	uLong c = crc32(0L, Z_NULL, 0);
+	uint32_t c = 0;
 	size_t n = 0;
 	for (;;) {
 		ssize_t r = read(fd, buf, sizeof(buf));
@@ -99,10 +98,10 @@ static int pk_crc_file(const char *path, size_t max, uint32_t *crc, size_t *tota
 			close(fd);
 			return -EFBIG;
 		}
-		c = crc32(c, (const Bytef *)buf, (uInt)r);
+		c = pk_crc32c(c, buf, (size_t)r);
 	}
 	close(fd);
-	*crc = (uint32_t)c;
+	*crc = c;
 	*total = n;
 	return 0;
 }
@@ -117,7 +116,7 @@ static void pk_key_put(uint8_t *key, size_t *o, const void *p, size_t n)
 /* Count and CRC of the ids of the BPF programs loaded in the running kernel. */
 static int pk_bpf_prog_ids(uint32_t *count, uint32_t *crc)
 {
-	uLong c = crc32(0L, Z_NULL, 0);
+	uint32_t c = 0;
 	uint32_t id = 0, n = 0;
 	for (;;) {
 		union bpf_attr a;
@@ -131,10 +130,10 @@ static int pk_bpf_prog_ids(uint32_t *count, uint32_t *crc)
 		if (a.next_id <= id || ++n > (1u << 20))
 			return -ERANGE;
 		id = a.next_id;
-		c = crc32(c, (const Bytef *)&id, sizeof(id));
+		c = pk_crc32c(c, &id, sizeof(id));
 	}
 	*count = n;
-	*crc = (uint32_t)c;
+	*crc = c;
 	return 0;
 }
 
@@ -160,7 +159,7 @@ int pk_ksym_cache_key(const struct pk_ksym_cache_src *src, uint8_t key[PK_KSYM_K
 		return err;
 	if (!plen)
 		return -ENODATA;
-	uint32_t pcrc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)page, (uInt)plen);
+	uint32_t pcrc = pk_crc32c(0, page, plen);
 	uint32_t uid = (uint32_t)geteuid(), ml = (uint32_t)mlen, pl = (uint32_t)plen;
 	/* the 36 characters of the id (its newline left out), then 5 + 2 u32: 64 bytes */
 	pk_key_put(key, &o, boot, PK_MIN(blen, (size_t)36));
@@ -218,15 +217,7 @@ static uint32_t pk_cache_crc(const uint8_t *buf, size_t len)
 	struct pk_ksym_cache_hdr h;
 	memcpy(&h, buf, sizeof(h));
 	h.crc = 0;
-	uLong c = crc32(0L, Z_NULL, 0);
-	c = crc32(c, (const Bytef *)&h, sizeof(h));
-	size_t off = sizeof(h);
-	while (off < len) {
-		size_t chunk = PK_MIN(len - off, (size_t)1 << 30);
-		c = crc32(c, buf + off, (uInt)chunk);
-		off += chunk;
-	}
-	return (uint32_t)c;
+	return pk_crc32c(pk_crc32c(0, &h, sizeof(h)), buf + sizeof(h), len - sizeof(h));
 }
 
 int pk_ksym_cache_store(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
@@ -287,6 +278,15 @@ int pk_ksym_cache_store(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 		err = -errno;
 	if (err && fd >= 0)
 		unlink(tmp);
+	if (!err) {
+		/* the files of older cache versions next to it are of no use any more */
+		const char *base = strrchr(path, '/');
+		size_t dl = base ? (size_t)(base - path) : 0;
+		for (unsigned int ver = 1; ver < PK_KSYM_CACHE_VERSION && dl + 16 < plen + 8; ver++) {
+			snprintf(tmp, plen + 8, "%.*s/kallsyms-v%u", (int)dl, path, ver);
+			unlink(tmp);
+		}
+	}
 	free(tmp);
 	free(buf);
 	return err;
@@ -344,7 +344,7 @@ static int pk_kc_decode(const struct pk_kc_in *in, size_t len,
 	/* the CRC covers the header with its crc field zero, then the rest */
 	uint32_t want = h.crc;
 	h.crc = 0;
-	uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)&h, sizeof(h));
+	uint32_t crc = pk_crc32c(0, &h, sizeof(h));
 	struct pk_sym *v = malloc(nr * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -354,7 +354,7 @@ static int pk_kc_decode(const struct pk_kc_in *in, size_t len,
 		if ((err = pk_kc_read(in, chunk, k * sizeof(*chunk),
 				      sizeof(h) + i * sizeof(*chunk))))
 			break;
-		crc = crc32(crc, (const Bytef *)chunk, (uInt)(k * sizeof(*chunk)));
+		crc = pk_crc32c(crc, chunk, k * sizeof(*chunk));
 		for (size_t j = 0; j < k; j++, i++) {
 			const struct pk_ksym_cache_rec *r = &chunk[j];
 			/* what pk_syms_finish guarantees: sorted, distinct, non-empty ranges */
@@ -376,13 +376,9 @@ static int pk_kc_decode(const struct pk_kc_in *in, size_t len,
 	if (!err)
 		err = pk_kc_read(in, names, names_len, sizeof(h) + recs);
 	if (!err) {
-		for (size_t off = 0; off < names_len;) {
-			size_t n = PK_MIN(names_len - off, (size_t)1 << 30);
-			crc = crc32(crc, (const Bytef *)names + off, (uInt)n);
-			off += n;
-		}
+		crc = pk_crc32c(crc, names, names_len);
 		/* every name ends before the block does */
-		if ((uint32_t)crc != want || names[names_len - 1] != '\0')
+		if (crc != want || names[names_len - 1] != '\0')
 			err = -EINVAL;
 	}
 	if (err) {

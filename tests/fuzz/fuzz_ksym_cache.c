@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <perfkit/perfkit.h>
 #include "internal.h"
 #include "symbol/symbol-internal.h"
@@ -104,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(b, data, size);
 	memcpy(b + HDR_KEY, key, sizeof(key));
 	memset(b + HDR_CRC, 0, 4);
-	uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)size);
+	uint32_t crc = pk_crc32c(0, b, size);
 	memcpy(b + HDR_CRC, &crc, 4);
 	decode(b, size);
 	free(b);

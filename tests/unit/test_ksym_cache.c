@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
+#include "internal.h"
 #include "symbol/symbol-internal.h"
 
 #define PK_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -95,7 +95,7 @@ static void spill(const uint8_t *buf, size_t n, bool fix_crc)
 	if (fix_crc && n >= HDR_SIZE) {
 		/* a forged file with a consistent CRC: only the structural checks stop it */
 		memset(b + HDR_CRC, 0, 4);
-		uint32_t c = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)n);
+		uint32_t c = pk_crc32c(0, b, n);
 		memcpy(b + HDR_CRC, &c, 4);
 	}
 	unlink(cache);
@@ -290,7 +290,7 @@ static void test_machine_uses_cache(void **state)
 		PK_SKIP("kallsyms hides addresses (not root or kptr_restrict)");
 	char xdg[PATH_MAX], file[PATH_MAX + 32];
 	snprintf(xdg, sizeof(xdg), "%s/xdg", tmp);
-	snprintf(file, sizeof(file), "%s/perfkit/kallsyms-v1", xdg);
+	snprintf(file, sizeof(file), "%s/perfkit/kallsyms-v2", xdg);
 	setenv("XDG_CACHE_HOME", xdg, 1);
 	unsetenv("PK_NO_CACHE");
 	char path[PATH_MAX];
@@ -353,10 +353,35 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* the cache's check value: CRC-32C, the same on the SSE4.2 path and the portable one */
+static void test_crc32c(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_crc32c(0, "123456789", 9), 0xE3069283u); /* the standard check */
+	assert_int_equal(pk_crc32c_sw(0, "123456789", 9), 0xE3069283u);
+	assert_int_equal(pk_crc32c(0, "", 0), 0);
+	static uint8_t buf[4096 + 16];
+	uint32_t x = 12345;
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+	for (size_t off = 0; off < 9; off++)
+		for (size_t len = 0; len < 200; len += 7) {
+			assert_int_equal(pk_crc32c(0, buf + off, len), pk_crc32c_sw(0, buf + off, len));
+			/* streaming: in two pieces = in one */
+			uint32_t a = pk_crc32c(pk_crc32c(0, buf + off, len / 3), buf + off + len / 3,
+					       len - len / 3);
+			assert_int_equal(a, pk_crc32c(0, buf + off, len));
+		}
+	assert_int_equal(pk_crc32c(0, buf, sizeof(buf)), pk_crc32c_sw(0, buf, sizeof(buf)));
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test(test_roundtrip_and_key),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_machine_uses_cache),
