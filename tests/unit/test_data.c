@@ -334,19 +334,6 @@ static bool have_perf(void)
 	return system("perf version >/dev/null 2>&1") == 0;
 }
 
-/* Run a shell command; returns its exit status. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -377,10 +364,10 @@ static void interop_check(const char *data, bool pipe)
 	build_records(r, pid);
 	free(r);
 	if (pipe)
-		assert_int_equal(sh("perf script -F pid,tid,time,ip,event --ns -i - < %s "
+		assert_int_equal(pk_test_sh("perf script -F pid,tid,time,ip,event --ns -i - < %s "
 				    ">script.out 2>script.err", data), 0);
 	else
-		assert_int_equal(sh("perf script -F pid,tid,time,ip,event --ns -i %s "
+		assert_int_equal(pk_test_sh("perf script -F pid,tid,time,ip,event --ns -i %s "
 				    ">script.out 2>script.err", data), 0);
 	assert_clean_stderr("script.err");
 	FILE *f = fopen("script.out", "r");
@@ -407,10 +394,10 @@ static void interop_check(const char *data, bool pipe)
 	assert_int_equal(n, NR_SAMPLES);
 
 	if (pipe)
-		assert_int_equal(sh("perf report --header-only -i - < %s >hdr.out 2>hdr.err", data),
+		assert_int_equal(pk_test_sh("perf report --header-only -i - < %s >hdr.out 2>hdr.err", data),
 				 0);
 	else
-		assert_int_equal(sh("perf report --header-only -i %s >hdr.out 2>hdr.err", data), 0);
+		assert_int_equal(pk_test_sh("perf report --header-only -i %s >hdr.out 2>hdr.err", data), 0);
 	assert_clean_stderr("hdr.err");
 	char *h = slurp("hdr.out");
 	struct utsname u;
@@ -453,7 +440,7 @@ static void test_interop_ours(void **state)
 	write_file("io-z.data", r, &c);
 	interop_check("io-z.data", false);
 	/* perf must really have decompressed: the header says so */
-	assert_int_equal(sh("perf report --header-only -i io-z.data | grep -q '# compressed : "
+	assert_int_equal(pk_test_sh("perf report --header-only -i io-z.data | grep -q '# compressed : "
 			    "Zstd, level = 1'"), 0);
 	c.pipe = true;
 	write_file("io-z.pipe", r, &c);
@@ -528,23 +515,23 @@ static void test_interop_real_perf(void **state)
 	if (!have_perf())
 		PK_SKIP("perf is not installed");
 	pk_test_quiet_log();
-	if (sh("perf record -q -e cpu-clock -c 100000 -g -o real.data -- " WORKLOAD
+	if (pk_test_sh("perf record -q -e cpu-clock -c 100000 -g -o real.data -- " WORKLOAD
 	       " >/dev/null 2>rec.err") != 0)
 		PK_SKIP("perf record failed here (see rec.err)");
 	uint64_t want = perf_samples("real.data");
 	assert_true(want > 10);
 	assert_int_equal(our_samples("real.data", false, NULL), want);
 
-	assert_int_equal(sh("perf record -q -e cpu-clock -c 100000 -g -o - -- " WORKLOAD
+	assert_int_equal(pk_test_sh("perf record -q -e cpu-clock -c 100000 -g -o - -- " WORKLOAD
 			    " >real.pipe 2>rec.err"), 0);
 	want = perf_samples("real.pipe");
 	assert_true(want > 10);
 	assert_int_equal(our_samples("real.pipe", false, NULL), want);
 	assert_int_equal(our_samples("real.pipe", true, NULL), want);
 
-	assert_int_equal(sh("perf record -q -z -e cpu-clock -c 100000 -g -o real-z.data -- "
+	assert_int_equal(pk_test_sh("perf record -q -z -e cpu-clock -c 100000 -g -o real-z.data -- "
 			    WORKLOAD " >/dev/null 2>rec.err"), 0);
-	assert_int_equal(sh("perf script -i real-z.data 2>/dev/null | grep -c cpu-clock "
+	assert_int_equal(pk_test_sh("perf script -i real-z.data 2>/dev/null | grep -c cpu-clock "
 			    ">cnt.out"), 0);
 	char *s = slurp("cnt.out");
 	want = strtoull(s, NULL, 10);
@@ -830,7 +817,7 @@ static void test_write_error(void **state)
 	assert_true(n > 100);
 	assert_int_equal(n % r->nr, n % r->nr); /* any whole-record count */
 	if (have_perf()) {
-		assert_int_equal(sh("perf script -i full.data >/dev/null 2>full.err"), 0);
+		assert_int_equal(pk_test_sh("perf script -i full.data >/dev/null 2>full.err"), 0);
 	}
 	free(b);
 	free(r);
@@ -876,7 +863,7 @@ static void test_clockid(void **state)
 	free(b);
 	free(r);
 	if (have_perf()) {
-		assert_int_equal(sh("perf report --header-only -i clk.data 2>clk.err | "
+		assert_int_equal(pk_test_sh("perf report --header-only -i clk.data 2>clk.err | "
 				    "grep -q 'clockid frequency: '"), 0);
 		assert_clean_stderr("clk.err");
 	}
@@ -948,10 +935,10 @@ static void test_pipe_attr_layout(void **state)
 
 	if (!have_perf())
 		return;
-	assert_int_equal(sh("cat cc.pipe | perf script -i - >cc.out 2>cc.err"), 0);
+	assert_int_equal(pk_test_sh("cat cc.pipe | perf script -i - >cc.out 2>cc.err"), 0);
 	assert_clean_stderr("cc.err");
-	assert_int_equal(sh("grep -c 405000 cc.out | grep -qx 4"), 0);
-	assert_int_equal(sh("cat cc.pipe | perf evlist -v -i - >ev.out 2>&1"), 0);
+	assert_int_equal(pk_test_sh("grep -c 405000 cc.out | grep -qx 4"), 0);
+	assert_int_equal(pk_test_sh("cat cc.pipe | perf evlist -v -i - >ev.out 2>&1"), 0);
 	char *ev = slurp("ev.out");
 	assert_null(strstr(ev, "branch_sample_type"));
 	assert_null(strstr(ev, "config2"));
@@ -979,7 +966,7 @@ static void test_build_id(void **state)
 	for (size_t i = 0; i < len; i++)
 		sprintf(hex + 2 * i, "%02x", bid[i]);
 	if (system("command -v readelf >/dev/null 2>&1") == 0)
-		assert_int_equal(sh("readelf -n '%s' | grep -q 'Build ID: %s'", exe, hex), 0);
+		assert_int_equal(pk_test_sh("readelf -n '%s' | grep -q 'Build ID: %s'", exe, hex), 0);
 	/* not regular files / not ELF */
 	len = sizeof(bid);
 	assert_int_equal(pk_build_id__read("/dev/null", bid, &len), -EINVAL);

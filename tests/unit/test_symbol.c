@@ -73,7 +73,6 @@ static int marker_line(const char *marker)
 	return line;
 }
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static uint64_t sh_hex(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static char *trim(char *s)
@@ -84,17 +83,6 @@ static char *trim(char *s)
 	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
 		s[--n] = '\0';
 	return s;
-}
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int rc = system(cmd);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 /* First line of a command's output, parsed as a hex number. 0 if none. */
@@ -132,12 +120,12 @@ static int setup(void **state)
 	assert_non_null(f);
 	fputs(fixture_src, f);
 	fclose(f);
-	have_tools = sh("command -v cc nm objdump objcopy >/dev/null 2>&1") == 0;
+	have_tools = pk_test_sh("command -v cc nm objdump objcopy >/dev/null 2>&1") == 0;
 	if (!have_tools)
 		return 0;
-	if (sh("cc -g -O1 -fPIE -pie -o '%s' '%s'", pie, src) ||
-	    sh("cc -g -O1 -fno-pie -no-pie -o '%s' '%s'", nopie, src) ||
-	    sh("cd '%s' && objcopy --only-keep-debug fixture-pie fixture-stripped.debug && "
+	if (pk_test_sh("cc -g -O1 -fPIE -pie -o '%s' '%s'", pie, src) ||
+	    pk_test_sh("cc -g -O1 -fno-pie -no-pie -o '%s' '%s'", nopie, src) ||
+	    pk_test_sh("cd '%s' && objcopy --only-keep-debug fixture-pie fixture-stripped.debug && "
 	       "objcopy --strip-all --add-gnu-debuglink=fixture-stripped.debug fixture-pie "
 	       "fixture-stripped && objcopy --strip-all fixture-pie fixture-bare", dir))
 		have_tools = false;
@@ -437,7 +425,7 @@ static void test_build_id(void **state)
 	/* the file at the recorded path changed (nopie copied over it): warn, no symbols */
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof(path), "%s/changed", dir);
-	assert_int_equal(sh("cp '%s' '%s'", nopie, path), 0);
+	assert_int_equal(pk_test_sh("cp '%s' '%s'", nopie, path), 0);
 	pk_test_log_clear();
 	m = machine(false);
 	pk_machine__add_build_id(m, path, idp, lp);
@@ -457,7 +445,7 @@ static void test_build_id(void **state)
 	char rest[64] = "";
 	for (size_t i = 1; i < lp; i++)
 		sprintf(rest + 2 * (i - 1), "%02x", idp[i]);
-	assert_int_equal(sh("mkdir -p '%s/.build-id/%02x' && cp '%s/fixture-stripped.debug' "
+	assert_int_equal(pk_test_sh("mkdir -p '%s/.build-id/%02x' && cp '%s/fixture-stripped.debug' "
 			    "'%s/.build-id/%02x/%s.debug'", dd, idp[0], dir, dd, idp[0], rest), 0);
 	PK_OPTS(pk_machine_opts, o, .debug_dir = dd);
 	m = pk_machine__new(&o);
@@ -475,7 +463,7 @@ static void test_build_id(void **state)
 	char bc[PATH_MAX + 32], gone[PATH_MAX + 32];
 	snprintf(bc, sizeof(bc), "%s/buildid-cache", dir);
 	snprintf(gone, sizeof(gone), "%s/deleted-binary", dir);
-	assert_int_equal(sh("mkdir -p '%s/.build-id/%02x/%s' && cp '%s' '%s/.build-id/%02x/%s/elf'",
+	assert_int_equal(pk_test_sh("mkdir -p '%s/.build-id/%02x/%s' && cp '%s' '%s/.build-id/%02x/%s/elf'",
 			    bc, idp[0], rest, pie, bc, idp[0], rest), 0);
 	const char *paths[] = { path, gone };
 	for (int k = 0; k < 2; k++) {
@@ -492,7 +480,7 @@ static void test_build_id(void **state)
 		pk_machine__free(m);
 	}
 	/* a cache entry with another build-id is not used; "" turns the cache off */
-	assert_int_equal(sh("cp '%s' '%s/.build-id/%02x/%s/elf'", nopie, bc, idp[0], rest), 0);
+	assert_int_equal(pk_test_sh("cp '%s' '%s/.build-id/%02x/%s/elf'", nopie, bc, idp[0], rest), 0);
 	const char *dirs[] = { bc, "" };
 	for (int k = 0; k < 2; k++) {
 		PK_OPTS(pk_machine_opts, oc, .buildid_dir = dirs[k], .debug_dir = "/nonexistent");
@@ -686,7 +674,7 @@ static void test_vdso(void **state)
 	for (size_t i = 1; i < il; i++)
 		sprintf(rest + 2 * (i - 1), "%02x", id[i]);
 	snprintf(bc, sizeof(bc), "%s/vdso-cache", dir);
-	assert_int_equal(sh("mkdir -p '%s/.build-id/%02x/%s' && cp '%s' '%s/.build-id/%02x/%s/vdso'",
+	assert_int_equal(pk_test_sh("mkdir -p '%s/.build-id/%02x/%s' && cp '%s' '%s/.build-id/%02x/%s/vdso'",
 			    bc, id[0], rest, img, bc, id[0], rest), 0);
 	PK_OPTS(pk_machine_opts, oc, .host = false, .buildid_dir = bc);
 	struct pk_machine *m = pk_machine__new(&oc);
@@ -736,9 +724,9 @@ static void test_hostile(void **state)
 	if (have_tools) {
 		/* a real ELF cut short, and one whose section headers point past its end */
 		snprintf(p[n], PATH_MAX, "%s/truncated", tmp);
-		assert_int_equal(sh("head -c 3000 '%s' > '%s'", pie, p[n++]), 0);
+		assert_int_equal(pk_test_sh("head -c 3000 '%s' > '%s'", pie, p[n++]), 0);
 		snprintf(p[n], PATH_MAX, "%s/badshoff", tmp);
-		assert_int_equal(sh("cp '%s' '%s' && printf '\\377\\377\\377\\177' | dd of='%s' "
+		assert_int_equal(pk_test_sh("cp '%s' '%s' && printf '\\377\\377\\377\\177' | dd of='%s' "
 				    "bs=1 seek=40 conv=notrunc status=none", pie, p[n], p[n]), 0);
 		n++;
 		snprintf(p[n], PATH_MAX, "%s/empty", tmp);

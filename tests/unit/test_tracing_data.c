@@ -37,18 +37,6 @@
 	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n"
 #define HDR_EVENT "# compressed entry header\n\ttype_len    :    5 bits\n"
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -550,7 +538,7 @@ static void test_interop_record(void **state)
 	if (pk_tracepoint__id(NULL, "sched", "sched_switch") < 0)
 		PK_SKIP("no sched:sched_switch tracepoint");
 	const char *tool = PK_TOOL_PATH;
-	assert_int_equal(sh("'%s' record -q -e sched:sched_switch -e 'sched:sched_process_*' "
+	assert_int_equal(pk_test_sh("'%s' record -q -e sched:sched_switch -e 'sched:sched_process_*' "
 			    "-a -o ours.data -- sh -c 'sleep 0.05; /bin/true' >/dev/null 2>rec.err",
 			    tool), 0);
 	char got[4096], want[8192];
@@ -561,7 +549,7 @@ static void test_interop_record(void **state)
 	snprintf(want, sizeof(want), "%ssched:sched_switch\n", procs);
 	assert_string_equal(got, want);
 	/* pipe mode: the same events through HEADER_TRACING_DATA */
-	assert_int_equal(sh("'%s' record -q -e sched:sched_switch -a -o - -- sleep 0.05 "
+	assert_int_equal(pk_test_sh("'%s' record -q -e sched:sched_switch -a -o - -- sleep 0.05 "
 			    "2>/dev/null | cat > ours.pipe", tool), 0);
 	blob_events("ours.pipe", got, sizeof(got));
 	assert_string_equal(got, "sched:sched_switch\n");
@@ -569,16 +557,16 @@ static void test_interop_record(void **state)
 		printf("perf is not installed: perf side not checked\n");
 		return;
 	}
-	assert_int_equal(sh("perf script -i ours.data > s.out 2> s.err"), 0);
+	assert_int_equal(pk_test_sh("perf script -i ours.data > s.out 2> s.err"), 0);
 	size_t n;
 	char *err = slurp("s.err", &n);
 	if (n)
 		printf("perf script stderr:\n%s\n", err);
 	assert_int_equal(n, 0);
 	free(err);
-	assert_int_equal(sh("grep -q 'sched:sched_switch: prev_comm=.* ==> next_comm=' s.out"), 0);
-	assert_int_equal(sh("grep -q 'sched:sched_process_exec: filename=/bin/true' s.out"), 0);
-	assert_int_equal(sh("cat ours.pipe | perf script -i - > p.out 2> p.err && ! test -s p.err "
+	assert_int_equal(pk_test_sh("grep -q 'sched:sched_switch: prev_comm=.* ==> next_comm=' s.out"), 0);
+	assert_int_equal(pk_test_sh("grep -q 'sched:sched_process_exec: filename=/bin/true' s.out"), 0);
+	assert_int_equal(pk_test_sh("cat ours.pipe | perf script -i - > p.out 2> p.err && ! test -s p.err "
 			    "&& grep -q 'prev_comm=' p.out"), 0);
 }
 
@@ -590,12 +578,12 @@ static void test_interop_perf_blob(void **state)
 		PK_SKIP("needs perf, tracefs and root");
 	if (pk_tracepoint__id(NULL, "sched", "sched_switch") < 0)
 		PK_SKIP("no sched:sched_switch tracepoint");
-	assert_int_equal(sh("perf record -q -e sched:sched_switch -e irq:irq_handler_entry -a "
+	assert_int_equal(pk_test_sh("perf record -q -e sched:sched_switch -e irq:irq_handler_entry -a "
 			    "-o perf.data -- sleep 0.05 >/dev/null 2>&1"), 0);
 	char got[4096];
 	blob_events("perf.data", got, sizeof(got));
 	assert_string_equal(got, "irq:irq_handler_entry\nsched:sched_switch\n");
-	assert_int_equal(sh("perf record -q -e sched:sched_switch -a -o - -- sleep 0.05 "
+	assert_int_equal(pk_test_sh("perf record -q -e sched:sched_switch -a -o - -- sleep 0.05 "
 			    "2>/dev/null > perf.pipe"), 0);
 	blob_events("perf.pipe", got, sizeof(got));
 	assert_string_equal(got, "sched:sched_switch\n");

@@ -32,18 +32,6 @@ static const char fixture_src[] =
 	"\treturn 0;\n"
 	"}\n";
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int rc = system(cmd);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -152,7 +140,7 @@ static void analyse(const char *data, const char *comm, struct result *res)
 
 static bool prepare(void)
 {
-	if (sh("command -v perf cc objcopy >/dev/null 2>&1"))
+	if (pk_test_sh("command -v perf cc objcopy >/dev/null 2>&1"))
 		return false;
 	FILE *f = fopen("uwfix.c", "w");
 	assert_non_null(f);
@@ -161,19 +149,26 @@ static bool prepare(void)
 	return true;
 }
 
+/* Record ./prog (fixture built beforehand) with DWARF call graphs into `data` and analyse
+ * it; skips the test when perf cannot record here or too few samples land in pk_c. */
+static void record_and_analyse(const char *prog, const char *data, struct result *res)
+{
+	if (pk_test_sh("perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o %s "
+		       "./%s 150000000 >/dev/null 2>perf.err", data, prog))
+		PK_SKIP("perf record failed here (see perf.err)");
+	analyse(data, prog, res);
+	if (res->samples < 20)
+		PK_SKIP("too few samples (%d) to judge", res->samples);
+}
+
 static void test_dwarf_unwind(void **state)
 {
 	(void)state;
 	if (!prepare())
 		PK_SKIP("perf or cc not installed");
-	assert_int_equal(sh("cc -g -O1 -fomit-frame-pointer -o uwfix uwfix.c"), 0);
-	if (sh("perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o uw.data "
-	       "./uwfix 150000000 >/dev/null 2>perf.err"))
-		PK_SKIP("perf record failed here (see perf.err)");
+	assert_int_equal(pk_test_sh("cc -g -O1 -fomit-frame-pointer -o uwfix uwfix.c"), 0);
 	struct result res;
-	analyse("uw.data", "uwfix", &res);
-	if (res.samples < 20)
-		PK_SKIP("too few samples (%d) to judge", res.samples);
+	record_and_analyse("uwfix", "uw.data", &res);
 	/* most samples in pk_c unwind all the way to main */
 	assert_true(res.complete * 10 >= res.samples * 9);
 }
@@ -185,17 +180,12 @@ static void test_fp_fallback(void **state)
 		PK_SKIP("perf or cc not installed");
 	/* no CFI at all: only the frame-pointer chain can get past pk_c (-O0: gcc 12 drops
 	 * the frame of leaf functions at -O1 even with -fno-omit-frame-pointer) */
-	assert_int_equal(sh("cc -g0 -O0 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables "
+	assert_int_equal(pk_test_sh("cc -g0 -O0 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables "
 			    "-fno-unwind-tables -o uwfp.tmp uwfix.c && objcopy "
 			    "--remove-section=.eh_frame --remove-section=.eh_frame_hdr uwfp.tmp "
 			    "uwfp"), 0);
-	if (sh("perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o fp.data "
-	       "./uwfp 150000000 >/dev/null 2>perf.err"))
-		PK_SKIP("perf record failed here (see perf.err)");
 	struct result res;
-	analyse("fp.data", "uwfp", &res);
-	if (res.samples < 20)
-		PK_SKIP("too few samples (%d) to judge", res.samples);
+	record_and_analyse("uwfp", "fp.data", &res);
 	assert_true(res.complete * 10 >= res.samples * 8);
 }
 
@@ -206,20 +196,15 @@ static void test_debug_frame_in_debug_file(void **state)
 		PK_SKIP("perf or cc not installed");
 	/* the program's CFI only as .debug_frame in a separate debug file (found through
 	 * .gnu_debuglink): the unwinder must still load that debug file; no frame pointers */
-	assert_int_equal(sh("cc -g -O1 -fomit-frame-pointer -fno-asynchronous-unwind-tables "
+	assert_int_equal(pk_test_sh("cc -g -O1 -fomit-frame-pointer -fno-asynchronous-unwind-tables "
 			    "-fno-unwind-tables -o uwdf uwfix.c && "
 			    "objcopy --only-keep-debug uwdf uwdf.debug && "
 			    "objcopy --strip-debug --add-gnu-debuglink=uwdf.debug uwdf"), 0);
-	if (sh("readelf -SW uwdf.debug 2>/dev/null | grep -q ' .debug_frame '") ||
-	    !sh("readelf -SW uwdf 2>/dev/null | grep -q ' .debug_frame '"))
+	if (pk_test_sh("readelf -SW uwdf.debug 2>/dev/null | grep -q ' .debug_frame '") ||
+	    !pk_test_sh("readelf -SW uwdf 2>/dev/null | grep -q ' .debug_frame '"))
 		PK_SKIP("this compiler did not put .debug_frame in the debug file only");
-	if (sh("perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o df.data "
-	       "./uwdf 150000000 >/dev/null 2>perf.err"))
-		PK_SKIP("perf record failed here (see perf.err)");
 	struct result res;
-	analyse("df.data", "uwdf", &res);
-	if (res.samples < 20)
-		PK_SKIP("too few samples (%d) to judge", res.samples);
+	record_and_analyse("uwdf", "df.data", &res);
 	assert_true(res.complete * 10 >= res.samples * 9);
 }
 

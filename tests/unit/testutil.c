@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
@@ -120,4 +122,15 @@ void pk_test_cpu_clock_attr(struct pk_attr *a, uint64_t period, uint64_t sample_
 	a->attr.sample_period = period;
 	a->attr.sample_type = sample_type;
 	a->attr.sample_id_all = 1;
+}
+
+int pk_test_sh(const char *fmt, ...)
+{
+	char cmd[4 * PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

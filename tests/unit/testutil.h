@@ -36,6 +36,9 @@ bool pk_test_can_perf(void);
 bool pk_test_have_tracefs(void);
 bool pk_test_is_root(void);
 
+/* Run a shell command (printf-style); its exit status, -1 if it did not exit. */
+int pk_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 struct pk_attr;
 /* A cpu-clock sampling attr (software event, sample_id_all) for synthetic recordings. */
 void pk_test_cpu_clock_attr(struct pk_attr *a, uint64_t period, uint64_t sample_type);
