@@ -355,12 +355,10 @@ struct pk_report {
 	struct { uint32_t pid, gen; } *gens;
 	size_t gen_mask, gen_n;
 	uint32_t kgen;
-	/* comm cache per tid */
-	struct ccache { uint32_t tid; uint32_t id; char comm[32]; bool used; } ccache[1024];
-	/* comm ids of recent sample threads, valid while cepoch stays (a record other than a
-	 * sample may rename a thread: it starts a new epoch); epoch 0 = empty */
-	struct { uint32_t tid, id, epoch; } cfast[256];
-	uint32_t cepoch;
+	/* comm cache per tid; an entry of epoch cepoch is current without a look at the
+	 * thread (records other than samples may rename a thread: each starts an epoch) */
+	struct ccache { uint32_t tid, id, epoch; char comm[32]; bool used; } ccache[1024];
+	uint32_t cepoch;        /* >= 1 */
 	struct udso *udsos;
 	size_t nr_udsos, cap_udsos;
 	uint32_t serial;
@@ -421,7 +419,6 @@ struct pchain {
 	int32_t pid, tid, cpu;  /* of the first such sample (shown by entries it creates) */
 	uint64_t period, samples;
 };
-
 
 #define PF_CHAIN 1u
 #define PF_ABS 2u
@@ -1301,7 +1298,9 @@ static size_t pending_key(struct pk_report *rep, struct hist *h, uint32_t comm, 
 	return len;
 }
 
-static uint32_t comm_id(struct pk_report *rep, uint32_t tid, const char *comm)
+/* The comm id of thread tid named comm; the cache entry is marked current for `epoch`
+ * (0: for none). */
+static uint32_t comm_id(struct pk_report *rep, uint32_t tid, const char *comm, uint32_t epoch)
 {
 	char buf[32];
 	/* ":0" is the placeholder name of the thread object for tid 0 (the idle task), which
@@ -1318,16 +1317,29 @@ static uint32_t comm_id(struct pk_report *rep, uint32_t tid, const char *comm)
 			comm = buf;
 	}
 	struct ccache *c = &rep->ccache[mix64(tid) & (PK_ARRAY_SIZE(rep->ccache) - 1)];
-	if (c->used && c->tid == tid && !strcmp(c->comm, comm))
+	if (c->used && c->tid == tid && !strcmp(c->comm, comm)) {
+		c->epoch = epoch;
 		return c->id;
+	}
 	uint32_t id = 0;
 	if (str_intern(&rep->strs, comm, &id))
 		return 0;
 	c->used = true;
 	c->tid = tid;
 	c->id = id;
+	c->epoch = epoch;
 	snprintf(c->comm, sizeof(c->comm), "%s", comm);
 	return id;
+}
+
+/* The comm id of a sample's thread: from the cache while no record other than a sample
+ * came since it was looked up, else from the machine model again. */
+static uint32_t sample_comm_id(struct pk_report *rep, uint32_t tid)
+{
+	const struct ccache *c = &rep->ccache[mix64(tid) & (PK_ARRAY_SIZE(rep->ccache) - 1)];
+	if (c->used && c->tid == tid && c->epoch == rep->cepoch)
+		return c->id;
+	return comm_id(rep, tid, pk_machine__comm_of(rep->m, tid), rep->cepoch);
 }
 
 int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char *name,
@@ -1382,7 +1394,7 @@ int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char *name,
 	rep->cip_valid = false;
 	int err = flush_pending(rep);
 	if (!err)
-		err = aggregate(rep, h, comm_id(rep, (uint32_t)tid, comm), pid, tid, cpu, period, 1,
+		err = aggregate(rep, h, comm_id(rep, (uint32_t)tid, comm, 0), pid, tid, cpu, period, 1,
 				n, nr_frames > 1, rep->self_frame, rep->cframes, NULL,
 				rep->key_on[PK_SORT_SRCLINE] ? rep->csrc : NULL);
 	return err ? pk_err(err) : 0;
@@ -1427,7 +1439,8 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 		if (!e->dso || !f->sym || f->kernel ||
 		    (ni = pk_dso__inlines(e->dso, e->dso_addr, &ifr)) < 1)
 			return 0;
-		if (ni == 1 && ifr[0].func && pk_symbol__same_function(ifr[0].func, str_get(&rep->strs, f->sym)))
+		if (ni == 1 && ifr[0].func &&
+		    pk_symbol__same_function(ifr[0].func, str_get(&rep->strs, f->sym)))
 			return 0; /* just the function itself */
 		if (ni > 64)
 			ni = 64;
@@ -1493,14 +1506,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		h->pub.nr_filtered++;
 		return 0;
 	}
-	uint32_t cid;
-	__typeof__(rep->cfast[0]) *cf = &rep->cfast[(s->tid * 0x9e3779b1u) >> 24];
-	if (cf->epoch == rep->cepoch && cf->tid == s->tid) {
-		cid = cf->id;
-	} else {
-		cid = comm_id(rep, s->tid, pk_machine__comm_of(rep->m, s->tid));
-		*cf = (__typeof__(*cf)){ s->tid, cid, rep->cepoch };
-	}
+	uint32_t cid = sample_comm_id(rep, s->tid);
 	if (rep->nr_comms && !match_str(rep->comms, rep->nr_comms, str_get(&rep->strs, cid))) {
 		h->pub.nr_filtered++;
 		return 0;
@@ -1615,8 +1621,9 @@ static int do_record(struct pk_report *rep, const struct pk_feed_item *it)
 	const struct pk_data_attr *a = it->ev.attr;
 	const struct pk_record *r = &it->rec;
 	if (r->type != PERF_RECORD_SAMPLE && !++rep->cepoch) {
-		/* COMM, FORK, EXIT, ... may rename a thread; on wrap-around empty the table */
-		memset(rep->cfast, 0, sizeof(rep->cfast));
+		/* COMM, FORK, EXIT, ... may rename a thread; on wrap-around no entry is current */
+		for (size_t i = 0; i < PK_ARRAY_SIZE(rep->ccache); i++)
+			rep->ccache[i].epoch = 0;
 		rep->cepoch = 1;
 	}
 	switch (r->type) {
