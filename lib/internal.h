@@ -66,6 +66,12 @@ ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max);
 int pk_read_fd_alloc(int fd, size_t first, size_t max, char **out, size_t *len);
 /* MADV_HUGEPAGE over the whole pages of a buffer of 2 MiB or more (just a hint). */
 void pk_thp_hint(void *p, size_t bytes);
+/* v rounded up to a multiple of a (a > 0) */
+static inline uint64_t pk_align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
 /* CPUs this thread may run on (its affinity mask), at least 1. */
 int pk_online_cpus(void);
 /* CRC-32C of len bytes, continuing from crc (0 to start): the check value of our cache

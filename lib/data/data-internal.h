@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <perfkit/data.h>
+#include "internal.h"
 
 #define PK_DATA_MAGIC 0x32454c4946524550ULL    /* "PERFILE2" read as a native u64 */
 #define PK_DATA_MAGIC_SWAPPED 0x50455246494c4532ULL
@@ -45,11 +46,6 @@ void pk_dbuf_u64(struct pk_dbuf *b, uint64_t v);
 /* perf_header_string: u32 len = pad64(strlen + 1); bytes; zero padding */
 void pk_dbuf_str(struct pk_dbuf *b, const char *s);
 void pk_dbuf_release(struct pk_dbuf *b);
-
-static inline uint64_t pk_align_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) / a * a;
-}
 
 /* Host feature encoders (lib/data/host.c). Each appends one feature payload to b and
  * returns 0, or a negative errno when the information is unavailable (feature skipped). */

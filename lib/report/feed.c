@@ -62,7 +62,7 @@ static void decode_item(struct pk_feed_item *it)
 	if (hdr->type >= 64 || !hdr->type)
 		return;
 	int d = pk_record__decode(a && a->layout_ok ? &a->layout : NULL, hdr, &it->rec, NULL);
-	it->dec = d ? 1 : 0;
+	it->dec = d != 0;
 }
 
 static void *reader_main(void *arg)
@@ -96,7 +96,7 @@ static void *reader_main(void *arg)
 			it->ev = ev;
 			it->ev.hdr = (const struct perf_event_header *)(b->buf + b->used);
 			it->ev.payload = NULL; /* the reader's memory: not the consumer's */
-			b->used += ((sz + 7) & ~(size_t)7);
+			b->used += pk_align_up(sz, 8);
 			decode_item(it);
 		}
 		pthread_mutex_lock(&f->mu);
