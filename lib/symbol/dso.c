@@ -595,6 +595,15 @@ static int pk_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 		int f = pk_open_regular(cand[k], PK_DSO_MAX_FILE, NULL);
 		if (f < 0)
 			continue;
+		/* compressed sections: the inflated copy, made once (debug-cache.c) */
+		char *cp = NULL;
+		int c = idlen ? pk_debug_cache_open(f, id, idlen, &cp) : -ENOENT;
+		if (c >= 0) {
+			close(f);
+			fd = c;
+			*debuginfo_file_name = cp;
+			continue;
+		}
 		fd = f;
 		*debuginfo_file_name = cand[k];
 		cand[k] = NULL;

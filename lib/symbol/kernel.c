@@ -181,9 +181,7 @@ int pk_kernel_syms_load(struct pk_machine *m)
 	if (!m->host)
 		return -ENOENT;
 
-	const char *nc = getenv("PK_NO_CACHE");
-	bool cache = !strcmp(m->kallsyms_path, "/proc/kallsyms") &&
-		     !(nc && *nc && strcmp(nc, "0"));
+	bool cache = !strcmp(m->kallsyms_path, "/proc/kallsyms") && !pk_cache_disabled();
 	uint8_t key[PK_KSYM_KEY_LEN];
 	char cpath[PATH_MAX];
 	if (cache) {

@@ -179,35 +179,44 @@ int pk_ksym_cache_key(const struct pk_ksym_cache_src *src, uint8_t key[PK_KSYM_K
 	return 0;
 }
 
-int pk_ksym_cache_path(char *buf, size_t len, bool create)
+int pk_cache_dir(char *buf, size_t len, bool create)
 {
 	const char *x = getenv("XDG_CACHE_HOME");
 	const char *h = getenv("HOME");
-	char dir[PATH_MAX];
 	int n;
 	if (x && x[0] == '/')
-		n = snprintf(dir, sizeof(dir), "%s/perfkit", x);
+		n = snprintf(buf, len, "%s/perfkit", x);
 	else if (h && h[0] == '/')
-		n = snprintf(dir, sizeof(dir), "%s/.cache/perfkit", h);
+		n = snprintf(buf, len, "%s/.cache/perfkit", h);
 	else
 		return -ENOENT;
-	if (n < 0 || (size_t)n >= sizeof(dir))
-		return -ENAMETOOLONG;
-	n = snprintf(buf, len, "%s/kallsyms-v%u", dir, PK_KSYM_CACHE_VERSION);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	if (create) {
 		/* the parent of perfkit/ (~/.cache) may not exist yet either */
-		char *slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
+		char *slash = strrchr(buf, '/');
+		if (slash && slash != buf) {
 			*slash = '\0';
-			if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-				return -errno;
+			int e = mkdir(buf, 0700) < 0 && errno != EEXIST ? -errno : 0;
 			*slash = '/';
+			if (e)
+				return e;
 		}
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 			return -errno;
 	}
+	return 0;
+}
+
+int pk_ksym_cache_path(char *buf, size_t len, bool create)
+{
+	char dir[PATH_MAX];
+	int err = pk_cache_dir(dir, sizeof(dir), create);
+	if (err)
+		return err;
+	int n = snprintf(buf, len, "%s/kallsyms-v%u", dir, PK_KSYM_CACHE_VERSION);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
 	return 0;
 }
 

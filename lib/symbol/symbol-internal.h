@@ -142,7 +142,8 @@ struct pk_machine {
 	uint64_t kernel_text_pgoff;     /* pgoff of the [kernel.kallsyms]_text map (= _text) */
 	bool have_kernel_text;
 	/* unwinding statistics */
-	uint64_t uw_samples, uw_frames, uw_fallbacks;
+	uint64_t uw_samples, uw_frames, uw_fallbacks, uw_libdwfl, uw_rows;
+	bool uw_libdwfl_only;   /* PERFKIT_UNWIND=libdwfl at creation: no cached CFI rows */
 };
 
 /* dso.c */
@@ -173,6 +174,16 @@ struct pk_ksym_cache_src {
 int pk_ksym_cache_key(const struct pk_ksym_cache_src *src, uint8_t key[PK_KSYM_KEY_LEN]);
 /* The cache file's path from $XDG_CACHE_HOME or $HOME (creating its directory, 0700). */
 int pk_ksym_cache_path(char *buf, size_t len, bool create);
+/* $XDG_CACHE_HOME/perfkit or ~/.cache/perfkit (created with its parent if asked) */
+int pk_cache_dir(char *buf, size_t len, bool create);
+
+/* debug-cache.c */
+/* PK_NO_CACHE set (and not "0"): no on-disk caches */
+bool pk_cache_disabled(void);
+/* An fd of the decompressed cached copy of the debug file src_fd (build id id), made
+ * now if needed, and its path in *path_out; -ENOENT when the file has nothing
+ * compressed (use it as it is) or on any failure (-errno). */
+int pk_debug_cache_open(int src_fd, const uint8_t *id, size_t idlen, char **path_out);
 /* Write a finished table (names: one block holding every v[i].name), atomically. */
 int pk_ksym_cache_store(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 			const struct pk_sym *v, size_t nr, const char *names, size_t names_len,

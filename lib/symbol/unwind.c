@@ -8,7 +8,9 @@
  * one thread-state callback set to it, and only swap the per-sample registers and stack
  * copy that the callbacks read. Modules of maps added later are reported incrementally.
  */
+#include <dwarf.h>
 #include <gelf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,10 +25,48 @@ struct pk_reported {
 	uint64_t base;
 };
 
+/*
+ * The CFI row of one address, reduced to what x86-64 code uses: the CFA as register +
+ * offset and, per register, undefined / same value / saved at CFA+N / CFA+N / another
+ * register. Anything else (DWARF expressions: PLT entries, signal trampolines) makes the
+ * row "complex", and the sample goes through libdwfl.
+ */
+enum { PK_RR_UNDEF, PK_RR_SAME, PK_RR_OFFSET, PK_RR_VAL_OFFSET, PK_RR_REG };
+enum { PK_ROW_EMPTY, PK_ROW_CFI, PK_ROW_NOCFI, PK_ROW_COMPLEX };
+#define PK_UW_NREGS 17          /* x86-64: DWARF registers 0..16, 16 = return address */
+#define PK_UW_RA 16
+#define PK_UW_NONE 0xff
+#define PK_UW_ROWS_MAX 16384    /* per process; the table is cleared when full */
+
+struct pk_cfi_rule {
+	uint8_t kind, reg;
+	int32_t off;
+};
+
+struct pk_cfi_row {
+	uint64_t pc;            /* the lookup address (the key) */
+	uint8_t status, signal, cfa_reg;
+	int32_t cfa_off;
+	struct pk_cfi_rule r[PK_UW_NREGS];
+};
+
+/* One frame's register state, as libdwfl keeps it: a value and a "set" bit per
+ * register; the pc separately (the frame-pointer step sets it without register 16). */
+struct pk_uw_state {
+	uint64_t regs[PK_UW_NREGS];
+	uint32_t mask;
+	uint64_t pc;
+	bool initial, signal;
+};
+
 struct pk_unwind_ctx {
 	Dwfl *dwfl;
 	uint64_t gen;           /* map set generation last reported */
 	bool attached;
+	bool slow_only;         /* PERFKIT_UNWIND=libdwfl: never the cached rows */
+	struct pk_machine *m;   /* for statistics */
+	struct pk_cfi_row *rows;
+	size_t nrows, caprows;
 	struct pk_reported *rep;
 	size_t nrep, caprep;
 	/* per sample */
@@ -45,6 +85,7 @@ void pk_unwind_ctx_free(struct pk_unwind_ctx *u)
 		return;
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
+	free(u->rows);
 	free(u->rep);
 	free(u);
 }
@@ -173,6 +214,270 @@ static int pk_uw_frame(Dwfl_Frame *state, void *arg)
 }
 
 /*
+ * The cached path. libdwfl interprets the CFI program of every frame of every sample
+ * anew (and allocates while doing it); the rules of an address never change, so each
+ * address's row is computed once per process with libdw and the walk itself is a few
+ * loads. It reproduces libdwfl 0.188's frame_unwind.c step by step: .eh_frame first,
+ * then .debug_frame, then the backend's frame-pointer step when neither has the address;
+ * registers whose rule cannot be evaluated stay unset; the pc is register 16 after a
+ * CFI step; a frame is an activation (its pc not moved back into the call) if it is the
+ * first, or it or the frame it unwinds to is a signal frame.
+ */
+static bool pk_fits_i32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* A register's rule from libdw's expression for it (dwarf_frame_register's forms). */
+static bool pk_cfi_rule_of(Dwarf_Frame *fr, int regno, struct pk_cfi_rule *out)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t n = 0;
+	*out = (struct pk_cfi_rule){ PK_RR_UNDEF, 0, 0 };
+	if (dwarf_frame_register(fr, regno, mem, &ops, &n) != 0)
+		return true;            /* libdwfl leaves it unset */
+	if (n == 0) {
+		if (ops == NULL)
+			out->kind = PK_RR_SAME;
+		else if (ops != mem)
+			return false;
+		return true;
+	}
+	if (n == 1 && ops[0].atom == DW_OP_regx) {
+		if (ops[0].number < PK_UW_NREGS)
+			*out = (struct pk_cfi_rule){ PK_RR_REG, (uint8_t)ops[0].number, 0 };
+		return true;
+	}
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	size_t i = 1;
+	int64_t off = 0;
+	if (i < n && ops[i].atom == DW_OP_plus_uconst) {
+		off = (int64_t)ops[i].number;
+		i++;
+	}
+	bool value = false;
+	if (i < n && ops[i].atom == DW_OP_stack_value) {
+		value = true;
+		i++;
+	}
+	if (i != n || !pk_fits_i32(off))
+		return false;
+	*out = (struct pk_cfi_rule){ value ? PK_RR_VAL_OFFSET : PK_RR_OFFSET, 0, (int32_t)off };
+	return true;
+}
+
+static void pk_cfi_row_fill(struct pk_unwind_ctx *u, uint64_t pc, struct pk_cfi_row *row)
+{
+	memset(row, 0, sizeof(*row));
+	row->pc = pc;
+	row->status = PK_ROW_NOCFI;
+	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, pc);
+	if (!mod)
+		return;
+	Dwarf_Addr bias = 0;
+	Dwarf_Frame *fr = NULL;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0) {
+		fr = NULL;
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0)
+			return;
+	}
+	Dwarf_Addr start, end;
+	bool sig = false;
+	row->status = PK_ROW_COMPLEX;
+	if (dwarf_frame_info(fr, &start, &end, &sig) != PK_UW_RA)
+		goto out;
+	row->signal = sig;
+	Dwarf_Op *ops = NULL;
+	size_t n = 0;
+	row->cfa_reg = PK_UW_NONE;
+	if (dwarf_frame_cfa(fr, &ops, &n) == 0 && ops && n) {
+		if (n != 1 || ops[0].atom != DW_OP_bregx)
+			goto out;
+		int64_t off = (int64_t)ops[0].number2;
+		if (!pk_fits_i32(off))
+			goto out;
+		if (ops[0].number < PK_UW_NREGS) {
+			row->cfa_reg = (uint8_t)ops[0].number;
+			row->cfa_off = (int32_t)off;
+		}
+	}
+	for (int r = 0; r < PK_UW_NREGS; r++)
+		if (!pk_cfi_rule_of(fr, r, &row->r[r]))
+			goto out;
+	row->status = PK_ROW_CFI;
+out:
+	free(fr);
+}
+
+static inline size_t pk_row_slot(uint64_t pc, size_t cap)
+{
+	return (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+}
+
+/* The row for lookup address pc; NULL only when out of memory. */
+static const struct pk_cfi_row *pk_cfi_row_get(struct pk_unwind_ctx *u, uint64_t pc)
+{
+	if (u->caprows) {
+		for (size_t i = pk_row_slot(pc, u->caprows);; i = (i + 1) & (u->caprows - 1)) {
+			struct pk_cfi_row *r = &u->rows[i];
+			if (r->status == PK_ROW_EMPTY)
+				break;
+			if (r->pc == pc)
+				return r;
+		}
+	}
+	if ((u->nrows + 1) * 4 > u->caprows * 3) {
+		size_t nc = u->caprows ? u->caprows * 2 : 256;
+		if (nc > PK_UW_ROWS_MAX) {      /* bounded: start over */
+			memset(u->rows, 0, u->caprows * sizeof(*u->rows));
+			u->nrows = 0;
+		} else {
+			struct pk_cfi_row *nr = calloc(nc, sizeof(*nr));
+			if (!nr)
+				return NULL;
+			for (size_t k = 0; k < u->caprows; k++) {
+				if (u->rows[k].status == PK_ROW_EMPTY)
+					continue;
+				size_t i = pk_row_slot(u->rows[k].pc, nc);
+				while (nr[i].status != PK_ROW_EMPTY)
+					i = (i + 1) & (nc - 1);
+				nr[i] = u->rows[k];
+			}
+			free(u->rows);
+			u->rows = nr;
+			u->caprows = nc;
+		}
+	}
+	size_t i = pk_row_slot(pc, u->caprows);
+	while (u->rows[i].status != PK_ROW_EMPTY)
+		i = (i + 1) & (u->caprows - 1);
+	pk_cfi_row_fill(u, pc, &u->rows[i]);
+	u->nrows++;
+	u->m->uw_rows++;
+	return &u->rows[i];
+}
+
+enum { PK_STEP_FAIL, PK_STEP_PC_UNDEF, PK_STEP_PC_SET, PK_STEP_COMPLEX };
+
+static bool pk_uw_read(struct pk_unwind_ctx *u, uint64_t addr, uint64_t *v)
+{
+	Dwarf_Word w;
+	if (!pk_uw_memory_read(u->dwfl, addr, &w, u))
+		return false;
+	*v = w;
+	return true;
+}
+
+/* One unwinding step from cur (libdwfl's __libdwfl_frame_unwind). */
+static int pk_uw_step(struct pk_unwind_ctx *u, const struct pk_uw_state *cur,
+		      struct pk_uw_state *next)
+{
+	uint64_t pc = cur->pc;
+	if (!cur->initial && !cur->signal)
+		pc--;
+	const struct pk_cfi_row *row = pk_cfi_row_get(u, pc);
+	if (!row || row->status == PK_ROW_COMPLEX)
+		return PK_STEP_COMPLEX;
+	next->initial = false;
+	next->mask = 0;
+	if (row->status == PK_ROW_NOCFI) {
+		/* the x86-64 backend's frame-pointer step (x86_64_unwind) */
+		const uint32_t bp = 1u << 6, sp = 1u << 7;
+		if (!(cur->mask & bp) || !cur->regs[6])
+			return PK_STEP_FAIL;
+		uint64_t fp = cur->regs[6], osp = cur->mask & sp ? cur->regs[7] : 0;
+		uint64_t prev, ret;
+		if (!pk_uw_read(u, fp, &prev))
+			prev = 0;
+		if (!pk_uw_read(u, fp + 8, &ret))
+			return PK_STEP_FAIL;
+		next->regs[6] = prev;
+		next->regs[7] = fp + 16;
+		next->mask = bp | sp;
+		next->pc = ret;
+		next->signal = false;
+		return osp >= fp + 16 ? PK_STEP_FAIL : PK_STEP_PC_SET;
+	}
+	bool cfa_ok = row->cfa_reg != PK_UW_NONE && (cur->mask >> row->cfa_reg & 1);
+	uint64_t cfa = cfa_ok ? cur->regs[row->cfa_reg] + (uint64_t)(int64_t)row->cfa_off : 0;
+	bool ra_undef = false;
+	for (unsigned int r = 0; r < PK_UW_NREGS; r++) {
+		const struct pk_cfi_rule *ru = &row->r[r];
+		uint64_t v;
+		switch (ru->kind) {
+		case PK_RR_UNDEF:
+			if (r == PK_UW_RA)
+				ra_undef = true;
+			continue;
+		case PK_RR_SAME:
+			if (!(cur->mask >> r & 1))
+				continue;
+			v = cur->regs[r];
+			break;
+		case PK_RR_OFFSET:
+			if (!cfa_ok || !pk_uw_read(u, cfa + (uint64_t)(int64_t)ru->off, &v))
+				continue;
+			break;
+		case PK_RR_VAL_OFFSET:
+			if (!cfa_ok)
+				continue;
+			v = cfa + (uint64_t)(int64_t)ru->off;
+			break;
+		default: /* PK_RR_REG */
+			if (!(cur->mask >> ru->reg & 1))
+				continue;
+			v = cur->regs[ru->reg];
+			break;
+		}
+		next->regs[r] = v;
+		next->mask |= 1u << r;
+	}
+	next->signal = row->signal;
+	if (ra_undef || !(next->mask >> PK_UW_RA & 1) || !next->regs[PK_UW_RA])
+		return PK_STEP_PC_UNDEF;
+	next->pc = next->regs[PK_UW_RA];
+	return PK_STEP_PC_SET;
+}
+
+/* The walk dwfl_getthread_frames + pk_uw_frame would make; -1 when a row needs libdwfl. */
+static int pk_uw_fast(struct pk_unwind_ctx *u, uint64_t *ips, size_t max)
+{
+	struct pk_uw_state st[2];
+	struct pk_uw_state *cur = &st[0], *next = &st[1];
+	for (unsigned int i = 0; i < PK_UW_NREGS; i++) {
+		uint64_t v = 0;
+		pk_perf_reg(&u->s->regs_user, pk_x86_64_dwarf_to_perf[i], &v);
+		cur->regs[i] = v;
+	}
+	cur->mask = (1u << PK_UW_NREGS) - 1;
+	cur->pc = cur->regs[PK_UW_RA];
+	cur->initial = true;
+	cur->signal = false;
+	size_t n = 0;
+	for (;;) {
+		int r = pk_uw_step(u, cur, next);
+		if (r == PK_STEP_COMPLEX)
+			return -1;
+		bool act = cur->initial || cur->signal || (r == PK_STEP_PC_SET && next->signal);
+		uint64_t pc = cur->pc;
+		if (!act && pc)
+			pc--;
+		if (!pc)
+			break;
+		ips[n++] = pc;
+		if (n >= max || r != PK_STEP_PC_SET)
+			break;
+		struct pk_uw_state *t = cur;
+		cur = next;
+		next = t;
+	}
+	return (int)n;
+}
+
+/*
  * libdwfl unwinds with .eh_frame first and, when that fails for a frame (no FDE, or -
  * at the end of nearly every sample - a read beyond the stack copy), asks for the
  * module's DWARF to try .debug_frame. Opening a separate debug file decompresses all
@@ -274,8 +579,13 @@ static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
 		if (udp)
 			*udp = d;
 	}
-	if (began)
+	if (began) {
 		dwfl_report_end(u->dwfl, NULL, NULL);
+		/* an address without a module may have one now */
+		if (u->caprows)
+			memset(u->rows, 0, u->caprows * sizeof(*u->rows));
+		u->nrows = 0;
+	}
 	u->gen = ms->gen;
 }
 
@@ -293,9 +603,10 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 			return -ENOMEM;
 		}
 		u->gen = UINT64_MAX;
+		u->slow_only = m->uw_libdwfl_only;
+		u->m = m;
 		ms->unwind = u;
 	}
-	(void)m;
 	if (u->gen != ms->gen)
 		pk_uw_report(u, ms);
 	if (!u->attached) {
@@ -325,7 +636,13 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 	u->ips = ips;
 	u->nr = 0;
 	u->max = max;
-	dwfl_getthread_frames(u->dwfl, (pid_t)s->tid, pk_uw_frame, u);
+	int fast = u->slow_only ? -1 : pk_uw_fast(u, ips, max);
+	if (fast >= 0) {
+		u->nr = (size_t)fast;
+	} else {
+		m->uw_libdwfl++;
+		dwfl_getthread_frames(u->dwfl, (pid_t)s->tid, pk_uw_frame, u);
+	}
 	size_t n = u->nr;
 	if (!n && ip)
 		ips[n++] = ip;
@@ -467,4 +784,20 @@ PK_API void pk_machine__unwind_stats(const struct pk_machine *m, uint64_t *sampl
 		*frames = m ? m->uw_frames : 0;
 	if (fallbacks)
 		*fallbacks = m ? m->uw_fallbacks : 0;
+}
+
+PK_API int pk_machine__get_unwind_stats(const struct pk_machine *m, struct pk_unwind_stats *st)
+{
+	if (!m || !st || st->sz < sizeof(size_t))
+		return pk_err(-EINVAL);
+	struct pk_unwind_stats v = {
+		.sz = st->sz,
+		.samples = m->uw_samples,
+		.frames = m->uw_frames,
+		.fp_fallbacks = m->uw_fallbacks,
+		.libdwfl_samples = m->uw_libdwfl,
+		.cfi_rows = m->uw_rows,
+	};
+	memcpy(st, &v, PK_MIN(st->sz, sizeof(v)));
+	return 0;
 }

@@ -273,6 +273,72 @@ static void test_srcline_inline(void **state)
 	check_lines(nopie);
 }
 
+/*
+ * A debug file with compressed sections is inflated once into the cache directory and
+ * read from there afterwards; same lines and inline frames either way. A cache entry
+ * that others could write, or with another build id, is not used (it is made again).
+ */
+static void test_debug_cache(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	if (pk_test_sh("cd '%s' && objcopy --only-keep-debug --compress-debug-sections=zlib "
+		       "fixture-pie fixture-z.debug && objcopy --strip-all "
+		       "--add-gnu-debuglink=fixture-z.debug fixture-pie fixture-z && "
+		       "readelf -SW fixture-z.debug | grep '[.]debug_info' | grep -q ' C '", dir))
+		PK_SKIP("objcopy could not write compressed debug sections");
+	char xdg[PATH_MAX + 16], zbin[PATH_MAX + 16];
+	snprintf(xdg, sizeof(xdg), "%s/xdg", dir);
+	snprintf(zbin, sizeof(zbin), "%s/fixture-z", dir);
+	assert_int_equal(pk_test_sh("rm -rf '%s'", xdg), 0);
+	const char *old_xdg = getenv("XDG_CACHE_HOME");
+	char *saved = old_xdg ? strdup(old_xdg) : NULL;
+	setenv("XDG_CACHE_HOME", xdg, 1);
+	unsetenv("PK_NO_CACHE");
+	uint64_t call = call_site(pie);
+	assert_true(call != 0);
+	for (int round = 0; round < 4; round++) {
+		if (round == 2) /* writable by others: not trusted */
+			assert_int_equal(pk_test_sh("chmod 666 '%s'/perfkit/debug/*.debug", xdg), 0);
+		if (round == 3) /* another file's content under this build id */
+			assert_int_equal(pk_test_sh("cp '%s/fixture-nopie' '%s'/perfkit/debug/*.debug",
+						    dir, xdg), 0);
+		struct pk_machine *m = machine(false);
+		struct pk_dso *d = pk_machine__dso(m, zbin);
+		const char *file;
+		unsigned int line;
+		assert_int_equal(pk_dso__srcline(d, nm_addr(pie, "pk_fixture_leaf"), &file, &line), 0);
+		assert_int_equal(line, marker_line("M_LEAF"));
+		const struct pk_inline_frame *fr;
+		assert_int_equal(pk_dso__inlines(d, call, &fr), 2);
+		assert_string_equal(fr[0].func, "pk_inl");
+		assert_string_equal(fr[1].func, "pk_fixture_outer");
+		pk_machine__free(m);
+		/* one entry, ours alone, decompressed, with the debug file's build id */
+		assert_int_equal(pk_test_sh("cd '%s'/perfkit/debug && test $(ls | wc -l) = 1 && "
+					    "test \"$(stat -c %%a *.debug)\" = 600 && "
+					    "! readelf -SW *.debug | grep '[.]debug_' | grep -q ' C ' && "
+					    "readelf -n *.debug | grep -q \"$(readelf -n '%s/fixture-z.debug' "
+					    "| awk '/Build ID/ { print $3 }')\"", xdg, dir), 0);
+	}
+	/* PK_NO_CACHE=1: nothing written */
+	assert_int_equal(pk_test_sh("rm -rf '%s'", xdg), 0);
+	setenv("PK_NO_CACHE", "1", 1);
+	struct pk_machine *m = machine(false);
+	const char *file;
+	unsigned int line;
+	assert_int_equal(pk_dso__srcline(pk_machine__dso(m, zbin), nm_addr(pie, "pk_fixture_leaf"),
+					 &file, &line), 0);
+	pk_machine__free(m);
+	assert_int_equal(pk_test_sh("test ! -e '%s/perfkit/debug'", xdg), 0);
+	unsetenv("PK_NO_CACHE");
+	if (saved)
+		setenv("XDG_CACHE_HOME", saved, 1);
+	else
+		unsetenv("XDG_CACHE_HOME");
+	free(saved);
+}
+
 static void test_plt(void **state)
 {
 	(void)state;
@@ -1001,6 +1067,7 @@ int main(void)
 		cmocka_unit_test(test_symbols_pie),
 		cmocka_unit_test(test_symbols_nopie),
 		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_debug_cache),
 		cmocka_unit_test(test_srcline_inline),
 		cmocka_unit_test(test_plt),
 		cmocka_unit_test(test_load_bias_live),

@@ -32,6 +32,38 @@ static const char fixture_src[] =
 	"\treturn 0;\n"
 	"}\n";
 
+/* Frames that need more than register + offset rules: a signal handler's frame above
+ * the kernel's sigreturn trampoline (DWARF expressions), PLT calls, and libc's qsort
+ * calling back into the program. */
+static const char mixed_src[] =
+	"#include <signal.h>\n"
+	"#include <stdlib.h>\n"
+	"#include <sys/time.h>\n"
+	"volatile unsigned long pk_spin;\n"
+	"static int pk_cmp(const void *a, const void *b)\n"
+	"{\n"
+	"\tfor (int i = 0; i < 50; i++) pk_spin++;\n"
+	"\tint x = *(const int *)a, y = *(const int *)b;\n"
+	"\treturn (x > y) - (x < y);\n"
+	"}\n"
+	"__attribute__((noinline)) static void pk_sort(int depth)\n"
+	"{\n"
+	"\tif (depth) { pk_sort(depth - 1); pk_spin++; return; }\n"
+	"\tint v[512];\n"
+	"\tfor (int i = 0; i < 512; i++) v[i] = rand();\n"
+	"\tqsort(v, 512, sizeof(int), pk_cmp);\n"
+	"}\n"
+	"static void pk_handler(int sig) { (void)sig; for (int i = 0; i < 200000; i++) pk_spin++; }\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\tunsigned long n = argc > 1 ? strtoul(argv[1], 0, 0) : 2000;\n"
+	"\tsignal(SIGPROF, pk_handler);\n"
+	"\tstruct itimerval it = { { 0, 2000 }, { 0, 2000 } };\n"
+	"\tsetitimer(ITIMER_PROF, &it, 0);\n"
+	"\tfor (unsigned long i = 0; i < n; i++) pk_sort((int)(i % 8));\n"
+	"\treturn 0;\n"
+	"}\n";
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -208,6 +240,95 @@ static void test_debug_frame_in_debug_file(void **state)
 	assert_true(res.complete * 10 >= res.samples * 9);
 }
 
+/*
+ * The per-address CFI rows cached per process must give exactly libdwfl's walk: every
+ * sample of a recording unwound by two machines, one of them created with
+ * PERFKIT_UNWIND=libdwfl (libdwfl interprets every frame), chains compared entry by entry.
+ */
+static void test_cached_rows_match_libdwfl(void **state)
+{
+	(void)state;
+	if (pk_test_sh("command -v perf cc >/dev/null 2>&1"))
+		PK_SKIP("perf or cc not installed");
+	FILE *f = fopen("uwmix.c", "w");
+	assert_non_null(f);
+	fputs(mixed_src, f);
+	fclose(f);
+	assert_int_equal(pk_test_sh("cc -g -O2 -o uwmix uwmix.c"), 0);
+	if (pk_test_sh("perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o mix.data "
+		       "./uwmix 2500 >/dev/null 2>perf.err"))
+		PK_SKIP("perf record failed here (see perf.err)");
+	struct pk_data_reader *r = pk_data_reader__open("mix.data", NULL);
+	assert_non_null(r);
+	PK_OPTS(pk_machine_opts, o, .host = true);
+	unsetenv("PERFKIT_UNWIND");
+	struct pk_machine *fast = pk_machine__new(&o);
+	setenv("PERFKIT_UNWIND", "libdwfl", 1);
+	struct pk_machine *slow = pk_machine__new(&o);
+	unsetenv("PERFKIT_UNWIND");
+	assert_non_null(fast);
+	assert_non_null(slow);
+	static struct pk_chain_entry a[256], b[256];
+	struct pk_data_event ev;
+	int err, samples = 0, in_cmp = 0, in_handler = 0;
+	while ((err = pk_data_reader__next(r, &ev)) > 0) {
+		struct pk_record rec;
+		const char *bad;
+		if (!ev.attr || !ev.attr->layout_ok || ev.hdr->type >= 64 ||
+		    pk_record__decode(&ev.attr->layout, ev.hdr, &rec, &bad) != 0)
+			continue;
+		if (rec.type != PERF_RECORD_SAMPLE) {
+			pk_machine__process(fast, &rec);
+			pk_machine__process(slow, &rec);
+			continue;
+		}
+		const struct pk_sample *s = &rec.sample;
+		int na = pk_machine__callchain(fast, s, a, 256);
+		int nb = pk_machine__callchain(slow, s, b, 256);
+		assert_int_equal(na, nb);
+		for (int i = 0; i < na; i++) {
+			if (a[i].ip != b[i].ip || a[i].cpumode != b[i].cpumode ||
+			    a[i].flags != b[i].flags)
+				fail_msg("sample %d (time %llu), frame %d: %#llx vs libdwfl's %#llx",
+					 samples, (unsigned long long)s->time, i,
+					 (unsigned long long)a[i].ip, (unsigned long long)b[i].ip);
+			struct pk_addr_loc loc;
+			if (a[i].cpumode != PK_CPUMODE_USER ||
+			    pk_machine__resolve(fast, s->pid, s->tid, a[i].ip, a[i].cpumode, &loc) ||
+			    !loc.sym)
+				continue;
+			/* the comparison function called from inside libc's qsort; the handler
+			 * with frames of the interrupted code above it */
+			if (!strcmp(loc.sym, "pk_cmp") && i + 1 < na)
+				in_cmp++;
+			if (!strcmp(loc.sym, "pk_handler") && i + 2 < na)
+				in_handler++;
+		}
+		samples++;
+	}
+	assert_int_equal(err, 0);
+	PK_OPTS(pk_unwind_stats, fs);
+	PK_OPTS(pk_unwind_stats, ss);
+	assert_int_equal(pk_machine__get_unwind_stats(fast, &fs), 0);
+	assert_int_equal(pk_machine__get_unwind_stats(slow, &ss), 0);
+	printf("%d samples (%d in pk_cmp, %d in pk_handler); cached rows: %llu rows, %llu of "
+	       "%llu samples through libdwfl; PERFKIT_UNWIND=libdwfl: %llu of %llu\n",
+	       samples, in_cmp, in_handler, (unsigned long long)fs.cfi_rows,
+	       (unsigned long long)fs.libdwfl_samples, (unsigned long long)fs.samples,
+	       (unsigned long long)ss.libdwfl_samples, (unsigned long long)ss.samples);
+	if (samples < 200)
+		PK_SKIP("too few samples (%d) to judge", samples);
+	assert_true(in_cmp > 0);
+	/* both walks really ran: the cached one for most samples, libdwfl for all of the
+	 * other machine's */
+	assert_true(fs.cfi_rows > 0 && fs.libdwfl_samples * 2 < fs.samples);
+	assert_true(ss.cfi_rows == 0 && ss.libdwfl_samples * 10 >= ss.samples * 9);
+	assert_int_equal(fs.frames, ss.frames);
+	pk_machine__free(fast);
+	pk_machine__free(slow);
+	pk_data_reader__free(r);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -215,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_dwarf_unwind),
 		cmocka_unit_test(test_fp_fallback),
 		cmocka_unit_test(test_debug_frame_in_debug_file),
+		cmocka_unit_test(test_cached_rows_match_libdwfl),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -261,6 +261,20 @@ PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s
 PK_API void pk_machine__unwind_stats(const struct pk_machine *m, uint64_t *samples,
 				     uint64_t *frames, uint64_t *fallbacks);
 
+/* The same and more, in a struct that carries its size (PK_OPTS declares one). */
+struct pk_unwind_stats {
+	size_t sz;
+	uint64_t samples;       /* samples unwound */
+	uint64_t frames;        /* their frames */
+	uint64_t fp_fallbacks;  /* samples that kept a frame-pointer chain instead */
+	/* samples walked by libdwfl itself: an address whose CFI row is more than register
+	 * + offset rules (PLT entries, signal trampolines), or PERFKIT_UNWIND=libdwfl set
+	 * when the machine was created; the rest use per-address rows cached per process */
+	uint64_t libdwfl_samples;
+	uint64_t cfi_rows;      /* rows computed (cache misses) */
+};
+PK_API int pk_machine__get_unwind_stats(const struct pk_machine *m, struct pk_unwind_stats *st);
+
 #ifdef __cplusplus
 }
 #endif
