@@ -471,7 +471,7 @@ static void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip,
 	int ni = 0;
 	if (kind == FR_UNW) {
 		if (!s->no_inline && r.loc.dso && r.sym && !r.loc.kernel)
-			ni = pk_dso__inlines(r.loc.dso, r.loc.dso_addr, &ifr);
+			ni = pk_dso__inline_names(r.loc.dso, r.loc.dso_addr, &ifr);
 		ni = ni < 0 ? 0 : ni > 64 ? 64 : ni;
 		size_t lmax = 0;
 		for (int k = 0; k < ni; k++) {

@@ -345,7 +345,7 @@ struct pk_report {
 	struct index ridx;
 	/* direct-mapped front of ridx: hot addresses are found without the two cache misses
 	 * of an ridx probe; rent = index + 1, 0 = empty */
-	struct rhot { uint64_t ip; uint32_t pid, gen, rent; uint8_t cm; } *rhot;
+	struct rhot { uint64_t ip; uint32_t pid, gen, rent, frame; uint8_t cm; } *rhot;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct index nidx;
@@ -784,8 +784,10 @@ static uint32_t gen_of(struct pk_report *rep, uint32_t pid)
 	return (gp ? *gp : 0) + rep->kgen * 0x10001u;
 }
 
+/* The resolved-address entry of ip and its frame id (*fid: from the hot cache without
+ * touching the entry, which is one cache miss less per frame of a call chain). */
 static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen, uint64_t ip,
-		   uint8_t cm, struct rent **out)
+		   uint8_t cm, struct rent **out, uint32_t *fid)
 {
 	size_t hot = (size_t)(((ip ^ (uint64_t)pid << 40 ^ (uint64_t)cm << 56) * 0x9e3779b97f4a7c15ULL) >>
 			      (64 - RHOT_BITS));
@@ -793,6 +795,7 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t g
 		const struct rhot *c = &rep->rhot[hot];
 		if (c->rent && c->ip == ip && c->pid == pid && c->gen == gen && c->cm == cm) {
 			*out = &rep->rents[c->rent - 1];
+			*fid = c->frame;
 			return 0;
 		}
 	} else {
@@ -804,9 +807,12 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t g
 			struct rent *e = &rep->rents[IX_ID(rep->ridx.slot[j])];
 			if (e->ip == ip && e->pid == pid && e->gen == gen && e->cpumode == cm) {
 				if (rep->rhot)
-					rep->rhot[hot] = (struct rhot){ ip, pid, gen,
-									IX_ID(rep->ridx.slot[j]) + 1, cm };
+					rep->rhot[hot] = (struct rhot){
+						.ip = ip, .pid = pid, .gen = gen, .cm = cm,
+						.rent = IX_ID(rep->ridx.slot[j]) + 1,
+						.frame = e->frame };
 				*out = e;
+				*fid = e->frame;
 				return 0;
 			}
 		}
@@ -839,19 +845,19 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t g
 		f.sym_start = loc.sym_start;
 		f.sym_end = loc.sym_start + loc.sym_size;
 	}
-	uint32_t fid;
-	if (frame_intern(rep, &f, &fid))
+	if (frame_intern(rep, &f, fid))
 		return -ENOMEM;
 	if (index_grow(&rep->ridx) ||
 	    grow((void **)&rep->rents, &rep->cap_rents, rep->nr_rents + 1, sizeof(struct rent)))
 		return -ENOMEM;
 	uint32_t nid = (uint32_t)rep->nr_rents++;
 	rep->rents[nid] = (struct rent){ .ip = ip, .pid = pid, .gen = gen, .cpumode = cm,
-					 .frame = fid, .dso = loc.dso, .dso_addr = loc.dso_addr,
+					 .frame = *fid, .dso = loc.dso, .dso_addr = loc.dso_addr,
 					 .inl_first = -1 };
 	index_put(&rep->ridx, h, nid);
 	if (rep->rhot)
-		rep->rhot[hot] = (struct rhot){ ip, pid, gen, nid + 1, cm };
+		rep->rhot[hot] = (struct rhot){ .ip = ip, .pid = pid, .gen = gen, .cm = cm,
+						.rent = nid + 1, .frame = *fid };
 	*out = &rep->rents[nid];
 	return 0;
 }
@@ -1437,7 +1443,7 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 		const struct pk_inline_frame *ifr;
 		int ni;
 		if (!e->dso || !f->sym || f->kernel ||
-		    (ni = pk_dso__inlines(e->dso, e->dso_addr, &ifr)) < 1)
+		    (ni = pk_dso__inline_names(e->dso, e->dso_addr, &ifr)) < 1)
 			return 0;
 		if (ni == 1 && ifr[0].func &&
 		    pk_symbol__same_function(ifr[0].func, str_get(&rep->strs, f->sym)))
@@ -1541,9 +1547,11 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 				c->samples++;
 				return 0;
 			}
-			*ls = (struct lastsample){ .tid = s->tid, .pid = s->pid, .gen = gen,
-						   .hist = hi, .comm = cid, .cpu = cpu, .ip = s->ip,
-						   .cm = s->cpumode, .chain = has_chain, .nr = lnr };
+			/* field by field: a compound literal would clear all of ips[] too */
+			ls->tid = s->tid, ls->pid = s->pid, ls->gen = gen, ls->hist = hi;
+			ls->comm = cid, ls->cpu = cpu, ls->ip = s->ip, ls->cm = s->cpumode;
+			ls->chain = has_chain, ls->nr = lnr, ls->used = false;
+			ls->epoch = 0, ls->pch = 0;
 			if (lnr)
 				memcpy(ls->ips, s->callchain.ips, lnr * sizeof(uint64_t));
 		}
@@ -1551,15 +1559,16 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	size_t n = 0;
 	struct rent *re;
 	/* the sampled location: always from s->ip with the sample's cpumode */
-	int err = resolve(rep, s->pid, s->tid, gen, s->ip, s->cpumode, &re);
+	uint32_t fid;
+	int err = resolve(rep, s->pid, s->tid, gen, s->ip, s->cpumode, &re, &fid);
 	if (err)
 		return err;
-	rep->self_frame = re->frame;
+	rep->self_frame = fid;
 	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re) : 0;
 	rep->cip_valid = true;
 	if (!has_chain) {
 		rep->cip[0] = s->ip;
-		rep->cframes[0] = re->frame;
+		rep->cframes[0] = fid;
 		rep->csrc[0] = self_src;
 		n = 1;
 	} else {
@@ -1572,7 +1581,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		}
 		for (size_t i = 0; i < (size_t)nc && n < MAX_CHAIN; i++) {
 			err = resolve(rep, s->pid, s->tid, gen, rep->chain[i].ip,
-				      rep->chain[i].cpumode, &re);
+				      rep->chain[i].cpumode, &re, &fid);
 			if (err)
 				return err;
 			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re) : 0;
@@ -1582,7 +1591,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 						     (rep->chain[i].flags & PK_CHAIN_UNWOUND))
 					    ? inlines_of(rep, re, &ifr) : 0;
 			if (!ni) {
-				ifr = &re->frame;
+				ifr = &fid;
 				ni = 1;
 			}
 			for (size_t k = 0; k < ni && n < MAX_CHAIN; k++) {

@@ -964,6 +964,7 @@ struct pk_srcline_ent {
 
 struct pk_inline_ent {
 	int nr;                 /* frames, or negative errno */
+	bool lines;             /* with file and line (not pk_dso__inline_names only) */
 	struct pk_inline_frame *frames;
 };
 
@@ -1109,7 +1110,7 @@ static const char *pk_die_funcname(struct pk_dso *d, Dwarf_Die *die)
 }
 
 static int pk_dso_inlines_uncached(struct pk_dso *d, uint64_t addr,
-				   struct pk_inline_frame **out)
+				   struct pk_inline_frame **out, bool lines)
 {
 	Dwfl_Module *mod = pk_dso_dwarf_mod(d);
 	if (!mod)
@@ -1137,7 +1138,7 @@ static int pk_dso_inlines_uncached(struct pk_dso *d, uint64_t addr,
 	}
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
-	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+	if (lines && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
 		files = NULL;
 
 	int nf = 0;
@@ -1159,18 +1160,21 @@ static int pk_dso_inlines_uncached(struct pk_dso *d, uint64_t addr,
 	}
 	const char *file = NULL;
 	unsigned int line = 0;
-	pk_dso__srcline(d, addr, &file, &line);
+	if (lines)
+		pk_dso__srcline(d, addr, &file, &line);
 	int k = 0;
 	for (int i = 0; i < n && k < nf; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
 		fr[k].func = pk_die_funcname(d, &scopes[i]);
-		fr[k].file = file ? file : "??";
+		fr[k].file = file ? file : lines ? "??" : NULL;
 		fr[k].line = line;
 		k++;
 		if (tag == DW_TAG_subprogram)
 			break;
+		if (!lines)
+			continue;
 		/* the caller's location: this inlined instance's call site */
 		Dwarf_Attribute a;
 		Dwarf_Word cf = 0, cl = 0;
@@ -1187,16 +1191,23 @@ static int pk_dso_inlines_uncached(struct pk_dso *d, uint64_t addr,
 	return k;
 }
 
-PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t addr, const struct pk_inline_frame **frames)
+static int pk_dso_inlines_get(struct pk_dso *d, uint64_t addr,
+			      const struct pk_inline_frame **frames, bool lines)
 {
 	if (!d || !frames)
 		return pk_err(-EINVAL);
 	struct pk_inline_ent *e = pk_u64map_get(&d->inlines, addr);
+	if (e && lines && !e->lines) {
+		/* looked up for names only before: again with the source locations */
+		e->nr = pk_dso_inlines_uncached(d, addr, &e->frames, true);
+		e->lines = true;
+	}
 	if (!e) {
 		e = pk_arena_alloc(&d->arena, sizeof(*e));
 		if (!e)
 			return pk_err(-ENOMEM);
-		e->nr = pk_dso_inlines_uncached(d, addr, &e->frames);
+		e->nr = pk_dso_inlines_uncached(d, addr, &e->frames, lines);
+		e->lines = lines;
 		if (pk_u64map_put(&d->inlines, addr, e))
 			return pk_err(-ENOMEM);
 	}
@@ -1204,4 +1215,15 @@ PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t addr, const struct pk_inli
 		return pk_err(e->nr);
 	*frames = e->frames;
 	return e->nr;
+}
+
+PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t addr, const struct pk_inline_frame **frames)
+{
+	return pk_dso_inlines_get(d, addr, frames, true);
+}
+
+PK_API int pk_dso__inline_names(struct pk_dso *d, uint64_t addr,
+				const struct pk_inline_frame **frames)
+{
+	return pk_dso_inlines_get(d, addr, frames, false);
 }

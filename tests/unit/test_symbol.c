@@ -247,7 +247,14 @@ static void check_lines(const char *bin)
 	assert_int_equal(pk_dso__srcline(d, call, &file, &line), 0);
 	assert_int_equal(line, marker_line("M_INL"));
 	const struct pk_inline_frame *fr;
-	int n = pk_dso__inlines(d, call, &fr);
+	/* names only first (no line table read): no locations; then the full chain */
+	int n = pk_dso__inline_names(d, call, &fr);
+	assert_int_equal(n, 2);
+	assert_string_equal(fr[0].func, "pk_inl");
+	assert_string_equal(fr[1].func, "pk_fixture_outer");
+	assert_null(fr[0].file);
+	assert_int_equal(fr[1].line, 0);
+	n = pk_dso__inlines(d, call, &fr);
 	assert_int_equal(n, 2);
 	assert_string_equal(fr[0].func, "pk_inl");
 	assert_int_equal(fr[0].line, marker_line("M_INL"));
@@ -259,6 +266,10 @@ static void check_lines(const char *bin)
 	n = pk_dso__inlines(d, leaf, &fr);
 	assert_int_equal(n, 1);
 	assert_string_equal(fr[0].func, "pk_fixture_leaf");
+	/* names after a full look-up: the same entry, locations included */
+	n = pk_dso__inline_names(d, call, &fr);
+	assert_int_equal(n, 2);
+	assert_int_equal(fr[1].line, marker_line("M_CALLSITE"));
 	/* an address outside any CU */
 	assert_true(pk_dso__inlines(d, 0x10, &fr) < 0);
 	assert_true(pk_dso__srcline(d, 0x10, &file, &line) < 0);

@@ -206,6 +206,11 @@ struct pk_inline_frame {
  */
 PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t dso_addr,
 			   const struct pk_inline_frame **frames);
+/* The same chain with function names only: file NULL and line 0 unless an earlier
+ * pk_dso__inlines call at this address looked them up (skips reading the CU's line table,
+ * for callers that print only names). */
+PK_API int pk_dso__inline_names(struct pk_dso *d, uint64_t dso_addr,
+				const struct pk_inline_frame **frames);
 
 /*
  * The short form in which perf shows a demangled C++ name (what `c++filt -p` prints): the
