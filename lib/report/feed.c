@@ -5,9 +5,10 @@
  *
  * Reading, re-sorting by time (pk_ordered) and decoding records are about a third of a
  * report's work and need nothing of the aggregation's state, so with two CPUs a reader
- * thread does them while the caller aggregates. The reader copies each record into a
- * batch (a byte area plus the decoded pk_record, whose pointers point into that copy)
- * and hands full batches over; the consumer sees exactly the sequence that
+ * thread does them while the caller aggregates. The reader puts each record into a
+ * batch (the decoded pk_record, whose pointers point into the record: in the mmapped
+ * file, or in the batch's byte area for a copy) and hands full batches over; the
+ * consumer sees exactly the sequence that
  * pk_ordered__next would give, so the result does not depend on the thread.
  *
  * What the consumer may touch while the reader runs: the items of a batch it was given,
@@ -32,6 +33,7 @@ struct batch {
 	uint8_t *buf;
 	size_t used;
 	int status;             /* after the items: 0 more batches, 1 end, < 0 error */
+	uint64_t min_ref;       /* lowest image offset of a record referenced, not copied */
 };
 
 struct pk_feed {
@@ -65,26 +67,41 @@ static void decode_item(struct pk_feed_item *it)
 	it->dec = d != 0;
 }
 
+/*
+ * Records that lie in the reader's memory image (an mmapped file) are referenced, not
+ * copied (a DWARF sample carries kilobytes of stack: copying them was 15 % of the reader):
+ * the image is read-only and stays mapped, and the ordered queue is told to keep the pages
+ * of every batch not yet given back (pages it gives back would only be read in again).
+ * Everything else (decompressed records, the queue's own copies) is copied.
+ */
 static void *reader_main(void *arg)
 {
 	struct pk_feed *f = arg;
+	size_t img_len = 0;
+	const uint8_t *img = pk_data_reader__image(f->r, &img_len);
 	for (size_t k = 0;; k++) {
 		struct batch *b = &f->b[k % NR_BATCHES];
 		pthread_mutex_lock(&f->mu);
 		while (!f->stop && k - f->consumed >= NR_BATCHES)
 			pthread_cond_wait(&f->cv, &f->mu);
 		bool stop = f->stop;
+		/* the batches the consumer has not given back yet */
+		uint64_t held = UINT64_MAX;
+		for (size_t j = f->consumed; j < k; j++)
+			held = PK_MIN(held, f->b[j % NR_BATCHES].min_ref);
 		pthread_mutex_unlock(&f->mu);
 		if (stop)
 			return NULL;
 		b->n = 0;
 		b->used = 0;
 		b->status = 0;
+		b->min_ref = UINT64_MAX;
 		while (b->n < BATCH_ITEMS) {
 			struct pk_data_event ev;
 			/* room for the largest record (header.size is 16 bits) or the batch ends */
 			if (BATCH_BYTES - b->used < ((size_t)1 << 16))
 				break;
+			pk_ordered_hold(f->q, PK_MIN(held, b->min_ref));
 			int err = pk_ordered__next(f->q, f->r, &ev);
 			if (err <= 0) {
 				b->status = err < 0 ? err : 1;
@@ -92,11 +109,17 @@ static void *reader_main(void *arg)
 			}
 			size_t sz = ev.hdr->size;
 			struct pk_feed_item *it = &b->items[b->n++];
-			memcpy(b->buf + b->used, ev.hdr, sz);
+			const uint8_t *p = (const uint8_t *)ev.hdr;
 			it->ev = ev;
-			it->ev.hdr = (const struct perf_event_header *)(b->buf + b->used);
 			it->ev.payload = NULL; /* the reader's memory: not the consumer's */
-			b->used += pk_align_up(sz, 8);
+			if (img && p >= img && (size_t)(p - img) <= img_len &&
+			    img_len - (size_t)(p - img) >= sz && !((uintptr_t)p & 7)) {
+				b->min_ref = PK_MIN(b->min_ref, (uint64_t)(p - img));
+			} else {
+				memcpy(b->buf + b->used, ev.hdr, sz);
+				it->ev.hdr = (const struct perf_event_header *)(b->buf + b->used);
+				b->used += pk_align_up(sz, 8);
+			}
 			decode_item(it);
 		}
 		pthread_mutex_lock(&f->mu);

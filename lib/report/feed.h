@@ -24,4 +24,8 @@ int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded
 int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it);
 /* Stop (early or at the end), join the reader thread, free; *st = ordering statistics. */
 void pk_feed__stop(struct pk_feed *f, struct pk_ordered_stats *st);
+/* (ordered.c) Records at image offsets >= offset are still read by the caller after
+ * being delivered: the reader must not give back their pages. UINT64_MAX: none. */
+struct pk_ordered;
+void pk_ordered_hold(struct pk_ordered *q, uint64_t offset);
 #endif

@@ -83,6 +83,7 @@ struct pk_ordered {
 	const uint8_t *img;
 	size_t img_len;
 	uint64_t lw_next;       /* input offset at which to recompute the low-water mark */
+	uint64_t hold;          /* image offset the caller still reads (pk_ordered_hold) */
 };
 
 struct pk_ordered *pk_ordered__new(const struct pk_ordered_opts *opts)
@@ -97,6 +98,7 @@ struct pk_ordered *pk_ordered__new(const struct pk_ordered_opts *opts)
 		q->max_bytes = DEFAULT_MAX_BYTES;
 	q->cur = SIZE_MAX;
 	q->release_chunk = -1;
+	q->hold = UINT64_MAX;
 	return q;
 }
 
@@ -551,9 +553,14 @@ int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev)
 }
 
 /* Lowest image offset still referenced by a queued record (`dflt` if none). */
+void pk_ordered_hold(struct pk_ordered *q, uint64_t offset)
+{
+	q->hold = offset;
+}
+
 static uint64_t low_water(const struct pk_ordered *q, uint64_t dflt)
 {
-	uint64_t lw = dflt;
+	uint64_t lw = PK_MIN(dflt, q->hold);
 	for (size_t i = q->phead; i < q->nr_pend; i++) {
 		const struct qent *e = &q->ents[q->pend[i].slot];
 		if (e->chunk == NO_CHUNK && (uint64_t)(e->rec - q->img) < lw)

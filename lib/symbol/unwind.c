@@ -67,6 +67,9 @@ struct pk_unwind_ctx {
 	struct pk_machine *m;   /* for statistics */
 	struct pk_cfi_row *rows;
 	size_t nrows, caprows;
+	/* DWARF register -> index in the sample's register block, for regs_mask */
+	uint64_t regs_mask;
+	int8_t regs_idx[PK_UW_NREGS];
 	struct pk_reported *rep;
 	size_t nrep, caprep;
 	/* per sample */
@@ -447,10 +450,20 @@ static int pk_uw_fast(struct pk_unwind_ctx *u, uint64_t *ips, size_t max)
 {
 	struct pk_uw_state st[2];
 	struct pk_uw_state *cur = &st[0], *next = &st[1];
+	const struct pk_sample_regs *rg = &u->s->regs_user;
+	if (u->regs_mask != rg->mask || !u->regs_mask) {
+		/* the position of each register in the block: the same for every sample of
+		 * an event, so not counted again per sample */
+		for (unsigned int i = 0; i < PK_UW_NREGS; i++) {
+			unsigned int r = pk_x86_64_dwarf_to_perf[i];
+			u->regs_idx[i] = rg->mask & (1ULL << r)
+				? (int8_t)__builtin_popcountll(rg->mask & ((1ULL << r) - 1)) : -1;
+		}
+		u->regs_mask = rg->mask;
+	}
 	for (unsigned int i = 0; i < PK_UW_NREGS; i++) {
-		uint64_t v = 0;
-		pk_perf_reg(&u->s->regs_user, pk_x86_64_dwarf_to_perf[i], &v);
-		cur->regs[i] = v;
+		int k = u->regs_idx[i];
+		cur->regs[i] = k >= 0 && (uint64_t)k < rg->nr ? rg->regs[k] : 0;
 	}
 	cur->mask = (1u << PK_UW_NREGS) - 1;
 	cur->pc = cur->regs[PK_UW_RA];
