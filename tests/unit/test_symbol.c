@@ -196,6 +196,15 @@ static void test_symbols_nopie(void **state)
 	check_symbols(nopie, nopie);
 }
 
+/* pk_fixture_leaf's line, looked up in d (a build of the fixture, maybe stripped) */
+static void assert_leaf_line(struct pk_dso *d)
+{
+	const char *file;
+	unsigned int line;
+	assert_int_equal(pk_dso__srcline(d, nm_addr(pie, "pk_fixture_leaf"), &file, &line), 0);
+	assert_int_equal(line, marker_line("M_LEAF"));
+}
+
 /* a stripped file finds its symbols and lines through .gnu_debuglink */
 static void test_debuglink(void **state)
 {
@@ -203,11 +212,9 @@ static void test_debuglink(void **state)
 	NEED_TOOLS();
 	check_symbols(stripped, pie);
 	struct pk_machine *m = machine(false);
-	struct pk_dso *d = pk_machine__dso(m, stripped);
+	assert_leaf_line(pk_machine__dso(m, stripped));
 	const char *file;
 	unsigned int line;
-	assert_int_equal(pk_dso__srcline(d, nm_addr(pie, "pk_fixture_leaf"), &file, &line), 0);
-	assert_int_equal(line, marker_line("M_LEAF"));
 	/* control: the same stripped file without a debuglink has no static symbols */
 	struct pk_dso *b = pk_machine__dso(m, bare);
 	pk_dso__load(b);
@@ -316,10 +323,7 @@ static void test_debug_cache(void **state)
 						    dir, xdg), 0);
 		struct pk_machine *m = machine(false);
 		struct pk_dso *d = pk_machine__dso(m, zbin);
-		const char *file;
-		unsigned int line;
-		assert_int_equal(pk_dso__srcline(d, nm_addr(pie, "pk_fixture_leaf"), &file, &line), 0);
-		assert_int_equal(line, marker_line("M_LEAF"));
+		assert_leaf_line(d);
 		const struct pk_inline_frame *fr;
 		assert_int_equal(pk_dso__inlines(d, call, &fr), 2);
 		assert_string_equal(fr[0].func, "pk_inl");
@@ -336,10 +340,7 @@ static void test_debug_cache(void **state)
 	assert_int_equal(pk_test_sh("rm -rf '%s'", xdg), 0);
 	setenv("PK_NO_CACHE", "1", 1);
 	struct pk_machine *m = machine(false);
-	const char *file;
-	unsigned int line;
-	assert_int_equal(pk_dso__srcline(pk_machine__dso(m, zbin), nm_addr(pie, "pk_fixture_leaf"),
-					 &file, &line), 0);
+	assert_leaf_line(pk_machine__dso(m, zbin));
 	pk_machine__free(m);
 	assert_int_equal(pk_test_sh("test ! -e '%s/perfkit/debug'", xdg), 0);
 	unsetenv("PK_NO_CACHE");
