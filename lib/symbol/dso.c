@@ -878,7 +878,7 @@ PK_API int pk_dso__load(struct pk_dso *d)
 	if (err)
 		return pk_err(err);
 	if (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE)
-		return (int)PK_MIN(d->machine->nr_ksyms, (size_t)INT32_MAX);
+		return (int)PK_MIN(d->machine->nr_ksyms + d->machine->kview.nr, (size_t)INT32_MAX);
 	return (int)PK_MIN(d->nr_syms, (size_t)INT32_MAX);
 }
 
@@ -911,8 +911,19 @@ static const struct pk_sym *pk_dso_find_sym(struct pk_dso *d, uint64_t addr)
 {
 	if (pk_dso_ensure_loaded(d))
 		return NULL;
-	if (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE)
-		return pk_syms_find(d->machine->ksyms, d->machine->nr_ksyms, addr);
+	if (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE) {
+		struct pk_machine *m = d->machine;
+		if (!m->kview.nr)
+			return pk_syms_find(m->ksyms, m->nr_ksyms, addr);
+		/* the cache in place: found unshifted, returned shifted (valid until the
+		 * next look-up; callers copy what they need) */
+		struct pk_sym *s = &m->kscratch;
+		if (!pk_ksym_view_find(&m->kview, addr - m->kview_delta, s))
+			return NULL;
+		s->start += m->kview_delta;
+		s->end += m->kview_delta;
+		return s;
+	}
 	return pk_syms_find(d->syms, d->nr_syms, addr);
 }
 
@@ -940,8 +951,18 @@ PK_API int pk_dso__symbol_addr(struct pk_dso *d, const char *name, uint64_t *add
 	const struct pk_sym *v = d->syms;
 	size_t n = d->nr_syms;
 	if (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE) {
-		v = d->machine->ksyms;
-		n = d->machine->nr_ksyms;
+		const struct pk_machine *m = d->machine;
+		for (size_t i = 0; i < m->kview.nr; i++) {
+			struct pk_sym s;
+			pk_ksym_view_get(&m->kview, i, &s);
+			if (!strcmp(s.name, name)) {
+				if (addr)
+					*addr = s.start + m->kview_delta;
+				return 0;
+			}
+		}
+		v = m->ksyms;
+		n = m->nr_ksyms;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!strcmp(v[i].name, name)) {

@@ -176,7 +176,7 @@ static int pk_ksym_start_cmp(const void *a, const void *b)
 int pk_kernel_syms_load(struct pk_machine *m)
 {
 	if (m->ksyms_loaded)
-		return m->nr_ksyms ? 0 : -ENOENT;
+		return m->nr_ksyms || m->kview.nr ? 0 : -ENOENT;
 	m->ksyms_loaded = true;
 	if (!m->host)
 		return -ENOENT;
@@ -197,7 +197,30 @@ int pk_kernel_syms_load(struct pk_machine *m)
 	struct pk_sym *v = NULL;
 	size_t nr = 0;
 	uint64_t text_addr = 0;
-	if (!cache || pk_ksym_cache_load(cpath, key, &m->karena, &v, &nr, &text_addr)) {
+	if (cache && !pk_ksym_cache_map(cpath, key, &m->kview)) {
+		/* used in place, shifted at look-up time; unless the shift wraps some
+		 * addresses around (a hostile recording): then as a sorted copy below */
+		struct pk_ksym_view *kv = &m->kview;
+		uint64_t delta = m->have_kernel_text && kv->text_addr ?
+				 m->kernel_text_pgoff - kv->text_addr : 0;
+		struct pk_sym first, last;
+		pk_ksym_view_get(kv, 0, &first);
+		pk_ksym_view_get(kv, kv->nr - 1, &last);
+		if (first.start + delta <= last.start + delta &&
+		    last.end - 1 + delta >= last.start + delta) {
+			m->kview_delta = delta;
+			return 0;
+		}
+		v = malloc(kv->nr * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = 0; i < kv->nr; i++)
+			pk_ksym_view_get(kv, i, &v[i]);
+		nr = kv->nr;
+		text_addr = kv->text_addr;
+		/* (the names stay in the mapping, released with the machine) */
+		kv->nr = 0;
+	} else if (!cache || pk_ksym_cache_load(cpath, key, &m->karena, &v, &nr, &text_addr)) {
 		const char *names;
 		size_t names_len;
 		int err = pk_kallsyms_parse(m, &v, &nr, &names, &names_len, &text_addr);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/bpf.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -327,6 +328,25 @@ static int pk_kc_read(const struct pk_kc_in *in, void *dst, size_t n, size_t off
 
 #define PK_KC_CHUNK 512   /* records per read */
 
+/* The header's own checks, and the file length it implies. */
+static int pk_kc_header(const struct pk_ksym_cache_hdr *h, size_t len,
+			const uint8_t key[PK_KSYM_KEY_LEN])
+{
+	if (h->magic != PK_KSYM_CACHE_MAGIC || h->version != PK_KSYM_CACHE_VERSION ||
+	    h->hdr_size != sizeof(*h) || h->rec_size != sizeof(struct pk_ksym_cache_rec))
+		return -EINVAL;
+	if (memcmp(h->key, key, PK_KSYM_KEY_LEN))
+		return -ESTALE;
+	if (!h->nr || h->nr > PK_KSYM_CACHE_MAX_SYMS || !h->names_len ||
+	    h->names_len > PK_KSYM_CACHE_MAX_NAMES)
+		return -EINVAL;
+	/* both bounded above: no overflow */
+	if (len != sizeof(*h) + (size_t)h->nr * sizeof(struct pk_ksym_cache_rec) +
+			   (size_t)h->names_len)
+		return -EINVAL;
+	return 0;
+}
+
 static int pk_kc_decode(const struct pk_kc_in *in, size_t len,
 			const uint8_t key[PK_KSYM_KEY_LEN], struct pk_arena *arena,
 			struct pk_sym **out, size_t *nr_out, uint64_t *text_addr)
@@ -337,19 +357,11 @@ static int pk_kc_decode(const struct pk_kc_in *in, size_t len,
 		return -EINVAL;
 	if ((err = pk_kc_read(in, &h, sizeof(h), 0)))
 		return err;
-	if (h.magic != PK_KSYM_CACHE_MAGIC || h.version != PK_KSYM_CACHE_VERSION ||
-	    h.hdr_size != sizeof(h) || h.rec_size != sizeof(struct pk_ksym_cache_rec))
-		return -EINVAL;
-	if (memcmp(h.key, key, PK_KSYM_KEY_LEN))
-		return -ESTALE;
-	if (!h.nr || h.nr > PK_KSYM_CACHE_MAX_SYMS || !h.names_len ||
-	    h.names_len > PK_KSYM_CACHE_MAX_NAMES)
-		return -EINVAL;
+	if ((err = pk_kc_header(&h, len, key)))
+		return err;
 	/* both bounded above: no overflow */
 	size_t nr = (size_t)h.nr, names_len = (size_t)h.names_len;
 	size_t recs = nr * sizeof(struct pk_ksym_cache_rec);
-	if (len != sizeof(h) + recs + names_len)
-		return -EINVAL;
 	/* the CRC covers the header with its crc field zero, then the rest */
 	uint32_t want = h.crc;
 	h.crc = 0;
@@ -432,4 +444,107 @@ int pk_ksym_cache_load(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 	int err = pk_kc_decode(&in, (size_t)size, key, arena, out, nr, text_addr);
 	close(fd);
 	return err;
+}
+
+/*
+ * The cache used in place: the file mapped and checked as pk_kc_decode checks it, then
+ * read through the records (no copy of 120k symbols into fresh memory: 5-10 ms of a
+ * report on this VM, where first-touched memory is slow).
+ */
+int pk_ksym_cache_view(const void *data, size_t len, const uint8_t key[PK_KSYM_KEY_LEN],
+		       struct pk_ksym_view *kv)
+{
+	struct pk_ksym_cache_hdr h;
+	int err;
+	memset(kv, 0, sizeof(*kv));
+	if (len < sizeof(h) || ((uintptr_t)data & 7))
+		return -EINVAL;
+	memcpy(&h, data, sizeof(h));
+	if ((err = pk_kc_header(&h, len, key)))
+		return err;
+	size_t nr = (size_t)h.nr, names_len = (size_t)h.names_len;
+	const uint8_t *base = data;
+	const struct pk_ksym_cache_rec *r =
+		(const struct pk_ksym_cache_rec *)(const void *)(base + sizeof(h));
+	const char *names = (const char *)(r + nr);
+	uint32_t want = h.crc;
+	h.crc = 0;
+	uint32_t crc = pk_crc32c(pk_crc32c(0, &h, sizeof(h)), base + sizeof(h), len - sizeof(h));
+	if (crc != want || names[names_len - 1] != '\0')
+		return -EINVAL;
+	for (size_t i = 0; i < nr; i++)
+		if (r[i].name_off >= names_len || r[i].end <= r[i].start ||
+		    (i && r[i].start <= r[i - 1].start))
+			return -EINVAL;
+	kv->recs = r;
+	kv->nr = nr;
+	kv->names = names;
+	kv->text_addr = h.text_addr;
+	return 0;
+}
+
+int pk_ksym_cache_map(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
+		      struct pk_ksym_view *kv)
+{
+	uint64_t size;
+	memset(kv, 0, sizeof(*kv));
+	int fd = pk_open_regular(path, sizeof(struct pk_ksym_cache_hdr) +
+					       (uint64_t)PK_KSYM_CACHE_MAX_SYMS *
+						       sizeof(struct pk_ksym_cache_rec) +
+					       PK_KSYM_CACHE_MAX_NAMES,
+				 &size);
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	/* ours and not writable by others: anyone else could feed us symbols */
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022) ||
+	    size < sizeof(struct pk_ksym_cache_hdr)) {
+		close(fd);
+		return -EPERM;
+	}
+	/* (the file is only ever replaced by rename, never rewritten in place) */
+	void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -errno;
+	int err = pk_ksym_cache_view(m, (size_t)size, key, kv);
+	if (err) {
+		munmap(m, (size_t)size);
+		return err;
+	}
+	kv->map = m;
+	kv->map_len = (size_t)size;
+	return 0;
+}
+
+void pk_ksym_view_release(struct pk_ksym_view *kv)
+{
+	if (kv->map)
+		munmap(kv->map, kv->map_len);
+	memset(kv, 0, sizeof(*kv));
+}
+
+void pk_ksym_view_get(const struct pk_ksym_view *kv, size_t i, struct pk_sym *out)
+{
+	const struct pk_ksym_cache_rec *r = &kv->recs[i];
+	*out = (struct pk_sym){ .start = r->start, .end = r->end,
+				.name = kv->names + r->name_off, .bind = r->bind,
+				.seq = r->seq };
+}
+
+bool pk_ksym_view_find(const struct pk_ksym_view *kv, uint64_t addr, struct pk_sym *out)
+{
+	size_t lo = 0, hi = kv->nr;
+	/* first record with start > addr (as pk_syms_find) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (kv->recs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= kv->recs[lo - 1].end)
+		return false;
+	pk_ksym_view_get(kv, lo - 1, out);
+	return true;
 }

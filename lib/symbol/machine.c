@@ -254,6 +254,7 @@ PK_API void pk_machine__free(struct pk_machine *m)
 	}
 	free(m->dso_hash);
 	free(m->ksyms);
+	pk_ksym_view_release(&m->kview);
 	pk_arena_release(&m->karena);
 	free(m->kallsyms_path);
 	free(m->jit_dir);

@@ -125,6 +125,17 @@ struct pk_thread {
 	struct pk_mapset *maps;
 };
 
+struct pk_ksym_cache_rec;
+/* A cache used in place: records and names inside a checked buffer or mapping. */
+struct pk_ksym_view {
+	const struct pk_ksym_cache_rec *recs;   /* sorted by start, ranges non-empty */
+	size_t nr;
+	const char *names;
+	uint64_t text_addr;
+	void *map;              /* the file's mapping (pk_ksym_cache_map), or NULL */
+	size_t map_len;
+};
+
 struct pk_machine {
 	bool host;
 	bool no_demangle;
@@ -139,6 +150,10 @@ struct pk_machine {
 	struct pk_sym *ksyms;
 	size_t nr_ksyms;
 	struct pk_arena karena;
+	/* or the kallsyms cache used in place (ksyms NULL), shifted by kview_delta */
+	struct pk_ksym_view kview;
+	uint64_t kview_delta;
+	struct pk_sym kscratch;         /* the last symbol found in kview */
 	uint64_t kernel_text_pgoff;     /* pgoff of the [kernel.kallsyms]_text map (= _text) */
 	bool have_kernel_text;
 	/* unwinding statistics */
@@ -193,6 +208,18 @@ int pk_ksym_cache_store(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 int pk_ksym_cache_load(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 		       struct pk_arena *arena, struct pk_sym **out, size_t *nr,
 		       uint64_t *text_addr);
+/* Check a cache image in memory (8-byte aligned) exactly as pk_ksym_cache_decode does
+ * and describe it in *kv (pointing into data). Same errors. Fuzzed. */
+int pk_ksym_cache_view(const void *data, size_t len, const uint8_t key[PK_KSYM_KEY_LEN],
+		       struct pk_ksym_view *kv);
+/* Map a cache file (owner and mode checked as pk_ksym_cache_load) and view it. */
+int pk_ksym_cache_map(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
+		      struct pk_ksym_view *kv);
+void pk_ksym_view_release(struct pk_ksym_view *kv);
+/* Record i as a symbol (name inside the view). */
+void pk_ksym_view_get(const struct pk_ksym_view *kv, size_t i, struct pk_sym *out);
+/* The record whose [start, end) holds addr, as pk_syms_find would find it. */
+bool pk_ksym_view_find(const struct pk_ksym_view *kv, uint64_t addr, struct pk_sym *out);
 /* The validating decoder behind pk_ksym_cache_load (hostile input; fuzzed). */
 int pk_ksym_cache_decode(const void *data, size_t len, const uint8_t key[PK_KSYM_KEY_LEN],
 			 struct pk_arena *arena, struct pk_sym **out, size_t *nr_out,

@@ -5,8 +5,10 @@
  * made consistent, so that mutations reach the structural checks behind the CRC (record
  * count vs size, name offsets, order, empty ranges, the names block's end). A decoded
  * table must be sorted with every name readable inside the arena; it is then written
- * back to a cache file and read again, and must come back identical.
+ * back to a cache file and read again, and must come back identical. The in-place view
+ * (pk_ksym_cache_view) must accept exactly the same inputs and show the same symbols.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,10 +80,40 @@ static void decode(const uint8_t *buf, size_t len)
 	struct pk_sym *v = NULL;
 	size_t nr = 0;
 	uint64_t text = 0;
-	if (pk_ksym_cache_decode(buf, len, key, &a, &v, &nr, &text) == 0) {
+	int err = pk_ksym_cache_decode(buf, len, key, &a, &v, &nr, &text);
+	/* the in-place view (8-byte aligned copy) accepts exactly what the decoder accepts,
+	 * and shows the same symbols, also through its look-up */
+	uint64_t *al = malloc((len / 8 + 1) * 8);
+	if (!al)
+		abort();
+	memcpy(al, buf, len);
+	struct pk_ksym_view kv;
+	int verr = pk_ksym_cache_view(al, len, key, &kv);
+	if ((err == 0) != (verr == 0) || (err && err != verr))
+		abort();
+	if (err == 0) {
+		if (kv.nr != nr || kv.text_addr != text)
+			abort();
+		for (size_t i = 0; i < nr; i++) {
+			struct pk_sym s, f;
+			pk_ksym_view_get(&kv, i, &s);
+			if (s.start != v[i].start || s.end != v[i].end || s.bind != v[i].bind ||
+			    s.seq != v[i].seq || strcmp(s.name, v[i].name))
+				abort();
+			/* (ranges may overlap: the end of one may lie in no symbol at all) */
+			const struct pk_sym *g = pk_syms_find(v, nr, v[i].end - 1);
+			bool found = pk_ksym_view_find(&kv, v[i].end - 1, &f);
+			if (found != (g != NULL) || (g && (f.start != g->start || f.end != g->end)))
+				abort();
+			g = pk_syms_find(v, nr, v[i].start);
+			found = pk_ksym_view_find(&kv, v[i].start, &f);
+			if (!g || !found || f.start != g->start || f.end != g->end)
+				abort();
+		}
 		check(v, nr, text);
 		free(v);
 	}
+	free(al);
 	pk_arena_release(&a);
 }
 

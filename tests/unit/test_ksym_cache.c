@@ -312,6 +312,14 @@ static void test_machine_uses_cache(void **state)
 		for (int i = 0; i < 3; i++)
 			if (addr[i])
 				assert_string_equal(resolve(m, addr[i] + 1), want[i]);
+		/* by name too (round 1 reads the cache in place) */
+		struct pk_addr_loc loc;
+		uint64_t a = 0;
+		assert_int_equal(pk_machine__resolve(m, 0, 0, addr[0], PK_CPUMODE_KERNEL, &loc), 0);
+		assert_non_null(loc.dso);
+		assert_int_equal(pk_dso__symbol_addr(loc.dso, "schedule", &a), 0);
+		assert_int_equal(a, addr[0]);
+		assert_true(pk_dso__load(loc.dso) > 1000);
 		pk_machine__free(m);
 		assert_int_equal(stat(file, &st), 0);
 		if (round != 1)   /* written (round 0) or rewritten after the corruption (2) */
