@@ -616,14 +616,14 @@ static void print_fields(struct script *s, const struct pk_data_attr *a, const s
 	if (F & (SF_PID | SF_TID)) {
 		*p++ = ' ';
 		if ((F & SF_PID) && (F & SF_TID)) {
-			p = fmt_u64_pad(p, smp->pid, 7, ' ');
+			p = fmt_pid_pad(p, smp->pid, 7);
 			*p++ = '/';
 			char *q = p;
-			p = fmt_u64(p, smp->tid);
+			p = fmt_pid_pad(p, smp->tid, 0);
 			while (p - q < 7)
 				*p++ = ' ';
 		} else {
-			p = fmt_u64_pad(p, F & SF_PID ? smp->pid : smp->tid, 7, ' ');
+			p = fmt_pid_pad(p, F & SF_PID ? smp->pid : smp->tid, 7);
 		}
 	}
 	if (F & SF_CPU) {
@@ -720,9 +720,9 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	if (smp->type & PERF_SAMPLE_TID) {
 		const char *c = comm_of(s, smp->tid);
 		p = PUT(p, ",\"pid\":");
-		p = fmt_u64(p, smp->pid);
+		p = fmt_pid_pad(p, smp->pid, 0);
 		p = PUT(p, ",\"tid\":");
-		p = fmt_u64(p, smp->tid);
+		p = fmt_pid_pad(p, smp->tid, 0);
 		p = PUT(p, ",\"comm\":");
 		p = fmt_json_str(p, c, strlen(c));
 	}

@@ -174,6 +174,23 @@ static inline char *fmt_u64_pad(char *p, uint64_t v, int width, char pad)
 	return p + n;
 }
 
+/* a pid or tid as the kernel's s32 (perf prints -1, not 4294967295): at most
+ * max(11, width) bytes, right-aligned in width like printf("%*d") */
+static inline char *fmt_pid_pad(char *p, uint32_t v, int width)
+{
+	int32_t x = (int32_t)v;
+	char t[20];
+	uint64_t mag = x < 0 ? (uint64_t)(-(int64_t)x) : (uint64_t)x;
+	int n = u64_digits(t, mag);
+	int len = n + (x < 0);
+	for (int k = len; k < width; k++)
+		*p++ = ' ';
+	if (x < 0)
+		*p++ = '-';
+	memcpy(p, t + 20 - n, (size_t)n);
+	return p + n;
+}
+
 /* lower-case hex without prefix, at most 16 bytes */
 static inline char *fmt_hex(char *p, uint64_t v)
 {

@@ -115,8 +115,9 @@ int pk_export__speedscope(const struct pk_profile *p, FILE *f, const void *opts)
 				putc(',', f);
 			first_profile = false;
 			char name[512];
-			snprintf(name, sizeof(name), "%s (pid %" PRIu32 ", tid %" PRIu32 ") %s",
-				 pk_xstr(p, t->comm), t->pid, t->tid, pk_xstr(p, p->event[e].name));
+			snprintf(name, sizeof(name), "%s (pid %" PRId32 ", tid %" PRId32 ") %s",
+				 pk_xstr(p, t->comm), (int32_t)t->pid, (int32_t)t->tid,
+				 pk_xstr(p, p->event[e].name));
 			fputs("{\"type\":\"sampled\",\"name\":", f);
 			pk_xjson_str(f, name);
 			fprintf(f, ",\"unit\":\"%s\",\"startValue\":0", ns ? "nanoseconds" : "none");
@@ -282,12 +283,13 @@ int pk_export__gecko(const struct pk_profile *p, FILE *f, const struct pk_gecko_
 		pk_xjson_str(f, pk_xstr(p, t->comm));
 		fprintf(f, ",\"processName\":");
 		pk_xjson_str(f, pk_xstr(p, t->comm));
-		fprintf(f, ",\"processType\":\"default\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+		fprintf(f, ",\"processType\":\"default\",\"pid\":%" PRId32 ",\"tid\":%" PRId32
 			",\"registerTime\":0,\"unregisterTime\":null,"
 			"\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,"
 			"\"phase\":3,\"category\":4,\"data\":5},\"data\":[]},"
 			"\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2,"
-			"\"weight\":3},\"weightType\":\"samples\",\"data\":[", t->pid, t->tid);
+			"\"weight\":3},\"weightType\":\"samples\",\"data\":[", (int32_t)t->pid,
+			(int32_t)t->tid);
 		for (uint32_t i = start[g]; i < start[g + 1]; i++) {
 			const struct pk_xtime *x = &p->timeline[grouped[i]];
 			/* the stack of a sample is its innermost non-comm node */
@@ -370,7 +372,8 @@ int pk_export__json(const struct pk_profile *p, FILE *f, const void *opts)
 		const struct pk_xthread *t = &p->thread[x->thread];
 		fputs("{\"type\":\"SAMPLE\",\"event\":", f);
 		pk_xjson_str(f, pk_xstr(p, p->event[x->event].name));
-		fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"comm\":", t->pid, t->tid);
+		fprintf(f, ",\"pid\":%" PRId32 ",\"tid\":%" PRId32 ",\"comm\":", (int32_t)t->pid,
+			(int32_t)t->tid);
 		pk_xjson_str(f, pk_xstr(p, t->comm));
 		fprintf(f, ",\"time\":%" PRIu64 ",\"period\":%" PRIu64, x->time, x->period);
 		/* the addresses as perfkit script --json prints them, leaf first */

@@ -709,6 +709,38 @@ static void test_reader_thread(void **state)
 	free(dir);
 }
 
+/* A sample of a task that was exiting carries pid/tid -1 (the kernel's s32): perf script
+ * prints -1, and so must `perfkit script`, in text and JSON (not 4294967295). */
+static void test_script_pid_minus_one(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("pidm1");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_attr at;
+	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
+	assert_non_null(w);
+	uint64_t id = 1;
+	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	struct rec r;
+	make_sample(&r, 1000, UINT32_MAX);
+	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)&r), 0);
+	make_sample(&r, 2000, 42);
+	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)&r), 0);
+	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_test_sh("cd '%s' && '%s' script -i t.data -F pid,tid > text.out && "
+				    "'%s' script -i t.data --json > json.out", dir, PK_TOOL_PATH,
+				    PK_TOOL_PATH), 0);
+	assert_int_equal(pk_test_sh("cd '%s' && grep -q '^ *-1/-1 *$' text.out && "
+				    "grep -q '^ *42/42 *$' text.out && "
+				    "grep -q '\"pid\":-1,\"tid\":-1,' json.out && "
+				    "grep -q '\"pid\":42,\"tid\":42,' json.out && "
+				    "! grep -q 4294967295 text.out json.out", dir), 0);
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -722,6 +754,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_callchains),
 		cmocka_unit_test(test_ordered_mapped),
 		cmocka_unit_test(test_reader_thread),
+		cmocka_unit_test(test_script_pid_minus_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
