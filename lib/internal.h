@@ -66,6 +66,24 @@ ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max);
 int pk_read_fd_alloc(int fd, size_t first, size_t max, char **out, size_t *len);
 /* MADV_HUGEPAGE over the whole pages of a buffer of 2 MiB or more (just a hint). */
 void pk_thp_hint(void *p, size_t bytes);
+/*
+ * Binary search in a sorted array of n elements: the index of the first element whose
+ * key is above x, i.e. the number of elements with key <= x. LE is an expression in
+ * `mid` that says whether element mid's key is <= x.
+ */
+#define PK_UPPER_BOUND(n, LE)                                \
+	({                                                   \
+		size_t lo_ = 0, hi_ = (n);                   \
+		while (lo_ < hi_) {                          \
+			size_t mid = lo_ + (hi_ - lo_) / 2;  \
+			if (LE)                              \
+				lo_ = mid + 1;               \
+			else                                 \
+				hi_ = mid;                   \
+		}                                            \
+		lo_;                                         \
+	})
+
 /* v rounded up to a multiple of a (a > 0) */
 static inline uint64_t pk_align_up(uint64_t v, uint64_t a)
 {

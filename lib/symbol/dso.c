@@ -308,15 +308,8 @@ size_t pk_syms_finish(struct pk_sym *syms, size_t nr, bool kallsyms)
 
 const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = nr;
-	/* first symbol with start > addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the last symbol with start <= addr */
+	size_t lo = PK_UPPER_BOUND(nr, syms[mid].start <= addr);
 	if (!lo)
 		return NULL;
 	const struct pk_sym *s = &syms[lo - 1];
@@ -1050,14 +1043,7 @@ static bool pk_dso_addr_cu(struct pk_dso *d, Dwfl_Module *mod, uint64_t addr, Dw
 	if (!d->cus_built)
 		pk_dso_build_cus(d, dw);
 	uint64_t a = addr - *bias;
-	size_t lo = 0, hi = d->nr_cus;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->cus[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PK_UPPER_BOUND(d->nr_cus, d->cus[mid].lo <= a);
 	/* ranges of different CUs may interleave: look back a little */
 	for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
 		const struct pk_cu_range *r = &d->cus[i - 1];

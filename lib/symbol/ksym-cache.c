@@ -422,24 +422,34 @@ int pk_ksym_cache_decode(const void *data, size_t len, const uint8_t key[PK_KSYM
 	return pk_kc_decode(&in, len, key, arena, out, nr_out, text_addr);
 }
 
+/* Open a cache file for reading: a regular file of sane size, ours and not writable by
+ * others (anyone else could feed us symbols), at least a header long. */
+static int pk_kc_open(const char *path, uint64_t *size)
+{
+	int fd = pk_open_regular(path, sizeof(struct pk_ksym_cache_hdr) +
+					       (uint64_t)PK_KSYM_CACHE_MAX_SYMS *
+						       sizeof(struct pk_ksym_cache_rec) +
+					       PK_KSYM_CACHE_MAX_NAMES,
+				 size);
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022) ||
+	    *size < sizeof(struct pk_ksym_cache_hdr)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 int pk_ksym_cache_load(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 		       struct pk_arena *arena, struct pk_sym **out, size_t *nr,
 		       uint64_t *text_addr)
 {
 	uint64_t size;
-	int fd = pk_open_regular(path, sizeof(struct pk_ksym_cache_hdr) +
-					       (uint64_t)PK_KSYM_CACHE_MAX_SYMS *
-						       sizeof(struct pk_ksym_cache_rec) +
-					       PK_KSYM_CACHE_MAX_NAMES,
-				 &size);
+	int fd = pk_kc_open(path, &size);
 	if (fd < 0)
 		return fd;
-	struct stat st;
-	/* ours and not writable by others: anyone else could feed us symbols */
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		close(fd);
-		return -EPERM;
-	}
 	const struct pk_kc_in in = { .buf = NULL, .fd = fd };
 	int err = pk_kc_decode(&in, (size_t)size, key, arena, out, nr, text_addr);
 	close(fd);
@@ -488,20 +498,9 @@ int pk_ksym_cache_map(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 {
 	uint64_t size;
 	memset(kv, 0, sizeof(*kv));
-	int fd = pk_open_regular(path, sizeof(struct pk_ksym_cache_hdr) +
-					       (uint64_t)PK_KSYM_CACHE_MAX_SYMS *
-						       sizeof(struct pk_ksym_cache_rec) +
-					       PK_KSYM_CACHE_MAX_NAMES,
-				 &size);
+	int fd = pk_kc_open(path, &size);
 	if (fd < 0)
 		return fd;
-	struct stat st;
-	/* ours and not writable by others: anyone else could feed us symbols */
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022) ||
-	    size < sizeof(struct pk_ksym_cache_hdr)) {
-		close(fd);
-		return -EPERM;
-	}
 	/* (the file is only ever replaced by rename, never rewritten in place) */
 	void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
@@ -534,15 +533,8 @@ void pk_ksym_view_get(const struct pk_ksym_view *kv, size_t i, struct pk_sym *ou
 
 bool pk_ksym_view_find(const struct pk_ksym_view *kv, uint64_t addr, struct pk_sym *out)
 {
-	size_t lo = 0, hi = kv->nr;
-	/* first record with start > addr (as pk_syms_find) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (kv->recs[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the last record with start <= addr (as pk_syms_find) */
+	size_t lo = PK_UPPER_BOUND(kv->nr, kv->recs[mid].start <= addr);
 	if (!lo || addr >= kv->recs[lo - 1].end)
 		return false;
 	pk_ksym_view_get(kv, lo - 1, out);

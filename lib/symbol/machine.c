@@ -63,14 +63,7 @@ const struct pk_mapent *pk_mapset_find(const struct pk_mapset *ms, uint64_t addr
 {
 	if (!ms)
 		return NULL;
-	size_t lo = 0, hi = ms->nr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ms->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PK_UPPER_BOUND(ms->nr, ms->v[mid].start <= addr);
 	if (!lo)
 		return NULL;
 	const struct pk_mapent *e = &ms->v[lo - 1];

@@ -444,18 +444,25 @@ static void test_lazy_callchains(void **state)
 
 /* ---- records referenced in a mapped file ---- */
 
-static void test_ordered_mapped(void **state)
+/* A perf.data at path with one cpu-clock attr (IP|TID|TIME, id 1), records to follow. */
+static struct pk_data_writer *open_writer(const char *path)
 {
-	(void)state;
-	char *dir = pk_test_mkdtemp("ordmap");
-	char path[512];
-	snprintf(path, sizeof(path), "%s/t.data", dir);
 	struct pk_attr at;
 	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
 	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
 	assert_non_null(w);
 	uint64_t id = 1;
 	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	return w;
+}
+
+static void test_ordered_mapped(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("ordmap");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_data_writer *w = open_writer(path);
 	/* 4 MiB of samples in rounds of 2000, scrambled inside each round */
 	const int per_round = 2000, rounds = 64;
 	unsigned seed = 7;
@@ -720,12 +727,7 @@ static void test_script_pid_minus_one(void **state)
 	char *dir = pk_test_mkdtemp("pidm1");
 	char path[512];
 	snprintf(path, sizeof(path), "%s/t.data", dir);
-	struct pk_attr at;
-	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
-	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
-	assert_non_null(w);
-	uint64_t id = 1;
-	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	struct pk_data_writer *w = open_writer(path);
 	struct rec r;
 	make_sample(&r, 1000, UINT32_MAX);
 	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)&r), 0);
