@@ -788,6 +788,11 @@ static void print_callchain(struct report *R, const struct pk_hist_entry *e)
 {
 	if (R->cg == CG_NONE)
 		return;
+	/* no node of the graph is printable (printable()) if the root is not: every node's
+	 * period is at most the root's, the entry's total; most entries of a big report are
+	 * such (their trees are not even built) */
+	if (R->cg == CG_GRAPH && (double)e->total_period < (double)R->total * R->cg_threshold / 100.0)
+		return;
 	const struct pk_callnode *root = entry_tree(R, e);
 	if (!root)
 		return;

@@ -12,6 +12,12 @@ struct pk_feed_item {
 	struct pk_data_event ev;
 	struct pk_record rec;   /* valid when dec == 0 */
 	int dec;                /* 0 decoded; 1 not a kernel record, unknown or malformed */
+	/* what decides the fields a sample decode writes (sample_type, layout flags) of the
+	 * sample decoded last into rec, if that was the last decode and it succeeded (see
+	 * pk_record_decode_sample_again) */
+	bool z;
+	uint32_t zflags;
+	uint64_t ztype;
 };
 
 struct pk_feed;

@@ -36,13 +36,10 @@ static inline uint64_t mix64(uint64_t h)
 
 /* ---- growable arrays ---- */
 
-/* Transparent huge pages for big arrays (pk_thp_hint; THP is commonly in "madvise"
- * mode): page faults are a large part of the cost of filling big arrays, especially in
- * VMs, and one fault per 2 MiB instead of per 4 KiB removes nearly all of them. */
-
 /*
  * Arrays of BIG_MIN bytes or more live in their own anonymous mapping: doubling one is an
- * mremap (no copy, and the pages already touched stay), and they get huge pages. Whether
+ * mremap (no copy, and the pages already touched stay), and they may get huge pages
+ * (pk_thp_hint: only on request, see there). Whether
  * an array is mapped follows from its size in bytes, so every array managed here is
  * allocated, grown and freed only through these helpers.
  */
@@ -237,13 +234,19 @@ struct frame {
 	uint32_t dso;           /* short name id */
 	uint32_t dso_long;      /* long name id (the key) */
 	uint32_t sym;           /* 0 = unresolved */
-	bool kernel;
-	uint64_t addr;          /* unresolved: the DSO-relative address (key) */
 	uint32_t srcline;       /* for pk_report__add_sample frames */
-	bool nomap;             /* no map covered the address */
-	bool inlined;           /* an inline pseudo-frame: keyed by name too */
+	uint64_t addr;          /* unresolved: the DSO-relative address (key) */
 	uint64_t sym_start, sym_end; /* resolved symbols are keyed by their range, as perf's
 				      * sym sort key compares them */
+	/* not part of the identity: */
+	uint32_t node1;         /* the first call-chain node made for this frame (NONE32
+				 * none); the others are in nidx */
+	uint32_t ent1;          /* the first entry made for it (NONE32 none), in hist
+				 * ent1_hist, when entries are keyed by frame; others in eidx */
+	uint16_t ent1_hist;
+	bool kernel;
+	bool nomap;             /* no map covered the address */
+	bool inlined;           /* an inline pseudo-frame: keyed by name too */
 };
 
 /* ---- resolved address cache ---- */
@@ -288,6 +291,7 @@ struct ent_cc {
  * minus its children's, computed when the public trees are built. */
 struct node {
 	uint32_t parent, frame;
+	uint32_t kid1;          /* the first child made (NONE32 none); see node_child */
 	uint64_t period, samples;
 };
 
@@ -301,6 +305,7 @@ struct hist {
 	struct index eidx;
 	struct pk_hist_entry *pub_ents;
 	const struct pk_hist_entry **pub_sorted;
+	size_t nr_pub, nr_ccs;  /* entries pub_ents/pub_sorted and ccs were made for */
 };
 
 struct udso {
@@ -380,6 +385,7 @@ struct pk_report {
 	uint32_t *inl_pool;
 	size_t nr_inl, cap_inl;
 	uint32_t self_frame;
+	uint32_t unknown_id;    /* string id of "[unknown]", 0 until needed */
 	uint32_t cabs[MAX_CHAIN];
 	/* samples waiting to be aggregated, merged by identical key (see defer_key) */
 	uint32_t *ppool;
@@ -582,7 +588,7 @@ static void cc_release(struct pk_report *rep)
 	rep->cc_built = NULL;
 	rep->cap_cc_built = 0;
 	for (size_t i = 0; i < rep->nr_hists; i++) {
-		free(rep->hists[i].ccs);
+		arr_free(rep->hists[i].ccs, rep->hists[i].nr_ccs * sizeof(*rep->hists[i].ccs));
 		rep->hists[i].ccs = NULL;
 	}
 }
@@ -590,11 +596,11 @@ static void cc_release(struct pk_report *rep)
 static void hist_release(struct hist *h)
 {
 	free(h->name);
-	free(h->ccs);
+	arr_free(h->ccs, h->nr_ccs * sizeof(*h->ccs));
 	arr_free(h->ents, h->cap_ents * sizeof(*h->ents));
 	index_release(&h->eidx);
-	free(h->pub_ents);
-	free(h->pub_sorted);
+	arr_free(h->pub_ents, h->nr_pub * sizeof(*h->pub_ents));
+	arr_free(h->pub_sorted, h->nr_pub * sizeof(*h->pub_sorted));
 }
 
 static void rents_release(struct pk_report *rep);
@@ -772,6 +778,8 @@ static int frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *
 		return -ENOMEM;
 	uint32_t nid = (uint32_t)rep->nr_frames++;
 	rep->frames[nid] = *f;
+	rep->frames[nid].node1 = NONE32;
+	rep->frames[nid].ent1 = NONE32;
 	index_put(&rep->fidx, h, nid);
 	*id = nid;
 	return 0;
@@ -784,8 +792,17 @@ static uint32_t gen_of(struct pk_report *rep, uint32_t pid)
 	return (gp ? *gp : 0) + rep->kgen * 0x10001u;
 }
 
-/* The resolved-address entry of ip and its frame id (*fid: from the hot cache without
- * touching the entry, which is one cache miss less per frame of a call chain). */
+#define RHOT_NOMAP UINT32_MAX /* rhot.rent of an address outside every map: no rent */
+
+/*
+ * The resolved-address entry of ip and its frame id (*fid: from the hot cache without
+ * touching the entry, which is one cache miss less per frame of a call chain).
+ * An address that no map covers gets no entry (*out = NULL): its frame is all there is to
+ * know, and the frame index already is a cache of it. Such addresses are typically
+ * garbage callers (a chain walked through code built without frame pointers), nearly
+ * each one new: an entry and its index slot were two more cache misses and ~60 bytes
+ * each, for nothing.
+ */
 static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen, uint64_t ip,
 		   uint8_t cm, struct rent **out, uint32_t *fid)
 {
@@ -794,7 +811,7 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t g
 	if (rep->rhot) {
 		const struct rhot *c = &rep->rhot[hot];
 		if (c->rent && c->ip == ip && c->pid == pid && c->gen == gen && c->cm == cm) {
-			*out = &rep->rents[c->rent - 1];
+			*out = c->rent == RHOT_NOMAP ? NULL : &rep->rents[c->rent - 1];
 			*fid = c->frame;
 			return 0;
 		}
@@ -821,7 +838,22 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t g
 	memset(&loc, 0, sizeof(loc));
 	pk_machine__resolve(rep->m, pid, tid, ip, cm, &loc);
 	struct frame f = { 0 };
-	const char *sname = loc.dso ? pk_dso__short_name(loc.dso) : "[unknown]";
+	if (!loc.dso) {
+		if (!rep->unknown_id && str_intern(&rep->strs, "[unknown]", &rep->unknown_id))
+			return -ENOMEM;
+		f.dso = f.dso_long = rep->unknown_id;
+		f.kernel = cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL;
+		f.addr = ip;
+		f.nomap = true;
+		if (frame_intern(rep, &f, fid))
+			return -ENOMEM;
+		if (rep->rhot)
+			rep->rhot[hot] = (struct rhot){ .ip = ip, .pid = pid, .gen = gen, .cm = cm,
+							.rent = RHOT_NOMAP, .frame = *fid };
+		*out = NULL;
+		return 0;
+	}
+	const char *sname = pk_dso__short_name(loc.dso);
 	const char *lname = loc.dso_name ? loc.dso_name : sname;
 	if (str_intern(&rep->strs, sname, &f.dso) || str_intern(&rep->strs, lname, &f.dso_long))
 		return -ENOMEM;
@@ -830,9 +862,9 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t g
 		if (str_intern(&rep->strs, pk_symbol__short_name(loc.sym, nb, sizeof(nb)), &f.sym))
 			return -ENOMEM;
 	}
-	f.kernel = loc.kernel || (!loc.dso && (cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL));
-	f.addr = loc.dso ? loc.dso_addr : ip;
-	if (!loc.sym && loc.dso && !f.kernel) {
+	f.kernel = loc.kernel;
+	f.addr = loc.dso_addr;
+	if (!loc.sym && !f.kernel) {
 		/* an unresolved address in a file map shows as perf shows it: the file
 		 * offset (ip - map start + pgoff), which differs from the ELF address in a
 		 * non-PIE executable; anonymous maps keep the absolute address */
@@ -840,7 +872,6 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t g
 		if (pk_dso__offset_to_addr(loc.dso, off) == loc.dso_addr)
 			f.addr = off;
 	}
-	f.nomap = !loc.dso;
 	if (loc.sym) {
 		f.sym_start = loc.sym_start;
 		f.sym_end = loc.sym_start + loc.sym_size;
@@ -864,15 +895,18 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t g
 
 /* srcline string id of a resolved address ("file.c:12", basename as perf prints it; a
  * DSO-relative address when there is no line information). */
-static uint32_t srcline_of(struct pk_report *rep, struct rent *e)
+static uint32_t srcline_of(struct pk_report *rep, struct rent *e, uint32_t fid)
 {
-	if (e->srcline)
+	if (e && e->srcline)
 		return e->srcline;
 	char buf[512];
 	const char *file = NULL;
 	unsigned int line = 0;
-	const struct frame *f = &rep->frames[e->frame];
-	if (e->dso && !f->kernel && pk_dso__srcline(e->dso, e->dso_addr, &file, &line) == 0 && file) {
+	const struct frame *f = &rep->frames[fid];
+	if (!e) {
+		/* outside every map: the address (not cached: the string table is the cache) */
+		snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", str_get(&rep->strs, f->dso), f->addr);
+	} else if (e->dso && !f->kernel && pk_dso__srcline(e->dso, e->dso_addr, &file, &line) == 0 && file) {
 		const char *b = strrchr(file, '/');
 		snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
 	} else if (f->sym && e->dso_addr >= f->sym_start) {
@@ -885,7 +919,8 @@ static uint32_t srcline_of(struct pk_report *rep, struct rent *e)
 	uint32_t id = 0;
 	if (str_intern(&rep->strs, buf, &id))
 		return 0;
-	e->srcline = id;
+	if (e)
+		e->srcline = id;
 	return id;
 }
 
@@ -925,7 +960,7 @@ static int node_new(struct pk_report *rep, uint32_t parent, uint32_t frame, uint
 	if (grow((void **)&rep->nodes, &rep->cap_nodes, rep->nr_nodes + 1, sizeof(struct node)))
 		return -ENOMEM;
 	*id = (uint32_t)rep->nr_nodes++;
-	rep->nodes[*id] = (struct node){ .parent = parent, .frame = frame };
+	rep->nodes[*id] = (struct node){ .parent = parent, .frame = frame, .kid1 = NONE32 };
 	return 0;
 }
 
@@ -936,8 +971,42 @@ static uint64_t node_hash_at(const void *ctx, size_t i, bool *skip)
 	return mix64((uint64_t)n->parent << 32 | n->frame);
 }
 
+/*
+ * The child of `parent` for `frame`. A node is found in one of three places: it is the
+ * first child made under its parent (parent's kid1), or the first node made for its frame
+ * (the frame's node1), or else in the node index nidx. The first two are plain reads of
+ * memory written nearby: a chain that is new beyond some point (a garbage caller address
+ * of a chain walked without frame pointers: new nearly every sample) makes its nodes
+ * without a probe of the big index, or a slot in it.
+ */
 static int node_child(struct pk_report *rep, uint32_t parent, uint32_t frame, uint32_t *id)
 {
+	uint32_t k1 = rep->nodes[parent].kid1;
+	if (k1 == NONE32) {
+		/* no child yet: nothing to look for */
+		if (node_new(rep, parent, frame, id))
+			return -ENOMEM;
+		rep->nodes[parent].kid1 = *id;
+		if (rep->frames[frame].node1 == NONE32)
+			rep->frames[frame].node1 = *id;
+		return 0;
+	}
+	if (rep->nodes[k1].frame == frame) {
+		*id = k1;
+		return 0;
+	}
+	uint32_t first = rep->frames[frame].node1;
+	if (first == NONE32) {
+		/* no node of this frame yet */
+		if (node_new(rep, parent, frame, id))
+			return -ENOMEM;
+		rep->frames[frame].node1 = *id;
+		return 0;
+	}
+	if (rep->nodes[first].parent == parent) {
+		*id = first;
+		return 0;
+	}
 	uint64_t h = mix64((uint64_t)parent << 32 | frame);
 	if (index_rebuild(&rep->nidx, rep->nr_nodes, node_hash_at, rep))
 		return -ENOMEM;
@@ -985,25 +1054,51 @@ static struct ent *entry_get(struct pk_report *rep, struct hist *h, const struct
 			     uint32_t comm_id, int32_t pid, int32_t tid, int32_t cpu,
 			     uint32_t frame, uint32_t srcline)
 {
-	uint64_t hh = hkey_hash(k);
-	if (index_rebuild(&h->eidx, h->nr_ents, ent_hash_at, h))
-		return NULL;
-	if (h->eidx.slot) {
-		IX_FOR(&h->eidx, hh, j) {
-			struct ent *e = &h->ents[IX_ID(h->eidx.slot[j])];
+	/* With the frame in the key, the first entry of a frame is found through the frame
+	 * (like the nodes, see node_child): an entry for a frame never seen before, such as
+	 * a garbage caller address, is made without a probe of the entry index or a slot in
+	 * it. */
+	uint16_t hi = (uint16_t)(h - rep->hists);
+	bool by_frame = k->frame != 0;
+	bool indexed = true;
+	if (by_frame) {
+		const struct frame *fr = &rep->frames[frame];
+		if (fr->ent1 == NONE32) {
+			indexed = false;
+		} else if (fr->ent1_hist == hi) {
+			struct ent *e = &h->ents[fr->ent1];
 			if (!memcmp(&e->k, k, sizeof(*k)))
 				return e;
 		}
 	}
-	if (index_grow(&h->eidx) ||
-	    grow((void **)&h->ents, &h->cap_ents, h->nr_ents + 1, sizeof(struct ent)))
+	uint64_t hh = 0;
+	if (indexed) {
+		hh = hkey_hash(k);
+		if (index_rebuild(&h->eidx, h->nr_ents, ent_hash_at, h))
+			return NULL;
+		if (h->eidx.slot) {
+			IX_FOR(&h->eidx, hh, j) {
+				struct ent *e = &h->ents[IX_ID(h->eidx.slot[j])];
+				if (!memcmp(&e->k, k, sizeof(*k)))
+					return e;
+			}
+		}
+		if (index_grow(&h->eidx))
+			return NULL;
+	}
+	if (grow((void **)&h->ents, &h->cap_ents, h->nr_ents + 1, sizeof(struct ent)))
 		return NULL;
 	size_t nid = h->nr_ents++;
 	struct ent *e = &h->ents[nid];
 	*e = (struct ent){ .k = *k, .comm_id = comm_id, .pid = pid, .tid = tid, .cpu = cpu,
 			   .frame = frame, .srcline = srcline, .root = NONE32, .last_seen = 0,
 			   .kernel = rep->frames[frame].kernel };
-	index_put(&h->eidx, hh, (uint32_t)nid);
+	if (indexed) {
+		index_put(&h->eidx, hh, (uint32_t)nid);
+	} else {
+		rep->frames[frame].ent1 = (uint32_t)nid;
+		rep->frames[frame].ent1_hist = hi;
+	}
 	rep->finished = false;
 	return e;
 }
@@ -1240,11 +1335,16 @@ static uint64_t key_hash(const uint32_t *k, size_t len)
  * Queue one sample with pending key k[0..len) (hash hv) for aggregation. Samples with the
  * same key only add up their period and count, so a repeated call chain costs one hash
  * lookup instead of a walk of every cumulative entry's tree.
+ * A `fresh` key holds a frame made for this very sample: no pending key can equal it, and
+ * it is not put in the index either (a later equal key makes a second pending chain that
+ * aggregates to the same result; a key seen once, the usual case for fresh frames, costs
+ * no index slot).
  */
 static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint64_t hv,
-		     int32_t pid, int32_t tid, int32_t cpu, uint64_t period, uint32_t *idp)
+		     bool fresh, int32_t pid, int32_t tid, int32_t cpu, uint64_t period,
+		     uint32_t *idp)
 {
-	if (rep->pidx.slot) {
+	if (rep->pidx.slot && !fresh) {
 		IX_FOR(&rep->pidx, hv, j) {
 			struct pchain *c = &rep->pch[IX_ID(rep->pidx.slot[j])];
 			if (c->len == len && !memcmp(rep->ppool + c->off, k, len * sizeof(*k))) {
@@ -1262,7 +1362,7 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 	}
 	if (grow((void **)&rep->ppool, &rep->cap_ppool, rep->nr_ppool + len, sizeof(uint32_t)) ||
 	    grow((void **)&rep->pch, &rep->cap_pch, rep->nr_pch + 1, sizeof(struct pchain)) ||
-	    index_grow(&rep->pidx))
+	    (!fresh && index_grow(&rep->pidx)))
 		return -ENOMEM;
 	memcpy(rep->ppool + rep->nr_ppool, k, len * sizeof(*k));
 	size_t id = rep->nr_pch++;
@@ -1270,7 +1370,8 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 					.pid = pid, .tid = tid, .cpu = cpu, .period = period,
 					.samples = 1 };
 	rep->nr_ppool += len;
-	index_put(&rep->pidx, hv, (uint32_t)id);
+	if (!fresh)
+		index_put(&rep->pidx, hv, (uint32_t)id);
 	*idp = (uint32_t)id;
 	return 0;
 }
@@ -1434,6 +1535,8 @@ static const char *attr_name(const struct pk_data_attr *a, char *buf, size_t len
  */
 static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t **out)
 {
+	if (!e)
+		return 0; /* outside every map */
 	if (e->inl_first < 0) {
 		e->inl_first = 0;
 		e->inl_n = 0;
@@ -1558,13 +1661,14 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	}
 	size_t n = 0;
 	struct rent *re;
+	uint32_t frames_before = (uint32_t)rep->nr_frames;
 	/* the sampled location: always from s->ip with the sample's cpumode */
 	uint32_t fid;
 	int err = resolve(rep, s->pid, s->tid, gen, s->ip, s->cpumode, &re, &fid);
 	if (err)
 		return err;
 	rep->self_frame = fid;
-	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re) : 0;
+	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re, fid) : 0;
 	rep->cip_valid = true;
 	if (!has_chain) {
 		rep->cip[0] = s->ip;
@@ -1584,7 +1688,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 				      rep->chain[i].cpumode, &re, &fid);
 			if (err)
 				return err;
-			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re) : 0;
+			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re, fid) : 0;
 			const uint32_t *ifr = NULL;
 			/* perf 6.1 expands only DWARF-unwound frames */
 			size_t ni = rep->inlines && (rep->inlines_all ||
@@ -1611,9 +1715,18 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		}
 	}
 	size_t klen = pending_key(rep, h, cid, pid, tid, cpu, n, has_chain);
-	uint64_t khash = key_hash(rep->kbuf, klen);
+	/* a frame made while resolving this sample makes the key one never seen */
+	bool fresh = false;
+	if (rep->nr_frames != frames_before) {
+		/* the self frame, the chain's frames and their absolute-address twins (not the
+		 * srcline string ids after them) */
+		size_t end = PK_HDR + n * (1 + !!(rep->kbuf[PK_FLAGS] & PF_ABS));
+		for (size_t i = PK_SELF; i < end && !fresh; i++)
+			fresh = rep->kbuf[i] >= frames_before;
+	}
+	uint64_t khash = fresh ? 0 : key_hash(rep->kbuf, klen);
 	uint32_t id;
-	err = defer_key(rep, rep->kbuf, klen, khash, pid, tid, cpu, period, &id);
+	err = defer_key(rep, rep->kbuf, klen, khash, fresh, pid, tid, cpu, period, &id);
 	if (ls && !err) {
 		/* (defer_key may have flushed: the id is of the epoch after it) */
 		ls->pch = id;
@@ -1989,8 +2102,9 @@ const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
 	struct ent_cc *ec = NULL;
 	for (size_t hi = 0; hi < rep->nr_hists && !e; hi++) {
 		struct hist *h = &rep->hists[hi];
-		if (h->pub_ents && pe >= h->pub_ents && pe < h->pub_ents + h->nr_ents) {
-			if (!h->ccs && !(h->ccs = calloc(h->nr_ents, sizeof(*h->ccs))))
+		if (h->pub_ents && pe >= h->pub_ents && pe < h->pub_ents + h->nr_pub) {
+			if (!h->ccs && (h->nr_ccs = h->nr_ents) &&
+			    !(h->ccs = arr_calloc(h->nr_ccs * sizeof(*h->ccs))))
 				return pk_err_ptr(-ENOMEM);
 			e = &h->ents[pe - h->pub_ents];
 			ec = &h->ccs[pe - h->pub_ents];
@@ -2036,16 +2150,18 @@ int pk_report__finish(struct pk_report *rep)
 		return pk_err(-ENOMEM);
 	for (size_t hi = 0; hi < rep->nr_hists; hi++) {
 		struct hist *h = &rep->hists[hi];
-		free(h->pub_ents);
-		free(h->pub_sorted);
+		arr_free(h->pub_ents, h->nr_pub * sizeof(*h->pub_ents));
+		arr_free(h->pub_sorted, h->nr_pub * sizeof(*h->pub_sorted));
 		h->pub_ents = NULL;
 		h->pub_sorted = NULL;
+		h->nr_pub = 0;
 		h->pub.entries = NULL;
 		h->pub.nr_entries = 0;
 		if (!h->nr_ents)
 			continue;
-		h->pub_ents = calloc(h->nr_ents, sizeof(*h->pub_ents));
-		h->pub_sorted = calloc(h->nr_ents, sizeof(*h->pub_sorted));
+		h->nr_pub = h->nr_ents;
+		h->pub_ents = arr_calloc(h->nr_pub * sizeof(*h->pub_ents));
+		h->pub_sorted = arr_calloc(h->nr_pub * sizeof(*h->pub_sorted));
 		if (!h->pub_ents || !h->pub_sorted)
 			return pk_err(-ENOMEM);
 		for (size_t i = 0; i < h->nr_ents; i++) {

@@ -40,6 +40,7 @@ struct qent {
 	const void *payload;
 	uint64_t payload_size;
 	bool compressed;
+	bool used;              /* queued (the slot is taken) */
 };
 
 /* sort key of a pending record */
@@ -56,11 +57,9 @@ struct pk_ordered {
 	size_t cur;             /* chunk being filled, SIZE_MAX none */
 	size_t *free_chunks;    /* indexes of empty chunks */
 	size_t nr_free;
-	/* record slots (ents), free slot stack */
+	/* record slots (ents), taken round-robin from ring (see slot_get) */
 	struct qent *ents;
-	size_t nr_ents, cap_ents;
-	uint32_t *free_slots;
-	size_t nr_free_slots, cap_free_slots;
+	size_t cap_ents, nr_used, ring;
 	/* pending keys pend[phead..nr_pend) (not yet deliverable) and ready slots (FIFO,
 	 * ready[rhead..nr_ready)) */
 	struct qkey *pend, *tmp;
@@ -111,7 +110,6 @@ void pk_ordered__free(struct pk_ordered *q)
 	free(q->chunks);
 	free(q->free_chunks);
 	free(q->ents);
-	free(q->free_slots);
 	free(q->pend);
 	free(q->tmp);
 	free(q->ready);
@@ -374,30 +372,43 @@ static bool in_image(const struct pk_ordered *q, const struct pk_data_event *ev)
 	return q->img && p >= b && p - b <= q->img_len && q->img_len - (p - b) >= ev->hdr->size;
 }
 
+/*
+ * Slots are taken in a circle: records are delivered roughly in the order they came, so
+ * the slots a delivery reads follow each other in memory (a stack of free slots scattered
+ * them: reading the slot of each delivered record was a cache miss, 8 % of a report's
+ * reader thread). A slot still taken is stepped over; the circle grows when more than half
+ * of it is taken, so a few records held for long (a far-future timestamp) cannot make it
+ * grow without bound.
+ */
 static int slot_get(struct pk_ordered *q, uint32_t *slot)
 {
-	if (q->nr_free_slots) {
-		*slot = q->free_slots[--q->nr_free_slots];
-		return 0;
-	}
-	if (q->nr_ents >= UINT32_MAX)
-		return -ENOMEM;
-	if (q->nr_ents == q->cap_ents) {
-		size_t nc = q->cap_ents ? q->cap_ents * 2 : 4096;
+	if ((q->nr_used + 1) * 2 > q->cap_ents) {
+		size_t old = q->cap_ents, nc = old ? old * 2 : 4096;
+		if (nc > UINT32_MAX)
+			return -ENOMEM;
 		struct qent *n = realloc(q->ents, nc * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
-		uint32_t *f = realloc(q->free_slots, nc * sizeof(*f));
-		if (!f) {
-			q->ents = n;
-			return -ENOMEM;
-		}
+		for (size_t i = old; i < nc; i++)
+			n[i].used = false;
 		q->ents = n;
-		q->free_slots = f;
-		q->cap_ents = q->cap_free_slots = nc;
+		q->cap_ents = nc;
+		q->ring = old; /* continue in the new half */
 	}
-	*slot = (uint32_t)q->nr_ents++;
+	/* fewer than half taken: a free slot is found (usually at once) */
+	while (q->ents[q->ring].used)
+		q->ring = (q->ring + 1) % q->cap_ents;
+	*slot = (uint32_t)q->ring;
+	q->ring = (q->ring + 1) % q->cap_ents;
+	q->ents[*slot].used = true;
+	q->nr_used++;
 	return 0;
+}
+
+static void slot_put(struct pk_ordered *q, uint32_t slot)
+{
+	q->ents[slot].used = false;
+	q->nr_used--;
 }
 
 static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_t time,
@@ -433,7 +444,7 @@ static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_
 	if (!ref) {
 		err = chunk_alloc(q, need ? need : 8, &ci, &off);
 		if (err) {
-			q->free_slots[q->nr_free_slots++] = slot;
+			slot_put(q, slot);
 			return err;
 		}
 		memcpy(q->chunks[ci].mem + off, h, h->size);
@@ -442,7 +453,7 @@ static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_
 	q->ents[slot] = (struct qent){
 		.rec = rec, .chunk = ci, .size = h->size, .attr = ev->attr, .offset = ev->offset,
 		.payload = ev->payload, .payload_size = ev->payload_size,
-		.compressed = ev->compressed,
+		.compressed = ev->compressed, .used = true,
 	};
 	/* referenced records count too: the queue's limit and flush points do not depend
 	 * on the input kind, so the delivery order is the same */
@@ -538,7 +549,7 @@ int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev)
 		return 0;
 	uint32_t slot = q->ready[q->rhead++];
 	const struct qent *e = &q->ents[slot];
-	q->free_slots[q->nr_free_slots++] = slot;
+	slot_put(q, slot);
 	memset(ev, 0, sizeof(*ev));
 	ev->hdr = (const struct perf_event_header *)e->rec;
 	ev->attr = e->attr;

@@ -272,8 +272,11 @@ static int take_regs(struct cur *c, struct pk_sample_regs *r, uint64_t mask, uin
 {
 	TAKE64(c, r->abi, abi_field);
 	r->mask = mask;
-	if (r->abi == PERF_SAMPLE_REGS_ABI_NONE)
+	if (r->abi == PERF_SAMPLE_REGS_ABI_NONE) {
+		r->nr = 0;
+		r->regs = NULL;
 		return 0;
+	}
 	if (!have(c, (size_t)nr * 8))
 		return bad(c, regs_field);
 	r->nr = nr;
@@ -286,16 +289,19 @@ static int take_regs(struct cur *c, struct pk_sample_regs *r, uint64_t mask, uin
  * `hw_idx_if_empty`: whether an empty branch stack (nr == 0) carries hw_idx. The kernel
  * omits it when no branch stack was captured at all, but writes it for a captured empty
  * one; the caller tries both.
+ * Without `zero`, *s must hold a decode of a sample with the same layout: every field the
+ * layout does not set is zero already, and every field it may leave unset is set here.
  */
 static int decode_sample(const struct pk_sample_layout *l, const struct perf_event_header *rec,
 			 struct pk_sample *s, const char **bad_field, bool hw_idx_if_empty,
-			 bool *empty_branch_with_hw_idx)
+			 bool *empty_branch_with_hw_idx, bool zero)
 {
 	const uint64_t st = l->sample_type;
 	struct cur cc = { .base = (const uint8_t *)rec, .off = 8, .end = rec->size, .bad = bad_field };
 	struct cur *c = &cc;
 
-	memset(s, 0, sizeof(*s));
+	if (zero)
+		memset(s, 0, sizeof(*s));
 	s->type = st;
 	s->misc = rec->misc;
 	s->cpumode = (uint8_t)pk_misc__cpumode(rec->misc);
@@ -355,6 +361,8 @@ static int decode_sample(const struct pk_sample_layout *l, const struct perf_eve
 		c->off += s->raw.size;
 	}
 	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		s->branch.hw_idx = 0;
+		s->branch.has_hw_idx = false;
 		TAKE64(c, s->branch.nr, "branch.nr");
 		if ((l->flags & PK_LAYOUT_BRANCH_HW_INDEX) && (s->branch.nr || hw_idx_if_empty)) {
 			if (!s->branch.nr && empty_branch_with_hw_idx)
@@ -380,6 +388,8 @@ static int decode_sample(const struct pk_sample_layout *l, const struct perf_eve
 			return err;
 	}
 	if (st & PERF_SAMPLE_STACK_USER) {
+		s->stack_user.data = NULL;
+		s->stack_user.dyn_size = 0;
 		TAKE64(c, s->stack_user.size, "stack_user.size");
 		if (s->stack_user.size) {
 			if (s->stack_user.size > c->end - c->off || s->stack_user.size % 8)
@@ -435,10 +445,27 @@ PK_API int pk_sample__decode(const struct pk_sample_layout *l, const struct perf
 	if (rec->type != PERF_RECORD_SAMPLE)
 		return pk_err(-EINVAL);
 	bool retry = false;
-	int err = decode_sample(l, rec, out, bad_field, true, &retry);
+	int err = decode_sample(l, rec, out, bad_field, true, &retry, true);
 	/* an empty branch stack with hw_idx that did not fit: try the no-hw_idx form */
 	if (err && retry)
-		err = decode_sample(l, rec, out, bad_field, false, NULL);
+		err = decode_sample(l, rec, out, bad_field, false, NULL, true);
+	return err;
+}
+
+int pk_record_decode_sample_again(const struct pk_sample_layout *l,
+				  const struct perf_event_header *rec, struct pk_record *out)
+{
+	if (rec->type != PERF_RECORD_SAMPLE || rec->size < sizeof(*rec) || ((uintptr_t)rec & 7))
+		return pk_record__decode(l, rec, out, NULL);
+	out->hdr = rec;
+	out->type = rec->type;
+	out->misc = rec->misc;
+	out->size = rec->size;
+	out->cpumode = (uint8_t)pk_misc__cpumode(rec->misc);
+	bool retry = false;
+	int err = decode_sample(l, rec, &out->sample, NULL, true, &retry, false);
+	if (err && retry)
+		err = decode_sample(l, rec, &out->sample, NULL, false, NULL, false);
 	return err;
 }
 

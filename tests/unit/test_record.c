@@ -7,6 +7,7 @@
 #include <string.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
+#include "internal.h"
 
 #define PK_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -553,6 +554,60 @@ static void test_sample_combinations(void **state)
 		sh.stack_size = (rnd() & 1) ? 16 : 0;
 		roundtrip(st, rf, &sh);
 	}
+}
+
+/* pk_record_decode_sample_again (internal, the report's reader thread): decoding a sample
+ * over the decode of another sample of the same layout gives exactly a fresh decode, for
+ * every shape change (registers present then absent, stack copy then none, branch stack
+ * sizes, group sizes) */
+static struct rb R2;
+static void test_sample_decode_again(void **state)
+{
+	for (int i = 0; i < 3000; i++) {
+		uint64_t st = rnd() & ((1ull << 25) - 1);
+		if ((st & PERF_SAMPLE_WEIGHT) && (st & PERF_SAMPLE_WEIGHT_STRUCT))
+			st &= ~(uint64_t)PERF_SAMPLE_WEIGHT;
+		uint64_t rf = rnd() & ALL_RF;
+		bool hw = rnd() & 1;
+		struct shape sh[2];
+		for (int k = 0; k < 2; k++) {
+			sh[k] = default_shape;
+			sh[k].read_nr = rnd() % 4;
+			sh[k].branch_nr = 1 + rnd() % 3;
+			sh[k].branch_hw_idx = hw;
+			sh[k].regs_abi = (rnd() & 1) ? PERF_SAMPLE_REGS_ABI_64 : PERF_SAMPLE_REGS_ABI_NONE;
+			sh[k].stack_size = (rnd() & 1) ? 16 : 0;
+		}
+		struct pk_sample_layout l;
+		struct perf_event_attr a = { .sample_type = st, .read_format = rf,
+					     .sample_regs_user = 0x7, .sample_regs_intr = 0x3,
+					     .branch_sample_type = hw ? PERF_SAMPLE_BRANCH_HW_INDEX : 0 };
+		assert_int_equal(pk_sample_layout__init(&l, &a), 0);
+		const struct perf_event_header *ha = build_sample(&R2, st, rf, &sh[0], PERF_RECORD_MISC_USER);
+		const struct perf_event_header *hb = build_sample(&R, st, rf, &sh[1],
+								  PERF_RECORD_MISC_KERNEL);
+		struct pk_record x, y;
+		memset(&x, 0xa5, sizeof(x));
+		memset(&y, 0x5a, sizeof(y));
+		assert_int_equal(pk_record__decode(&l, ha, &x, NULL), 0);
+		assert_int_equal(pk_record_decode_sample_again(&l, hb, &x), 0);
+		assert_int_equal(pk_record__decode(&l, hb, &y, NULL), 0);
+		assert_memory_equal(&x, &y, sizeof(x));
+		/* and back */
+		assert_int_equal(pk_record_decode_sample_again(&l, ha, &x), 0);
+		assert_int_equal(pk_record__decode(&l, ha, &y, NULL), 0);
+		assert_memory_equal(&x, &y, sizeof(x));
+	}
+	/* a record that is not a sample: a plain decode */
+	struct pk_sample_layout l;
+	layout_for(&l, PERF_SAMPLE_IP | PERF_SAMPLE_TID, 0, false);
+	rb_start(&R, PERF_RECORD_EXIT, 0);
+	for (int k = 0; k < 3; k++)
+		p64(&R, (uint64_t)k);
+	struct pk_record x, y;
+	assert_int_equal(pk_record_decode_sample_again(&l, rb_end(&R), &x), 0);
+	assert_int_equal(pk_record__decode(&l, rb_end(&R), &y, NULL), 0);
+	assert_memory_equal(&x, &y, sizeof(x));
 }
 
 static void test_sample_read_formats(void **state)
@@ -1250,6 +1305,7 @@ int main(void)
 		cmocka_unit_test(test_sample_each_bit),
 		cmocka_unit_test(test_sample_all_bits),
 		cmocka_unit_test(test_sample_combinations),
+		cmocka_unit_test(test_sample_decode_again),
 		cmocka_unit_test(test_sample_read_formats),
 		cmocka_unit_test(test_sample_callchain),
 		cmocka_unit_test(test_sample_raw),

@@ -716,6 +716,231 @@ static void test_reader_thread(void **state)
 	free(dir);
 }
 
+/* ---- call chains through addresses outside every map ---- */
+
+/*
+ * Samples whose callers lie outside every map (a chain walked with frame pointers through
+ * code built without them: garbage addresses, mostly new at every sample) take shortcuts
+ * in the aggregation: no resolved-address entry, pending keys with a new frame not indexed,
+ * first nodes and entries found through their frame. This checks every number of both
+ * modes against an independent count, with unique callers, callers seen again much later
+ * (the second key finds no indexed twin), immediate repeats and shared callers mixed.
+ */
+#define UM_N 6000
+#define UM_MAXNR 4
+struct um_chain {
+	int nr;
+	uint64_t ip[UM_MAXNR];
+};
+
+static int um_cmp_u64x3(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	for (int i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+static int um_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "count path" lines of every node of a tree with chains ending at it (self period) */
+static void um_paths(const struct pk_callnode *n, char *prefix, char **out, size_t *nout)
+{
+	for (const struct pk_callnode *c = n->child; c; c = c->next) {
+		size_t len = strlen(prefix);
+		snprintf(prefix + len, 512 - len, "%s%llx", len ? "," : "", (unsigned long long)c->addr);
+		if (c->self_period) {
+			char buf[600];
+			snprintf(buf, sizeof(buf), "%llu %s", (unsigned long long)c->self_period, prefix);
+			out[(*nout)++] = strdup(buf);
+		}
+		um_paths(c, prefix, out, nout);
+		prefix[len] = 0;
+	}
+}
+
+static void test_unmapped_callers(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("unmapped");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_attr at;
+	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN);
+	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
+	assert_non_null(w);
+	uint64_t id = 1;
+	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	struct um_chain *ch = calloc(UM_N, sizeof(*ch));
+	assert_non_null(ch);
+	unsigned seed = 5;
+	uint64_t next_unique = 0x7000000;
+	for (int i = 0; i < UM_N; i++) {
+		seed = seed * 1103515245u + 12345u;
+		struct um_chain *c = &ch[i];
+		if (i && (seed >> 16) % 4 == 0) {
+			*c = ch[i - 1]; /* the same sample again */
+		} else {
+			c->nr = 1 + (int)((seed >> 20) % UM_MAXNR);
+			c->ip[0] = 0x400000 + ((seed >> 12) % 2) * 0x10;
+			for (int k = 1; k < c->nr; k++) {
+				seed = seed * 1103515245u + 12345u;
+				unsigned r = (seed >> 16) % 10;
+				if (r < 4)              /* shared callers */
+					c->ip[k] = 0x500000 + (seed >> 8) % 5;
+				else if (r < 5 && i > 100) /* a caller of an older sample */
+					c->ip[k] = ch[(seed >> 4) % (unsigned)(i - 50)].ip[
+						ch[(seed >> 4) % (unsigned)(i - 50)].nr - 1];
+				else                    /* new every time */
+					c->ip[k] = next_unique++;
+			}
+		}
+		uint64_t u[16];
+		memset(u, 0, sizeof(u));
+		struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+					       .size = (uint16_t)(8 + 5 * 8 + c->nr * 8) };
+		memcpy(&u[0], &h, 8);
+		u[1] = c->ip[0];
+		u[2] = (uint64_t)1 << 32 | 1;
+		u[3] = 1000 + (uint64_t)i;
+		u[4] = 1; /* period */
+		u[5] = (uint64_t)c->nr;
+		for (int k = 0; k < c->nr; k++)
+			u[6 + k] = c->ip[k];
+		assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+		if (i % 500 == 499)
+			assert_int_equal(pk_data_writer__finish_round(w), 0);
+	}
+	assert_int_equal(pk_data_writer__close(w), 0);
+
+	/* expected, no-children: "count path" per distinct chain (callee order) */
+	char **want = calloc(UM_N, sizeof(char *)), **got = calloc(UM_N * UM_MAXNR, sizeof(char *));
+	assert_non_null(want);
+	assert_non_null(got);
+	size_t nwant = 0;
+	{
+		char **paths = calloc(UM_N, sizeof(char *));
+		assert_non_null(paths);
+		for (int i = 0; i < UM_N; i++) {
+			char buf[512] = "";
+			for (int k = 0; k < ch[i].nr; k++)
+				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%llx", k ? "," : "",
+					 (unsigned long long)ch[i].ip[k]);
+			paths[i] = strdup(buf);
+		}
+		qsort(paths, UM_N, sizeof(char *), um_cmp_str);
+		for (size_t i = 0; i < UM_N;) {
+			size_t j = i;
+			while (j < UM_N && !strcmp(paths[j], paths[i]))
+				j++;
+			char buf[600];
+			snprintf(buf, sizeof(buf), "%zu %s", j - i, paths[i]);
+			want[nwant++] = strdup(buf);
+			i = j;
+		}
+		for (int i = 0; i < UM_N; i++)
+			free(paths[i]);
+		free(paths);
+		qsort(want, nwant, sizeof(char *), um_cmp_str);
+	}
+	/* expected, children: (address, samples whose chain holds it, samples it is the
+	 * leaf of) per distinct address */
+	uint64_t (*tot)[3] = calloc((size_t)UM_N * UM_MAXNR, sizeof(*tot));
+	assert_non_null(tot);
+	size_t ntot = 0;
+	for (int i = 0; i < UM_N; i++)
+		for (int k = 0; k < ch[i].nr; k++) {
+			bool seen = false;
+			for (int j = 0; j < k; j++)
+				seen |= ch[i].ip[j] == ch[i].ip[k];
+			if (!seen) {
+				tot[ntot][0] = ch[i].ip[k];
+				tot[ntot][1] = 1;
+				tot[ntot][2] = k == 0;
+				ntot++;
+			}
+		}
+	qsort(tot, ntot, sizeof(*tot), um_cmp_u64x3);
+	size_t nd = 0;
+	for (size_t i = 0; i < ntot; i++) {
+		if (nd && tot[nd - 1][0] == tot[i][0]) {
+			tot[nd - 1][1] += tot[i][1];
+			tot[nd - 1][2] += tot[i][2];
+		} else {
+			memcpy(tot[nd++], tot[i], sizeof(*tot));
+		}
+	}
+
+	for (int thread = 0; thread < 2; thread++) {
+		/* no-children: each self address's tree holds exactly the chains */
+		PK_OPTS(pk_report_opts, o, .callgraph = true, .no_reader_thread = !thread);
+		struct pk_report *rep = pk_report__new(&o);
+		struct pk_data_reader *r = pk_data_reader__open(path, NULL);
+		assert_non_null(rep);
+		assert_non_null(r);
+		assert_int_equal(pk_report__process(rep, r, NULL, NULL), 0);
+		const struct pk_hist *hh = pk_report__hist(rep, 0);
+		assert_non_null(hh);
+		assert_int_equal(hh->nr_samples, UM_N);
+		assert_int_equal(hh->nr_entries, 2);
+		size_t ngot = 0;
+		for (size_t i = 0; i < hh->nr_entries; i++) {
+			assert_string_equal(hh->entries[i]->dso, "[unknown]");
+			char prefix[512] = "";
+			um_paths(hh->entries[i]->callchain, prefix, got, &ngot);
+		}
+		qsort(got, ngot, sizeof(char *), um_cmp_str);
+		assert_int_equal(ngot, nwant);
+		for (size_t i = 0; i < ngot; i++) {
+			assert_string_equal(got[i], want[i]);
+			free(got[i]);
+		}
+		pk_report__free(rep);
+		pk_data_reader__free(r);
+
+		/* children: one entry per address, counted once per chain */
+		PK_OPTS(pk_report_opts, oc, .children = true, .callgraph = true,
+			.no_reader_thread = !thread);
+		rep = pk_report__new(&oc);
+		r = pk_data_reader__open(path, NULL);
+		assert_non_null(rep);
+		assert_non_null(r);
+		assert_int_equal(pk_report__process(rep, r, NULL, NULL), 0);
+		hh = pk_report__hist(rep, 0);
+		assert_non_null(hh);
+		assert_int_equal(hh->nr_entries, nd);
+		uint64_t (*e3)[3] = calloc(nd, sizeof(*e3));
+		assert_non_null(e3);
+		for (size_t i = 0; i < nd; i++) {
+			const struct pk_hist_entry *e = hh->entries[i];
+			e3[i][0] = e->addr;
+			e3[i][1] = e->total_samples;
+			e3[i][2] = e->self_samples;
+			assert_int_equal(e->total_period, e->total_samples);
+			assert_non_null(e->callchain);
+			assert_int_equal(e->callchain->period, e->total_period);
+		}
+		qsort(e3, nd, sizeof(*e3), um_cmp_u64x3);
+		assert_memory_equal(e3, tot, nd * sizeof(*e3));
+		free(e3);
+		pk_report__free(rep);
+		pk_data_reader__free(r);
+	}
+	for (size_t i = 0; i < nwant; i++)
+		free(want[i]);
+	free(want);
+	free(got);
+	free(tot);
+	free(ch);
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 /* A sample of a task that was exiting carries pid/tid -1 (the kernel's s32): perf script
  * prints -1, and so must `perfkit script`, in text and JSON (not 4294967295). */
 static void test_script_pid_minus_one(void **state)
@@ -759,6 +984,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_callchains),
 		cmocka_unit_test(test_ordered_mapped),
 		cmocka_unit_test(test_reader_thread),
+		cmocka_unit_test(test_unmapped_callers),
 		cmocka_unit_test(test_script_pid_minus_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
