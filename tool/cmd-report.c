@@ -1144,9 +1144,11 @@ int cmd_report(int argc, char **argv)
 		av[ac++] = argv[i];
 	}
 
-	/* a larger stdio buffer than a file's block size: fewer write(2)s for big reports */
+	/* a larger stdio buffer than a file's block size: fewer write(2)s for big reports
+	 * (glibc ignores the size when it is to allocate the buffer itself) */
+	static char outbuf[(size_t)256 << 10];
 	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 16);
+		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(ac, av, "i:s:F:g::Gnd:S:C:qv", longopts, NULL)) != -1) {

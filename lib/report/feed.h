@@ -8,10 +8,12 @@
 #include <perfkit/record.h>
 #include <perfkit/report.h>
 
+/* (The consumer reads dec, ev and the first fields of rec: together the first 4 cache lines
+ * for a sample. The fields after rec are the reader's own.) */
 struct pk_feed_item {
+	int dec;                /* 0 decoded; 1 not a kernel record, unknown or malformed */
 	struct pk_data_event ev;
 	struct pk_record rec;   /* valid when dec == 0 */
-	int dec;                /* 0 decoded; 1 not a kernel record, unknown or malformed */
 	/* what decides the fields a sample decode writes (sample_type, layout flags) of the
 	 * sample decoded last into rec, if that was the last decode and it succeeded (see
 	 * pk_record_decode_sample_again) */

@@ -193,6 +193,8 @@ struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name)
 	return d;
 }
 
+static void pk_scope_cus_free(struct pk_dso *d);
+
 void pk_dso_free(struct pk_dso *d)
 {
 	if (!d)
@@ -203,6 +205,7 @@ void pk_dso_free(struct pk_dso *d)
 		close(d->memfd);
 	pk_u64map_release(&d->srclines);
 	pk_u64map_release(&d->inlines);
+	pk_scope_cus_free(d);
 	pk_arena_release(&d->arena);
 	free(d->syms);
 	free(d->cus);
@@ -1116,6 +1119,196 @@ static const char *pk_die_funcname(struct pk_dso *d, Dwarf_Die *die)
 	return n ? n : "??";
 }
 
+/*
+ * ---- scope trees ----
+ * The inline chain of an address is the physical nesting of the innermost scope DIE that
+ * contains it: dwarf_getscopes (which finds that DIE) and dwarf_getscopes_die (its
+ * ancestors) walk the CU's DIE tree again for every address, twice, and reading the
+ * attributes of every DIE on the way was a quarter of a report of a DWARF recording. A
+ * CU's tree of DIEs with address ranges is read once instead (the DIEs libdw's scope walk
+ * can reach: children of the tags it descends into, imported units walked in place, DIEs
+ * without ranges pruned with their subtrees); an address then descends it, taking at each
+ * level the first child that contains it, exactly as that walk does.
+ */
+#define PK_SCOPE_NONE UINT32_MAX
+#define PK_SCOPE_MAX_DEPTH 512  /* deeper nesting (only hostile input) is not descended */
+
+struct pk_scope {
+	Dwarf_Die die;
+	uint32_t parent, kid, last_kid, next;
+	uint32_t r0, nr;        /* ranges rg[r0 .. r0 + nr) */
+};
+
+struct pk_scope_cu {
+	struct pk_scope_cu *next;
+	struct pk_scope *v;
+	size_t n, cap;
+	uint64_t (*rg)[2];
+	size_t nrg, caprg;
+	uint32_t kid, last_kid; /* the top-level scopes */
+	bool failed;            /* no memory: use libdw's walk */
+};
+
+static void pk_scope_cus_free(struct pk_dso *d)
+{
+	for (struct pk_scope_cu *c = d->scope_list, *n; c; c = n) {
+		n = c->next;
+		free(c->v);
+		free(c->rg);
+		free(c);
+	}
+	d->scope_list = NULL;
+	pk_u64map_release(&d->scope_cus);
+}
+
+static bool pk_may_have_scopes(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit: case DW_TAG_module: case DW_TAG_lexical_block:
+	case DW_TAG_with_stmt: case DW_TAG_catch_block: case DW_TAG_try_block:
+	case DW_TAG_entry_point: case DW_TAG_inlined_subroutine: case DW_TAG_subprogram:
+	case DW_TAG_namespace: case DW_TAG_class_type: case DW_TAG_structure_type:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Add die (with its ranges) under parent; false when out of memory. */
+static bool pk_scope_add(struct pk_scope_cu *c, Dwarf_Die *die, uint32_t parent, uint32_t *id)
+{
+	size_t r0 = c->nrg;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (c->nrg == c->caprg) {
+			size_t nc = c->caprg ? c->caprg * 2 : 64;
+			void *p = realloc(c->rg, nc * sizeof(*c->rg));
+			if (!p)
+				return false;
+			c->rg = p;
+			c->caprg = nc;
+		}
+		c->rg[c->nrg][0] = lo;
+		c->rg[c->nrg][1] = hi;
+		c->nrg++;
+	}
+	if (c->nrg == r0) {
+		*id = PK_SCOPE_NONE; /* no address ranges: pruned, as by the scope walk */
+		return true;
+	}
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 64;
+		void *p = realloc(c->v, nc * sizeof(*c->v));
+		if (!p || nc > PK_SCOPE_NONE)
+			return false;
+		c->v = p;
+		c->cap = nc;
+	}
+	uint32_t i = (uint32_t)c->n++;
+	c->v[i] = (struct pk_scope){ .die = *die, .parent = parent, .kid = PK_SCOPE_NONE,
+				     .last_kid = PK_SCOPE_NONE, .next = PK_SCOPE_NONE,
+				     .r0 = (uint32_t)r0, .nr = (uint32_t)(c->nrg - r0) };
+	uint32_t *first = parent == PK_SCOPE_NONE ? &c->kid : &c->v[parent].kid;
+	uint32_t *last = parent == PK_SCOPE_NONE ? &c->last_kid : &c->v[parent].last_kid;
+	if (*last == PK_SCOPE_NONE)
+		*first = i;
+	else
+		c->v[*last].next = i;
+	*last = i;
+	*id = i;
+	return true;
+}
+
+struct pk_scope_import {
+	const void *addr;
+	const struct pk_scope_import *up;
+};
+
+/* The children of `die` (and of the units it imports, in place) under parent. */
+static bool pk_scope_walk(struct pk_scope_cu *c, Dwarf_Die *die, uint32_t parent,
+			  const struct pk_scope_import *imports, unsigned int depth)
+{
+	Dwarf_Die child;
+	if (depth > PK_SCOPE_MAX_DEPTH || dwarf_child(die, &child) != 0)
+		return true;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_imported_unit) {
+			Dwarf_Attribute a;
+			Dwarf_Die unit;
+			if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &a), &unit) &&
+			    dwarf_tag(&unit) != DW_TAG_compile_unit) {
+				bool cycle = false;
+				for (const struct pk_scope_import *i = imports; i && !cycle; i = i->up)
+					cycle = i->addr == child.addr;
+				struct pk_scope_import here = { child.addr, imports };
+				if (!cycle && !pk_scope_walk(c, &unit, parent, &here, depth + 1))
+					return false;
+			}
+			continue;
+		}
+		uint32_t id;
+		if (!pk_scope_add(c, &child, parent, &id))
+			return false;
+		if (id != PK_SCOPE_NONE && pk_may_have_scopes(tag) && dwarf_haschildren(&child) > 0 &&
+		    !pk_scope_walk(c, &child, id, imports, depth + 1))
+			return false;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return true;
+}
+
+static struct pk_scope_cu *pk_scope_cu_get(struct pk_dso *d, Dwarf_Die *cu)
+{
+	uint64_t key = dwarf_dieoffset(cu);
+	struct pk_scope_cu *c = pk_u64map_get(&d->scope_cus, key);
+	if (c)
+		return c->failed ? NULL : c;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->kid = c->last_kid = PK_SCOPE_NONE;
+	c->next = d->scope_list;
+	d->scope_list = c;
+	if (!pk_scope_walk(c, cu, PK_SCOPE_NONE, NULL, 0) ||
+	    pk_u64map_put(&d->scope_cus, key, c)) {
+		c->failed = true;
+		pk_u64map_put(&d->scope_cus, key, c);
+		return NULL;
+	}
+	return c;
+}
+
+/* The innermost scope containing pc and its ancestors (innermost first) into *out
+ * (malloc'd); the count, 0 if no scope contains pc. */
+static int pk_scope_chain(const struct pk_scope_cu *c, Dwarf_Addr pc, Dwarf_Die **out)
+{
+	uint32_t cur = PK_SCOPE_NONE, depth = 0;
+	for (uint32_t k = c->kid; k != PK_SCOPE_NONE;) {
+		const struct pk_scope *s = &c->v[k];
+		bool in = false;
+		for (uint32_t r = 0; r < s->nr && !in; r++)
+			in = pc >= c->rg[s->r0 + r][0] && pc < c->rg[s->r0 + r][1];
+		if (in) {
+			cur = k;
+			depth++;
+			k = s->kid;
+		} else {
+			k = s->next;
+		}
+	}
+	if (cur == PK_SCOPE_NONE)
+		return 0;
+	Dwarf_Die *v = malloc(depth * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	int n = 0;
+	for (uint32_t k = cur; k != PK_SCOPE_NONE; k = c->v[k].parent)
+		v[n++] = c->v[k].die;
+	*out = v;
+	return n;
+}
+
 static int pk_dso_inlines_uncached(struct pk_dso *d, uint64_t addr,
 				   struct pk_inline_frame **out, bool lines)
 {
@@ -1127,21 +1320,29 @@ static int pk_dso_inlines_uncached(struct pk_dso *d, uint64_t addr,
 	if (!pk_dso_addr_cu(d, mod, addr, &cu_mem, &bias))
 		return -ENOENT;
 	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(cu, addr - bias, &scopes);
-	if (n <= 0) {
+	int n;
+	struct pk_scope_cu *sc = d->machine && d->machine->scopes_libdw ? NULL : pk_scope_cu_get(d, cu);
+	if (sc) {
+		n = pk_scope_chain(sc, addr - bias, &scopes);
+		if (n <= 0)
+			return n < 0 ? n : -ENOENT;
+	} else {
+		n = dwarf_getscopes(cu, addr - bias, &scopes);
+		if (n <= 0) {
+			free(scopes);
+			return -ENOENT;
+		}
+		/* dwarf_getscopes continues an inlined instance with the scopes of its
+		 * abstract definition; the physical nesting (inlined instance -> the
+		 * function it was inlined into -> ...) is what an inline chain needs. */
+		Dwarf_Die inner = scopes[0];
 		free(scopes);
-		return -ENOENT;
-	}
-	/* dwarf_getscopes continues an inlined instance with the scopes of its abstract
-	 * definition; the physical nesting (inlined instance -> the function it was
-	 * inlined into -> ...) is what an inline chain needs. */
-	Dwarf_Die inner = scopes[0];
-	free(scopes);
-	scopes = NULL;
-	n = dwarf_getscopes_die(&inner, &scopes);
-	if (n <= 0) {
-		free(scopes);
-		return -ENOENT;
+		scopes = NULL;
+		n = dwarf_getscopes_die(&inner, &scopes);
+		if (n <= 0) {
+			free(scopes);
+			return -ENOENT;
+		}
 	}
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;

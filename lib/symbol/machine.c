@@ -201,6 +201,8 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 	/* a check knob: every sample through libdwfl's own CFI interpretation */
 	const char *uw = getenv("PERFKIT_UNWIND");
 	m->uw_libdwfl_only = uw && !strcmp(uw, "libdwfl");
+	const char *sc = getenv("PERFKIT_SCOPES");
+	m->scopes_libdw = sc && !strcmp(sc, "libdw");
 	const char *ks = PK_OPTS_GET(opts, kallsyms, NULL);
 	const char *jd = PK_OPTS_GET(opts, jit_dir, NULL);
 	const char *dd = PK_OPTS_GET(opts, debug_dir, NULL);

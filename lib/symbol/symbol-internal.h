@@ -98,6 +98,10 @@ struct pk_dso {
 	/* caches: dso_addr -> struct pk_srcline_ent / struct pk_inline_ent */
 	struct pk_u64map srclines;
 	struct pk_u64map inlines;
+	/* CU DIE offset -> struct pk_scope_cu (dso.c: the scope tree of a CU, for inline
+	 * chains); all of them in a list, for freeing */
+	struct pk_u64map scope_cus;
+	struct pk_scope_cu *scope_list;
 };
 
 /* ---- maps and threads ---- */
@@ -159,6 +163,8 @@ struct pk_machine {
 	/* unwinding statistics */
 	uint64_t uw_samples, uw_frames, uw_fallbacks, uw_libdwfl, uw_rows;
 	bool uw_libdwfl_only;   /* PERFKIT_UNWIND=libdwfl at creation: no cached CFI rows */
+	bool scopes_libdw;      /* PERFKIT_SCOPES=libdw at creation: inline chains by libdw's
+				 * scope walks, not the scope trees (dso.c) */
 };
 
 /* dso.c */

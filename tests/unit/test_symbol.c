@@ -283,6 +283,66 @@ static void check_lines(const char *bin)
 	pk_machine__free(m);
 }
 
+/*
+ * Inline chains from the CU scope trees (dso.c) equal libdw's own scope walks
+ * (dwarf_getscopes + dwarf_getscopes_die, PERFKIT_SCOPES=libdw) at every address sampled
+ * over the text of this test program (our library, inlined everywhere at -O2) and of
+ * libc (with its debug file, if installed): functions, files and lines.
+ */
+static void compare_scopes(const char *bin, size_t max_addrs, size_t *compared, size_t *inlined)
+{
+	uint64_t vma = sh_hex("objdump -h '%s' | awk '$2 == \".text\" { print $4; exit }'", bin);
+	uint64_t size = sh_hex("objdump -h '%s' | awk '$2 == \".text\" { print $3; exit }'", bin);
+	if (!vma || !size)
+		return;
+	setenv("PERFKIT_SCOPES", "libdw", 1);
+	struct pk_machine *ml = machine(false);
+	unsetenv("PERFKIT_SCOPES");
+	struct pk_machine *mt = machine(false);
+	struct pk_dso *dl = pk_machine__dso(ml, bin), *dt = pk_machine__dso(mt, bin);
+	assert_non_null(dl);
+	assert_non_null(dt);
+	uint64_t step = size / max_addrs + 1;
+	for (uint64_t a = vma; a < vma + size; a += step) {
+		const struct pk_inline_frame *fl, *ft;
+		int nl = pk_dso__inlines(dl, a, &fl), nt = pk_dso__inlines(dt, a, &ft);
+		if (nl != nt)
+			fail_msg("%s %#llx: %d frames by libdw, %d by the scope tree", bin,
+				 (unsigned long long)a, nl, nt);
+		for (int i = 0; i < nl; i++) {
+			assert_string_equal(fl[i].func, ft[i].func);
+			assert_string_equal(fl[i].file ? fl[i].file : "-", ft[i].file ? ft[i].file : "-");
+			assert_int_equal(fl[i].line, ft[i].line);
+		}
+		(*compared)++;
+		*inlined += nl > 1;
+	}
+	pk_machine__free(ml);
+	pk_machine__free(mt);
+}
+
+static void test_scope_trees(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = 0;
+	size_t compared = 0, inlined = 0;
+	compare_scopes(self, 20000, &compared, &inlined);
+	/* the test must have looked at real inline chains */
+	assert_true(compared > 1000);
+	assert_true(inlined > 100);
+	Dl_info info;
+	if (dladdr((void *)qsort, &info) && info.dli_fname) {
+		size_t c = 0, i = 0;
+		compare_scopes(info.dli_fname, 20000, &c, &i);
+		print_message("(%zu addresses of this program, %zu with inline chains; %zu of %s, %zu)\n",
+			      compared, inlined, c, info.dli_fname, i);
+	}
+}
+
 static void test_srcline_inline(void **state)
 {
 	(void)state;
@@ -1081,6 +1141,7 @@ int main(void)
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_debug_cache),
 		cmocka_unit_test(test_srcline_inline),
+		cmocka_unit_test(test_scope_trees),
 		cmocka_unit_test(test_plt),
 		cmocka_unit_test(test_load_bias_live),
 		cmocka_unit_test(test_libc_self),
