@@ -803,11 +803,19 @@ static uint32_t gen_of(struct pk_report *rep, uint32_t pid)
  * each one new: an entry and its index slot were two more cache misses and ~60 bytes
  * each, for nothing.
  */
-static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen, uint64_t ip,
-		   uint8_t cm, struct rent **out, uint32_t *fid)
+static int resolve_slow(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen,
+			uint64_t ip, uint8_t cm, size_t hot, struct rent **out, uint32_t *fid);
+
+static inline size_t rhot_slot(uint32_t pid, uint64_t ip, uint8_t cm)
 {
-	size_t hot = (size_t)(((ip ^ (uint64_t)pid << 40 ^ (uint64_t)cm << 56) * 0x9e3779b97f4a7c15ULL) >>
-			      (64 - RHOT_BITS));
+	return (size_t)(((ip ^ (uint64_t)pid << 40 ^ (uint64_t)cm << 56) * 0x9e3779b97f4a7c15ULL) >>
+			(64 - RHOT_BITS));
+}
+
+static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen,
+			  uint64_t ip, uint8_t cm, struct rent **out, uint32_t *fid)
+{
+	size_t hot = rhot_slot(pid, ip, cm);
 	if (rep->rhot) {
 		const struct rhot *c = &rep->rhot[hot];
 		if (c->rent && c->ip == ip && c->pid == pid && c->gen == gen && c->cm == cm) {
@@ -815,9 +823,18 @@ static int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t g
 			*fid = c->frame;
 			return 0;
 		}
-	} else {
-		rep->rhot = calloc((size_t)1 << RHOT_BITS, sizeof(*rep->rhot));
 	}
+	return resolve_slow(rep, pid, tid, gen, ip, cm, hot, out, fid);
+}
+
+/* resolve() past the hot cache (kept out of line: it is rarely needed, and large) */
+static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_t pid,
+						  uint32_t tid, uint32_t gen, uint64_t ip,
+						  uint8_t cm, size_t hot, struct rent **out,
+						  uint32_t *fid)
+{
+	if (!rep->rhot)
+		rep->rhot = calloc((size_t)1 << RHOT_BITS, sizeof(*rep->rhot));
 	uint64_t h = mix64(ip ^ ((uint64_t)pid << 32 | gen) * 0x9e3779b97f4a7c15ULL ^ cm);
 	if (rep->ridx.slot) {
 		IX_FOR(&rep->ridx, h, j) {
@@ -1683,11 +1700,19 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 			rep->chain[0].flags = 0;
 			nc = 1;
 		}
+		struct rent *self_re = re;
+		uint32_t self_fid = fid;
 		for (size_t i = 0; i < (size_t)nc && n < MAX_CHAIN; i++) {
-			err = resolve(rep, s->pid, s->tid, gen, rep->chain[i].ip,
-				      rep->chain[i].cpumode, &re, &fid);
-			if (err)
-				return err;
+			if (i == 0 && rep->chain[0].ip == s->ip && rep->chain[0].cpumode == s->cpumode) {
+				/* the first entry is the sampled location again */
+				re = self_re;
+				fid = self_fid;
+			} else {
+				err = resolve(rep, s->pid, s->tid, gen, rep->chain[i].ip,
+					      rep->chain[i].cpumode, &re, &fid);
+				if (err)
+					return err;
+			}
 			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? srcline_of(rep, re, fid) : 0;
 			const uint32_t *ifr = NULL;
 			/* perf 6.1 expands only DWARF-unwound frames */

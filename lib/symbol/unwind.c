@@ -753,7 +753,9 @@ PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s
 	if ((s->type & PERF_SAMPLE_CALLCHAIN) && s->callchain.nr) {
 		for (uint64_t i = 0; i < s->callchain.nr; i++) {
 			uint64_t ip = s->callchain.ips[i];
-			enum pk_callchain_ctx c = pk_callchain__context(ip);
+			/* (markers are the top 4095 values: most entries are not one) */
+			enum pk_callchain_ctx c = ip < (uint64_t)PERF_CONTEXT_MAX ? PK_CTX_NONE
+						  : pk_callchain__context(ip);
 			if (c != PK_CTX_NONE) {
 				mode = pk_ctx_mode(c, mode);
 				continue;
