@@ -739,13 +739,14 @@ static uint8_t pk_ctx_mode(enum pk_callchain_ctx c, uint8_t cur)
 	}
 }
 
-PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s,
-				 struct pk_chain_entry *out, size_t max)
+/* pk_machine__callchain of a sample with a user stack copy (kept out of line: its frame
+ * holds two arrays of PK_UNWIND_MAX_FRAMES addresses, which the common case does without) */
+static __attribute__((noinline)) int pk_callchain_dwarf(struct pk_machine *m,
+							const struct pk_sample *s,
+							struct pk_chain_entry *out, size_t max)
 {
-	if (!m || !s || !out)
-		return pk_err(-EINVAL);
 	size_t n = 0;
-	bool dwarf = pk_sample_has_user_stack(s);
+	bool dwarf = true;
 	uint64_t fpu[PK_UNWIND_MAX_FRAMES];
 	size_t nfpu = 0;
 	uint8_t mode = s->cpumode;
@@ -786,6 +787,34 @@ PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s
 				out[n++] = (struct pk_chain_entry){ ips[i], PK_CPUMODE_USER,
 								   PK_CHAIN_UNWOUND };
 		}
+	}
+	return (int)n;
+}
+
+PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s,
+				 struct pk_chain_entry *out, size_t max)
+{
+	if (!m || !s || !out)
+		return pk_err(-EINVAL);
+	if (pk_sample_has_user_stack(s))
+		return pk_callchain_dwarf(m, s, out, max);
+	size_t n = 0;
+	uint8_t mode = s->cpumode;
+	if ((s->type & PERF_SAMPLE_CALLCHAIN) && s->callchain.nr) {
+		for (uint64_t i = 0; i < s->callchain.nr; i++) {
+			uint64_t ip = s->callchain.ips[i];
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+				enum pk_callchain_ctx c = pk_callchain__context(ip);
+				if (c != PK_CTX_NONE) {
+					mode = pk_ctx_mode(c, mode);
+					continue;
+				}
+			}
+			if (n < max)
+				out[n++] = (struct pk_chain_entry){ ip, mode, 0 };
+		}
+	} else if (n < max) {
+		out[n++] = (struct pk_chain_entry){ s->ip, s->cpumode, 0 };
 	}
 	return (int)n;
 }
