@@ -9,7 +9,8 @@
 #   - deep.data: the same rate and length on bench/callgraph-workload (frame pointers,
 #     10-20 deep stacks, a few thousand call paths: the shape of an application),
 #   - dwarf.data: --call-graph dwarf,4096 samples (fewer: each carries a stack copy).
-# Times (median of RUNS, default 3; perf's slow srcline run once) and peak RSS of
+# Times (median of RUNS, default 3, perf and perfkit runs alternating; perf's slow srcline
+# run once) and peak RSS of
 #     perf report --stdio (--children, --no-children)  vs perfkit report (same)
 #     perf report --stdio --no-children --sort srcline   vs perfkit report (same)
 #     perf script                                        vs perfkit script --json, and
@@ -59,9 +60,7 @@ warm() { cat fp.data deep.data dwarf.data > /dev/null; }
 cmp() { # label perf_runs "perf args" "perfkit args"
 	local label=$1 pr=$2 pa=$3 ka=$4
 	warm
-	read -r pt pm < <(run "$pr" $pa)
-	warm
-	read -r kt km < <(run "$runs" $ka)
+	read -r pt pm kt km < <(run_pair "$pr" "$runs" "$pa" "$ka")
 	awk -v l="$label" -v pt="$pt" -v kt="$kt" -v pm="$pm" -v km="$km" 'BEGIN {
 		s = kt > 0 ? pt / kt : 0; if (kt == 0) kt = 0.005
 		printf "%-38s %10.3f %10.3f %8.1fx %10.1f %10.1f %7.2fx\n", l, pt, kt, pt / kt, pm / 1024, km / 1024, km / pm }'

@@ -429,7 +429,7 @@ struct pchain {
 #define PF_CHAIN 1u
 #define PF_ABS 2u
 #define PF_SRC 4u
-#define PPOOL_FLUSH_WORDS ((size_t)4 << 20) /* 16 MiB of keys pending at most */
+#define PPOOL_FLUSH_WORDS ((size_t)1 << 20) /* 4 MiB of keys pending at most */
 
 /* ------------------------------------------------------------------------------------ */
 

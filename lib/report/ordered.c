@@ -477,7 +477,9 @@ static void release_last(struct pk_ordered *q)
 	}
 }
 
-static int push(struct pk_ordered *q, const struct pk_data_event *ev, bool ref)
+/* (t: ev's timestamp if known, else T_UNKNOWN) */
+#define T_UNKNOWN ((uint64_t)-2)
+static int push(struct pk_ordered *q, const struct pk_data_event *ev, bool ref, uint64_t t)
 {
 	int err;
 	release_last(q);
@@ -493,7 +495,8 @@ static int push(struct pk_ordered *q, const struct pk_data_event *ev, bool ref)
 		err = enqueue(q, ev, NO_TIME, true, ref);
 		return err ? pk_err(err) : 0;
 	}
-	uint64_t t = pk_ordered__timestamp(ev->hdr, ev->attr);
+	if (t == T_UNKNOWN)
+		t = pk_ordered__timestamp(ev->hdr, ev->attr);
 	if (t == NO_TIME) {
 		q->st.immediate++;
 		err = enqueue(q, ev, t, true, ref);
@@ -520,7 +523,7 @@ int pk_ordered__push(struct pk_ordered *q, const struct pk_data_event *ev)
 {
 	if (!q || !ev || !ev->hdr || ev->hdr->size < sizeof(*ev->hdr))
 		return pk_err(-EINVAL);
-	return push(q, ev, false);
+	return push(q, ev, false, T_UNKNOWN);
 }
 
 void pk_ordered__finish(struct pk_ordered *q)
@@ -610,15 +613,16 @@ int pk_ordered__next(struct pk_ordered *q, struct pk_data_reader *r, struct pk_d
 		}
 		/* Fast path: a record without a timestamp while nothing is ready is delivered
 		 * straight from the reader (no copy); FINISHED_ROUND needs the queue. */
+		uint64_t t = T_UNKNOWN;
 		if (ev->hdr->type != PK_RECORD_FINISHED_ROUND &&
-		    pk_ordered__timestamp(ev->hdr, ev->attr) == NO_TIME) {
+		    (t = pk_ordered__timestamp(ev->hdr, ev->attr)) == NO_TIME) {
 			q->st.immediate++;
 			return 1;
 		}
 		if (ev->hdr->size < sizeof(*ev->hdr))
 			return pk_err(-EINVAL);
 		bool ref = in_image(q, ev);
-		err = push(q, ev, ref);
+		err = push(q, ev, ref, t);
 		if (err)
 			return err;
 		if (q->img && ev->offset >= q->lw_next) {
