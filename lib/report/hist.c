@@ -236,18 +236,21 @@ struct frame {
 	uint32_t sym;           /* 0 = unresolved */
 	uint32_t srcline;       /* for pk_report__add_sample frames */
 	uint64_t addr;          /* unresolved: the DSO-relative address (key) */
-	uint64_t sym_start, sym_end; /* resolved symbols are keyed by their range, as perf's
-				      * sym sort key compares them */
+	uint64_t sym_start;     /* resolved symbols are keyed by their range (start, length),
+				 * as perf's sym sort key compares them */
+	uint32_t sym_len;       /* (a size beyond 4 GiB, only in a hostile file, is cut) */
 	/* not part of the identity: */
 	uint32_t node1;         /* the first call-chain node made for this frame (NONE32
 				 * none); the others are in nidx */
 	uint32_t ent1;          /* the first entry made for it (NONE32 none), in hist
 				 * ent1_hist, when entries are keyed by frame; others in eidx */
 	uint16_t ent1_hist;
-	bool kernel;
-	bool nomap;             /* no map covered the address */
-	bool inlined;           /* an inline pseudo-frame: keyed by name too */
+	uint8_t kernel : 1;
+	uint8_t nomap : 1;      /* no map covered the address */
+	uint8_t inlined : 1;    /* an inline pseudo-frame: keyed by name too */
 };
+_Static_assert(sizeof(struct frame) == 48, "one frame per 48 bytes (a few hundred thousand "
+	       "of them in a recording through garbage callers)");
 
 /* ---- resolved address cache ---- */
 
@@ -709,13 +712,13 @@ static bool frame_same(const struct frame *g, const struct frame *f)
 		return g->addr == f->addr;
 	if (f->inlined && g->sym != f->sym)
 		return false;
-	return g->sym_start == f->sym_start && g->sym_end == f->sym_end;
+	return g->sym_start == f->sym_start && g->sym_len == f->sym_len;
 }
 
 static uint64_t frame_hash(const struct frame *f)
 {
 	return mix64(((uint64_t)f->dso << 32 | (f->sym ? 1u : 0u) | (f->inlined ? f->sym << 1 : 0)) ^
-		     mix64(f->sym ? f->sym_start * 31 + f->sym_end : f->addr) ^
+		     mix64(f->sym ? f->sym_start * 31 + f->sym_len : f->addr) ^
 		     (f->kernel ? 0x5bd1e995 : 0) ^ ((uint64_t)f->srcline << 17));
 }
 
@@ -891,7 +894,7 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 	}
 	if (loc.sym) {
 		f.sym_start = loc.sym_start;
-		f.sym_end = loc.sym_start + loc.sym_size;
+		f.sym_len = (uint32_t)PK_MIN(loc.sym_size, (uint64_t)UINT32_MAX);
 	}
 	if (frame_intern(rep, &f, fid))
 		return -ENOMEM;
@@ -1498,7 +1501,7 @@ int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char *name,
 			return pk_err(-ENOMEM);
 		f.kernel = pf->kernel;
 		f.addr = pf->addr;
-		f.sym_start = f.sym_end = f.sym; /* synthetic frames: one range per name */
+		f.sym_start = f.sym; /* synthetic frames: one range per name */
 		uint32_t sl = 0;
 		char buf[64];
 		if (rep->key_on[PK_SORT_SRCLINE]) {
