@@ -445,16 +445,39 @@ static void test_lazy_callchains(void **state)
 /* ---- records referenced in a mapped file ---- */
 
 /* A perf.data at path with one cpu-clock attr (IP|TID|TIME, id 1), records to follow. */
-static struct pk_data_writer *open_writer(const char *path)
+/* A perf.data writer with one cpu-clock attr (id 1) of the given sample_type. */
+static struct pk_data_writer *open_writer_with(const char *path, uint64_t sample_type)
 {
 	struct pk_attr at;
-	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	pk_test_cpu_clock_attr(&at, 1000, sample_type);
 	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
 	assert_non_null(w);
 	uint64_t id = 1;
 	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
 	return w;
 }
+
+static struct pk_data_writer *open_writer(const char *path)
+{
+	return open_writer_with(path, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+}
+
+/* A report of the file at path with options o (*rep and *r to free): its first event. */
+static const struct pk_hist *report_file(const char *path, const struct pk_report_opts *o,
+					 struct pk_report **rep, struct pk_data_reader **r)
+{
+	*rep = pk_report__new(o);
+	*r = pk_data_reader__open(path, NULL);
+	assert_non_null(*rep);
+	assert_non_null(*r);
+	assert_int_equal(pk_report__process(*rep, *r, NULL, NULL), 0);
+	const struct pk_hist *h = pk_report__hist(*rep, 0);
+	assert_non_null(h);
+	return h;
+}
+
+#define CHAIN_SAMPLES (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | \
+		       PERF_SAMPLE_CALLCHAIN)
 
 static void test_ordered_mapped(void **state)
 {
@@ -545,13 +568,7 @@ struct feed_expect {
  * scrambled rounds, with COMM records (one renaming thread 3 half-way). */
 static void write_feed_file(const char *path, int n, struct feed_expect *ex)
 {
-	struct pk_attr at;
-	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-					  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN);
-	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
-	assert_non_null(w);
-	uint64_t id = 1;
-	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	struct pk_data_writer *w = open_writer_with(path, CHAIN_SAMPLES);
 	memset(ex, 0, sizeof(*ex));
 	uint64_t u[32];
 	unsigned seed = 11;
@@ -657,13 +674,9 @@ static void test_reader_thread(void **state)
 	 * the per-thread repeat cache and the comm cache against an independent count */
 	{
 		PK_OPTS(pk_report_opts, o, .callgraph = true);
-		struct pk_report *rep = pk_report__new(&o);
-		struct pk_data_reader *r = pk_data_reader__open(path, NULL);
-		assert_non_null(rep);
-		assert_non_null(r);
-		assert_int_equal(pk_report__process(rep, r, NULL, NULL), 0);
-		const struct pk_hist *h = pk_report__hist(rep, 0);
-		assert_non_null(h);
+		struct pk_report *rep;
+		struct pk_data_reader *r;
+		const struct pk_hist *h = report_file(path, &o, &rep, &r);
 		size_t nonzero = 0;
 		for (int c = 0; c < 5; c++)
 			for (int v = 0; v < 4; v++)
@@ -769,13 +782,7 @@ static void test_unmapped_callers(void **state)
 	char *dir = pk_test_mkdtemp("unmapped");
 	char path[512];
 	snprintf(path, sizeof(path), "%s/t.data", dir);
-	struct pk_attr at;
-	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-					  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN);
-	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
-	assert_non_null(w);
-	uint64_t id = 1;
-	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	struct pk_data_writer *w = open_writer_with(path, CHAIN_SAMPLES);
 	struct um_chain *ch = calloc(UM_N, sizeof(*ch));
 	assert_non_null(ch);
 	unsigned seed = 5;
@@ -879,13 +886,9 @@ static void test_unmapped_callers(void **state)
 	for (int thread = 0; thread < 2; thread++) {
 		/* no-children: each self address's tree holds exactly the chains */
 		PK_OPTS(pk_report_opts, o, .callgraph = true, .no_reader_thread = !thread);
-		struct pk_report *rep = pk_report__new(&o);
-		struct pk_data_reader *r = pk_data_reader__open(path, NULL);
-		assert_non_null(rep);
-		assert_non_null(r);
-		assert_int_equal(pk_report__process(rep, r, NULL, NULL), 0);
-		const struct pk_hist *hh = pk_report__hist(rep, 0);
-		assert_non_null(hh);
+		struct pk_report *rep;
+		struct pk_data_reader *r;
+		const struct pk_hist *hh = report_file(path, &o, &rep, &r);
 		assert_int_equal(hh->nr_samples, UM_N);
 		assert_int_equal(hh->nr_entries, 2);
 		size_t ngot = 0;
@@ -906,13 +909,7 @@ static void test_unmapped_callers(void **state)
 		/* children: one entry per address, counted once per chain */
 		PK_OPTS(pk_report_opts, oc, .children = true, .callgraph = true,
 			.no_reader_thread = !thread);
-		rep = pk_report__new(&oc);
-		r = pk_data_reader__open(path, NULL);
-		assert_non_null(rep);
-		assert_non_null(r);
-		assert_int_equal(pk_report__process(rep, r, NULL, NULL), 0);
-		hh = pk_report__hist(rep, 0);
-		assert_non_null(hh);
+		hh = report_file(path, &oc, &rep, &r);
 		assert_int_equal(hh->nr_entries, nd);
 		uint64_t (*e3)[3] = calloc(nd, sizeof(*e3));
 		assert_non_null(e3);
