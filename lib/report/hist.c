@@ -838,6 +838,14 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 {
 	if (!rep->rhot)
 		rep->rhot = calloc((size_t)1 << RHOT_BITS, sizeof(*rep->rhot));
+	if (rep->unknown_id && rep->fidx.slot) {
+		/* in case no map covers ip (a garbage caller is seen once, see above): its
+		 * frame's index slot, asked for while the maps are searched */
+		struct frame g = { .dso = rep->unknown_id, .dso_long = rep->unknown_id,
+				   .addr = ip, .nomap = true,
+				   .kernel = cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL };
+		__builtin_prefetch(&rep->fidx.slot[(size_t)(frame_hash(&g) >> 32) & rep->fidx.mask]);
+	}
 	uint64_t h = mix64(ip ^ ((uint64_t)pid << 32 | gen) * 0x9e3779b97f4a7c15ULL ^ cm);
 	if (rep->ridx.slot) {
 		IX_FOR(&rep->ridx, h, j) {
