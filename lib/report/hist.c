@@ -389,6 +389,9 @@ struct pk_report {
 	size_t nr_inl, cap_inl;
 	uint32_t self_frame;
 	uint32_t unknown_id;    /* string id of "[unknown]", 0 until needed */
+	/* the last unmapped range a user address fell in (process pid, map generation gen):
+	 * other addresses in it are unmapped too, known without a look-up */
+	struct { uint64_t lo, hi; uint32_t pid, gen; bool valid; } gap;
 	uint32_t cabs[MAX_CHAIN];
 	/* samples waiting to be aggregated, merged by identical key (see defer_key) */
 	uint32_t *ppool;
@@ -815,9 +818,27 @@ static inline size_t rhot_slot(uint32_t pid, uint64_t ip, uint8_t cm)
 			(64 - RHOT_BITS));
 }
 
+static int nomap_frame(struct pk_report *rep, uint64_t ip, uint8_t cm, uint32_t *fid)
+{
+	if (!rep->unknown_id && str_intern(&rep->strs, "[unknown]", &rep->unknown_id))
+		return -ENOMEM;
+	struct frame f = { .dso = rep->unknown_id, .dso_long = rep->unknown_id, .addr = ip,
+			   .nomap = true,
+			   .kernel = cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL };
+	return frame_intern(rep, &f, fid);
+}
+
 static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen,
 			  uint64_t ip, uint8_t cm, struct rent **out, uint32_t *fid)
 {
+	if (cm == PK_CPUMODE_USER && rep->gap.valid && ip >= rep->gap.lo && ip < rep->gap.hi &&
+	    rep->gap.pid == pid && rep->gap.gen == gen) {
+		/* in the unmapped range of the last unmapped address: a garbage caller, new
+		 * nearly every sample; its hot-cache slot would be a miss, and is left to
+		 * the addresses that repeat */
+		*out = NULL;
+		return nomap_frame(rep, ip, cm, fid);
+	}
 	size_t hot = rhot_slot(pid, ip, cm);
 	if (rep->rhot) {
 		const struct rhot *c = &rep->rhot[hot];
@@ -867,14 +888,15 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 	pk_machine__resolve(rep->m, pid, tid, ip, cm, &loc);
 	struct frame f = { 0 };
 	if (!loc.dso) {
-		if (!rep->unknown_id && str_intern(&rep->strs, "[unknown]", &rep->unknown_id))
+		if (nomap_frame(rep, ip, cm, fid))
 			return -ENOMEM;
-		f.dso = f.dso_long = rep->unknown_id;
-		f.kernel = cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL;
-		f.addr = ip;
-		f.nomap = true;
-		if (frame_intern(rep, &f, fid))
-			return -ENOMEM;
+		if (cm == PK_CPUMODE_USER && loc.map_end > loc.map_start) {
+			rep->gap.lo = loc.map_start;
+			rep->gap.hi = loc.map_end;
+			rep->gap.pid = pid;
+			rep->gap.gen = gen;
+			rep->gap.valid = true;
+		}
 		if (rep->rhot)
 			rep->rhot[hot] = (struct rhot){ .ip = ip, .pid = pid, .gen = gen, .cm = cm,
 							.rent = RHOT_NOMAP, .frame = *fid };

@@ -70,6 +70,20 @@ const struct pk_mapent *pk_mapset_find(const struct pk_mapset *ms, uint64_t addr
 	return addr < e->end ? e : NULL;
 }
 
+/* The unmapped range [*lo, *hi) around addr, which no map of ms covers. */
+static void pk_mapset_gap(const struct pk_mapset *ms, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	*lo = 0;
+	*hi = UINT64_MAX;
+	if (!ms)
+		return;
+	size_t i = PK_UPPER_BOUND(ms->nr, ms->v[mid].start <= addr);
+	if (i)
+		*lo = ms->v[i - 1].end;
+	if (i < ms->nr)
+		*hi = ms->v[i].start;
+}
+
 /* Insert, cutting away the parts of older maps that the new one covers. */
 static int pk_mapset_insert(struct pk_mapset *ms, const struct pk_mapent *ne)
 {
@@ -499,6 +513,8 @@ PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid,
 		d = pk_dso_findnew(m, "[kernel.kallsyms]");
 		loc->map_end = UINT64_MAX;
 	} else {
+		if (t && cpumode == PK_CPUMODE_USER)
+			pk_mapset_gap(t->maps, addr, &loc->map_start, &loc->map_end);
 		return pk_err(-ENOENT);
 	}
 	if (!d)

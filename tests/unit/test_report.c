@@ -938,6 +938,77 @@ static void test_unmapped_callers(void **state)
 	free(dir);
 }
 
+/* An address outside every map, then mapped by an MMAP: samples after the MMAP resolve
+ * in the new map (the memory of the unmapped range an address fell in does not outlive
+ * the process's map generation). */
+static void test_unmapped_then_mapped(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("remap");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_data_writer *w = open_writer_with(path, CHAIN_SAMPLES);
+	uint64_t u[32];
+	for (int k = 0; k < 3; k++) {
+		memset(u, 0, sizeof(u));
+		if (k == 1) { /* MMAP of [0x7000000, 0x7001000) by process 1, at time 200 */
+			struct perf_event_header h = { .type = PERF_RECORD_MMAP,
+						       .size = 8 + 8 + 24 + 24 + 16 };
+			memcpy(&u[0], &h, 8);
+			u[1] = (uint64_t)1 << 32 | 1;
+			u[2] = 0x7000000;
+			u[3] = 0x1000;
+			u[4] = 0;
+			snprintf((char *)&u[5], 24, "/nonexistent/lib.so");
+			u[8] = (uint64_t)1 << 32 | 1;
+			u[9] = 200;
+		} else { /* a sample at 0x7000100 called from 0x7000200 */
+			struct perf_event_header h = { .type = PERF_RECORD_SAMPLE,
+						       .misc = PERF_RECORD_MISC_USER,
+						       .size = 8 + 5 * 8 + 2 * 8 };
+			memcpy(&u[0], &h, 8);
+			u[1] = 0x7000100;
+			u[2] = (uint64_t)1 << 32 | 1;
+			u[3] = 100 + 100 * (uint64_t)k;
+			u[4] = 1;
+			u[5] = 2;
+			u[6] = 0x7000100;
+			u[7] = 0x7000200;
+		}
+		assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+		assert_int_equal(pk_data_writer__finish_round(w), 0);
+	}
+	assert_int_equal(pk_data_writer__close(w), 0);
+	for (int thread = 0; thread < 2; thread++) {
+		PK_OPTS(pk_report_opts, o, .callgraph = true, .no_reader_thread = !thread);
+		struct pk_report *rep;
+		struct pk_data_reader *r;
+		const struct pk_hist *h = report_file(path, &o, &rep, &r);
+		assert_int_equal(h->nr_samples, 2);
+		assert_int_equal(h->nr_entries, 2);
+		bool unknown = false, mapped = false;
+		for (size_t i = 0; i < h->nr_entries; i++) {
+			const struct pk_hist_entry *e = h->entries[i];
+			const struct pk_callnode *caller = e->callchain->child->child;
+			assert_non_null(caller);
+			if (!strcmp(e->dso, "[unknown]")) {
+				unknown = true;
+				assert_int_equal(e->addr, 0x7000100);
+				assert_string_equal(caller->dso, "[unknown]");
+			} else {
+				mapped = true;
+				assert_string_equal(e->dso, "lib.so");
+				assert_string_equal(caller->dso, "lib.so");
+			}
+		}
+		assert_true(unknown && mapped);
+		pk_report__free(rep);
+		pk_data_reader__free(r);
+	}
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 /* A sample of a task that was exiting carries pid/tid -1 (the kernel's s32): perf script
  * prints -1, and so must `perfkit script`, in text and JSON (not 4294967295). */
 static void test_script_pid_minus_one(void **state)
@@ -982,6 +1053,7 @@ int main(void)
 		cmocka_unit_test(test_ordered_mapped),
 		cmocka_unit_test(test_reader_thread),
 		cmocka_unit_test(test_unmapped_callers),
+		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_script_pid_minus_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

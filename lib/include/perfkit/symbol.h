@@ -118,7 +118,8 @@ struct pk_addr_loc {
 	struct pk_dso *dso;     /* NULL when no map covers the address */
 	const char *dso_name;   /* the map's path, "[kernel.kallsyms]", "[ext4]", "[vdso]",
 				 * "//anon", or "[unknown]" */
-	uint64_t map_start, map_end, map_pgoff;
+	uint64_t map_start, map_end, map_pgoff; /* no map (USER mode): map_start..map_end
+						 * is the unmapped range around the address */
 	uint64_t dso_addr;      /* the address in the DSO's own address space (ELF virtual
 				 * address, after PIE/ET_DYN load bias; the absolute address for
 				 * kernel, JIT and anonymous maps): what pk_dso__* take */
