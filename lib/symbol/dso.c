@@ -1181,6 +1181,8 @@ static bool pk_scope_add(struct pk_scope_cu *c, Dwarf_Die *die, uint32_t parent,
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (c->nrg >= UINT32_MAX)
+			return false; /* (r0 and nr are 32-bit) */
 		if (c->nrg == c->caprg) {
 			size_t nc = c->caprg ? c->caprg * 2 : 64;
 			void *p = realloc(c->rg, nc * sizeof(*c->rg));
@@ -1199,8 +1201,10 @@ static bool pk_scope_add(struct pk_scope_cu *c, Dwarf_Die *die, uint32_t parent,
 	}
 	if (c->n == c->cap) {
 		size_t nc = c->cap ? c->cap * 2 : 64;
+		if (nc > PK_SCOPE_NONE)
+			return false;
 		void *p = realloc(c->v, nc * sizeof(*c->v));
-		if (!p || nc > PK_SCOPE_NONE)
+		if (!p)
 			return false;
 		c->v = p;
 		c->cap = nc;
