@@ -363,6 +363,9 @@ struct pk_report {
 	struct { uint32_t pid, gen; } *gens;
 	size_t gen_mask, gen_n;
 	uint32_t kgen;
+	/* the last gen_of answer (pid, its generation), valid while cepoch is gc_epoch: only
+	 * records other than samples change generations, and each starts a cepoch */
+	uint32_t gc_pid, gc_gen, gc_epoch;
 	/* comm cache per tid; an entry of epoch cepoch is current without a look at the
 	 * thread (records other than samples may rename a thread: each starts an epoch) */
 	struct ccache { uint32_t tid, id, epoch; char comm[32]; bool used; } ccache[1024];
@@ -794,8 +797,14 @@ static int frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *
 /* the map generation of pid (its maps and the kernel's), part of every cache key */
 static uint32_t gen_of(struct pk_report *rep, uint32_t pid)
 {
+	if (rep->gc_epoch == rep->cepoch && rep->gc_pid == pid)
+		return rep->gc_gen;
 	uint32_t *gp = gen_slot(rep, pid, false);
-	return (gp ? *gp : 0) + rep->kgen * 0x10001u;
+	uint32_t g = (gp ? *gp : 0) + rep->kgen * 0x10001u;
+	rep->gc_pid = pid;
+	rep->gc_gen = g;
+	rep->gc_epoch = rep->cepoch;
+	return g;
 }
 
 #define RHOT_NOMAP UINT32_MAX /* rhot.rent of an address outside every map: no rent */
@@ -1804,6 +1813,7 @@ static int do_record(struct pk_report *rep, const struct pk_feed_item *it)
 		/* COMM, FORK, EXIT, ... may rename a thread; on wrap-around no entry is current */
 		for (size_t i = 0; i < PK_ARRAY_SIZE(rep->ccache); i++)
 			rep->ccache[i].epoch = 0;
+		rep->gc_epoch = 0;
 		rep->cepoch = 1;
 	}
 	switch (r->type) {
