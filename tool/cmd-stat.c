@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,32 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
+
+/*
+ * A CPU learns which cgroup is running (and so activates cgroup events) when it switches
+ * tasks. An event installed while another task ran there and enabled while a task of the
+ * cgroup runs without interruption (a spinning loop on a quiet machine) stays inactive
+ * until that task is switched out: the count came out "<not counted>" about half the
+ * time here. Passing through every CPU of the map (our thread migrates there and back)
+ * makes each switch once.
+ */
+static void cgroup_kick(const struct pk_evlist *el)
+{
+	cpu_set_t old, one;
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return;
+	const struct pk_cpu_map *cpus = pk_evlist__cpus(el);
+	for (int i = 0; i < pk_cpu_map__nr(cpus); i++) {
+		int c = pk_cpu_map__cpu(cpus, i);
+		if (c < 0 || c >= CPU_SETSIZE || !CPU_ISSET(c, &old))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) == 0)
+			sched_yield();
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+}
 
 const char cmd_stat_usage[] =
 	"usage: perfkit stat [<options>] [--] [<command> [<args>]]\n"
@@ -727,10 +754,13 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 
 	t0 = now_ns();
 	enabled = oo.enable_on_exec;
+	bool cg = o->cgroup != NULL;
 	if (o->delay_ms > 0)
 		t_enable = t0 + (uint64_t)o->delay_ms * 1000000ULL;
 	else if (!enabled) {
 		pk_evlist__enable(st->el);
+		if (cg)
+			cgroup_kick(st->el);
 		enabled = true;
 	}
 	if (w) {
@@ -759,6 +789,8 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 
 		if (t_enable && !enabled && now >= t_enable) {
 			pk_evlist__enable(st->el);
+			if (cg)
+				cgroup_kick(st->el);
 			enabled = true;
 		}
 		if (next_tick && now >= next_tick) {
