@@ -95,6 +95,27 @@ void pk_thp_hint(void *p, size_t bytes)
 		madvise((void *)a, e - a, MADV_HUGEPAGE);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/*
+ * Fault in the whole pages of fresh anonymous memory [p, p + bytes) with one call
+ * (MADV_POPULATE_WRITE, Linux 5.14) instead of one page fault per page on first touch.
+ * Measured in a PVM guest (Linux 6.18): 11 us per page fault against 0.5 us per page
+ * populated. A no-op where the kernel does not know the advice.
+ */
+void pk_mem_prefault(void *p, size_t bytes)
+{
+	static atomic_bool unsupported;
+	if (!p || atomic_load_explicit(&unsupported, memory_order_relaxed))
+		return;
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+	if (e > a && madvise((void *)a, e - a, MADV_POPULATE_WRITE) && errno == EINVAL)
+		atomic_store_explicit(&unsupported, true, memory_order_relaxed);
+}
+
 int pk_read_fd_alloc(int fd, size_t first, size_t max, char **out, size_t *len)
 {
 	size_t cap = PK_MAX(PK_MIN(first, max), (size_t)2), n = 0;

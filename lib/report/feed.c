@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/report/feed.c - the time-ordered record stream of a report, read and decoded on a
- * second thread.
+ * lib/report/feed.c - the time-ordered record stream of a report, read on a second
+ * thread.
  *
- * Reading, re-sorting by time (pk_ordered) and decoding records are about a third of a
- * report's work and need nothing of the aggregation's state, so with two CPUs a reader
- * thread does them while the caller aggregates. The reader puts each record into a
- * batch (the decoded pk_record, whose pointers point into the record: in the mmapped
- * file, or in the batch's byte area for a copy) and hands full batches over; the
- * consumer sees exactly the sequence that
- * pk_ordered__next would give, so the result does not depend on the thread.
+ * Reading and re-sorting records by time (pk_ordered) are about a third of a report's
+ * work and need nothing of the aggregation's state, so with two CPUs a reader thread does
+ * them while the caller decodes and aggregates. The reader puts each record's event (a
+ * pointer into the mmapped file, or into the batch's byte area for a copy, and its attr)
+ * into a batch and hands full batches over; the consumer decodes each record as it takes
+ * it, and sees exactly the sequence that pk_ordered__next would give, so the result does
+ * not depend on the thread. (The reader used to decode too, into 488-byte items: the
+ * consumer then pulled eight cache lines per record from the other CPU, where a 48-byte
+ * event and the record itself suffice; with a cache-line round trip of 900 ns between
+ * the vCPUs of a PVM guest, the threaded report was slower than the single-threaded one.)
  *
  * What the consumer may touch while the reader runs: the items of a batch it was given,
  * and of each attr only what is fixed once the reader is open (idx, attr, layout). The
@@ -21,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "feed.h"
 #include "internal.h"
 
@@ -28,9 +32,16 @@
 #define BATCH_ITEMS 1024
 #define BATCH_BYTES ((size_t)512 << 10) /* several times the largest record (64 KiB) */
 
+/* Each part written by one thread alone starts a cache line of its own: a line written by
+ * one CPU and read by the other travels between them at every change (measured: 900 ns
+ * for a round trip between the two vCPUs of a PVM guest). The consumer's position used to
+ * share the line the reader polls while it waits: every item the consumer took cost the
+ * reader's next poll, and the consumer's next item, a transfer. */
+#define LINE 64
+
 struct batch {
-	struct pk_feed_item items[BATCH_ITEMS];
-	size_t n;
+	struct pk_data_event items[BATCH_ITEMS];
+	_Alignas(LINE) size_t n;
 	uint8_t *buf;
 	size_t used;
 	int status;             /* after the items: 0 more batches, 1 end, < 0 error */
@@ -41,32 +52,35 @@ struct pk_feed {
 	struct pk_data_reader *r;
 	struct pk_ordered *q;
 	bool threaded;
-	/* single-threaded: one item */
-	struct pk_feed_item one;
-	/* threaded */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct batch *b;        /* NR_BATCHES */
-	atomic_size_t filled;   /* batches handed over (monotonic; written by the reader) */
-	atomic_size_t consumed; /* batches given back (monotonic; written by the consumer) */
+	_Alignas(LINE) atomic_size_t filled; /* batches handed over (monotonic; written by
+				              * the reader) */
+	_Alignas(LINE) atomic_size_t consumed; /* batches given back (monotonic; written by
+						* the consumer) */
 	atomic_bool stop;       /* the consumer quit early */
-	atomic_int sleepers;    /* threads about to wait or waiting on cv */
+	_Alignas(LINE) atomic_int sleepers; /* threads about to wait or waiting on cv */
 	/* consumer position */
-	struct batch *cur;
+	_Alignas(LINE) struct batch *cur;
 	size_t pos;
 	int end;                /* 0 running, 1 end, < 0 error: nothing more */
+	/* the consumer's decoded record (single-threaded: the caller's thread reads too) */
+	struct pk_feed_item one;
 };
 
 /*
  * Hand-over between the threads: each side publishes its counter with an atomic store
- * and waits for the other's by spinning a little first (a batch takes the other side some
- * 10-100 µs: sleeping on the condition variable and being woken, an IPI between virtual
- * CPUs, cost more than that wait), then sleeping. A waker takes the mutex only when the
- * other side announced it is about to sleep (sleepers, sequentially consistent with the
- * counters, so a wake-up cannot be missed).
+ * and waits for the other's by spinning first, for up to SPIN_NS (a batch takes the other
+ * side some 50-500 us; sleeping on the condition variable and being woken costs a
+ * system call, an IPI to a halted virtual CPU and a reschedule: a spin bounded by a count
+ * of 2000 pauses, ~30 us on a recent AMD core, ended in some 500 sleeps per report),
+ * then sleeping. A waker takes the mutex only when the other side announced it is about
+ * to sleep (sleepers, sequentially consistent with the counters, so a wake-up cannot be
+ * missed).
  */
-#define SPIN_ROUNDS 2000
+#define SPIN_NS 2000000u
 
 static inline void cpu_relax(void)
 {
@@ -98,12 +112,27 @@ static bool consumer_may(struct pk_feed *f)
 	return atomic_load(&f->filled) > atomic_load_explicit(&f->consumed, memory_order_relaxed);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void feed_wait(struct pk_feed *f, bool (*ok)(struct pk_feed *, size_t), size_t k)
 {
-	for (int i = 0; i < SPIN_ROUNDS; i++) {
+	uint64_t t0 = 0;
+	for (unsigned i = 0;; i++) {
 		if (ok(f, k))
 			return;
 		cpu_relax();
+		if (!(i & 63)) {
+			uint64_t t = mono_ns();
+			if (!t0)
+				t0 = t;
+			else if (t - t0 > SPIN_NS)
+				break;
+		}
 	}
 	pthread_mutex_lock(&f->mu);
 	atomic_fetch_add(&f->sleepers, 1);
@@ -117,6 +146,43 @@ static bool consumer_may_k(struct pk_feed *f, size_t k)
 {
 	(void)k;
 	return consumer_may(f);
+}
+
+/*
+ * Items are written with non-temporal stores: the consumer read the same lines a few
+ * batches ago, and an ordinary store first fetches the line back from the other CPU's
+ * cache (measured: a cache line's round trip between the two vCPUs of a PVM guest took
+ * 900 ns; the reader thread spent most of its time on those stores). A streaming store
+ * writes the line without reading it; the consumer then reads it from memory, in order
+ * (prefetched). They are weakly ordered: store_fence() before a batch is published.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PK_FEED_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define PK_FEED_TSAN 1
+#endif
+
+static inline void item_store(struct pk_data_event *dst, const struct pk_data_event *src)
+{
+#if defined(__x86_64__) && !defined(PK_FEED_TSAN) /* (TSan checks plain stores) */
+	_Static_assert(sizeof(*dst) % 8 == 0, "whole words");
+	long long w[sizeof(*dst) / 8];
+	memcpy(w, src, sizeof(w));
+	for (size_t i = 0; i < PK_ARRAY_SIZE(w); i++)
+		__builtin_ia32_movnti64((long long *)dst + i, w[i]);
+#else
+	*dst = *src;
+#endif
+}
+
+static inline void store_fence(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_sfence();
+#endif
 }
 
 /* Decode the item's record. A sample decoded into an item whose last decode was a sample
@@ -166,11 +232,11 @@ static void *reader_main(void *arg)
 		uint64_t held = UINT64_MAX;
 		for (size_t j = atomic_load(&f->consumed); j < k; j++)
 			held = PK_MIN(held, f->b[j % NR_BATCHES].min_ref);
-		b->n = 0;
+		size_t n = 0;
 		b->used = 0;
 		b->status = 0;
 		b->min_ref = UINT64_MAX;
-		while (b->n < BATCH_ITEMS) {
+		while (n < BATCH_ITEMS) {
 			struct pk_data_event ev;
 			/* room for the largest record (header.size is 16 bits) or the batch ends */
 			if (BATCH_BYTES - b->used < ((size_t)1 << 16))
@@ -182,20 +248,21 @@ static void *reader_main(void *arg)
 				break;
 			}
 			size_t sz = ev.hdr->size;
-			struct pk_feed_item *it = &b->items[b->n++];
+			struct pk_data_event *it = &b->items[n++];
 			const uint8_t *p = (const uint8_t *)ev.hdr;
-			it->ev = ev;
-			it->ev.payload = NULL; /* the reader's memory: not the consumer's */
+			ev.payload = NULL; /* the reader's memory: not the consumer's */
 			if (img && p >= img && (size_t)(p - img) <= img_len &&
 			    img_len - (size_t)(p - img) >= sz && !((uintptr_t)p & 7)) {
 				b->min_ref = PK_MIN(b->min_ref, (uint64_t)(p - img));
 			} else {
 				memcpy(b->buf + b->used, ev.hdr, sz);
-				it->ev.hdr = (const struct perf_event_header *)(b->buf + b->used);
+				ev.hdr = (const struct perf_event_header *)(b->buf + b->used);
 				b->used += pk_align_up(sz, 8);
 			}
-			decode_item(it);
+			item_store(it, &ev);
 		}
+		b->n = n;
+		store_fence();
 		atomic_store(&f->filled, k + 1);
 		feed_wake(f);
 		if (b->status)
@@ -205,9 +272,10 @@ static void *reader_main(void *arg)
 
 int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded)
 {
-	struct pk_feed *f = calloc(1, sizeof(*f));
+	struct pk_feed *f = aligned_alloc(LINE, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	memset(f, 0, sizeof(*f));
 	f->r = r;
 	f->q = pk_ordered__new(NULL);
 	if (!f->q) {
@@ -215,8 +283,10 @@ int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded
 		return -ENOMEM;
 	}
 	if (threaded && !pk_data_reader__is_pipe(r)) {
-		f->b = calloc(NR_BATCHES, sizeof(*f->b));
+		f->b = aligned_alloc(LINE, NR_BATCHES * sizeof(*f->b));
 		bool ok = f->b != NULL;
+		if (ok)
+			memset(f->b, 0, NR_BATCHES * sizeof(*f->b));
 		for (size_t i = 0; ok && i < NR_BATCHES; i++)
 			ok = (f->b[i].buf = malloc(BATCH_BYTES)) != NULL;
 		if (ok && !pthread_mutex_init(&f->mu, NULL)) {
@@ -249,7 +319,9 @@ int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it)
 		if (f->end)
 			return f->end < 0 ? f->end : 0;
 		if (f->cur && f->pos < f->cur->n) {
-			*it = &f->cur->items[f->pos++];
+			f->one.ev = f->cur->items[f->pos++];
+			decode_item(&f->one);
+			*it = &f->one;
 			return 1;
 		}
 		if (f->cur) {

@@ -8,8 +8,8 @@
 #include <perfkit/record.h>
 #include <perfkit/report.h>
 
-/* (The consumer reads dec, ev and the first fields of rec: together the first 4 cache lines
- * for a sample. The fields after rec are the reader's own.) */
+/* A record as the consumer sees it: its event and, decoded on the consumer's thread, the
+ * record. */
 struct pk_feed_item {
 	int dec;                /* 0 decoded; 1 not a kernel record, unknown or malformed */
 	struct pk_data_event ev;

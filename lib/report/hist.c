@@ -57,6 +57,7 @@ static void *big_map(size_t bytes)
 	if (p == MAP_FAILED)
 		return NULL;
 	pk_thp_hint(p, big_len(bytes));
+	pk_mem_prefault(p, big_len(bytes));
 	return p;
 }
 
@@ -86,6 +87,7 @@ static void *arr_resize(void *p, size_t old, size_t nbytes)
 		if (n == MAP_FAILED)
 			return NULL;
 		pk_thp_hint(n, big_len(nbytes));
+		pk_mem_prefault((uint8_t *)n + big_len(old), big_len(nbytes) - big_len(old));
 		return n;
 	}
 	void *n = big_map(nbytes);

@@ -266,6 +266,7 @@ static int sort_pending(struct pk_ordered *q)
 		struct qkey *t = realloc(q->tmp, n * sizeof(*t));
 		if (!t)
 			return -ENOMEM;
+		pk_mem_prefault(t + q->cap_tmp, (n - q->cap_tmp) * sizeof(*t));
 		q->tmp = t;
 		q->cap_tmp = n;
 	}
@@ -329,6 +330,7 @@ static int ready_reserve(struct pk_ordered *q, size_t more)
 	uint32_t *r = realloc(q->ready, nc * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	pk_mem_prefault(r + q->cap_ready, (nc - q->cap_ready) * sizeof(*r));
 	q->ready = r;
 	q->cap_ready = nc;
 	return 0;
@@ -389,6 +391,7 @@ static int slot_get(struct pk_ordered *q, uint32_t *slot)
 		struct qent *n = realloc(q->ents, nc * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
+		pk_mem_prefault(n + old, (nc - old) * sizeof(*n));
 		for (size_t i = old; i < nc; i++)
 			n[i].used = false;
 		q->ents = n;
@@ -433,6 +436,7 @@ static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_
 		struct qkey *p = realloc(q->pend, nc * sizeof(*p));
 		err = p ? 0 : -ENOMEM;
 		if (p) {
+			pk_mem_prefault(p + q->cap_pend, (nc - q->cap_pend) * sizeof(*p));
 			q->pend = p;
 			q->cap_pend = nc;
 		}
