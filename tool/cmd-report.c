@@ -1209,6 +1209,7 @@ int cmd_report(int argc, char **argv)
 		pk_set_log(NULL, NULL, PK_LOG_ERROR);
 
 	PK_OPTS(pk_data_reader_opts, ro);
+	ro.no_mmap = !pk_tool_read_mmap();
 	rd = pk_data_reader__open(R.input, &ro);
 	if (!rd) {
 		if (errno == ENOENT && !strcmp(R.input, "perf.data"))
@@ -1303,7 +1304,8 @@ int cmd_report(int argc, char **argv)
 	if (prog.shown)
 		fprintf(stderr, "\r%60s\r", "");
 	if (err < 0) {
-		pk_tool_error("'%s' is corrupt: %s (showing what was read before)", R.input,
+		pk_tool_error("'%s' %s: %s (showing what was read before)", R.input,
+			      err == -PK_ERR_TRUNCATED ? "ended early" : "is corrupt",
 			      pk_strerror(err));
 		pk_report__finish(rep);
 	}

@@ -1196,7 +1196,9 @@ int cmd_script(int argc, char **argv)
 		return 1;
 	}
 	s.line_flush = isatty(STDOUT_FILENO);
-	rd = pk_data_reader__open(input, NULL);
+	PK_OPTS(pk_data_reader_opts, ro);
+	ro.no_mmap = !pk_tool_read_mmap();
+	rd = pk_data_reader__open(input, &ro);
 	if (!rd) {
 		pk_tool_error("cannot read '%s': %s", input, pk_strerror(errno));
 		ob_release(&s.ob);
@@ -1222,7 +1224,11 @@ int cmd_script(int argc, char **argv)
 	err = process(&s, rd);
 	if (err < 0 && err != -EIO) {
 		ob_flush(&s.ob);
-		pk_tool_error("'%s' is corrupt: %s", input, pk_strerror(err));
+		if (err == -PK_ERR_TRUNCATED)
+			pk_tool_error("'%s' ended early: %s (see above)", input,
+				      pk_strerror(err));
+		else
+			pk_tool_error("'%s' is corrupt: %s", input, pk_strerror(err));
 		finish_output(&s, 1);
 		status = 1;
 	} else {

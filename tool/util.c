@@ -78,6 +78,12 @@ static void tool_log(enum pk_log_level level, const char *msg, void *ctx)
 		fprintf(stderr, "perfkit %s: %s\n", pk_cmd_name ? pk_cmd_name : "", msg);
 }
 
+bool pk_tool_read_mmap(void)
+{
+	const char *e = getenv("PERFKIT_READ");
+	return e && !strcmp(e, "mmap");
+}
+
 void pk_tool_setup_log(int verbose)
 {
 	enum pk_log_level max = verbose >= 2 ? PK_LOG_DEBUG : verbose == 1 ? PK_LOG_INFO : PK_LOG_WARN;

@@ -53,6 +53,7 @@ struct pk_data_reader {
 	size_t map_len;
 	uint64_t dropped;           /* mapping bytes already madvised away */
 	uint64_t populated;         /* mapping bytes faulted in ahead of pos (POPULATE_STEP) */
+	uint64_t pf_upto;           /* image bytes prefetched ahead of pos (PEEK_AHEAD) */
 	uint64_t keep_from;         /* caller still uses the image from here (UINT64_MAX:
 				     * no caller limit, keep DONTNEED_STEP behind pos) */
 
@@ -166,10 +167,16 @@ static const uint8_t *stream_peek(struct pk_data_reader *r, size_t len, uint64_t
 	if (r->kind == SRC_MEM) {
 		uint64_t have = limit > r->pos ? limit - r->pos : 0;
 		*avail = have;
-		if (have > PEEK_AHEAD)
-			/* the hardware prefetcher does not follow us across pages: each line
-			 * of the image was a full miss, most of a report's reading time */
-			__builtin_prefetch(r->mem + r->pos + PEEK_AHEAD);
+		uint64_t want = PK_MIN(r->pos + PEEK_AHEAD, limit);
+		if (want > r->pf_upto) {
+			/* every line up to PEEK_AHEAD bytes ahead, each once: the hardware
+			 * prefetcher does not follow us across pages, and the first read of
+			 * each record was a miss, most of a report's reading time */
+			for (uint64_t o = PK_MAX(r->pf_upto, r->pos) & ~(uint64_t)63; o < want;
+			     o += 64)
+				__builtin_prefetch(r->mem + o);
+			r->pf_upto = want;
+		}
 		return have >= len ? r->mem + r->pos : NULL;
 	}
 	/* window covers [win_off, win_off + win_len) */
@@ -203,6 +210,14 @@ static const uint8_t *stream_peek(struct pk_data_reader *r, size_t len, uint64_t
 			}
 			if (n == 0) {
 				r->eof = true;
+				if (r->kind == SRC_PREAD && off < r->size)
+					/* (mapped, the same would have been a SIGBUS) */
+					fail(r, -PK_ERR_TRUNCATED, off,
+					     "the file, %llu bytes when opened, shrank while "
+					     "it was being read (another program truncated or "
+					     "rewrote it: run again on a copy that nothing "
+					     "writes); it ended",
+					     (unsigned long long)r->size);
 				break;
 			}
 			r->win_len += (size_t)n;
@@ -1553,6 +1568,8 @@ static int next_raw(struct pk_data_reader *r, struct pk_data_event *ev)
 		uint64_t avail;
 		const uint8_t *p = stream_peek(r, 8, &avail);
 		if (!p) {
+			if (r->err)
+				return r->err; /* the file shrank (stream_peek) */
 			if (avail == 0)
 				return 0;
 			if (r->scan_to_eof || r->pipe)
@@ -1571,6 +1588,8 @@ static int next_raw(struct pk_data_reader *r, struct pk_data_event *ev)
 		}
 		p = stream_peek(r, h.size, &avail);
 		if (!p) {
+			if (r->err)
+				return r->err;
 			if (r->scan_to_eof || r->pipe)
 				return truncated_end(r, r->pos, "inside a record");
 			return fail(r, -PK_ERR_FORMAT, r->pos,

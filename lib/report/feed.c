@@ -28,7 +28,7 @@
 #include "feed.h"
 #include "internal.h"
 
-#define NR_BATCHES 4
+#define NR_BATCHES 16
 #define BATCH_ITEMS 1024
 #define BATCH_BYTES ((size_t)512 << 10) /* several times the largest record (64 KiB) */
 
@@ -46,6 +46,7 @@ struct batch {
 	size_t used;
 	int status;             /* after the items: 0 more batches, 1 end, < 0 error */
 	uint64_t min_ref;       /* lowest image offset of a record referenced, not copied */
+	uint64_t seq_end;       /* pk_ordered_delivered after the batch was filled */
 };
 
 struct pk_feed {
@@ -230,16 +231,24 @@ static void *reader_main(void *arg)
 		/* the batches the consumer has not given back yet (it may give back more
 		 * meanwhile: this is then lower than needed, never higher) */
 		uint64_t held = UINT64_MAX;
-		for (size_t j = atomic_load(&f->consumed); j < k; j++)
+		size_t c = atomic_load(&f->consumed);
+		for (size_t j = c; j < k; j++)
 			held = PK_MIN(held, f->b[j % NR_BATCHES].min_ref);
-		size_t n = 0;
+		/* the queue's copies in the batches given back may be reused (batch c - 1's
+		 * slot is only rewritten below, if it is batch k's) */
+		if (c)
+			pk_ordered_done(f->q, f->b[(c - 1) % NR_BATCHES].seq_end);
+		size_t n = 0, refd = 0;
 		b->used = 0;
 		b->status = 0;
 		b->min_ref = UINT64_MAX;
 		while (n < BATCH_ITEMS) {
 			struct pk_data_event ev;
-			/* room for the largest record (header.size is 16 bits) or the batch ends */
-			if (BATCH_BYTES - b->used < ((size_t)1 << 16))
+			/* room for the largest record (header.size is 16 bits) or the batch ends;
+			 * records referenced in the image count too: what the batches hold
+			 * of the mapping stays resident (16 batches of DWARF samples with 4
+			 * KiB stacks each held 64 MiB of the file) */
+			if (b->used + refd + ((size_t)1 << 16) > BATCH_BYTES)
 				break;
 			pk_ordered_hold(f->q, PK_MIN(held, b->min_ref));
 			int err = pk_ordered__next(f->q, f->r, &ev);
@@ -254,6 +263,9 @@ static void *reader_main(void *arg)
 			if (img && p >= img && (size_t)(p - img) <= img_len &&
 			    img_len - (size_t)(p - img) >= sz && !((uintptr_t)p & 7)) {
 				b->min_ref = PK_MIN(b->min_ref, (uint64_t)(p - img));
+				refd += sz;
+			} else if (pk_ordered_last_in_chunk(f->q)) {
+				refd += sz; /* the queue's copy: kept until given back */
 			} else {
 				memcpy(b->buf + b->used, ev.hdr, sz);
 				ev.hdr = (const struct perf_event_header *)(b->buf + b->used);
@@ -262,6 +274,7 @@ static void *reader_main(void *arg)
 			item_store(it, &ev);
 		}
 		b->n = n;
+		b->seq_end = pk_ordered_delivered(f->q);
 		store_fence();
 		atomic_store(&f->filled, k + 1);
 		feed_wake(f);
@@ -291,10 +304,15 @@ int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded
 			ok = (f->b[i].buf = malloc(BATCH_BYTES)) != NULL;
 		if (ok && !pthread_mutex_init(&f->mu, NULL)) {
 			if (!pthread_cond_init(&f->cv, NULL)) {
-				if (!pthread_create(&f->thread, NULL, reader_main, f))
+				/* (set before the thread runs; without it the queue would hold
+				 * its copies for a consumer that never says it is done) */
+				pk_ordered_hold_chunks(f->q, true);
+				if (!pthread_create(&f->thread, NULL, reader_main, f)) {
 					f->threaded = true;
-				else
+				} else {
 					pthread_cond_destroy(&f->cv);
+					pk_ordered_hold_chunks(f->q, false);
+				}
 			}
 			if (!f->threaded)
 				pthread_mutex_destroy(&f->mu);

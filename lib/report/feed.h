@@ -36,4 +36,14 @@ void pk_feed__stop(struct pk_feed *f, struct pk_ordered_stats *st);
  * being delivered: the reader must not give back their pages. UINT64_MAX: none. */
 struct pk_ordered;
 void pk_ordered_hold(struct pk_ordered *q, uint64_t offset);
+/* (ordered.c) Records handed out of the queue's own copies stay valid after the next call,
+ * until pk_ordered_done says the caller is done with them: their memory is reused only
+ * then. */
+void pk_ordered_hold_chunks(struct pk_ordered *q, bool on);
+/* records handed out of the queue (copies or image references) so far */
+uint64_t pk_ordered_delivered(const struct pk_ordered *q);
+/* the caller is done with the first `done` records handed out of the queue */
+void pk_ordered_done(struct pk_ordered *q, uint64_t done);
+/* the record pk_ordered__next gave last is one of the queue's copies */
+bool pk_ordered_last_in_chunk(const struct pk_ordered *q);
 #endif

@@ -19,6 +19,15 @@
 #include <perfkit/report.h>
 #include "internal.h"
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PK_ORDERED_TSAN 1 /* (TSan checks plain stores) */
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define PK_ORDERED_TSAN 1
+#endif
+
 #define CHUNK_SIZE (1u << 20)
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)
 #define NO_TIME ((uint64_t)-1)
@@ -83,6 +92,14 @@ struct pk_ordered {
 	size_t img_len;
 	uint64_t lw_next;       /* input offset at which to recompute the low-water mark */
 	uint64_t hold;          /* image offset the caller still reads (pk_ordered_hold) */
+	/* pk_ordered_hold_chunks: records handed out stay valid until the caller is done
+	 * with them; emptied chunks wait in retired[] (FIFO, stamped with the number of
+	 * records delivered when they emptied) until `done` reaches their stamp */
+	bool hold_chunks;
+	uint64_t delivered;     /* records given out of a chunk or the image (pops) */
+	uint64_t done;          /* the caller is done with the first `done` of them */
+	struct retired { size_t chunk; uint64_t stamp; } *retired;
+	size_t rhead_ret, nr_ret, cap_ret;
 };
 
 struct pk_ordered *pk_ordered__new(const struct pk_ordered_opts *opts)
@@ -113,6 +130,7 @@ void pk_ordered__free(struct pk_ordered *q)
 	free(q->pend);
 	free(q->tmp);
 	free(q->ready);
+	free(q->retired);
 	free(q);
 }
 
@@ -145,11 +163,57 @@ uint64_t pk_ordered__timestamp(const struct perf_event_header *hdr,
 
 /* ---- chunk arena ---- */
 
+/* an empty chunk, not the current one, goes to the free list (its memory given back if it
+ * was a one-off big chunk or there are spare ones enough) */
+static void chunk_free(struct pk_ordered *q, size_t ci)
+{
+	struct chunk *c = &q->chunks[ci];
+	c->used = 0;
+	size_t kept = 0;
+	for (size_t i = 0; i < q->nr_free; i++)
+		kept += q->chunks[q->free_chunks[i]].mem != NULL;
+	/* give back one-off big chunks and anything beyond a few spare ones */
+	if (c->size > CHUNK_SIZE || kept >= 4) {
+		free(c->mem);
+		c->mem = NULL;
+		c->size = 0;
+	}
+	q->free_chunks[q->nr_free++] = ci;
+}
+
+/* An emptied chunk: free, or retired until the caller is done with its records. */
+static int chunk_retire(struct pk_ordered *q, size_t ci)
+{
+	if (!q->hold_chunks) {
+		chunk_free(q, ci);
+		return 0;
+	}
+	if (q->rhead_ret && q->nr_ret == q->cap_ret) {
+		memmove(q->retired, q->retired + q->rhead_ret,
+			(q->nr_ret - q->rhead_ret) * sizeof(*q->retired));
+		q->nr_ret -= q->rhead_ret;
+		q->rhead_ret = 0;
+	}
+	if (q->nr_ret == q->cap_ret) {
+		size_t nc = q->cap_ret ? q->cap_ret * 2 : 16;
+		struct retired *n = realloc(q->retired, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		q->retired = n;
+		q->cap_ret = nc;
+	}
+	q->retired[q->nr_ret++] = (struct retired){ .chunk = ci, .stamp = q->delivered };
+	return 0;
+}
+
 static int chunk_alloc(struct pk_ordered *q, size_t need, uint32_t *ci, uint32_t *off)
 {
+	/* retired chunks the caller is done with are free again */
+	while (q->rhead_ret < q->nr_ret && q->retired[q->rhead_ret].stamp <= q->done)
+		chunk_free(q, q->retired[q->rhead_ret++].chunk);
 	if (q->cur != SIZE_MAX) {
 		struct chunk *c = &q->chunks[q->cur];
-		if (!c->live && (long)q->cur != q->release_chunk)
+		if (!c->live && (long)q->cur != q->release_chunk && !q->hold_chunks)
 			c->used = 0; /* everything in it was delivered: start over */
 		if (c->size - c->used >= need) {
 			*ci = (uint32_t)q->cur;
@@ -200,8 +264,11 @@ static int chunk_alloc(struct pk_ordered *q, size_t need, uint32_t *ci, uint32_t
 		q->chunks[idx] = (struct chunk){ .mem = mem, .size = sz };
 	}
 	/* the chunk we leave goes to the free list once it is empty (see chunk_put) */
-	if (q->cur != SIZE_MAX && !q->chunks[q->cur].live && (long)q->cur != q->release_chunk)
-		q->free_chunks[q->nr_free++] = q->cur;
+	if (q->cur != SIZE_MAX && !q->chunks[q->cur].live && (long)q->cur != q->release_chunk &&
+	    chunk_retire(q, q->cur)) {
+		q->free_chunks[q->nr_free++] = idx;
+		return -ENOMEM;
+	}
 	q->cur = idx;
 	struct chunk *c = &q->chunks[idx];
 	c->used = need;
@@ -218,17 +285,9 @@ static void chunk_put(struct pk_ordered *q, size_t ci)
 		return;
 	if (ci == q->cur)
 		return; /* reset at the next allocation */
-	c->used = 0;
-	size_t kept = 0;
-	for (size_t i = 0; i < q->nr_free; i++)
-		kept += q->chunks[q->free_chunks[i]].mem != NULL;
-	/* give back one-off big chunks and anything beyond a few spare ones */
-	if (c->size > CHUNK_SIZE || kept >= 4) {
-		free(c->mem);
-		c->mem = NULL;
-		c->size = 0;
-	}
-	q->free_chunks[q->nr_free++] = ci;
+	/* (out of memory for the retired list: the chunk is not reused, only freed with
+	 * the queue) */
+	(void)chunk_retire(q, ci);
 }
 
 /* ---- sorting ---- */
@@ -414,6 +473,32 @@ static void slot_put(struct pk_ordered *q, uint32_t slot)
 	q->nr_used--;
 }
 
+/*
+ * A copy for another thread (pk_ordered_hold_chunks: the copies are read by the consumer
+ * of lib/report/feed.c): streaming stores, so that the consumer does not fetch each line
+ * from this CPU's cache (see feed.c). dst is 8-byte aligned; n bytes rounded up to 8 are
+ * written (the chunk has room for them).
+ */
+static void copy_streaming(uint8_t *dst, const void *src, size_t n)
+{
+#if defined(__x86_64__) && !defined(PK_ORDERED_TSAN)
+	const uint8_t *s = src;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		long long w;
+		memcpy(&w, s + i, 8);
+		__builtin_ia32_movnti64((long long *)(dst + i), w);
+	}
+	if (i < n) {
+		long long w = 0;
+		memcpy(&w, s + i, n - i);
+		__builtin_ia32_movnti64((long long *)(dst + i), w);
+	}
+#else
+	memcpy(dst, src, n);
+#endif
+}
+
 static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_t time,
 		   bool to_ready, bool ref)
 {
@@ -451,7 +536,10 @@ static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_
 			slot_put(q, slot);
 			return err;
 		}
-		memcpy(q->chunks[ci].mem + off, h, h->size);
+		if (q->hold_chunks)
+			copy_streaming(q->chunks[ci].mem + off, h, h->size);
+		else
+			memcpy(q->chunks[ci].mem + off, h, h->size);
 		rec = q->chunks[ci].mem + off;
 	}
 	q->ents[slot] = (struct qent){
@@ -557,6 +645,7 @@ int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev)
 	uint32_t slot = q->ready[q->rhead++];
 	const struct qent *e = &q->ents[slot];
 	slot_put(q, slot);
+	q->delivered++;
 	memset(ev, 0, sizeof(*ev));
 	ev->hdr = (const struct perf_event_header *)e->rec;
 	ev->attr = e->attr;
@@ -574,6 +663,27 @@ int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev)
 void pk_ordered_hold(struct pk_ordered *q, uint64_t offset)
 {
 	q->hold = offset;
+}
+
+void pk_ordered_hold_chunks(struct pk_ordered *q, bool on)
+{
+	q->hold_chunks = on;
+}
+
+uint64_t pk_ordered_delivered(const struct pk_ordered *q)
+{
+	return q->delivered;
+}
+
+void pk_ordered_done(struct pk_ordered *q, uint64_t done)
+{
+	if (done > q->done)
+		q->done = done;
+}
+
+bool pk_ordered_last_in_chunk(const struct pk_ordered *q)
+{
+	return q->release_chunk >= 0;
 }
 
 static uint64_t low_water(const struct pk_ordered *q, uint64_t dflt)

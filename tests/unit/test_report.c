@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
+#include "report/feed.h"
 
 /* An attr with IP|TID|TIME samples and sample_id_all (TID|TIME trailer). */
 static struct pk_data_attr make_attr(void)
@@ -629,13 +630,17 @@ static void write_feed_file(const char *path, int n, struct feed_expect *ex)
 }
 
 /* Every number of a report of `path`, as text (entries in their sorted order). */
-static char *report_dump(const char *path, bool children, bool no_thread, int *perr)
+static char *report_dump_with(const char *path, bool children, bool no_thread, bool no_mmap,
+			      int *perr)
 {
 	PK_OPTS(pk_report_opts, o, .children = children, .callgraph = true,
 		.no_reader_thread = no_thread);
 	struct pk_report *rep = pk_report__new(&o);
 	assert_non_null(rep);
-	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
+	/* no_mmap: records are copies of the ordering queue, which the reader thread hands
+	 * over by reference (pk_ordered_hold_chunks) */
+	PK_OPTS(pk_data_reader_opts, ro, .no_mmap = no_mmap);
+	struct pk_data_reader *r = pk_data_reader__open(path, &ro);
 	assert_non_null(r);
 	*perr = pk_report__process(rep, r, NULL, NULL);
 	size_t cap = 1 << 20, len = 0;
@@ -659,6 +664,11 @@ static char *report_dump(const char *path, bool children, bool no_thread, int *p
 	pk_report__free(rep);
 	pk_data_reader__free(r);
 	return out;
+}
+
+static char *report_dump(const char *path, bool children, bool no_thread, int *perr)
+{
+	return report_dump_with(path, children, no_thread, false, perr);
 }
 
 static void test_reader_thread(void **state)
@@ -700,6 +710,14 @@ static void test_reader_thread(void **state)
 		assert_int_equal(e2, 0);
 		/* the same report, with or without the reader thread */
 		assert_string_equal(a, b);
+		/* and read with pread rather than mapped, with or without the thread */
+		for (int nt = 0; nt < 2; nt++) {
+			int e3;
+			char *c = report_dump_with(path, children, nt, true, &e3);
+			assert_int_equal(e3, 0);
+			assert_string_equal(a, c);
+			free(c);
+		}
 		char head[64];
 		snprintf(head, sizeof(head), "cpu-clock %d ", n);
 		assert_true(!strncmp(a, head, strlen(head)));
@@ -725,6 +743,80 @@ static void test_reader_thread(void **state)
 	free(b);
 	if (pk_online_cpus_for_test() < 2)
 		print_message("(one CPU: the reader thread was not used)\n");
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
+/*
+ * The ordering queue's copies handed out with pk_ordered_hold_chunks stay intact until
+ * pk_ordered_done says the caller is done with them, however far the reader went on
+ * (the reader thread hands them over by reference: a copy reused early would be read
+ * by the consumer as another record). Without the hold, the same run reuses them: the
+ * check can fail.
+ */
+static size_t hold_run(const char *path, bool hold, size_t lag, size_t *nr_chunk_recs)
+{
+	PK_OPTS(pk_data_reader_opts, ro, .no_mmap = true);
+	struct pk_data_reader *r = pk_data_reader__open(path, &ro);
+	assert_non_null(r);
+	struct pk_ordered *q = pk_ordered__new(NULL);
+	assert_non_null(q);
+	pk_ordered_hold_chunks(q, hold);
+	size_t cap = (size_t)1 << 18, n = 0, changed = 0, checked = 0;
+	const uint8_t **ptr = calloc(cap, sizeof(*ptr));
+	uint8_t(*copy)[64] = calloc(cap, sizeof(*copy));
+	uint64_t *seq = calloc(cap, sizeof(*seq));
+	assert_true(ptr && copy && seq);
+	struct pk_data_event ev;
+	int err;
+	while ((err = pk_ordered__next(q, r, &ev)) > 0) {
+		if (!pk_ordered_last_in_chunk(q))
+			continue;
+		assert_true(n < cap);
+		ptr[n] = (const uint8_t *)ev.hdr;
+		seq[n] = pk_ordered_delivered(q); /* this record is the seq[n]-th given */
+		memcpy(copy[n], ev.hdr, ev.hdr->size < sizeof(copy[n]) ? ev.hdr->size : sizeof(copy[n]));
+		n++;
+		uint64_t d = pk_ordered_delivered(q);
+		if (d > lag && !(d % 997))
+			pk_ordered_done(q, d - lag);
+		/* every record not yet done with is as it was */
+		if (!(n % 4096)) {
+			for (size_t i = 0; i < n; i++) {
+				if (hold && seq[i] + lag <= d)
+					continue; /* (possibly done with: may be reused) */
+				size_t sz = ((const struct perf_event_header *)copy[i])->size;
+				checked++;
+				changed += memcmp(ptr[i], copy[i], sz < sizeof(copy[i]) ? sz : sizeof(copy[i])) != 0;
+			}
+		}
+	}
+	assert_int_equal(err, 0);
+	pk_ordered__free(q);
+	pk_data_reader__free(r);
+	free(ptr);
+	free(copy);
+	free(seq);
+	*nr_chunk_recs = n;
+	assert_true(checked > 0);
+	return changed;
+}
+
+static void test_ordered_hold_chunks(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("hold");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct feed_expect ex;
+	write_feed_file(path, 100000, &ex); /* ~6.5 MB: several 1 MiB chunks */
+	size_t n1, n2;
+	/* held: nothing the caller still uses changed (a lag of 40000 records spans 2-3 chunks) */
+	assert_int_equal(hold_run(path, true, 40000, &n1), 0);
+	assert_true(n1 > 90000);
+	/* not held: the same walk sees copies reused under it */
+	assert_true(hold_run(path, false, 40000, &n2) > 0);
+	assert_int_equal(n1, n2);
 	pk_test_rmtree(dir);
 	free(dir);
 }
@@ -1052,6 +1144,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_callchains),
 		cmocka_unit_test(test_ordered_mapped),
 		cmocka_unit_test(test_reader_thread),
+		cmocka_unit_test(test_ordered_hold_chunks),
 		cmocka_unit_test(test_unmapped_callers),
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_script_pid_minus_one),
