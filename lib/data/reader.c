@@ -1080,6 +1080,7 @@ static struct pk_data_reader *reader_start(struct pk_data_reader *r)
 	if (r->kind == SRC_STREAM) {
 		r->end = UINT64_MAX;
 		r->win = malloc(WIN_SIZE);
+		pk_mem_prefault(r->win, WIN_SIZE);
 		if (!r->win) {
 			pk_data_reader__free(r);
 			return pk_err_ptr(-ENOMEM);
@@ -1102,6 +1103,7 @@ static struct pk_data_reader *reader_start(struct pk_data_reader *r)
 	} else {
 		if (r->kind == SRC_PREAD) {
 			r->win = malloc(WIN_SIZE);
+			pk_mem_prefault(r->win, WIN_SIZE);
 			if (!r->win) {
 				pk_data_reader__free(r);
 				return pk_err_ptr(-ENOMEM);

@@ -298,8 +298,10 @@ int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded
 	if (threaded && !pk_data_reader__is_pipe(r)) {
 		f->b = aligned_alloc(LINE, NR_BATCHES * sizeof(*f->b));
 		bool ok = f->b != NULL;
-		if (ok)
+		if (ok) {
+			pk_mem_prefault(f->b, NR_BATCHES * sizeof(*f->b));
 			memset(f->b, 0, NR_BATCHES * sizeof(*f->b));
+		}
 		for (size_t i = 0; ok && i < NR_BATCHES; i++)
 			ok = (f->b[i].buf = malloc(BATCH_BYTES)) != NULL;
 		if (ok && !pthread_mutex_init(&f->mu, NULL)) {

@@ -80,8 +80,12 @@ static void *arr_calloc(size_t bytes)
 /* old -> nbytes (> old); NULL (p unchanged) on failure */
 static void *arr_resize(void *p, size_t old, size_t nbytes)
 {
-	if (nbytes < BIG_MIN)
-		return realloc(p, nbytes);
+	if (nbytes < BIG_MIN) {
+		uint8_t *n = realloc(p, nbytes);
+		if (n)
+			pk_mem_prefault(n + old, nbytes - old);
+		return n;
+	}
 	if (p && old >= BIG_MIN) {
 		void *n = mremap(p, big_len(old), big_len(nbytes), MREMAP_MAYMOVE);
 		if (n == MAP_FAILED)
@@ -868,8 +872,10 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 						  uint8_t cm, size_t hot, struct rent **out,
 						  uint32_t *fid)
 {
-	if (!rep->rhot)
+	if (!rep->rhot) {
 		rep->rhot = calloc((size_t)1 << RHOT_BITS, sizeof(*rep->rhot));
+		pk_mem_prefault(rep->rhot, ((size_t)1 << RHOT_BITS) * sizeof(*rep->rhot));
+	}
 	if (rep->unknown_id && rep->fidx.slot) {
 		/* in case no map covers ip (a garbage caller is seen once, see above): its
 		 * frame's index slot, asked for while the maps are searched */

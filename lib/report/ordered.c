@@ -172,8 +172,10 @@ static void chunk_free(struct pk_ordered *q, size_t ci)
 	size_t kept = 0;
 	for (size_t i = 0; i < q->nr_free; i++)
 		kept += q->chunks[q->free_chunks[i]].mem != NULL;
-	/* give back one-off big chunks and anything beyond a few spare ones */
-	if (c->size > CHUNK_SIZE || kept >= 4) {
+	/* give back one-off big chunks and anything beyond a few spare ones (more when the
+	 * caller holds records handed out: what it holds is bounded by it, and a chunk
+	 * given back and allocated again costs its pages' first touch again) */
+	if (c->size > CHUNK_SIZE || kept >= (q->hold_chunks ? 16u : 4u)) {
 		free(c->mem);
 		c->mem = NULL;
 		c->size = 0;
@@ -254,6 +256,7 @@ static int chunk_alloc(struct pk_ordered *q, size_t need, uint32_t *ci, uint32_t
 		}
 		size_t sz = need > CHUNK_SIZE ? need : CHUNK_SIZE;
 		uint8_t *mem = malloc(sz);
+		pk_mem_prefault(mem, sz); /* (one call, not a fault per page) */
 		if (!mem) {
 			if (idx != SIZE_MAX)
 				q->free_chunks[q->nr_free++] = idx;
