@@ -334,6 +334,13 @@ enum { PK_HIST, PK_COMM, PK_PID, PK_TID, PK_CPU, PK_FLAGS, PK_N, PK_SELF, PK_HDR
 #define PK_HDR_WORDS 8
 _Static_assert(PK_HDR == PK_HDR_WORDS, "pending key header");
 
+#define GAP_SLOTS 8
+
+static inline size_t gap_slot(uint32_t pid)
+{
+	return (pid * 0x9e3779b1u) >> 29;
+}
+
 struct pk_report {
 	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread;
 	enum pk_cg_order order;
@@ -398,9 +405,11 @@ struct pk_report {
 	size_t nr_inl, cap_inl;
 	uint32_t self_frame;
 	uint32_t unknown_id;    /* string id of "[unknown]", 0 until needed */
-	/* the last unmapped range a user address fell in (process pid, map generation gen):
-	 * other addresses in it are unmapped too, known without a look-up */
-	struct { uint64_t lo, hi; uint32_t pid, gen; bool valid; } gap;
+	/* per process (a few slots by pid), the last unmapped range a user address fell in
+	 * (map generation gen): other addresses in it are unmapped too, known without a
+	 * look-up. (One slot for all: two processes sampled in turn, as in the bench's fp
+	 * file, replaced each other's range at every sample.) */
+	struct { uint64_t lo, hi; uint32_t pid, gen; bool valid; } gap[GAP_SLOTS];
 	uint32_t cabs[MAX_CHAIN];
 	/* samples waiting to be aggregated, merged by identical key (see defer_key) */
 	uint32_t *ppool;
@@ -849,8 +858,9 @@ static int nomap_frame(struct pk_report *rep, uint64_t ip, uint8_t cm, uint32_t 
 static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen,
 			  uint64_t ip, uint8_t cm, struct rent **out, uint32_t *fid)
 {
-	if (cm == PK_CPUMODE_USER && rep->gap.valid && ip >= rep->gap.lo && ip < rep->gap.hi &&
-	    rep->gap.pid == pid && rep->gap.gen == gen) {
+	const __typeof__(rep->gap[0]) *g = &rep->gap[gap_slot(pid)];
+	if (cm == PK_CPUMODE_USER && g->valid && ip >= g->lo && ip < g->hi && g->pid == pid &&
+	    g->gen == gen) {
 		/* in the unmapped range of the last unmapped address: a garbage caller, new
 		 * nearly every sample; its hot-cache slot would be a miss, and is left to
 		 * the addresses that repeat */
@@ -911,11 +921,12 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 		if (nomap_frame(rep, ip, cm, fid))
 			return -ENOMEM;
 		if (cm == PK_CPUMODE_USER && loc.map_end > loc.map_start) {
-			rep->gap.lo = loc.map_start;
-			rep->gap.hi = loc.map_end;
-			rep->gap.pid = pid;
-			rep->gap.gen = gen;
-			rep->gap.valid = true;
+			__typeof__(rep->gap[0]) *g = &rep->gap[gap_slot(pid)];
+			g->lo = loc.map_start;
+			g->hi = loc.map_end;
+			g->pid = pid;
+			g->gen = gen;
+			g->valid = true;
 		}
 		if (rep->rhot)
 			rep->rhot[hot] = (struct rhot){ .ip = ip, .pid = pid, .gen = gen, .cm = cm,

@@ -1033,6 +1033,84 @@ static void test_unmapped_callers(void **state)
 /* An address outside every map, then mapped by an MMAP: samples after the MMAP resolve
  * in the new map (the memory of the unmapped range an address fell in does not outlive
  * the process's map generation). */
+/*
+ * Twenty processes sampled in turn at the same addresses, mapped (lib.so) in the odd ones
+ * only (the even ones map something else): the unmapped range an even process's address
+ * fell in must not make the same address of an odd process unmapped (the ranges are kept
+ * per process, in slots some processes share).
+ */
+static void test_unmapped_many_processes(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("gaps");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_data_writer *w = open_writer_with(path, CHAIN_SAMPLES);
+	uint64_t u[32];
+	enum { NP = 20 }; /* more processes than slots, odd and even ones sharing some */
+	for (uint32_t pid = 1; pid <= NP; pid++) {
+		/* MMAP of [0x7000000, 0x7001000) in odd processes, of [0x9000000, 0x9001000) in
+		 * even ones (one map each: the same map generation) */
+		memset(u, 0, sizeof(u));
+		struct perf_event_header h = { .type = PERF_RECORD_MMAP, .size = 8 + 8 + 24 + 24 + 16 };
+		memcpy(&u[0], &h, 8);
+		u[1] = (uint64_t)pid << 32 | pid;
+		u[2] = pid % 2 ? 0x7000000 : 0x9000000;
+		u[3] = 0x1000;
+		snprintf((char *)&u[5], 24, pid % 2 ? "/nonexistent/lib.so" : "/nonexistent/b.so");
+		u[8] = (uint64_t)pid << 32 | pid;
+		u[9] = 10;
+		assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+	}
+	const int rounds = 30;
+	for (int k = 0; k < rounds; k++) {
+		for (uint32_t pid = 1; pid <= NP; pid++) {
+			/* a sample at 0x7000100 called from 0x7000200 + k */
+			memset(u, 0, sizeof(u));
+			struct perf_event_header h = { .type = PERF_RECORD_SAMPLE,
+						       .misc = PERF_RECORD_MISC_USER,
+						       .size = 8 + 5 * 8 + 2 * 8 };
+			memcpy(&u[0], &h, 8);
+			u[1] = 0x7000100;
+			u[2] = (uint64_t)pid << 32 | pid;
+			u[3] = 100 + (uint64_t)k * 10 + pid;
+			u[4] = 1;
+			u[5] = 2;
+			u[6] = 0x7000100;
+			u[7] = 0x7000200 + (uint64_t)k;
+			assert_int_equal(pk_data_writer__write_record(w,
+					(const struct perf_event_header *)u), 0);
+		}
+	}
+	assert_int_equal(pk_data_writer__close(w), 0);
+	static const enum pk_sort_key keys[] = { PK_SORT_PID, PK_SORT_DSO, PK_SORT_SYM };
+	for (int thread = 0; thread < 2; thread++) {
+		PK_OPTS(pk_report_opts, o, .callgraph = true, .no_reader_thread = !thread,
+			.sort = keys, .nr_sort = 3);
+		struct pk_report *rep;
+		struct pk_data_reader *r;
+		const struct pk_hist *h = report_file(path, &o, &rep, &r);
+		assert_int_equal(h->nr_samples, rounds * NP);
+		assert_int_equal(h->nr_entries, NP);
+		for (size_t i = 0; i < h->nr_entries; i++) {
+			const struct pk_hist_entry *e = h->entries[i];
+			const char *want = e->pid % 2 ? "lib.so" : "[unknown]";
+			assert_string_equal(e->dso, want);
+			assert_int_equal(e->self_samples, rounds);
+			size_t callers = 0;
+			for (const struct pk_callnode *c = e->callchain->child->child; c; c = c->next) {
+				assert_string_equal(c->dso, want);
+				callers++;
+			}
+			assert_int_equal(callers, rounds);
+		}
+		pk_report__free(rep);
+		pk_data_reader__free(r);
+	}
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 static void test_unmapped_then_mapped(void **state)
 {
 	(void)state;
@@ -1145,6 +1223,7 @@ int main(void)
 		cmocka_unit_test(test_ordered_mapped),
 		cmocka_unit_test(test_reader_thread),
 		cmocka_unit_test(test_ordered_hold_chunks),
+		cmocka_unit_test(test_unmapped_many_processes),
 		cmocka_unit_test(test_unmapped_callers),
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_script_pid_minus_one),
