@@ -66,6 +66,10 @@ ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max);
 int pk_read_fd_alloc(int fd, size_t first, size_t max, char **out, size_t *len);
 /* MADV_HUGEPAGE over the whole pages of a buffer of 2 MiB or more (just a hint). */
 void pk_thp_hint(void *p, size_t bytes);
+/* (lib/symbol/machine.c) Load the kernel's symbols now, as the first kernel address
+ * would. */
+struct pk_machine;
+int pk_machine_preload_kernel(struct pk_machine *m);
 /* Fault in the whole pages of fresh anonymous memory at once (best effort). */
 void pk_mem_prefault(void *p, size_t bytes);
 /* (decode.c) pk_record__decode of a SAMPLE into `out` that holds the last successful

@@ -1891,9 +1891,22 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 			h->pub.attr = a;
 	}
 	struct pk_feed *f;
-	int err = pk_feed__start(&f, r, rep->reader_thread && pk_online_cpus() >= 2);
+	bool threaded = rep->reader_thread && pk_online_cpus() >= 2 && !pk_data_reader__is_pipe(r);
+	int err = pk_feed__start(&f, r, threaded);
 	if (err)
 		return pk_err(err);
+	/* While the reader thread starts (2-4 ms from pthread_create to running on an idle
+	 * vCPU of a PVM guest), load what the first kernel sample would: the kernel's
+	 * symbols, when an event may sample the kernel. (Without the thread there is no
+	 * wait to fill, and the load would be lost if no kernel sample came.) */
+	for (size_t i = 0; threaded && i < pk_data_reader__nr_attrs(r); i++) {
+		const struct pk_data_attr *a = pk_data_reader__attr(r, i);
+		if (a && !a->attr.attr.exclude_kernel &&
+		    (a->attr.attr.sample_type & (PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN))) {
+			pk_machine_preload_kernel(rep->m);
+			break;
+		}
+	}
 	const struct pk_feed_item *it;
 	uint64_t nrec = 0;
 	while ((err = pk_feed__next(f, &it)) > 0) {

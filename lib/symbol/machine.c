@@ -479,6 +479,12 @@ static bool pk_anon_may_be_jit(const char *name)
 	       !strncmp(name, "/anon_hugepage", 14);
 }
 
+int pk_machine_preload_kernel(struct pk_machine *m)
+{
+	struct pk_dso *d = m ? pk_dso_findnew(m, "[kernel.kallsyms]") : NULL;
+	return d ? pk_dso_ensure_loaded(d) : -ENOMEM;
+}
+
 PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
 			       uint8_t cpumode, struct pk_addr_loc *loc)
 {
