@@ -632,6 +632,81 @@ static void test_hostile(void **state)
 	free(r);
 }
 
+/* Records, truncation flag and error of a file read through pread (the tool's default). */
+static uint64_t count_records_pread(const void *buf, size_t len, bool *truncated, int *err)
+{
+	FILE *f = fopen("hp.data", "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	PK_OPTS(pk_data_reader_opts, ro, .no_mmap = true);
+	struct pk_data_reader *rd = pk_data_reader__open("hp.data", &ro);
+	*err = rd ? 0 : -errno;
+	if (!rd)
+		return 0;
+	struct pk_data_event ev;
+	int ret, guard = 0;
+	while ((ret = pk_data_reader__next(rd, &ev)) > 0) {
+		assert_true(ev.hdr->size >= 8);
+		assert_true(++guard < 1000000);
+	}
+	uint64_t n;
+	pk_data_reader__stats(rd, &n, NULL);
+	*truncated = pk_data_reader__truncated(rd);
+	if (ret < 0)
+		*err = ret;
+	pk_data_reader__free(rd);
+	return n;
+}
+
+/* Cut and corrupted files read through pread: the records, the truncation flag and
+ * whether it failed are those of the same bytes read from memory. */
+static void test_hostile_pread(void **state)
+{
+	(void)state;
+	pk_test_quiet_log();
+	struct recs *r = malloc(sizeof(*r));
+	build_records(r, 4242);
+	const char *files[] = { "h.data", "hz.data" };
+	struct wcfg cfg[] = { { 0 }, { .level = 1 } };
+	for (int f = 0; f < 2; f++) {
+		write_file(files[f], r, &cfg[f]);
+		size_t len;
+		uint8_t *b = load(files[f], &len);
+		uint8_t *m = malloc(len);
+		size_t tried = 0;
+		for (size_t cut = 0; cut <= len; cut += (cut < 200 ? 7 : len / 50 + 1)) {
+			memcpy(m, b, cut);
+			bool t1, t2;
+			int e1, e2;
+			uint64_t n1 = count_records(m, cut, &t1, &e1);
+			uint64_t n2 = count_records_pread(m, cut, &t2, &e2);
+			assert_int_equal(n1, n2);
+			assert_int_equal(t1, t2);
+			assert_int_equal(e1 < 0, e2 < 0);
+			tried++;
+		}
+		for (size_t off = 0; off + 8 <= len; off += len / 97 + 4) {
+			static const uint64_t vals[] = { 0, 7, 0xffff, 0x7fffffffffffffffULL, ~0ULL };
+			for (size_t v = 0; v < ASIZE(vals); v++) {
+				memcpy(m, b, len);
+				memcpy(m + off, &vals[v], 8);
+				bool t1, t2;
+				int e1, e2;
+				uint64_t n1 = count_records(m, len, &t1, &e1);
+				uint64_t n2 = count_records_pread(m, len, &t2, &e2);
+				assert_int_equal(n1, n2);
+				assert_int_equal(e1 < 0, e2 < 0);
+				tried++;
+			}
+		}
+		assert_true(tried > 100);
+		free(m);
+		free(b);
+	}
+	free(r);
+}
+
 static void set64(uint8_t *b, size_t off, uint64_t v) { memcpy(b + off, &v, 8); }
 static void set32(uint8_t *b, size_t off, uint32_t v) { memcpy(b + off, &v, 4); }
 
@@ -989,6 +1064,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_hostile_pread),
 		cmocka_unit_test(test_interop_ours),
 		cmocka_unit_test(test_interop_real_perf),
 	};
