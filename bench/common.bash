@@ -25,6 +25,9 @@ run_pair() {
 	local na=$1 nb=$2 ca=$3 cb=$4
 	local ta=() tb=() ra=0 rb=0 i n=$(( na > nb ? na : nb ))
 	one() { # cmd... -> "seconds rss"
+		# the input in the page cache before each run (BENCH_WARM: files), untimed:
+		# this VM's balloon reclaims the page cache between runs
+		[ -z "${BENCH_WARM:-}" ] || cat $BENCH_WARM > /dev/null
 		local t0=$EPOCHREALTIME
 		/usr/bin/time -f "%e %M" -o t.out "$@" > /dev/null 2> err.out || { echo "failed: $*" >&2; tail -3 err.out >&2; }
 		local t1=$EPOCHREALTIME m

@@ -55,11 +55,12 @@ echo "perfkit reads on a second thread when there are 2+ CPUs ($(nproc) here); '
 . "$here/common.bash"
 printf "%-38s %10s %10s %9s %10s %10s %8s\n" case "perf s" "perfkit s" speedup "perf MB" "pk MB" "RSS x"
 # The page cache may lose the files between runs (this VM's balloon reclaims it): both
-# tools get them warm, read once before each one's runs.
-warm() { cat fp.data deep.data dwarf.data > /dev/null; }
+# tools get the case's file warm, read before each run (BENCH_WARM, common.bash).
 cmp() { # label perf_runs "perf args" "perfkit args"
 	local label=$1 pr=$2 pa=$3 ka=$4
-	warm
+	# the file this case reads, read again before every run (see run_pair)
+	local BENCH_WARM
+	BENCH_WARM=$(echo "$pa" | grep -o '[a-z]*\.data' | head -1)
 	read -r pt pm kt km < <(run_pair "$pr" "$runs" "$pa" "$ka")
 	awk -v l="$label" -v pt="$pt" -v kt="$kt" -v pm="$pm" -v km="$km" 'BEGIN {
 		s = kt > 0 ? pt / kt : 0; if (kt == 0) kt = 0.005

@@ -1268,6 +1268,18 @@ int cmd_report(int argc, char **argv)
 		R.sort[R.nr_sort++] = PK_SORT_SYM;
 	}
 
+	/* DWARF call chains (unwinding, inline frames) and source lines read much debug
+	 * information through libdw, in small allocations: the heap for them in one go */
+	bool heavy_debug = R.all_inline;
+	for (size_t k = 0; k < R.nr_sort; k++)
+		heavy_debug |= R.sort[k] == PK_SORT_SRCLINE;
+	for (size_t i = 0; i < pk_data_reader__nr_attrs(rd); i++) {
+		const struct pk_data_attr *a = pk_data_reader__attr(rd, i);
+		heavy_debug |= a && (a->attr.attr.sample_type & PERF_SAMPLE_STACK_USER);
+	}
+	if (heavy_debug)
+		pk_tool_heap_reserve((size_t)24 << 20);
+
 	uint64_t t0, t1;
 	if (parse_time(&R, rd, &t0, &t1)) {
 		pk_tool_error("bad --time '%s' (START,END in seconds, or A%%-B%%)", R.time_spec);
