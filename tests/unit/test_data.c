@@ -575,16 +575,19 @@ static uint8_t *load(const char *path, size_t *len)
 	return b;
 }
 
-static uint64_t count_records(const void *buf, size_t len, bool *truncated, int *err)
+/* Every record of rd (NULL: failed to open, errno), then rd freed: the count, whether it
+ * was truncated, and the error. */
+static uint64_t count_reader(struct pk_data_reader *rd, bool *truncated, int *err)
 {
-	struct pk_data_reader *rd = pk_data_reader__open_mem(buf, len, NULL);
 	*err = rd ? 0 : -errno;
 	if (!rd)
 		return 0;
 	struct pk_data_event ev;
-	int ret;
-	while ((ret = pk_data_reader__next(rd, &ev)) > 0)
-		;
+	int ret, guard = 0;
+	while ((ret = pk_data_reader__next(rd, &ev)) > 0) {
+		assert_true(ev.hdr->size >= 8);
+		assert_true(++guard < 1000000);
+	}
 	uint64_t n;
 	pk_data_reader__stats(rd, &n, NULL);
 	*truncated = pk_data_reader__truncated(rd);
@@ -592,6 +595,11 @@ static uint64_t count_records(const void *buf, size_t len, bool *truncated, int 
 		*err = ret;
 	pk_data_reader__free(rd);
 	return n;
+}
+
+static uint64_t count_records(const void *buf, size_t len, bool *truncated, int *err)
+{
+	return count_reader(pk_data_reader__open_mem(buf, len, NULL), truncated, err);
 }
 
 static void test_hostile(void **state)
@@ -640,23 +648,7 @@ static uint64_t count_records_pread(const void *buf, size_t len, bool *truncated
 	assert_int_equal(fwrite(buf, 1, len, f), len);
 	fclose(f);
 	PK_OPTS(pk_data_reader_opts, ro, .no_mmap = true);
-	struct pk_data_reader *rd = pk_data_reader__open("hp.data", &ro);
-	*err = rd ? 0 : -errno;
-	if (!rd)
-		return 0;
-	struct pk_data_event ev;
-	int ret, guard = 0;
-	while ((ret = pk_data_reader__next(rd, &ev)) > 0) {
-		assert_true(ev.hdr->size >= 8);
-		assert_true(++guard < 1000000);
-	}
-	uint64_t n;
-	pk_data_reader__stats(rd, &n, NULL);
-	*truncated = pk_data_reader__truncated(rd);
-	if (ret < 0)
-		*err = ret;
-	pk_data_reader__free(rd);
-	return n;
+	return count_reader(pk_data_reader__open("hp.data", &ro), truncated, err);
 }
 
 /* Cut and corrupted files read through pread: the records, the truncation flag and
