@@ -50,6 +50,7 @@ ndw=$(perf report -i dwarf.data --stats 2>/dev/null | awk '/SAMPLE events/ {prin
 ndp=$(perf report -i deep.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
 echo "fp.data: $(du -h fp.data | cut -f1), ${nfp:-?} samples; deep.data: $(du -h deep.data | cut -f1), ${ndp:-?} samples; dwarf.data: $(du -h dwarf.data | cut -f1), ${ndw:-?} samples"
 echo "perfkit reads on a second thread when there are 2+ CPUs ($(nproc) here); '1 thread' rows set PERFKIT_NO_THREADS=1"
+echo "(they show what the thread is worth; the targets are for the default, as a user runs it)"
 
 # run N cmd...: median time and peak RSS (common.bash)
 . "$here/common.bash"
