@@ -32,7 +32,6 @@
 #define MAX_FEATURE_SIZE (64u << 20)
 #define DONTNEED_STEP (32u << 20)
 #define KEEP_STEP (2u << 20)
-#define PEEK_AHEAD 1024               /* bytes read ahead of the position (prefetched) */
 #define POPULATE_STEP (2u << 20)     /* mapping faulted in ahead of iteration, at once */         /* granularity of pk_data_reader__release_before */
 
 enum src_kind { SRC_MEM, SRC_PREAD, SRC_STREAM };
@@ -53,7 +52,6 @@ struct pk_data_reader {
 	size_t map_len;
 	uint64_t dropped;           /* mapping bytes already madvised away */
 	uint64_t populated;         /* mapping bytes faulted in ahead of pos (POPULATE_STEP) */
-	uint64_t pf_upto;           /* image bytes prefetched ahead of pos (PEEK_AHEAD) */
 	uint64_t keep_from;         /* caller still uses the image from here (UINT64_MAX:
 				     * no caller limit, keep DONTNEED_STEP behind pos) */
 
@@ -167,16 +165,6 @@ static const uint8_t *stream_peek(struct pk_data_reader *r, size_t len, uint64_t
 	if (r->kind == SRC_MEM) {
 		uint64_t have = limit > r->pos ? limit - r->pos : 0;
 		*avail = have;
-		uint64_t want = PK_MIN(r->pos + PEEK_AHEAD, limit);
-		if (want > r->pf_upto) {
-			/* every line up to PEEK_AHEAD bytes ahead, each once: the hardware
-			 * prefetcher does not follow us across pages, and the first read of
-			 * each record was a miss, most of a report's reading time */
-			for (uint64_t o = PK_MAX(r->pf_upto, r->pos) & ~(uint64_t)63; o < want;
-			     o += 64)
-				__builtin_prefetch(r->mem + o);
-			r->pf_upto = want;
-		}
 		return have >= len ? r->mem + r->pos : NULL;
 	}
 	/* window covers [win_off, win_off + win_len) */
