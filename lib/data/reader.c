@@ -31,13 +31,13 @@
 #define MAX_IDS (16u << 20)
 #define MAX_FEATURE_SIZE (64u << 20)
 #define DONTNEED_STEP (32u << 20)
-#define KEEP_STEP (2u << 20)
-#define POPULATE_STEP (2u << 20)     /* mapping faulted in ahead of iteration, at once */         /* granularity of pk_data_reader__release_before */
+#define KEEP_STEP (2u << 20)         /* granularity of pk_data_reader__release_before */
+#define POPULATE_STEP (2u << 20)     /* mapping faulted in ahead of iteration, at once */
 
 enum src_kind { SRC_MEM, SRC_PREAD, SRC_STREAM };
 
 struct rattr {
-	_Alignas(64) struct pk_data_attr pub;
+	struct pk_data_attr pub;
 	uint64_t *ids;
 	char *name;
 };
@@ -387,12 +387,9 @@ static int add_attr(struct pk_data_reader *r, const uint8_t *raw, size_t avail,
 	if (!na)
 		return -ENOMEM;
 	r->attrs = na;
-	/* a line of its own: a report's consumer thread reads the attr of every record
-	 * while the reader thread writes its own state (see lib/report/feed.c) */
-	struct rattr *a = aligned_alloc(64, sizeof(*a));
+	struct rattr *a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	memset(a, 0, sizeof(*a));
 	a->ids = nr_ids ? malloc(nr_ids * sizeof(uint64_t)) : NULL;
 	if (nr_ids && !a->ids) {
 		free(a);

@@ -149,43 +149,9 @@ static bool consumer_may_k(struct pk_feed *f, size_t k)
 	return consumer_may(f);
 }
 
-/*
- * Items are written with non-temporal stores: the consumer read the same lines a few
- * batches ago, and an ordinary store first fetches the line back from the other CPU's
- * cache (measured: a cache line's round trip between the two vCPUs of a PVM guest took
- * 900 ns; the reader thread spent most of its time on those stores). A streaming store
- * writes the line without reading it; the consumer then reads it from memory, in order
- * (prefetched). They are weakly ordered: store_fence() before a batch is published.
- */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PK_FEED_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define PK_FEED_TSAN 1
-#endif
-
-static inline void item_store(struct pk_data_event *dst, const struct pk_data_event *src)
-{
-#if defined(__x86_64__) && !defined(PK_FEED_TSAN) /* (TSan checks plain stores) */
-	_Static_assert(sizeof(*dst) % 8 == 0, "whole words");
-	long long w[sizeof(*dst) / 8];
-	memcpy(w, src, sizeof(w));
-	for (size_t i = 0; i < PK_ARRAY_SIZE(w); i++)
-		__builtin_ia32_movnti64((long long *)dst + i, w[i]);
-#else
-	*dst = *src;
-#endif
-}
-
-static inline void store_fence(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_sfence();
-#endif
-}
-
+/* Items are written with streaming stores (pk_copy_streaming): the consumer read the same
+ * lines a few batches ago; the reader thread spent most of its time fetching them back
+ * before its ordinary stores. */
 /* Decode the item's record. A sample decoded into an item whose last decode was a sample
  * of the same layout only writes the fields of that layout: clearing the whole decoded
  * record (416 bytes) first was a third of the reader thread's time on call-graph files,
@@ -271,11 +237,11 @@ static void *reader_main(void *arg)
 				ev.hdr = (const struct perf_event_header *)(b->buf + b->used);
 				b->used += pk_align_up(sz, 8);
 			}
-			item_store(it, &ev);
+			pk_copy_streaming(it, &ev, sizeof(ev));
 		}
 		b->n = n;
 		b->seq_end = pk_ordered_delivered(f->q);
-		store_fence();
+		pk_store_fence();
 		atomic_store(&f->filled, k + 1);
 		feed_wake(f);
 		if (b->status)

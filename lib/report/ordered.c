@@ -19,15 +19,6 @@
 #include <perfkit/report.h>
 #include "internal.h"
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PK_ORDERED_TSAN 1 /* (TSan checks plain stores) */
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define PK_ORDERED_TSAN 1
-#endif
-
 #define CHUNK_SIZE (1u << 20)
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)
 #define NO_TIME ((uint64_t)-1)
@@ -476,32 +467,6 @@ static void slot_put(struct pk_ordered *q, uint32_t slot)
 	q->nr_used--;
 }
 
-/*
- * A copy for another thread (pk_ordered_hold_chunks: the copies are read by the consumer
- * of lib/report/feed.c): streaming stores, so that the consumer does not fetch each line
- * from this CPU's cache (see feed.c). dst is 8-byte aligned; n bytes rounded up to 8 are
- * written (the chunk has room for them).
- */
-static void copy_streaming(uint8_t *dst, const void *src, size_t n)
-{
-#if defined(__x86_64__) && !defined(PK_ORDERED_TSAN)
-	const uint8_t *s = src;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		long long w;
-		memcpy(&w, s + i, 8);
-		__builtin_ia32_movnti64((long long *)(dst + i), w);
-	}
-	if (i < n) {
-		long long w = 0;
-		memcpy(&w, s + i, n - i);
-		__builtin_ia32_movnti64((long long *)(dst + i), w);
-	}
-#else
-	memcpy(dst, src, n);
-#endif
-}
-
 static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_t time,
 		   bool to_ready, bool ref)
 {
@@ -539,8 +504,8 @@ static int enqueue(struct pk_ordered *q, const struct pk_data_event *ev, uint64_
 			slot_put(q, slot);
 			return err;
 		}
-		if (q->hold_chunks)
-			copy_streaming(q->chunks[ci].mem + off, h, h->size);
+		if (q->hold_chunks) /* the copy is read by the consumer thread of feed.c */
+			pk_copy_streaming(q->chunks[ci].mem + off, h, h->size);
 		else
 			memcpy(q->chunks[ci].mem + off, h, h->size);
 		rec = q->chunks[ci].mem + off;
