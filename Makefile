@@ -2,15 +2,19 @@
 #   make demo    install build deps, build, run perfkit on the bundled demo workload
 #   make check   install build deps, then the whole test suite: normal build, the same
 #                suite under ASan+UBSan (clang), a smoke run of every fuzz harness,
-#                ThreadSanitizer over the threaded tests and the CLI suite under valgrind
+#                ThreadSanitizer over the threaded tests, the CLI suite under valgrind and a
+#                Release (-O3) build of everything
+# Every build here passes -DPK_WERROR=ON: warnings fail development and CI builds, while a
+# plain `cmake` build (users, packagers) only reports them.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+RELEASE_BUILD ?= build-release
 TSAN_TESTS ?= test_region test_sampler test_overflow test_report
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
-.PHONY: all deps build demo check check-normal check-asan check-tsan cli-record cli-valgrind bench fuzz-long clean
+.PHONY: all deps build demo check check-normal check-asan check-tsan check-release cli-record cli-valgrind bench fuzz-long clean
 
 all: build
 
@@ -18,7 +22,7 @@ deps:
 	@bash scripts/install-deps.sh
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPK_WERROR=ON
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
@@ -26,7 +30,7 @@ build: deps $(BUILD)/CMakeCache.txt
 demo: build
 	@bash scripts/demo.sh $(BUILD)
 
-check: deps check-normal check-asan check-tsan cli-valgrind
+check: deps check-normal check-asan check-tsan cli-valgrind check-release
 	@echo "make check: all suites passed"
 
 check-normal: build
@@ -37,7 +41,7 @@ check-normal: build
 # everything is compiled with ASan+UBSan (no recovery) and fuzzer coverage hooks.
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-		-DPK_SANITIZE=ON -DPK_FUZZ=ON
+		-DPK_SANITIZE=ON -DPK_FUZZ=ON -DPK_WERROR=ON
 
 check-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
@@ -48,12 +52,21 @@ check-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 # ThreadSanitizer over the multi-threaded self-monitoring code (regions, sampler, overflow
 # signals): only those tests are built, to keep `make check` short.
 $(TSAN_BUILD)/CMakeCache.txt:
-	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DPK_TSAN=ON
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DPK_TSAN=ON -DPK_WERROR=ON
 
 check-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 	cmake --build $(TSAN_BUILD) -j$(JOBS) --target $(TSAN_TESTS)
 	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest $(CTEST_FLAGS) -R '^unit/($(shell echo $(TSAN_TESTS) | tr ' ' '|'))$$'
+
+# gcc's -O3 (Release) sees more than -O2 (its -Wstringop-* and -Wmaybe-uninitialized
+# warnings depend on inlining): everything, tests and examples included, is built that way
+# with -Werror. Build only: the suites above already run the same code.
+$(RELEASE_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPK_WERROR=ON
+
+check-release: deps $(RELEASE_BUILD)/CMakeCache.txt
+	cmake --build $(RELEASE_BUILD) -j$(JOBS)
 
 cli-record: build
 	for d in tests/cli/cases/*/; do PERFKIT=$(BUILD)/tool/perfkit PK_CLI_RECORD=1 \
@@ -75,4 +88,4 @@ fuzz-long: deps
 	bash scripts/fuzz-campaign.sh $(FUZZ_SECS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(RELEASE_BUILD)

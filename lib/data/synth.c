@@ -49,12 +49,16 @@ static size_t pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-/* Append a NUL-terminated string padded to 8 and the zero trailer at byte `off`; emit. */
-static int emit(struct synth *s, uint32_t type, uint16_t misc, size_t off, const char *str)
+/* Append the string str[0..n) NUL-terminated and padded to 8, then the zero trailer, at
+ * byte `off`; emit. The caller measures str within its own bounds (a strnlen here with
+ * one bound for every caller reads past a short array as far as the compiler can tell). */
+static int emit(struct synth *s, uint32_t type, uint16_t misc, size_t off, const char *str,
+		size_t n)
 {
 	uint8_t *p = (uint8_t *)s->buf;
 	if (str) {
-		size_t n = strnlen(str, PATH_MAX - 1);
+		if (n > PATH_MAX - 1)
+			n = PATH_MAX - 1;
 		size_t padded = pad8(n + 1);
 		memcpy(p + off, str, n);
 		memset(p + off + n, 0, padded - n);
@@ -88,7 +92,7 @@ static int do_comm(struct synth *s, pid_t pid, pid_t tid, const char *comm)
 	name[n] = 0;
 	put32(p, 8, (uint32_t)pid);
 	put32(p, 12, (uint32_t)tid);
-	return emit(s, PERF_RECORD_COMM, 0, 16, name);
+	return emit(s, PERF_RECORD_COMM, 0, 16, name, n);
 }
 
 static int do_fork(struct synth *s, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid)
@@ -99,7 +103,7 @@ static int do_fork(struct synth *s, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid
 	put32(p, 16, (uint32_t)tid);
 	put32(p, 20, (uint32_t)ptid);
 	put64(p, 24, 0);
-	return emit(s, PERF_RECORD_FORK, 0, 32, NULL);
+	return emit(s, PERF_RECORD_FORK, 0, 32, NULL, 0);
 }
 
 /* ---- parsers ---- */
@@ -271,7 +275,8 @@ PK_API int pk_synth__kernel_mmap(pk_synth_cb cb, void *ctx, const struct pk_synt
 	put64(p, 16, text);
 	put64(p, 24, etext > text ? etext - text : 0);
 	put64(p, 32, text);
-	err = emit(s, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 40, "[kernel.kallsyms]_text");
+	err = emit(s, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 40, "[kernel.kallsyms]_text",
+		   sizeof("[kernel.kallsyms]_text") - 1);
 	free(s);
 	return err;
 }
@@ -348,6 +353,7 @@ static int do_mmaps(struct synth *s, pid_t pid)
 		uint8_t *p = (uint8_t *)s->buf;
 		uint16_t misc = PERF_RECORD_MISC_USER;
 		const char *name;
+		size_t name_len;
 
 		if (pk_maps__parse_line(line, &e) < 0)
 			continue;
@@ -357,6 +363,7 @@ static int do_mmaps(struct synth *s, pid_t pid)
 			misc |= PERF_RECORD_MISC_MMAP_DATA;
 		}
 		name = e.path[0] ? e.path : "//anon";
+		name_len = strnlen(name, PATH_MAX - 1);
 		put32(p, 8, (uint32_t)pid);
 		put32(p, 12, (uint32_t)pid);
 		put64(p, 16, e.start);
@@ -368,7 +375,7 @@ static int do_mmaps(struct synth *s, pid_t pid)
 		put64(p, 56, 0);
 		put32(p, 64, e.prot);
 		put32(p, 68, e.flags);
-		err = emit(s, PERF_RECORD_MMAP2, misc, 72, name);
+		err = emit(s, PERF_RECORD_MMAP2, misc, 72, name, name_len);
 		if (err)
 			break;
 	}

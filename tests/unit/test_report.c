@@ -183,7 +183,7 @@ static void test_bounded(void **state)
 	struct pk_ordered_stats st;
 	pk_ordered__stats(q, &st);
 	/* 32-byte records: at most ~3 rounds were ever held, never the whole stream */
-	assert_true(st.max_queued_bytes <= 3 * per_round * 32 + 64);
+	assert_true(st.max_queued_bytes <= (uint64_t)(3 * per_round * 32 + 64));
 	pk_ordered__free(q);
 
 	/* no rounds at all: a 64 KiB limit keeps memory bounded (half flushed early) */

@@ -988,7 +988,7 @@ static void test_bench(void **state)
 	double dt = now_s() - t0;
 	printf("symbolize: %d random libc addresses, %.1f ns/lookup (%llu hits, %d symbols)\n", N,
 	       dt * 1e9 / N, (unsigned long long)hits, nsyms);
-	assert_true(hits > N / 2);
+	assert_true(hits > (uint64_t)(N / 2));
 
 	/* srcline: distinct addresses in our own executable (built with -g) */
 	char exe[PATH_MAX];
