@@ -1,0 +1,22 @@
+# perfkit's CMake package (installed beside perfkitTargets.cmake):
+#   find_package(perfkit 0.1 REQUIRED)
+#   target_link_libraries(app PRIVATE perfkit::perfkit)         # libperfkit.so
+#   target_link_libraries(app PRIVATE perfkit::perfkit_static)  # libperfkit.a
+# The static target needs the development files of libdw, libelf, libzstd, zlib and
+# libtraceevent (found with pkg-config) and libpfm4; without them only the shared target
+# is defined.
+include(${CMAKE_CURRENT_LIST_DIR}/perfkitTargets.cmake)
+if(NOT TARGET perfkit::perfkit_static)
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(perfkit_deps QUIET IMPORTED_TARGET libdw libelf libzstd zlib
+      libtraceevent)
+  endif()
+  find_library(PERFKIT_PFM_LIBRARY pfm)
+  if(TARGET PkgConfig::perfkit_deps AND PERFKIT_PFM_LIBRARY)
+    include(${CMAKE_CURRENT_LIST_DIR}/perfkitStaticTargets.cmake)
+  elseif(NOT ${CMAKE_FIND_PACKAGE_NAME}_FIND_QUIETLY)
+    message(STATUS "perfkit: perfkit::perfkit_static not defined (the development files "
+      "of libdw, libelf, libzstd, zlib, libtraceevent or libpfm4 are missing)")
+  endif()
+endif()
