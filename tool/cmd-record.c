@@ -63,6 +63,9 @@ const char cmd_record_usage[] =
 	"        --all-cgroups      record cgroup changes and each sample's cgroup id\n"
 	"    -i, --no-inherit       do not follow threads and children created later\n"
 	"        --per-thread       one buffer per thread instead of per CPU (no inherit)\n"
+	"    -N, --no-buildid-cache  do not copy the recorded binaries into the build-id cache\n"
+	"                           ($PERF_BUILDID_DIR, default ~/.debug), where report finds\n"
+	"                           them once they are rebuilt or deleted\n"
 	"    -q, --quiet            print nothing but errors\n"
 	"    -v, --verbose          show every perf_event_open\n"
 	"\n"
@@ -92,6 +95,7 @@ struct rec_opts {
 	bool overwrite, addr, sample_cpu, stat, switch_events, namespaces, all_cgroups;
 	bool quiet, no_inherit, per_thread;
 	int verbose;
+	bool no_buildid_cache;   /* -N */
 	char **argv;             /* workload or NULL */
 };
 
@@ -406,6 +410,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{ "all-cgroups", no_argument, NULL, OPT_ALLCG },
 		{ "no-inherit", no_argument, NULL, 'i' },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+		{ "no-buildid-cache", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
@@ -416,7 +421,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:G:o:m:z::Tdsiqv", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:G:o:m:z::TdsiNqv", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (pk_event_list__parse(o->events, optarg, NULL, &perr) < 0) {
@@ -485,6 +490,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		case OPT_ALLCG: o->all_cgroups = true; break;
 		case 'i': o->no_inherit = true; break;
 		case OPT_PER_THREAD: o->per_thread = true; break;
+		case 'N': o->no_buildid_cache = true; break;
 		case 'q': o->quiet = true; break;
 		case 'v': o->verbose++; break;
 		default:
@@ -932,22 +938,88 @@ static int add_tracing_data(struct rec *rc)
 	return err < 0 ? err : 0;
 }
 
+/* Copies of the recorded binaries in perf's build-id cache, as perf record makes them, so
+ * that a report of this file still finds the symbols after a rebuild. Never fatal. */
+struct bid_cache {
+	bool off;           /* -N, or the cache turned out unwritable */
+	int err;            /* first error that stopped the filling */
+	const char *err_name;
+	size_t too_big;     /* files not copied for their size */
+};
+
+static void bid_cache_add(struct bid_cache *bc, const char *name,
+			  const uint8_t *id, size_t len)
+{
+	PK_OPTS(pk_build_id_cache_opts, co);
+	int err;
+
+	if (bc->off)
+		return;
+	err = name ? pk_build_id_cache__add(name, id, len, &co)
+		   : pk_build_id_cache__add_kallsyms(NULL, id, len, &co);
+	if (err == -EFBIG) {
+		bc->too_big++;
+	} else if (err == -EACCES || err == -EPERM || err == -EROFS || err == -ENOSPC ||
+		   err == -EDQUOT || err == -ENOTDIR || err == -ENOENT || err == -ENAMETOOLONG) {
+		/* the cache itself is the problem (or the file vanished: ENOENT from
+		 * realpath is told apart below by still trying the other files) */
+		if (err == -ENOENT && name && access(name, F_OK) < 0)
+			return;
+		if (!name && err == -EACCES)
+			return; /* kallsyms addresses hidden (kptr_restrict): nothing to keep */
+		bc->off = true;
+		bc->err = err;
+		bc->err_name = name ? name : "[kernel.kallsyms]";
+	}
+}
+
+static void bid_cache_report(const struct rec *rc, const struct bid_cache *bc)
+{
+	const char *dir = getenv("PERF_BUILDID_DIR");
+	const char *home = getenv("HOME");
+	char buf[PATH_MAX];
+
+	if (rc->o->quiet || (!bc->err && !bc->too_big))
+		return;
+	if (!dir || !*dir) {
+		snprintf(buf, sizeof(buf), "%s/.debug", home && *home ? home : "~");
+		dir = buf;
+	}
+	if (bc->err)
+		pk_tool_warn("cannot fill the build-id cache '%s' (at %s: %s): a report of this "
+			     "file will miss the symbols of binaries rebuilt later; set "
+			     "PERF_BUILDID_DIR to a writable directory, or -N to skip the cache",
+			     dir, bc->err_name, pk_strerror(bc->err));
+	if (bc->too_big)
+		pk_tool_warn("%zu recorded file%s larger than %llu MiB not copied into the "
+			     "build-id cache '%s' (a cache on the files' own file system holds "
+			     "hard links instead of copies)", bc->too_big, bc->too_big == 1 ? "" : "s",
+			     PK_BUILD_ID_CACHE_MAX_COPY >> 20, dir);
+}
+
 static void add_build_ids(struct rec *rc)
 {
-	uint8_t id[PK_BUILD_ID_MAX];
-	size_t len = sizeof(id);
+	uint8_t id[PK_BUILD_ID_MAX], kid[PK_BUILD_ID_MAX];
+	size_t len = sizeof(id), klen = sizeof(kid);
+	struct bid_cache bc = { .off = rc->o->no_buildid_cache };
+	bool kernel = pk_kernel_build_id(NULL, kid, &klen) == 0;
 
-	if (pk_kernel_build_id(NULL, id, &len) == 0)
-		pk_data_writer__add_build_id(rc->w, -1, PERF_RECORD_MISC_KERNEL, id, len,
+	if (kernel)
+		pk_data_writer__add_build_id(rc->w, -1, PERF_RECORD_MISC_KERNEL, kid, klen,
 					     "[kernel.kallsyms]");
 	for (size_t i = 0; i < rc->dsos.cap; i++) {
 		const char *name = rc->dsos.slot[i];
 		if (!name)
 			continue;
 		len = sizeof(id);
-		if (pk_build_id__read(name, id, &len) == 0)
+		if (pk_build_id__read(name, id, &len) == 0) {
 			pk_data_writer__add_build_id(rc->w, -1, PERF_RECORD_MISC_USER, id, len, name);
+			bid_cache_add(&bc, name, id, len);
+		}
 	}
+	if (kernel)
+		bid_cache_add(&bc, NULL, kid, klen);
+	bid_cache_report(rc, &bc);
 }
 
 static int synthesize(struct rec *rc, pid_t child)

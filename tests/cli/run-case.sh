@@ -17,6 +17,8 @@
 # Environment:
 #   PK_CLI_RECORD=1    write the actual stdout/exit into the case (stdout.exact unless a
 #                      stdout.glob exists, which is then left alone) instead of comparing
+#   PERF_BUILDID_DIR   set to a directory in the case's scratch space: the copies perfkit
+#                      record makes for its build-id cache never land in ~/.debug
 #   PK_CLI_VALGRIND=1  run every $PERFKIT invocation under valgrind memcheck; any error or
 #                      definitely-lost leak fails the case. A case holding a file named
 #                      no-valgrind (timing-sensitive or too big for valgrind) is skipped (77).
@@ -47,6 +49,7 @@ EOS
 fi
 
 mkdir "$work/run"
+export PERF_BUILDID_DIR="$work/buildid-cache"
 (cd "$work/run" && PERFKIT="$PERFKIT" CASE_DIR="$case_dir" bash "$case_dir/cmd") \
 	> "$work/stdout" 2> "$work/stderr" < /dev/null
 status=$?

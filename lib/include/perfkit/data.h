@@ -108,6 +108,39 @@ enum pk_data_user_record {
  */
 PK_API int pk_build_id__read(const char *path, uint8_t *buf, size_t *len);
 
+/*
+ * perf's build-id cache (what `perf record` fills and `perf report` / pk_machine read
+ * when a recorded binary has since been rebuilt or deleted), in perf's layout:
+ *   <dir>/<real path>/<hex id>/elf            the file (hard link, else a copy)
+ *   <dir>/[kernel.kallsyms]/<hex id>/kallsyms a copy of /proc/kallsyms
+ *   <dir>/.build-id/<2 hex>/<rest of hex>     symlink to ../../<real path>/<hex id>
+ */
+#define PK_BUILD_ID_CACHE_MAX_COPY (512ULL << 20) /* default max_copy */
+struct pk_build_id_cache_opts {
+	size_t sz;
+	const char *dir;    /* NULL: $PERF_BUILDID_DIR, else $HOME/.debug */
+	uint64_t max_copy;  /* larger files are not copied (-EFBIG); 0: the default */
+	size_t :0;
+};
+/*
+ * Store the ELF file `path` (absolute) under the build-id `id` (1..PK_BUILD_ID_MAX bytes,
+ * normally just read with pk_build_id__read). Already cached: 0, nothing written. The
+ * stored file's build-id is checked; a file that changed meanwhile is not kept (-ESTALE).
+ * Returns 0 or a negative errno: -EINVAL (bad arguments, not a regular file, an all-zero
+ * id), -ENOENT (no cache directory: neither $PERF_BUILDID_DIR nor $HOME), -EFBIG (a copy
+ * was needed and the file is larger than max_copy), -EACCES/-EROFS/-ENOSPC (cache not
+ * writable), -ENAMETOOLONG.
+ */
+PK_API int pk_build_id_cache__add(const char *path, const uint8_t *id, size_t len,
+				  const struct pk_build_id_cache_opts *opts);
+/*
+ * Store a copy of `kallsyms` (NULL: /proc/kallsyms) for the running kernel's build-id
+ * `id` (pk_kernel_build_id). Returns 0 (also when already cached), -EACCES when every
+ * address reads as 0 (kptr_restrict), or the errors above.
+ */
+PK_API int pk_build_id_cache__add_kallsyms(const char *kallsyms, const uint8_t *id, size_t len,
+					   const struct pk_build_id_cache_opts *opts);
+
 /* ------------------------------------------------------------------------------------ */
 /* Writer                                                                               */
 /* ------------------------------------------------------------------------------------ */
