@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/count/timeconv.c - perf timestamps <-> cycle counter (TSC) through the mmap page
- * (PERFDATA.md 8), and perf clock <-> POSIX clocks by measurement (self.h).
+ * (the man page's cap_user_time), and perf clock <-> POSIX clocks by measurement (self.h).
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>

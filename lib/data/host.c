@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* lib/data: byte buffers and the host-description features of perf.data (uname, sysfs,
- * procfs), encoded exactly as perf's readers expect (PERFDATA.md §2.3/2.4). */
+ * procfs), encoded exactly as perf's readers expect (perf.data-file-format.txt). */
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
@@ -75,7 +75,7 @@ void pk_dbuf_release(struct pk_dbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* ---- sample layout positions (PERFDATA.md §5.4) ---- */
+/* ---- sample layout positions (perf_event_open(2), PERF_RECORD_SAMPLE) ---- */
 
 int pk_data__id_pos(uint64_t st)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/data/synth.c - synthesized records for the state that existed before recording
- * started (synth.h; PERFDATA.md §4 "What perf record synthesizes at start").
+ * started (synth.h; docs/perfkit-record.md, "What is recorded").
  */
 #include <ctype.h>
 #include <dirent.h>

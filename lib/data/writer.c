@@ -2,7 +2,7 @@
 /*
  * lib/data: perf.data writer.
  *
- * File mode layout (as perf record's, PERFDATA.md §1.4):
+ * File mode layout (as perf record's; perf's perf.data-file-format.txt):
  *   0    header (written first with data.size 0 and no feature bits, rewritten at close)
  *   104  ID arrays of all attrs
  *        attrs section (n x (attr.size + 16))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/sample/ring.c - perf mmap ring-buffer reader (ring.h; PERFDATA.md §7).
+ * lib/sample/ring.c - perf mmap ring-buffer reader (ring.h; the man page's "MMAP layout").
  *
  * Memory ordering: the kernel writes a record and then publishes data_head after a write
  * barrier, so we load data_head with acquire before touching the data; we finish reading
@@ -187,7 +187,7 @@ static inline struct perf_event_header load_header(const struct pk_ring *r, uint
 }
 
 /*
- * Overwrite/backward mode (PERFDATA.md §7.4): the newest record sits at head; the
+ * Overwrite/backward mode (attr.write_backward): the newest record sits at head; the
  * readable range runs forward from there to the previous pass's head, unless more than
  * the whole buffer was written since, in which case we walk forward summing record sizes
  * until the buffer is covered or we meet never-written (zero) memory.

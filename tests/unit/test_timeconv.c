@@ -48,7 +48,7 @@ static void test_cyc_perf_roundtrip(void **state)
 	/* 2.5e9 cycles = 1 s (mult is rounded: within a few ns) */
 	uint64_t t = pk_time_conv__cyc_to_perf(&tc, 2500000000ULL);
 	assert_true(t >= 1000000 + 1000000000ULL - 2 && t <= 1000000 + 1000000000ULL + 2);
-	/* the quotient/remainder formula of PERFDATA.md 8.2, for a huge cycle count */
+	/* the man page's quotient/remainder formula (cap_user_time), for a huge cycle count */
 	uint64_t cyc = 0x00FEDCBA98765432ULL;
 	uint64_t quot = cyc >> 32, rem = cyc & 0xFFFFFFFFULL;
 	assert_int_equal(pk_time_conv__cyc_to_perf(&tc, cyc),

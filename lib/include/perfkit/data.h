@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-/* Feature bits of the perf.data header (bit numbers, PERFDATA.md §2.1). */
+/* Feature bits of the perf.data header (bit numbers as perf's HEADER_* features). */
 enum pk_data_feat {
 	PK_FEAT_TRACING_DATA = 1,
 	PK_FEAT_BUILD_ID = 2,

@@ -110,7 +110,7 @@ struct pk_sample_layout {
 PK_API int pk_sample_layout__init(struct pk_sample_layout *l, const struct perf_event_attr *attr);
 
 /*
- * The sample id of any record, as perf's reader locates it (PERFDATA.md §5.4): a SAMPLE
+ * The sample id of any record, as perf's reader locates it: a SAMPLE
  * reads body u64 [id_pos]; other kernel records (sample_id_all) read the u64 is_pos from
  * the end. Returns 0 and *id, -ENOENT if this layout puts no id in this kind of record
  * (no ID/IDENTIFIER, or a non-sample record without sample_id_all, or a user-space record

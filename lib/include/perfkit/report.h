@@ -13,7 +13,7 @@
  * or, for a stream from elsewhere (tests, live rings):
  *     pk_ordered__push(q, &ev) ... pk_ordered__pop(q, &out) ... pk_ordered__finish(q)
  *
- * The rule is perf's (PERFDATA.md §4): records carrying a timestamp are queued; on each
+ * The rule is perf's ordered-events queue: records carrying a timestamp are queued; on each
  * FINISHED_ROUND every queued record with a timestamp <= the largest timestamp seen before
  * the previous FINISHED_ROUND is delivered in (time, arrival) order; at the end everything
  * is delivered. Records without a timestamp (user records such as FINISHED_ROUND or

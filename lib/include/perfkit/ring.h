@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * perfkit/ring.h - reader of a perf_event mmap ring buffer (a control page followed by a
- * power-of-two data area; PERFDATA.md §7).
+ * power-of-two data area; perf_event_open(2), "MMAP layout").
  *
  * Read protocol (forward, the normal mode):
  *

@@ -72,7 +72,7 @@ struct pk_self_read {
 
 /*
  * Read a counter through its mmap control page without a system call (the man page's
- * loop, PERFDATA.md 7.5): seq = lock; read time_enabled/running, index, offset, the time_*
+ * loop, "MMAP layout"): seq = lock; read time_enabled/running, index, offset, the time_*
  * fields; if cap_user_rdpmc && index: pmc = read_pmc(index - 1) sign-extended from
  * pmc_width bits; retry while lock changed (or is odd). With cap_user_time the times are
  * extended by time_offset + cyc * time_mult >> time_shift (cyc folded with time_cycles /
@@ -176,7 +176,7 @@ PK_API int pk_time_conv__from_page(struct pk_time_conv *tc, const struct perf_ev
 /* Same from a fresh dummy software event of the calling thread (opened, page mapped,
  * read, closed). */
 PK_API int pk_time_conv__read(struct pk_time_conv *tc);
-/* Cycle counter value -> perf timestamp (ns), PERFDATA.md 8.2. */
+/* Cycle counter value -> perf timestamp (ns), the man page's cap_user_time formula. */
 PK_API uint64_t pk_time_conv__cyc_to_perf(const struct pk_time_conv *tc, uint64_t cyc);
 /* Perf timestamp -> cycle counter value (the inverse, exact up to rounding). */
 PK_API uint64_t pk_time_conv__perf_to_cyc(const struct pk_time_conv *tc, uint64_t ns);

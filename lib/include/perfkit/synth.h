@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * perfkit/synth.h - records describing what existed before recording started, as
- * `perf record` synthesizes them (PERFDATA.md §4): the kernel map, COMM / FORK records for
+ * `perf record` synthesizes them: the kernel map, COMM / FORK records for
  * existing threads, MMAP2 records for every executable mapping of existing processes
  * (from /proc/PID/{comm,task,maps,status}), and FINISHED_INIT. With them `-p` and `-a`
  * recordings symbolise.
