@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/symbol/demangle.c - symbol names as perf shows them: C++ (Itanium ABI, `_Z...`) and
+ * Rust (legacy `_ZN...17h<hash>E` and v0 `_R...`) names decoded by libiberty's
+ * demanglers, called the way perf 6.1 calls them (its cplus_demangle path: the Rust
+ * demangler first, since legacy Rust names are also valid C++ names, then the C++ one;
+ * no DMGL_* options, so no parameter lists, qualifiers, clone suffixes or Rust hashes).
+ *
+ * libiberty is linked statically (Debian ships only libiberty.a, built position
+ * independent). Only its demangler objects are linked: cp-demangle.o and rust-demangle.o
+ * carry a licence exception allowing unrestricted linking. The one other object they
+ * would pull in, safe-ctype.o (a character-class table, LGPL without that exception), is
+ * replaced by our own table below; see docs/design-symbols.md.
+ *
+ * Hostile input: the demanglers keep their parse tree in variable-length arrays on the
+ * stack (about 72 bytes per input byte for the C++ one), so names longer than
+ * PK_DEMANGLE_MAX stay mangled; and their output is written through a callback that stops
+ * them (longjmp: they hold no heap memory and no locks in callback mode) once it no
+ * longer fits the caller's buffer, which bounds the time spent on names whose
+ * substitutions expand exponentially.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <string.h>
+#include <libiberty/demangle.h>
+
+#include "internal.h"
+#include "symbol-internal.h"
+#include <perfkit/symbol.h>
+
+/*
+ * libiberty's character classes (the `_sch_istable` its Rust demangler reads through
+ * safe-ctype.h's ISDIGIT/ISALNUM/... macros), with the bit values of that header: plain
+ * ASCII facts, defined here so that safe-ctype.o is not linked. Weak, so that a program
+ * linking libperfkit.a together with libiberty's own table gets no duplicate definition.
+ */
+enum {
+	CT_BLANK = 0x0001, CT_CNTRL = 0x0002, CT_DIGIT = 0x0004, CT_LOWER = 0x0008,
+	CT_PRINT = 0x0010, CT_PUNCT = 0x0020, CT_SPACE = 0x0040, CT_UPPER = 0x0080,
+	CT_XDIGIT = 0x0100, CT_IDST = 0x0200, CT_VSP = 0x0400, CT_NVSP = 0x0800,
+};
+#define CT_P (CT_PUNCT | CT_PRINT)
+extern const unsigned short _sch_istable[256];
+__attribute__((weak)) const unsigned short _sch_istable[256] = {
+	[0] = CT_NVSP | CT_CNTRL,
+	[1 ... 8] = CT_CNTRL,
+	['\t'] = CT_NVSP | CT_SPACE | CT_BLANK | CT_CNTRL,
+	['\n'] = CT_VSP | CT_SPACE | CT_CNTRL,
+	['\v' ... '\f'] = CT_NVSP | CT_SPACE | CT_CNTRL,
+	['\r'] = CT_VSP | CT_SPACE | CT_CNTRL,
+	[14 ... 31] = CT_CNTRL,
+	[' '] = CT_NVSP | CT_SPACE | CT_BLANK | CT_PRINT,
+	['!' ... '/'] = CT_P,
+	['0' ... '9'] = CT_DIGIT | CT_XDIGIT | CT_PRINT,
+	[':' ... '@'] = CT_P,
+	['A' ... 'F'] = CT_UPPER | CT_IDST | CT_XDIGIT | CT_PRINT,
+	['G' ... 'Z'] = CT_UPPER | CT_IDST | CT_PRINT,
+	['[' ... '^'] = CT_P,
+	['_'] = CT_P | CT_IDST,
+	['`'] = CT_P,
+	['a' ... 'f'] = CT_LOWER | CT_IDST | CT_XDIGIT | CT_PRINT,
+	['g' ... 'z'] = CT_LOWER | CT_IDST | CT_PRINT,
+	['{' ... '~'] = CT_P,
+	[127] = CT_CNTRL,
+	/* 128..255: no class (the "C" locale) */
+};
+
+struct dm_out {
+	char *buf;
+	size_t cap, n;
+	jmp_buf *stop;
+};
+
+static void dm_put(const char *s, size_t l, void *opaque)
+{
+	struct dm_out *o = opaque;
+	if (l >= o->cap - o->n)
+		longjmp(*o->stop, 1);
+	memcpy(o->buf + o->n, s, l);
+	o->n += l;
+	o->buf[o->n] = '\0';
+}
+
+static int dm_run(struct dm_out *o, const char *name)
+{
+	jmp_buf stop;
+	o->stop = &stop;
+	if (setjmp(stop))
+		return -ENOSPC;
+	if (rust_demangle_callback(name, DMGL_NO_OPTS, dm_put, o))
+		return 0;
+	/* the v0 decoder prints as it parses: drop what it wrote before it gave up */
+	o->n = 0;
+	o->buf[0] = '\0';
+	if (cplus_demangle_v3_callback(name, DMGL_NO_OPTS, dm_put, o))
+		return 0;
+	return -EINVAL;
+}
+
+PK_API int pk_symbol__demangle(const char *name, char *buf, size_t len)
+{
+	if (!name || !buf || len == 0)
+		return pk_err(-EINVAL);
+	buf[0] = '\0';
+	/* both schemes start with '_' (_Z, _R, and the C++ demangler's _GLOBAL_ names) */
+	if (name[0] != '_')
+		return pk_err(-EINVAL);
+	if (strnlen(name, PK_DEMANGLE_MAX + 1) > PK_DEMANGLE_MAX)
+		return pk_err(-ENAMETOOLONG);
+	struct dm_out o = { .buf = buf, .cap = len };
+	int err = dm_run(&o, name);
+	if (!err && o.n == 0)
+		err = -EINVAL;
+	if (err) {
+		buf[0] = '\0';
+		return pk_err(err);
+	}
+	return (int)o.n;
+}
+
+const char *pk_demangle_into(struct pk_machine *m, struct pk_arena *a, const char *name)
+{
+	/* demangled names are longer than mangled ones (substitutions expand) */
+	char out[4 * PK_DEMANGLE_MAX];
+	if (m->no_demangle || name[0] != '_' || pk_symbol__demangle(name, out, sizeof(out)) < 0)
+		return pk_arena_strdup(a, name);
+	return pk_arena_strdup(a, out);
+}
