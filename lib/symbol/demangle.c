@@ -4,7 +4,8 @@
  * Rust (legacy `_ZN...17h<hash>E` and v0 `_R...`) names decoded by libiberty's
  * demanglers, called the way perf 6.1 calls them (its cplus_demangle path: the Rust
  * demangler first, since legacy Rust names are also valid C++ names, then the C++ one;
- * no DMGL_* options, so no parameter lists, qualifiers, clone suffixes or Rust hashes).
+ * no DMGL_* options, so no parameter lists, qualifiers, clone suffixes or Rust hashes),
+ * and OCaml names, which perf decodes itself.
  *
  * libiberty is linked statically (Debian ships only libiberty.a, built position
  * independent). Only its demangler objects are linked: cp-demangle.o and rust-demangle.o
@@ -98,32 +99,87 @@ static int dm_run(struct dm_out *o, const char *name)
 	return -EINVAL;
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * OCaml's native symbols, "caml" and a module path starting with a capital letter
+ * ("camlStdlib__List__map_154"), which perf 6.1 decodes itself when libiberty does not:
+ * "__" separates path components ("Stdlib.List.map_154", the leftmost pair first, so
+ * "___" is "._"), "$xx" is a byte in hex, an escaped NUL ends the name, and anything else
+ * (a lone '$', "$zz") is kept. No library does this. Returns the length or -ENOSPC.
+ */
+static int ocaml_demangle(const char *name, char *buf, size_t len)
+{
+	size_t n = 0;
+	for (const char *p = name + 4; *p;) {
+		char c = *p;
+		int hi, lo;
+		if (p[0] == '_' && p[1] == '_') {
+			c = '.';
+			p += 2;
+		} else if (p[0] == '$' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0) {
+			c = (char)(hi << 4 | lo);
+			p += 3;
+			if (c == '\0')
+				break;
+		} else {
+			p++;
+		}
+		if (n + 1 >= len)
+			return -ENOSPC;
+		buf[n++] = c;
+	}
+	buf[n] = '\0';
+	return (int)n;
+}
+
+static bool ocaml_mangled(const char *name)
+{
+	return !strncmp(name, "caml", 4) && name[4] >= 'A' && name[4] <= 'Z';
+}
+
 PK_API int pk_symbol__demangle(const char *name, char *buf, size_t len)
 {
 	if (!name || !buf || len == 0)
 		return pk_err(-EINVAL);
 	buf[0] = '\0';
-	/* both schemes start with '_' (_Z, _R, and the C++ demangler's _GLOBAL_ names) */
-	if (name[0] != '_')
+	/* the C++ and Rust schemes start with '_' (_Z, _R, and the C++ demangler's _GLOBAL_
+	 * names); OCaml's with "caml" */
+	bool ocaml = ocaml_mangled(name);
+	if (name[0] != '_' && !ocaml)
 		return pk_err(-EINVAL);
 	if (strnlen(name, PK_DEMANGLE_MAX + 1) > PK_DEMANGLE_MAX)
 		return pk_err(-ENAMETOOLONG);
-	struct dm_out o = { .buf = buf, .cap = len };
-	int err = dm_run(&o, name);
-	if (!err && o.n == 0)
-		err = -EINVAL;
-	if (err) {
-		buf[0] = '\0';
-		return pk_err(err);
+	int r;
+	if (ocaml) {
+		r = ocaml_demangle(name, buf, len);
+	} else {
+		struct dm_out o = { .buf = buf, .cap = len };
+		r = dm_run(&o, name);
+		if (r == 0)
+			r = (int)o.n;
 	}
-	return (int)o.n;
+	if (r <= 0) {
+		buf[0] = '\0';
+		return pk_err(r < 0 ? r : -EINVAL);
+	}
+	return r;
 }
 
 const char *pk_demangle_into(struct pk_machine *m, struct pk_arena *a, const char *name)
 {
 	/* demangled names are longer than mangled ones (substitutions expand) */
 	char out[4 * PK_DEMANGLE_MAX];
-	if (m->no_demangle || name[0] != '_' || pk_symbol__demangle(name, out, sizeof(out)) < 0)
+	if (m->no_demangle || pk_symbol__demangle(name, out, sizeof(out)) < 0)
 		return pk_arena_strdup(a, name);
 	return pk_arena_strdup(a, out);
 }

@@ -1071,6 +1071,17 @@ static void test_demangle_table(void **state)
 		{ "_ZN3FoocviEv", "Foo::operator int" },
 		{ "_ZTV3Foo", "vtable for Foo" },
 		{ "_ZThn8_N3Foo3barEv", "non-virtual thunk to Foo::bar()" },
+		/* OCaml, decoded by perf itself (these are perf 6.1's report rows) */
+		{ "camlStdlib__List__map_154", "Stdlib.List.map_154" },
+		{ "camlFoo$3ebar__baz_12", "Foo>bar.baz_12" },
+		{ "camlA__$5f__x", "A._.x" },
+		{ "camlX$3E__a", "X>.a" },
+		{ "camlX$zz__b", "X$zz.b" },
+		{ "camlX___c", "X._c" },
+		{ "camlX__d$4", "X.d$4" },
+		{ "camlX$00y__e", "X" },
+		{ "camlX____f", "X..f" },
+		{ "camlX$c3$a9__g", "X\xc3\xa9.g" },
 		/* a symbol-versioned .symtab alias: the version goes, as with perf */
 		{ "_ZNSt6vectorIiSaIiEED2Ev@@GLIBCXX_3.4", "std::vector<int, std::allocator<int> >::~vector" },
 	};
@@ -1083,7 +1094,7 @@ static void test_demangle_table(void **state)
 	/* not mangled, or garbage after a mangling prefix: -EINVAL, shown as it is */
 	static const char *const plain[] = { "main", "_start", "__libc_start_main", "_Z", "_R",
 		"_Zgarbage", "_Rgarbage", "_RNv", "_ZN3foo", "_ZN1r8hot_loop17hXYZE", "", "_",
-		"memcpy@plt", "_ZN\xff\xfe" };
+		"memcpy@plt", "_ZN\xff\xfe", "caml", "camlfoo__bar", "caml_alloc", "caml$41" };
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		buf[0] = 'x';
 		int n = pk_symbol__demangle(plain[i], buf, sizeof(buf));
@@ -1098,6 +1109,10 @@ static void test_demangle_table(void **state)
 	assert_string_equal(buf, "");
 	assert_int_equal(pk_symbol__demangle("_ZNK2ns3BoxIlE4spinEl", buf, 20), 19);
 	assert_string_equal(buf, "ns::Box<long>::spin");
+	assert_int_equal(pk_symbol__demangle("camlStdlib__List__map_154", buf, 19), -ENOSPC);
+	assert_string_equal(buf, "");
+	assert_int_equal(pk_symbol__demangle("camlStdlib__List__map_154", buf, 20), 19);
+	assert_string_equal(buf, "Stdlib.List.map_154");
 }
 
 /* Hostile lengths: a name longer than PK_DEMANGLE_MAX stays mangled (the demangler's

@@ -222,9 +222,10 @@ PK_API int pk_dso__inline_names(struct pk_dso *d, uint64_t dso_addr,
  * (Itanium ABI, "_Z...") and Rust names (legacy "_ZN...17h<hash>E" and v0 "_R...")
  * decoded by libiberty's demanglers as perf calls them, without parameter lists, cv/ref
  * qualifiers, GCC clone suffixes or Rust hashes ("_ZNK2ns3BoxIlE4spinEl.isra.0" ->
- * "ns::Box<long>::spin", "_RNvCs6GmmlP4bgsG_1r8hot_loop" -> "r::hot_loop"). This is the
- * form every symbol name of this library has (pk_addr_loc.sym, pk_dso__symbol, inline
- * frames) unless the machine was created with no_demangle.
+ * "ns::Box<long>::spin", "_RNvCs6GmmlP4bgsG_1r8hot_loop" -> "r::hot_loop"), and OCaml
+ * names as perf decodes them ("camlStdlib__List__map_154" -> "Stdlib.List.map_154").
+ * This is the form every symbol name of this library has (pk_addr_loc.sym,
+ * pk_dso__symbol, inline frames) unless the machine was created with no_demangle.
  * Writes the NUL-terminated result to `buf` (`len` bytes) and returns its length, or:
  * -EINVAL: not a name these schemes decode (show it as it is); -ENAMETOOLONG: longer
  * than PK_DEMANGLE_MAX bytes (the demanglers' stack use grows with the input);
