@@ -13,16 +13,18 @@
  * would pull in, safe-ctype.o (a character-class table, LGPL without that exception), is
  * replaced by our own table below; see docs/design-symbols.md.
  *
- * Hostile input: the demanglers keep their parse tree in variable-length arrays on the
- * stack (about 72 bytes per input byte for the C++ one), so names longer than
- * PK_DEMANGLE_MAX stay mangled; and their output is written through a callback that stops
- * them (longjmp: they hold no heap memory and no locks in callback mode) once it no
- * longer fits the caller's buffer, which bounds the time spent on names whose
- * substitutions expand exponentially.
+ * Hostile input: names longer than PK_DEMANGLE_MAX are not decoded (the C++ demangler
+ * keeps its parse tree in arrays on the stack, about 72 bytes per input byte; it refuses
+ * names over 1024 bytes itself); and the output is written through a callback that stops
+ * the demangler (longjmp, at a point where it holds no heap memory: dm_can_stop) once it
+ * no longer fits the caller's buffer, which bounds the time spent on names whose
+ * substitutions (C++) or back-references (Rust v0) expand exponentially.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <libiberty/demangle.h>
 
@@ -71,13 +73,39 @@ struct dm_out {
 	char *buf;
 	size_t cap, n;
 	jmp_buf *stop;
+	uintptr_t name, name_end;       /* the mangled name */
+	bool rust;                      /* the Rust demangler is running */
+	bool full;                      /* output was dropped */
 };
+
+/*
+ * Whether the running demangler may be left from this callback. The C++ one holds only
+ * stack memory in callback mode. The Rust one mallocs a buffer while it decodes and
+ * prints a Punycode identifier (v0 "u<len>..."), and hands us pieces of that buffer (or
+ * of its stack): leaving then would leak it. Its other output comes from the name
+ * itself or from its string literals (in our own image): stop there.
+ */
+static bool dm_can_stop(const struct dm_out *o, const char *s)
+{
+	if (!o->rust)
+		return true;
+	uintptr_t p = (uintptr_t)s;
+	if (p >= o->name && p < o->name_end)
+		return true;
+	Dl_info a, b;
+	return dladdr(s, &a) && dladdr((const void *)(uintptr_t)pk_symbol__demangle, &b) &&
+	       a.dli_fbase == b.dli_fbase;
+}
 
 static void dm_put(const char *s, size_t l, void *opaque)
 {
 	struct dm_out *o = opaque;
-	if (l >= o->cap - o->n)
-		longjmp(*o->stop, 1);
+	if (o->full || l >= o->cap - o->n) {
+		o->full = true;
+		if (dm_can_stop(o, s))
+			longjmp(*o->stop, 1);
+		return;
+	}
 	memcpy(o->buf + o->n, s, l);
 	o->n += l;
 	o->buf[o->n] = '\0';
@@ -87,13 +115,18 @@ static int dm_run(struct dm_out *o, const char *name)
 {
 	jmp_buf stop;
 	o->stop = &stop;
+	o->name = (uintptr_t)name;
+	o->name_end = o->name + strlen(name);
+	o->rust = true;
 	if (setjmp(stop))
 		return -ENOSPC;
 	if (rust_demangle_callback(name, DMGL_NO_OPTS, dm_put, o))
-		return 0;
+		return o->full ? -ENOSPC : 0;
 	/* the v0 decoder prints as it parses: drop what it wrote before it gave up */
 	o->n = 0;
 	o->buf[0] = '\0';
+	o->full = false;
+	o->rust = false;
 	if (cplus_demangle_v3_callback(name, DMGL_NO_OPTS, dm_put, o))
 		return 0;
 	return -EINVAL;

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1053,6 +1054,9 @@ static void test_demangle_table(void **state)
 		{ "_RNvMCs6GmmlP4bgsG_1rINtB2_4WrapmE4spinB2_", "<r::Wrap<u32>>::spin" },
 		{ "_RNvNtCs1234_4core3fmt5write", "core::fmt::write" },
 		{ "_RINvCs1234_1a1fjEB2_", "a::f::<usize>" },
+		/* a non-ASCII identifier (Punycode), from rustc 1.95 */
+		{ "_RNvCsjGcoDi6Dqao_2puu28gdel_stze_ber_lnge_qtbj67a0e",
+		  "pu::g\xc3\xb6" "del_s\xc3\xa4" "tze_\xc3\xbc" "ber_l\xc3\xa4" "nge" },
 		{ "_ZN1r8hot_loop17ha18a3a36c35e60f4E", "r::hot_loop" },
 		{ "_ZN1r13Wrap$LT$T$GT$4spin17h0df54fcbf7e603c6E", "r::Wrap<T>::spin" },
 		/* C++: no parameters, qualifiers, clone suffixes or template return types */
@@ -1173,10 +1177,56 @@ static void test_demangle_bounds(void **state)
 	double t0 = now_s();
 	assert_int_equal(pk_symbol__demangle(name, buf, 4096), -ENOSPC);
 	assert_true(now_s() - t0 < 1.0);
+	/* Rust v0: a generic function whose type arguments are tuples of two back-references
+	 * to the previous argument (2^40 copies of "(i32, i32)" in the last) */
+	n = (size_t)snprintf(name, sizeof(name), "_RINvC1a1f");
+	size_t prev = n - 2; /* back-references count from after "_R" */
+	n += (size_t)snprintf(name + n, sizeof(name) - n, "TllE");
+	for (int k = 1; k < 40; k++) {
+		size_t here = n - 2;
+		char ref[16];
+		const char *d62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+		size_t v = prev - 1; /* base-62 digits of prev - 1, then '_' */
+		int rl = 0;
+		char tmp[16];
+		do {
+			tmp[rl++] = d62[v % 62];
+			v /= 62;
+		} while (v);
+		for (int i = 0; i < rl; i++)
+			ref[i] = tmp[rl - 1 - i];
+		ref[rl] = '\0';
+		n += (size_t)snprintf(name + n, sizeof(name) - n, "TB%s_B%s_E", ref, ref);
+		prev = here;
+	}
+	snprintf(name + n, sizeof(name) - n, "E");
+	t0 = now_s();
+	assert_int_equal(pk_symbol__demangle(name, buf, 4096), -ENOSPC);
+	assert_true(now_s() - t0 < 1.0);
+	assert_int_equal(pk_symbol__demangle(name, buf, 16), -ENOSPC);
 	/* the same name within a buffer that fits after a few steps: decoded */
 	snprintf(name, sizeof(name), "_Z1fI1PI1AS1_ES0_IS2_S2_EEvT_");
 	assert_true(pk_symbol__demangle(name, buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "f<P<A, A>, P<P<A, A>, P<A, A> > >");
+}
+
+/* A result that does not fit, cut in the middle of a Punycode identifier (which the
+ * Rust demangler decodes into a heap buffer): nothing leaks. */
+static void test_demangle_no_leak(void **state)
+{
+	(void)state;
+	static const char v0[] = "_RNvCsjGcoDi6Dqao_2puu28gdel_stze_ber_lnge_qtbj67a0e";
+	char buf[64];
+	int full = pk_symbol__demangle(v0, buf, sizeof(buf));
+	assert_true(full > 8);
+	struct mallinfo2 a = mallinfo2();
+	for (int k = 0; k < 200; k++)
+		for (int l = 1; l <= full; l++)
+			assert_int_equal(pk_symbol__demangle(v0, buf, (size_t)l), -ENOSPC);
+	struct mallinfo2 b = mallinfo2();
+	/* a leak here is ~128 bytes per call: 200 x 30 calls */
+	assert_true(b.uordblks < a.uordblks + 4096);
+	assert_int_equal(pk_symbol__demangle(v0, buf, (size_t)full + 1), full);
 }
 
 /* Symbol tables hold perf's names: a C++ program with a template method cloned by GCC
@@ -1265,6 +1315,7 @@ int main(void)
 		cmocka_unit_test(test_bench),
 		cmocka_unit_test(test_demangle_table),
 		cmocka_unit_test(test_demangle_bounds),
+		cmocka_unit_test(test_demangle_no_leak),
 		cmocka_unit_test(test_demangled_symbols),
 		cmocka_unit_test(test_same_function),
 	};
