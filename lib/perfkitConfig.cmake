@@ -3,7 +3,7 @@
 #   target_link_libraries(app PRIVATE perfkit::perfkit)         # libperfkit.so
 #   target_link_libraries(app PRIVATE perfkit::perfkit_static)  # libperfkit.a
 # The static target needs the development files of libdw, libelf, libzstd, zlib and
-# libtraceevent (found with pkg-config) and libpfm4; without them only the shared target
+# libtraceevent (found with pkg-config), libpfm4 and libiberty; without them only the shared target
 # is defined.
 include(${CMAKE_CURRENT_LIST_DIR}/perfkitTargets.cmake)
 if(NOT TARGET perfkit::perfkit_static)
@@ -13,10 +13,11 @@ if(NOT TARGET perfkit::perfkit_static)
       libtraceevent)
   endif()
   find_library(PERFKIT_PFM_LIBRARY pfm)
-  if(TARGET PkgConfig::perfkit_deps AND PERFKIT_PFM_LIBRARY)
+  find_library(PERFKIT_IBERTY_LIBRARY NAMES libiberty.a iberty)
+  if(TARGET PkgConfig::perfkit_deps AND PERFKIT_PFM_LIBRARY AND PERFKIT_IBERTY_LIBRARY)
     include(${CMAKE_CURRENT_LIST_DIR}/perfkitStaticTargets.cmake)
   elseif(NOT ${CMAKE_FIND_PACKAGE_NAME}_FIND_QUIETLY)
     message(STATUS "perfkit: perfkit::perfkit_static not defined (the development files "
-      "of libdw, libelf, libzstd, zlib, libtraceevent or libpfm4 are missing)")
+      "of libdw, libelf, libzstd, zlib, libtraceevent, libpfm4 or libiberty are missing)")
   endif()
 endif()

@@ -8,6 +8,7 @@ pkgs=(
 	libclang-rt-14-dev      # ASan/UBSan/libFuzzer runtimes for clang
 	libcmocka-dev           # unit tests
 	libelf-dev libdw-dev    # elfutils: ELF, symbols, DWARF, unwinding
+	libiberty-dev           # C++ and Rust demanglers (static archive, lib/symbol/demangle.c)
 	liblzma-dev libbz2-dev  # static archives libdw.a needs: the tool links statically (tool/CMakeLists.txt)
 	libpfm4-dev             # named hardware events
 	libtraceevent-dev       # tracepoint formats

@@ -196,7 +196,6 @@ static void json_u64(struct obuf *o, const char *key, uint64_t v)
 /* ---- symbols ---- */
 
 struct symres {
-	char symbuf[4096]; /* perf's short form of a (long C++) name */
 	const char *sym, *dso;
 	uint64_t off;
 	struct pk_addr_loc loc;
@@ -215,7 +214,7 @@ static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t i
 		return;
 	int err = pk_machine__resolve(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
 	r->found = err == 0;
-	r->sym = r->loc.sym ? pk_symbol__short_name(r->loc.sym, r->symbuf, sizeof(r->symbuf)) : NULL;
+	r->sym = r->loc.sym; /* already perf's form (pk_symbol__demangle) */
 	r->off = r->loc.sym_off;
 	if (r->loc.dso_name)
 		r->dso = r->loc.dso_name;

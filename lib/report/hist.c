@@ -938,11 +938,8 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 	const char *lname = loc.dso_name ? loc.dso_name : sname;
 	if (str_intern(&rep->strs, sname, &f.dso) || str_intern(&rep->strs, lname, &f.dso_long))
 		return -ENOMEM;
-	if (loc.sym) {
-		char nb[4096];
-		if (str_intern(&rep->strs, pk_symbol__short_name(loc.sym, nb, sizeof(nb)), &f.sym))
-			return -ENOMEM;
-	}
+	if (loc.sym && str_intern(&rep->strs, loc.sym, &f.sym))
+		return -ENOMEM;
 	f.kernel = loc.kernel;
 	f.addr = loc.dso_addr;
 	if (!loc.sym && !f.kernel) {

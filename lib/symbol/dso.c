@@ -2,13 +2,11 @@
 /*
  * lib/symbol/dso.c - DSOs: opening ELF files defensively, symbol tables (.symtab /
  * .dynsym through libdwfl, separate debug files, synthesised PLT entries), build-id
- * checks, source lines and inline chains from DWARF, demangling.
+ * checks, source lines and inline chains from DWARF (demangling: demangle.c).
  */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libgen.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,54 +50,6 @@ int pk_open_regular(const char *path, uint64_t max_size, uint64_t *size)
 	if (size)
 		*size = (uint64_t)st.st_size;
 	return fd;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Demangling: the C++ runtime's __cxa_demangle (a C ABI function) if libstdc++ can be
- * dlopen'ed; it also decodes Rust's legacy mangling, whose trailing hash we strip. */
-
-typedef char *(*pk_cxa_demangle_fn)(const char *, char *, size_t *, int *);
-static pk_cxa_demangle_fn pk_cxa_demangle;
-static pthread_once_t pk_demangle_once = PTHREAD_ONCE_INIT;
-
-static void pk_demangle_init(void)
-{
-	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-	if (!h)
-		return;
-	*(void **)&pk_cxa_demangle = dlsym(h, "__cxa_demangle");
-	/* h stays open for the life of the process on purpose */
-}
-
-static void pk_strip_rust_hash(char *s)
-{
-	size_t n = strlen(s);
-	/* "...::h0123456789abcdef" */
-	if (n < 19 || memcmp(s + n - 19, "::h", 3))
-		return;
-	for (size_t i = n - 16; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return;
-	s[n - 19] = '\0';
-}
-
-const char *pk_demangle_into(struct pk_machine *m, struct pk_arena *a, const char *name)
-{
-	if (m->no_demangle || name[0] != '_' || name[1] != 'Z')
-		return pk_arena_strdup(a, name);
-	pthread_once(&pk_demangle_once, pk_demangle_init);
-	if (!pk_cxa_demangle)
-		return pk_arena_strdup(a, name);
-	int status = -1;
-	char *d = pk_cxa_demangle(name, NULL, NULL, &status);
-	if (!d || status != 0) {
-		free(d);
-		return pk_arena_strdup(a, name);
-	}
-	pk_strip_rust_hash(d);
-	const char *r = pk_arena_strdup(a, d);
-	free(d);
-	return r;
 }
 
 /* ------------------------------------------------------------------------------------ */

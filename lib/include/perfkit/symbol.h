@@ -49,8 +49,8 @@ struct pk_machine_opts {
 	 * from /proc/kallsyms and [vdso] from this process's own vdso image. Otherwise
 	 * kernel and vdso addresses stay unresolved. */
 	bool host;
-	/* Keep C++/Rust names mangled (demangling uses the C++ runtime's __cxa_demangle,
-	 * loaded with dlopen when present). */
+	/* Keep C++/Rust names mangled (otherwise they are demangled as perf shows them,
+	 * pk_symbol__demangle). */
 	bool no_demangle;
 	/* Overrides for tests (NULL: the system paths). */
 	const char *kallsyms;   /* "/proc/kallsyms" */
@@ -123,7 +123,8 @@ struct pk_addr_loc {
 	uint64_t dso_addr;      /* the address in the DSO's own address space (ELF virtual
 				 * address, after PIE/ET_DYN load bias; the absolute address for
 				 * kernel, JIT and anonymous maps): what pk_dso__* take */
-	const char *sym;        /* symbol name (demangled), NULL if unresolved */
+	const char *sym;        /* symbol name as perf shows it (pk_symbol__demangle), NULL
+				 * if unresolved */
 	uint64_t sym_start;     /* dso address of the symbol */
 	uint64_t sym_size;
 	uint64_t sym_off;       /* dso_addr - sym_start */
@@ -193,7 +194,8 @@ PK_API int pk_dso__srcline(struct pk_dso *d, uint64_t dso_addr, const char **fil
 
 /* One function of an inline chain. */
 struct pk_inline_frame {
-	const char *func;       /* function name (demangled); "??" if DWARF has none */
+	const char *func;       /* function name (demangled as pk_symbol__demangle does);
+				 * "??" if DWARF has none */
 	const char *file;       /* for frames[0]: the source location of the address;
 				 * for frames[i], i > 0: where frames[i-1] was inlined into
 				 * this function (its DW_AT_call_file) */
@@ -213,15 +215,23 @@ PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t dso_addr,
 PK_API int pk_dso__inline_names(struct pk_dso *d, uint64_t dso_addr,
 				const struct pk_inline_frame **frames);
 
+/* Names longer than this stay mangled (see pk_symbol__demangle). */
+#define PK_DEMANGLE_MAX 8192
 /*
- * The short form in which perf shows a demangled C++ name (what `c++filt -p` prints): the
- * parameter list, cv/ref qualifiers and "[clone .x]" suffixes of a function dropped, and
- * the return type of a template function too ("unsigned long ns::f<int>(char*) const"
- * -> "ns::f<int>"). Names that are not functions ("vtable for X", C names) and thunks
- * come back unchanged. Returns `name` itself, or `buf` (of `len` bytes) holding the short
- * form; a name of `len` bytes or more is returned unchanged.
+ * A mangled name in the form perf shows it (`perf report`, `perf script`): C++ names
+ * (Itanium ABI, "_Z...") and Rust names (legacy "_ZN...17h<hash>E" and v0 "_R...")
+ * decoded by libiberty's demanglers as perf calls them, without parameter lists, cv/ref
+ * qualifiers, GCC clone suffixes or Rust hashes ("_ZNK2ns3BoxIlE4spinEl.isra.0" ->
+ * "ns::Box<long>::spin", "_RNvCs6GmmlP4bgsG_1r8hot_loop" -> "r::hot_loop"), and OCaml
+ * names as perf decodes them ("camlStdlib__List__map_154" -> "Stdlib.List.map_154").
+ * This is the form every symbol name of this library has (pk_addr_loc.sym,
+ * pk_dso__symbol, inline frames) unless the machine was created with no_demangle.
+ * Writes the NUL-terminated result to `buf` (`len` bytes) and returns its length, or:
+ * -EINVAL: not a name these schemes decode (show it as it is); -ENAMETOOLONG: longer
+ * than PK_DEMANGLE_MAX bytes (the demanglers' stack use grows with the input);
+ * -ENOSPC: the result does not fit in `len` bytes. Thread-safe; allocates nothing.
  */
-PK_API const char *pk_symbol__short_name(const char *name, char *buf, size_t len);
+PK_API int pk_symbol__demangle(const char *name, char *buf, size_t len);
 
 /*
  * Whether a DWARF function name (of an inline chain, pk_dso__inlines) names the same
