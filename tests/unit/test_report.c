@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
@@ -747,6 +748,71 @@ static void test_reader_thread(void **state)
 	free(dir);
 }
 
+/* CPU time of the threads of this process other than the caller's, in ns. */
+static uint64_t other_threads_cpu_ns(void)
+{
+	struct timespec p, t;
+	assert_int_equal(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p), 0);
+	assert_int_equal(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t), 0);
+	int64_t d = ((int64_t)p.tv_sec - t.tv_sec) * 1000000000 + (p.tv_nsec - t.tv_nsec);
+	return d > 0 ? (uint64_t)d : 0;
+}
+
+/* Read path through a threaded feed, sleeping pause_us after every 1024 records; returns
+ * the CPU time the reader thread used meanwhile (ns). */
+static uint64_t feed_reader_cpu(const char *path, unsigned pause_us, int n_expect)
+{
+	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
+	assert_non_null(r);
+	struct pk_feed *f;
+	assert_int_equal(pk_feed__start(&f, r, true), 0);
+	uint64_t c0 = other_threads_cpu_ns();
+	const struct pk_feed_item *it;
+	int err, nr = 0;
+	while ((err = pk_feed__next(f, &it)) > 0) {
+		if (it->ev.hdr->type == PERF_RECORD_SAMPLE)
+			nr++;
+		if (pause_us && !(nr & 1023))
+			usleep(pause_us);
+	}
+	assert_int_equal(err, 0);
+	uint64_t c1 = other_threads_cpu_ns();
+	pk_feed__stop(f, NULL);
+	pk_data_reader__free(r);
+	assert_int_equal(nr, n_expect);
+	return c1 - c0;
+}
+
+/*
+ * A reader far ahead of a slow consumer (the ring of batches full) sleeps rather than
+ * spin: a spinning reader took as much CPU time as the aggregation on files where that is
+ * the slower side, and on a machine whose CPUs are shared that time is taken from the
+ * consumer. The consumer here sleeps 1.5 ms per 1024 records (shorter than the reader's
+ * spin limit, so a spinning reader would spin the whole time): the reader's CPU time
+ * must stay near what it used when the consumer did not sleep at all (its own work).
+ */
+static void test_feed_reader_sleeps_when_ahead(void **state)
+{
+	(void)state;
+	if (pk_online_cpus_for_test() < 2)
+		skip();
+	char *dir = pk_test_mkdtemp("feedsleep");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	const int n = 100000;
+	struct feed_expect ex;
+	write_feed_file(path, n, &ex);
+	uint64_t base = feed_reader_cpu(path, 0, n);
+	const unsigned pause_us = 1500;
+	uint64_t slept = (uint64_t)(n / 1024) * pause_us * 1000;
+	uint64_t slow = feed_reader_cpu(path, pause_us, n);
+	print_message("reader CPU: %.1f ms unthrottled, %.1f ms with %.0f ms of consumer "
+		      "sleeps\n", base / 1e6, slow / 1e6, slept / 1e6);
+	assert_true(slow < base + slept / 8);
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 /*
  * The ordering queue's copies handed out with pk_ordered_hold_chunks stay intact until
  * pk_ordered_done says the caller is done with them, however far the reader went on
@@ -1222,6 +1288,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_callchains),
 		cmocka_unit_test(test_ordered_mapped),
 		cmocka_unit_test(test_reader_thread),
+		cmocka_unit_test(test_feed_reader_sleeps_when_ahead),
 		cmocka_unit_test(test_ordered_hold_chunks),
 		cmocka_unit_test(test_unmapped_many_processes),
 		cmocka_unit_test(test_unmapped_callers),
