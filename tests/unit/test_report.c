@@ -11,6 +11,7 @@
 #include <perfkit/perfkit.h>
 #include "testutil.h"
 #include "report/feed.h"
+#include "internal.h"
 
 /* An attr with IP|TID|TIME samples and sample_id_all (TID|TIME trailer). */
 static struct pk_data_attr make_attr(void)
@@ -1100,6 +1101,88 @@ static void test_unmapped_callers(void **state)
  * in the new map (the memory of the unmapped range an address fell in does not outlive
  * the process's map generation). */
 /*
+ * The same DSO addresses sampled in many processes (a system-wide recording: each
+ * compiler run maps the same binaries; every process enters the same kernel) are looked
+ * up once, not once per process: NP processes map one library at two different
+ * addresses (odd and even pids), and sample three of its addresses under a kernel frame.
+ */
+static void test_dso_addresses_shared(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("dsoaddr");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_data_writer *w = open_writer_with(path, CHAIN_SAMPLES);
+	uint64_t u[32];
+	enum { NP = 40 };
+	for (uint32_t pid = 1; pid <= NP; pid++) {
+		memset(u, 0, sizeof(u));
+		struct perf_event_header h = { .type = PERF_RECORD_MMAP, .size = 8 + 8 + 24 + 24 + 16 };
+		memcpy(&u[0], &h, 8);
+		u[1] = (uint64_t)pid << 32 | pid;
+		u[2] = pid % 2 ? 0x7000000 : 0x9000000; /* start */
+		u[3] = 0x10000;                          /* len */
+		u[4] = 0x1000;                           /* pgoff */
+		snprintf((char *)&u[5], 24, "/nonexistent/lib.so");
+		u[8] = (uint64_t)pid << 32 | pid;
+		u[9] = pid;
+		assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+	}
+	for (uint32_t pid = 1; pid <= NP; pid++) {
+		for (uint64_t k = 0; k < 3; k++) {
+			/* kernel ip, then the user chain: ip in lib.so called from lib.so */
+			uint64_t base = pid % 2 ? 0x7000000 : 0x9000000;
+			memset(u, 0, sizeof(u));
+			struct perf_event_header h = { .type = PERF_RECORD_SAMPLE,
+						       .misc = PERF_RECORD_MISC_KERNEL,
+						       .size = 8 + 5 * 8 + 5 * 8 };
+			memcpy(&u[0], &h, 8);
+			u[1] = 0xffffffff81000100ULL;
+			u[2] = (uint64_t)pid << 32 | pid;
+			u[3] = 1000 + pid * 10 + k;
+			u[4] = 1;
+			u[5] = 5;
+			u[6] = (uint64_t)-128; /* PERF_CONTEXT_KERNEL */
+			u[7] = 0xffffffff81000100ULL;
+			u[8] = (uint64_t)-512; /* PERF_CONTEXT_USER */
+			u[9] = base + 0x100 + k * 0x10;
+			u[10] = base + 0x200;
+			assert_int_equal(pk_data_writer__write_record(w,
+					(const struct perf_event_header *)u), 0);
+		}
+	}
+	assert_int_equal(pk_data_writer__close(w), 0);
+	static const enum pk_sort_key keys[] = { PK_SORT_DSO, PK_SORT_SYM };
+	for (int children = 0; children < 2; children++) {
+		PK_OPTS(pk_report_opts, o, .callgraph = true, .children = children, .sort = keys,
+			.nr_sort = 2);
+		struct pk_report *rep;
+		struct pk_data_reader *r;
+		const struct pk_hist *h = report_file(path, &o, &rep, &r);
+		assert_int_equal(h->nr_samples, NP * 3);
+		/* the kernel address and the library's four: 5, whatever NP */
+		assert_int_equal(pk_report_symbol_lookups(rep), 5);
+		/* and the entries are what they were: one self entry (the kernel address);
+		 * with children, the library's frames by absolute address (as perf keys
+		 * unresolved cumulative entries), four at each of the two map addresses */
+		size_t lib = 0;
+		for (size_t i = 0; i < h->nr_entries; i++) {
+			const struct pk_hist_entry *e = h->entries[i];
+			if (!strcmp(e->dso, "lib.so")) {
+				lib++;
+				assert_null(e->sym);
+			}
+		}
+		assert_int_equal(lib, children ? 2 * 4 : 0);
+		assert_int_equal(h->nr_entries, children ? 2 * 4 + 1 : 1);
+		pk_report__free(rep);
+		pk_data_reader__free(r);
+	}
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
+/*
  * Twenty processes sampled in turn at the same addresses, mapped (lib.so) in the odd ones
  * only (the even ones map something else): the unmapped range an even process's address
  * fell in must not make the same address of an odd process unmapped (the ranges are kept
@@ -1291,6 +1374,7 @@ int main(void)
 		cmocka_unit_test(test_feed_reader_sleeps_when_ahead),
 		cmocka_unit_test(test_ordered_hold_chunks),
 		cmocka_unit_test(test_unmapped_many_processes),
+		cmocka_unit_test(test_dso_addresses_shared),
 		cmocka_unit_test(test_unmapped_callers),
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_script_pid_minus_one),
