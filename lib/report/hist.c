@@ -410,6 +410,11 @@ struct pk_report {
 	 * file, replaced each other's range at every sample.) */
 	struct { uint64_t lo, hi; uint32_t pid, gen; bool valid; } gap[GAP_SLOTS];
 	uint32_t cabs[MAX_CHAIN];
+	/* frame_abs answers, direct-mapped by (frame, ip): id + 1, 0 = empty. Every
+	 * unresolved frame of a chain asks (a stripped library's frames, all of them), and
+	 * the answer is fixed (frames are never removed), where interning the twin anew took
+	 * a hash and an index probe each time */
+	struct absc { uint64_t ip; uint32_t fid, abs; } *absc;
 	/* the resolved-address entries by DSO address, for every process. They used to be
 	 * keyed by process, address and map generation: a system-wide recording of a
 	 * compile (2370 processes, most running the same few binaries) made 322k entries
@@ -1269,14 +1274,27 @@ static bool match_int(const int32_t *list, size_t n, int32_t v)
 
 /* The frame of an unresolved callchain entry as perf keys cumulative entries: by the
  * absolute address (perf's self entries use the DSO-relative one). */
+#define ABSC_BITS 12
 static uint32_t frame_abs(struct pk_report *rep, uint32_t fid, uint64_t ip)
 {
 	if (rep->frames[fid].sym || rep->frames[fid].addr == ip)
 		return fid;
+	struct absc *c = NULL;
+	if (!rep->absc)
+		rep->absc = calloc((size_t)1 << ABSC_BITS, sizeof(*rep->absc));
+	if (rep->absc) {
+		c = &rep->absc[((ip ^ (uint64_t)fid << 40) * 0x9e3779b97f4a7c15ULL) >> (64 - ABSC_BITS)];
+		if (c->abs && c->ip == ip && c->fid == fid)
+			return c->abs - 1;
+	}
 	struct frame f = rep->frames[fid];
 	f.addr = ip;
 	uint32_t id;
-	return frame_intern(rep, &f, &id) ? fid : id;
+	if (frame_intern(rep, &f, &id))
+		return fid;
+	if (c)
+		*c = (struct absc){ .ip = ip, .fid = fid, .abs = id + 1 };
+	return id;
 }
 
 /* Entry filters (--dso, --symbols) on a frame. */
@@ -1405,6 +1423,8 @@ static void rents_release(struct pk_report *rep)
 	rep->last = NULL;
 	free(rep->rhot);
 	rep->rhot = NULL;
+	free(rep->absc);
+	rep->absc = NULL;
 	free(rep->dcache);
 	rep->dcache = NULL;
 	rep->dcache_mask = rep->dcache_n = 0;
