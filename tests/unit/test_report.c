@@ -1358,6 +1358,75 @@ static void test_script_pid_minus_one(void **state)
 	free(dir);
 }
 
+/* An MMAP record (pid = tid) of [start, start + 0x10000) to `name` at time t. */
+static void write_mmap(struct pk_data_writer *w, uint32_t pid, uint64_t start, const char *name,
+		       uint64_t t)
+{
+	uint64_t u[16];
+	memset(u, 0, sizeof(u));
+	struct perf_event_header h = { .type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_USER,
+				       .size = 8 + 8 + 24 + 24 + 16 };
+	memcpy(&u[0], &h, 8);
+	u[1] = (uint64_t)pid << 32 | pid;
+	u[2] = start;
+	u[3] = 0x10000;
+	snprintf((char *)&u[5], 24, "%s", name);
+	u[8] = (uint64_t)pid << 32 | pid;
+	u[9] = t;
+	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+}
+
+/* A user-mode sample (IP|TID|TIME) of process pid at ip, time t. */
+static void write_user_sample(struct pk_data_writer *w, uint32_t pid, uint64_t ip, uint64_t t)
+{
+	uint64_t u[4];
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+				       .size = 8 + 3 * 8 };
+	memcpy(&u[0], &h, 8);
+	u[1] = ip;
+	u[2] = (uint64_t)pid << 32 | pid;
+	u[3] = t;
+	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+}
+
+/*
+ * perfkit script keeps the text of each frame per process; a record that changes the
+ * maps of one process makes that process's texts stale, and only that process's (it used
+ * to empty the whole cache, at every such record of a system-wide file). Two processes
+ * map different libraries at the same address; process 1 then maps another one there:
+ * its next sample shows the new library, process 2's still its own.
+ */
+static void test_script_maps_per_process(void **state)
+{
+	(void)state;
+	if (access(PK_TOOL_PATH, X_OK))
+		PK_SKIP("the perfkit tool is not built in this build directory");
+	char *dir = pk_test_mkdtemp("scrmaps");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_data_writer *w = open_writer(path);
+	write_mmap(w, 1, 0x7000000, "/nonexistent/a.so", 10);
+	write_mmap(w, 2, 0x7000000, "/nonexistent/c.so", 11);
+	write_user_sample(w, 1, 0x7000100, 100);
+	write_user_sample(w, 2, 0x7000100, 110);
+	write_mmap(w, 1, 0x7000000, "/nonexistent/b.so", 200);
+	write_user_sample(w, 1, 0x7000100, 300);
+	write_user_sample(w, 2, 0x7000100, 310);
+	write_mmap(w, 2, 0x7000000, "/nonexistent/d.so", 400);
+	write_user_sample(w, 1, 0x7000100, 500);
+	write_user_sample(w, 2, 0x7000100, 510);
+	assert_int_equal(pk_data_writer__close(w), 0);
+	for (int json = 0; json < 2; json++) {
+		assert_int_equal(pk_test_sh("cd '%s' && '%s' script -i t.data %s > out && "
+					    "grep -o '[abcd]\\.so' out | tr '\\n' ' ' > libs",
+					    dir, PK_TOOL_PATH, json ? "--json" : ""), 0);
+		assert_int_equal(pk_test_sh("cd '%s' && [ \"$(cat libs)\" = "
+					    "'a.so c.so b.so c.so b.so d.so ' ]", dir), 0);
+	}
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -1378,6 +1447,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_callers),
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_script_pid_minus_one),
+		cmocka_unit_test(test_script_maps_per_process),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
