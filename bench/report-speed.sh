@@ -8,7 +8,17 @@
 #     case for a per-address cache),
 #   - deep.data: the same rate and length on bench/callgraph-workload (frame pointers,
 #     10-20 deep stacks, a few thousand call paths: the shape of an application),
-#   - dwarf.data: --call-graph dwarf,4096 samples (fewer: each carries a stack copy).
+#   - dwarf.data: --call-graph dwarf,4096 samples (fewer: each carries a stack copy),
+# and, so that the bench does not only measure what was tuned on, recordings of programs
+# the project did not write (PK_BENCH_FOREIGN=0 skips them):
+#   - xz.data: `xz -6 -T1` compressing generated text (seeded, the same bytes every run;
+#     PK_BENCH_SECONDS MB of it, ~1 s per MB here), -F 10000 -g. liblzma is stripped to
+#     its .dynsym, which names none of its internal functions: nearly every frame is an
+#     address with no symbol,
+#   - py.data: python3 running bench/py-workload.py (JSON and regular expressions) with
+#     --call-graph dwarf (8 KiB stacks, -F 10000: ~200 MB),
+#   - sys.data: system-wide (-a -g, -F 10000) while gcc -O2 compiles the project's lib/
+#     and tool/ sources two at a time (many short processes, the kernel, cc1's deep stacks).
 # Times (median of RUNS, default 3, perf and perfkit runs alternating; perf's slow srcline
 # run once) and peak RSS of
 #     perf report --stdio (--children, --no-children)  vs perfkit report (same)
@@ -44,6 +54,38 @@ if [ ! -s dwarf.data ]; then
 	echo "recording dwarf.data..." >&2
 	perf record -q --call-graph dwarf,4096 -e cpu-clock -c 250000 -o dwarf.data -- \
 		sh -c "'$wl' 4000 & '$wl' 4000; wait" > /dev/null 2>&1
+fi
+foreign=${PK_BENCH_FOREIGN:-1}
+if [ "$foreign" = 1 ] && [ ! -s xz.data ]; then
+	echo "recording xz.data (xz -6 -T1 on ${secs} MB of generated text)..." >&2
+	# 5000 random words, then lines of 3-14 of them: compresses like text, not like noise
+	awk -v size=$((secs * 1000000)) 'BEGIN {
+		srand(16)
+		for (i = 0; i < 5000; i++) {
+			w = ""; n = 2 + int(rand() * 8)
+			for (j = 0; j < n; j++) w = w sprintf("%c", 97 + int(rand() * 26))
+			words[i] = w
+		}
+		for (total = 0; total < size; total += length(line) + 1) {
+			n = 3 + int(rand() * 12); line = words[int(rand() * 5000)]
+			for (j = 1; j < n; j++) line = line " " words[int(rand() * 5000)]
+			print line
+		} }' > xz.in
+	perf record -q -F 10000 -g -o xz.data -- xz -6 -T1 -c xz.in > /dev/null 2>&1
+	rm -f xz.in
+fi
+if [ "$foreign" = 1 ] && [ ! -s py.data ]; then
+	# the interpreter itself, not a wrapper script (pyenv's shims are shell scripts)
+	py=$(python3 -c 'import sys; print(sys.executable)')
+	echo "recording py.data ($py, --call-graph dwarf)..." >&2
+	perf record -q -F 10000 --call-graph dwarf -o py.data -- "$py" "$here/py-workload.py" 50 > /dev/null 2>&1
+fi
+if [ "$foreign" = 1 ] && [ ! -s sys.data ]; then
+	echo "recording sys.data (system-wide, gcc -O2 on lib/ and tool/)..." >&2
+	src=$(cd "$here/.." && pwd)
+	perf record -q -a -g -F 10000 -o sys.data -- sh -c "ls '$src'/lib/*/*.c '$src'/tool/*.c |
+		xargs -P 2 -I {} gcc -O2 -std=gnu11 -D_GNU_SOURCE -I'$src/lib/include' -I'$src/lib' \
+			-DPK_VERSION_STRING='\"bench\"' -c {} -o /dev/null" > /dev/null 2>&1
 fi
 nfp=$(perf report -i fp.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
 ndw=$(perf report -i dwarf.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
@@ -81,4 +123,16 @@ cmp "script fp (perf script / --json)" "$runs" "perf script -i fp.data" "$pk scr
 cmp "script dwarf (perf script / --json)" "$runs" "perf script -i dwarf.data" "$pk script -i dwarf.data --json"
 cmp "script fp (perf script / text)" "$runs" "perf script -i fp.data" "$pk script -i fp.data"
 cmp "script dwarf (perf script / text)" "$runs" "perf script -i dwarf.data" "$pk script -i dwarf.data"
+if [ "$foreign" = 1 ]; then
+	for f in xz py sys; do
+		echo "$f.data: $(du -h $f.data | cut -f1), $(perf report -i $f.data --stats 2>/dev/null |
+			awk '/SAMPLE events/ {print $3; exit}' || true) samples"
+	done
+	for f in xz py sys; do
+		cmp "report $f --children" "$runs" "perf report -i $f.data --stdio --children" "$pk report -i $f.data -q --children"
+		cmp "report $f --no-children" "$runs" "perf report -i $f.data --stdio --no-children" "$pk report -i $f.data -q --no-children"
+		cmp "script $f (perf script / --json)" "$runs" "perf script -i $f.data" "$pk script -i $f.data --json"
+		cmp "script $f (perf script / text)" "$runs" "perf script -i $f.data" "$pk script -i $f.data"
+	done
+fi
 echo "targets: report >= 10x, srcline >= 50x, script >= 5x, RSS x <= 0.5"

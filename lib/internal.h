@@ -70,6 +70,15 @@ void pk_thp_hint(void *p, size_t bytes);
  * would. */
 struct pk_machine;
 int pk_machine_preload_kernel(struct pk_machine *m);
+/* (machine.c) pk_machine__resolve up to the DSO address, without the symbol look-up:
+ * 0 with loc->dso set, -ENOENT no map (loc: the unmapped range), -EINVAL, -ENOMEM. */
+struct pk_addr_loc;
+int pk_machine_resolve_map(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
+			   uint8_t cpumode, struct pk_addr_loc *loc);
+/* (report/hist.c) Mapped addresses a report looked the symbol up for (past its caches):
+ * for tests. */
+struct pk_report;
+uint64_t pk_report_symbol_lookups(const struct pk_report *rep);
 /* Fault in the whole pages of fresh anonymous memory at once (best effort). */
 void pk_mem_prefault(void *p, size_t bytes);
 /* (decode.c) pk_record__decode of a SAMPLE into `out` that holds the last successful

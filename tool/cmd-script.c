@@ -8,9 +8,10 @@
  *
  * Speed: output goes through one large buffer written with write(2) (tool/script-out.h),
  * numbers are formatted by hand, and the output text of a frame (ip, symbol, dso) is
- * formatted once per distinct (pid, tid, cpumode, ip) and kept in a cache that is emptied
- * whenever a record changes the machine model (MMAP, MMAP2, COMM, FORK, EXIT): a frame's
- * symbol only depends on the maps at that moment. The cache and its text arena have
+ * formatted once per distinct (pid, tid, cpumode, ip) and kept in a cache whose entries of
+ * a process go stale whenever a record changes its maps (MMAP, MMAP2, COMM, FORK, EXIT;
+ * all entries when the kernel's maps change): a frame's symbol only depends on the maps
+ * at that moment. The cache and its text arena have
  * fixed upper bounds, so memory stays bounded however long the input is.
  */
 #include <errno.h>
@@ -63,6 +64,7 @@ struct frag_ent {
 	uint64_t ip;
 	uint32_t pid, tid;
 	uint32_t gen;
+	uint32_t mgen;          /* pgen[] of its pid's bucket when formatted */
 	uint32_t off[FR_NR], len[FR_NR]; /* in the arena; len UINT32_MAX: not formatted yet */
 	uint8_t cm;
 };
@@ -70,6 +72,7 @@ struct frag_ent {
 #define FC_MIN ((size_t)1 << 12)
 #define FC_MAX ((size_t)1 << 16)      /* entries (2.5 MiB) */
 #define ARENA_MAX ((size_t)8 << 20)   /* bytes of frame text */
+#define PGEN_BUCKETS 4096
 
 struct script {
 	bool json, all, hide_cg, no_inline;
@@ -91,6 +94,10 @@ struct script {
 	struct frag_ent *fc;
 	size_t fc_cap, fc_nr;
 	uint32_t fc_gen;
+	/* map generations by pid bucket: a record that changes the maps of a process bumps
+	 * its bucket, which makes the cached frames of that process (and of the few others
+	 * in the bucket) stale; the kernel's maps changing empties the whole cache */
+	uint32_t pgen[PGEN_BUCKETS];
 	char *arena;
 	size_t arena_len, arena_cap;
 	/* tracepoint fields (script-trace.c), set up at the first tracepoint sample */
@@ -453,8 +460,9 @@ static void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip,
 	/* kernel lookups do not depend on the thread (pk_machine__resolve) */
 	if (cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL || cm == PK_CPUMODE_HYPERVISOR)
 		pid = tid = UINT32_MAX;
+	uint32_t mg = s->pgen[pid % PGEN_BUCKETS];
 	struct frag_ent *e = fc_slot(s, ip, pid, tid, cm);
-	if (e->gen == s->fc_gen && e->len[kind] != UINT32_MAX) {
+	if (e->gen == s->fc_gen && e->mgen == mg && e->len[kind] != UINT32_MAX) {
 		ob_put(&s->ob, s->arena + e->off[kind], e->len[kind]);
 		return;
 	}
@@ -521,6 +529,12 @@ static void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip,
 				e->len[k] = UINT32_MAX;
 			s->fc_nr++;
 		}
+	}
+	if (e->mgen != mg) {
+		/* formatted under maps that changed since: its texts are stale */
+		for (int k = 0; k < FR_NR; k++)
+			e->len[k] = UINT32_MAX;
+		e->mgen = mg;
 	}
 	char *p0 = s->arena + s->arena_len;
 	char *p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p0)
@@ -1068,6 +1082,36 @@ static bool changes_maps(uint32_t type)
 	       type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT;
 }
 
+/*
+ * A record that changes the machine model makes cached frame texts stale: those of its
+ * process (its pid's bucket of pgen), or all of them when it may change the kernel's maps
+ * (kernel lookups ignore the process). Emptying the whole cache at every such record
+ * made it nearly useless on system-wide files: a recording during a compile had one
+ * MMAP2, COMM, FORK or EXIT every 16 samples, and each frame was resolved, shortened
+ * and formatted again (script 0.27x of perf script's time there).
+ */
+static void maps_changed(struct script *s, const struct pk_record *r)
+{
+	uint32_t pid;
+	switch (r->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		pid = r->type == PERF_RECORD_MMAP ? r->mmap.pid : r->mmap2.pid;
+		if (r->cpumode != PK_CPUMODE_USER || pid == UINT32_MAX) {
+			fc_flush(s);
+			return;
+		}
+		break;
+	case PERF_RECORD_COMM:
+		pid = r->comm.pid;
+		break;
+	default: /* FORK, EXIT */
+		pid = r->task.pid;
+		break;
+	}
+	s->pgen[pid % PGEN_BUCKETS]++;
+}
+
 static int process(struct script *s, struct pk_data_reader *rd)
 {
 	struct pk_data_event ev;
@@ -1102,7 +1146,7 @@ static int process(struct script *s, struct pk_data_reader *rd)
 			continue;
 		}
 		if (r.type != PERF_RECORD_SAMPLE && changes_maps(r.type) && s->fc_nr)
-			fc_flush(s);
+			maps_changed(s, &r);
 		if (s->m && r.type != PERF_RECORD_SAMPLE)
 			pk_machine__process(s->m, &r);
 		if (r.type == PERF_RECORD_COMM)

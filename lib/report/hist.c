@@ -260,10 +260,9 @@ _Static_assert(sizeof(struct frame) == 48, "one frame per 48 bytes (a few hundre
 
 /* ---- resolved address cache ---- */
 
+/* A mapped address's entry, one per DSO address (dso, dso_addr, file offset, kernel:
+ * what decides its frame), shared by every process that maps it. */
 struct rent {
-	uint64_t ip;
-	uint32_t pid, gen;
-	uint8_t cpumode;
 	uint32_t frame;
 	uint32_t srcline;       /* 0 = not looked up yet */
 	struct pk_dso *dso;
@@ -363,9 +362,9 @@ struct pk_report {
 	struct index fidx;
 	struct rent *rents;
 	size_t nr_rents, cap_rents;
-	struct index ridx;
-	/* direct-mapped front of ridx: hot addresses are found without the two cache misses
-	 * of an ridx probe; rent = index + 1, 0 = empty */
+	/* resolved addresses by process and address (direct-mapped): what resolve() finds
+	 * without a look at the maps; rent = index + 1, 0 = empty. Past it, the maps are
+	 * searched and the entry found by DSO address (dcache) */
 	struct rhot { uint64_t ip; uint32_t pid, gen, rent, frame; uint8_t cm; } *rhot;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
@@ -411,6 +410,22 @@ struct pk_report {
 	 * file, replaced each other's range at every sample.) */
 	struct { uint64_t lo, hi; uint32_t pid, gen; bool valid; } gap[GAP_SLOTS];
 	uint32_t cabs[MAX_CHAIN];
+	/* frame_abs answers, direct-mapped by (frame, ip): id + 1, 0 = empty. Every
+	 * unresolved frame of a chain asks (a stripped library's frames, all of them), and
+	 * the answer is fixed (frames are never removed), where interning the twin anew took
+	 * a hash and an index probe each time */
+	struct absc { uint64_t ip; uint32_t fid, abs; } *absc;
+	/* the resolved-address entries by DSO address, for every process. They used to be
+	 * keyed by process, address and map generation: a system-wide recording of a
+	 * compile (2370 processes, most running the same few binaries) made 322k entries
+	 * for 100k DSO addresses, each new one a symbol look-up and the interning of its
+	 * names again, and one more probe of a big index than now. Open addressing, linear
+	 * probing; rent = index + 1, 0 = empty; the entry's frame too, which spares a cache
+	 * miss on the entry itself (frame ids stay far below 2^31: 48 bytes each). */
+	struct dent { const struct pk_dso *dso; uint64_t dso_addr, off; uint32_t rent;
+		      uint32_t frame : 31, kernel : 1; } *dcache;
+	size_t dcache_mask, dcache_n;
+	uint64_t nr_lookups;    /* dso_frame calls (pk_report_symbol_lookups) */
 	/* samples waiting to be aggregated, merged by identical key (see defer_key) */
 	uint32_t *ppool;
 	size_t nr_ppool, cap_ppool;
@@ -668,6 +683,11 @@ void pk_report__free(struct pk_report *rep)
 	free(rep);
 }
 
+uint64_t pk_report_symbol_lookups(const struct pk_report *rep)
+{
+	return rep ? rep->nr_lookups : 0;
+}
+
 struct pk_machine *pk_report__machine(struct pk_report *rep)
 {
 	return rep ? rep->m : NULL;
@@ -858,6 +878,15 @@ static int nomap_frame(struct pk_report *rep, uint64_t ip, uint8_t cm, uint32_t 
 static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen,
 			  uint64_t ip, uint8_t cm, struct rent **out, uint32_t *fid)
 {
+	if (cm == PK_CPUMODE_KERNEL) {
+		/* a kernel address resolves the same in every process (only the kernel's
+		 * maps are searched): one entry for all, keyed as pid 0 with no map
+		 * generation of its own. A system-wide recording of a compile had 2370
+		 * processes, and the kernel's frames in most of their call chains; keyed by
+		 * process, each of those was resolved again in each */
+		pid = 0;
+		gen = rep->kgen * 0x10001u;
+	}
 	const __typeof__(rep->gap[0]) *g = &rep->gap[gap_slot(pid)];
 	if (cm == PK_CPUMODE_USER && g->valid && ip >= g->lo && ip < g->hi && g->pid == pid &&
 	    g->gen == gen) {
@@ -879,6 +908,78 @@ static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uin
 	return resolve_slow(rep, pid, tid, gen, ip, cm, hot, out, fid);
 }
 
+/* The slot of (dso, dso_addr, off, kernel) in dcache: its entry, or the empty slot to
+ * fill (NULL only without memory: then nothing is cached). */
+static struct dent *dcache_find(struct pk_report *rep, const struct pk_dso *dso,
+				uint64_t dso_addr, uint64_t off, bool kernel)
+{
+	if (!rep->dcache || (rep->dcache_n + 1) * 2 > rep->dcache_mask + 1) {
+		size_t cap = rep->dcache ? (rep->dcache_mask + 1) * 2 : 4096;
+		struct dent *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; rep->dcache && i <= rep->dcache_mask; i++) {
+			const struct dent *e = &rep->dcache[i];
+			if (!e->rent)
+				continue;
+			size_t j = (size_t)mix64((uintptr_t)e->dso ^ e->dso_addr * 0x9e3779b97f4a7c15ULL ^
+						 e->off * 0xc2b2ae3d27d4eb4fULL ^ e->kernel) & (cap - 1);
+			while (n[j].rent)
+				j = (j + 1) & (cap - 1);
+			n[j] = *e;
+		}
+		free(rep->dcache);
+		rep->dcache = n;
+		rep->dcache_mask = cap - 1;
+	}
+	size_t j = (size_t)mix64((uintptr_t)dso ^ dso_addr * 0x9e3779b97f4a7c15ULL ^
+				 off * 0xc2b2ae3d27d4eb4fULL ^ kernel) & rep->dcache_mask;
+	for (;; j = (j + 1) & rep->dcache_mask) {
+		struct dent *e = &rep->dcache[j];
+		if (!e->rent || (e->dso == dso && e->dso_addr == dso_addr && e->off == off &&
+				  e->kernel == kernel))
+			return e;
+	}
+}
+
+static void dcache_put(struct pk_report *rep, struct dent *e, const struct pk_dso *dso,
+		       uint64_t dso_addr, uint64_t off, bool kernel, uint32_t rent, uint32_t frame)
+{
+	*e = (struct dent){ .dso = dso, .dso_addr = dso_addr, .off = off, .kernel = kernel,
+			    .rent = rent + 1, .frame = frame & 0x7fffffffu };
+	rep->dcache_n++;
+}
+
+/* The frame of a mapped address (loc from pk_machine_resolve_map): its symbol looked up,
+ * names interned. */
+static int dso_frame(struct pk_report *rep, struct pk_addr_loc *loc, uint64_t off,
+		     uint32_t *fid)
+{
+	struct frame f = { 0 };
+	rep->nr_lookups++;
+	const char *sname = pk_dso__short_name(loc->dso);
+	const char *lname = loc->dso_name ? loc->dso_name : sname;
+	if (str_intern(&rep->strs, sname, &f.dso) || str_intern(&rep->strs, lname, &f.dso_long))
+		return -ENOMEM;
+	loc->sym = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start, &loc->sym_size);
+	if (loc->sym && str_intern(&rep->strs, loc->sym, &f.sym))
+		return -ENOMEM;
+	f.kernel = loc->kernel;
+	f.addr = loc->dso_addr;
+	if (!loc->sym && !f.kernel) {
+		/* an unresolved address in a file map shows as perf shows it: the file
+		 * offset (ip - map start + pgoff), which differs from the ELF address in a
+		 * non-PIE executable; anonymous maps keep the absolute address */
+		if (pk_dso__offset_to_addr(loc->dso, off) == loc->dso_addr)
+			f.addr = off;
+	}
+	if (loc->sym) {
+		f.sym_start = loc->sym_start;
+		f.sym_len = (uint32_t)PK_MIN(loc->sym_size, (uint64_t)UINT32_MAX);
+	}
+	return frame_intern(rep, &f, fid);
+}
+
 /* resolve() past the hot cache (kept out of line: it is rarely needed, and large) */
 static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_t pid,
 						  uint32_t tid, uint32_t gen, uint64_t ip,
@@ -897,26 +998,9 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 				   .kernel = cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL };
 		__builtin_prefetch(&rep->fidx.slot[(size_t)(frame_hash(&g) >> 32) & rep->fidx.mask]);
 	}
-	uint64_t h = mix64(ip ^ ((uint64_t)pid << 32 | gen) * 0x9e3779b97f4a7c15ULL ^ cm);
-	if (rep->ridx.slot) {
-		IX_FOR(&rep->ridx, h, j) {
-			struct rent *e = &rep->rents[IX_ID(rep->ridx.slot[j])];
-			if (e->ip == ip && e->pid == pid && e->gen == gen && e->cpumode == cm) {
-				if (rep->rhot)
-					rep->rhot[hot] = (struct rhot){
-						.ip = ip, .pid = pid, .gen = gen, .cm = cm,
-						.rent = IX_ID(rep->ridx.slot[j]) + 1,
-						.frame = e->frame };
-				*out = e;
-				*fid = e->frame;
-				return 0;
-			}
-		}
-	}
 	struct pk_addr_loc loc;
 	memset(&loc, 0, sizeof(loc));
-	pk_machine__resolve(rep->m, pid, tid, ip, cm, &loc);
-	struct frame f = { 0 };
+	pk_machine_resolve_map(rep->m, pid, tid, ip, cm, &loc);
 	if (!loc.dso) {
 		if (nomap_frame(rep, ip, cm, fid))
 			return -ENOMEM;
@@ -934,36 +1018,25 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 		*out = NULL;
 		return 0;
 	}
-	const char *sname = pk_dso__short_name(loc.dso);
-	const char *lname = loc.dso_name ? loc.dso_name : sname;
-	if (str_intern(&rep->strs, sname, &f.dso) || str_intern(&rep->strs, lname, &f.dso_long))
-		return -ENOMEM;
-	if (loc.sym && str_intern(&rep->strs, loc.sym, &f.sym))
-		return -ENOMEM;
-	f.kernel = loc.kernel;
-	f.addr = loc.dso_addr;
-	if (!loc.sym && !f.kernel) {
-		/* an unresolved address in a file map shows as perf shows it: the file
-		 * offset (ip - map start + pgoff), which differs from the ELF address in a
-		 * non-PIE executable; anonymous maps keep the absolute address */
-		uint64_t off = ip - loc.map_start + loc.map_pgoff;
-		if (pk_dso__offset_to_addr(loc.dso, off) == loc.dso_addr)
-			f.addr = off;
+	/* the file offset: an unresolved address in a file map shows as perf shows it (see
+	 * dso_frame), and it is part of the DSO-address key */
+	uint64_t off = ip - loc.map_start + loc.map_pgoff;
+	struct dent *d = dcache_find(rep, loc.dso, loc.dso_addr, off, loc.kernel);
+	uint32_t nid;
+	if (d && d->rent) {
+		nid = d->rent - 1;
+		*fid = d->frame;
+	} else {
+		if (dso_frame(rep, &loc, off, fid) ||
+		    grow((void **)&rep->rents, &rep->cap_rents, rep->nr_rents + 1,
+			 sizeof(struct rent)))
+			return -ENOMEM;
+		nid = (uint32_t)rep->nr_rents++;
+		rep->rents[nid] = (struct rent){ .frame = *fid, .dso = loc.dso,
+						 .dso_addr = loc.dso_addr, .inl_first = -1 };
+		if (d && *fid <= 0x7fffffffu)
+			dcache_put(rep, d, loc.dso, loc.dso_addr, off, loc.kernel, nid, *fid);
 	}
-	if (loc.sym) {
-		f.sym_start = loc.sym_start;
-		f.sym_len = (uint32_t)PK_MIN(loc.sym_size, (uint64_t)UINT32_MAX);
-	}
-	if (frame_intern(rep, &f, fid))
-		return -ENOMEM;
-	if (index_grow(&rep->ridx) ||
-	    grow((void **)&rep->rents, &rep->cap_rents, rep->nr_rents + 1, sizeof(struct rent)))
-		return -ENOMEM;
-	uint32_t nid = (uint32_t)rep->nr_rents++;
-	rep->rents[nid] = (struct rent){ .ip = ip, .pid = pid, .gen = gen, .cpumode = cm,
-					 .frame = *fid, .dso = loc.dso, .dso_addr = loc.dso_addr,
-					 .inl_first = -1 };
-	index_put(&rep->ridx, h, nid);
 	if (rep->rhot)
 		rep->rhot[hot] = (struct rhot){ .ip = ip, .pid = pid, .gen = gen, .cm = cm,
 						.rent = nid + 1, .frame = *fid };
@@ -1199,14 +1272,27 @@ static bool match_int(const int32_t *list, size_t n, int32_t v)
 
 /* The frame of an unresolved callchain entry as perf keys cumulative entries: by the
  * absolute address (perf's self entries use the DSO-relative one). */
+#define ABSC_BITS 12
 static uint32_t frame_abs(struct pk_report *rep, uint32_t fid, uint64_t ip)
 {
 	if (rep->frames[fid].sym || rep->frames[fid].addr == ip)
 		return fid;
+	struct absc *c = NULL;
+	if (!rep->absc)
+		rep->absc = calloc((size_t)1 << ABSC_BITS, sizeof(*rep->absc));
+	if (rep->absc) {
+		c = &rep->absc[((ip ^ (uint64_t)fid << 40) * 0x9e3779b97f4a7c15ULL) >> (64 - ABSC_BITS)];
+		if (c->abs && c->ip == ip && c->fid == fid)
+			return c->abs - 1;
+	}
 	struct frame f = rep->frames[fid];
 	f.addr = ip;
 	uint32_t id;
-	return frame_intern(rep, &f, &id) ? fid : id;
+	if (frame_intern(rep, &f, &id))
+		return fid;
+	if (c)
+		*c = (struct absc){ .ip = ip, .fid = fid, .abs = id + 1 };
+	return id;
 }
 
 /* Entry filters (--dso, --symbols) on a frame. */
@@ -1335,10 +1421,14 @@ static void rents_release(struct pk_report *rep)
 	rep->last = NULL;
 	free(rep->rhot);
 	rep->rhot = NULL;
+	free(rep->absc);
+	rep->absc = NULL;
+	free(rep->dcache);
+	rep->dcache = NULL;
+	rep->dcache_mask = rep->dcache_n = 0;
 	arr_free(rep->rents, rep->cap_rents * sizeof(*rep->rents));
 	rep->rents = NULL;
 	rep->nr_rents = rep->cap_rents = 0;
-	index_release(&rep->ridx);
 	arr_free(rep->inl_pool, rep->cap_inl * sizeof(*rep->inl_pool));
 	rep->inl_pool = NULL;
 	rep->nr_inl = rep->cap_inl = 0;

@@ -485,11 +485,12 @@ int pk_machine_preload_kernel(struct pk_machine *m)
 	return d ? pk_dso_ensure_loaded(d) : -ENOMEM;
 }
 
-PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
-			       uint8_t cpumode, struct pk_addr_loc *loc)
+/* pk_machine__resolve without the symbol: 0 with loc->dso set, or its errors. */
+int pk_machine_resolve_map(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
+			   uint8_t cpumode, struct pk_addr_loc *loc)
 {
 	if (!m || !loc)
-		return pk_err(-EINVAL);
+		return -EINVAL;
 	memset(loc, 0, sizeof(*loc));
 	loc->dso_name = "[unknown]";
 	loc->dso_addr = addr;
@@ -521,10 +522,10 @@ PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid,
 	} else {
 		if (t && cpumode == PK_CPUMODE_USER)
 			pk_mapset_gap(t->maps, addr, &loc->map_start, &loc->map_end);
-		return pk_err(-ENOENT);
+		return -ENOENT;
 	}
 	if (!d)
-		return pk_err(-ENOMEM);
+		return -ENOMEM;
 	loc->kernel = kmode;
 	if (d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) {
 		loc->dso_addr = pk_dso__offset_to_addr(d, addr - e->start + e->pgoff);
@@ -538,7 +539,16 @@ PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid,
 	}
 	loc->dso = d;
 	loc->dso_name = d->name;
-	const char *s = pk_dso__symbol(d, loc->dso_addr, &loc->sym_start, &loc->sym_size);
+	return 0;
+}
+
+PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
+			       uint8_t cpumode, struct pk_addr_loc *loc)
+{
+	int err = pk_machine_resolve_map(m, pid, tid, addr, cpumode, loc);
+	if (err)
+		return pk_err(err);
+	const char *s = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start, &loc->sym_size);
 	if (!s)
 		return pk_err(-ENODATA);
 	loc->sym = s;

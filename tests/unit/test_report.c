@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
 #include "report/feed.h"
+#include "internal.h"
 
 /* An attr with IP|TID|TIME samples and sample_id_all (TID|TIME trailer). */
 static struct pk_data_attr make_attr(void)
@@ -747,6 +749,71 @@ static void test_reader_thread(void **state)
 	free(dir);
 }
 
+/* CPU time of the threads of this process other than the caller's, in ns. */
+static uint64_t other_threads_cpu_ns(void)
+{
+	struct timespec p, t;
+	assert_int_equal(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p), 0);
+	assert_int_equal(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t), 0);
+	int64_t d = ((int64_t)p.tv_sec - t.tv_sec) * 1000000000 + (p.tv_nsec - t.tv_nsec);
+	return d > 0 ? (uint64_t)d : 0;
+}
+
+/* Read path through a threaded feed, sleeping pause_us after every 1024 records; returns
+ * the CPU time the reader thread used meanwhile (ns). */
+static uint64_t feed_reader_cpu(const char *path, unsigned pause_us, int n_expect)
+{
+	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
+	assert_non_null(r);
+	struct pk_feed *f;
+	assert_int_equal(pk_feed__start(&f, r, true), 0);
+	uint64_t c0 = other_threads_cpu_ns();
+	const struct pk_feed_item *it;
+	int err, nr = 0;
+	while ((err = pk_feed__next(f, &it)) > 0) {
+		if (it->ev.hdr->type == PERF_RECORD_SAMPLE)
+			nr++;
+		if (pause_us && !(nr & 1023))
+			usleep(pause_us);
+	}
+	assert_int_equal(err, 0);
+	uint64_t c1 = other_threads_cpu_ns();
+	pk_feed__stop(f, NULL);
+	pk_data_reader__free(r);
+	assert_int_equal(nr, n_expect);
+	return c1 - c0;
+}
+
+/*
+ * A reader far ahead of a slow consumer (the ring of batches full) sleeps rather than
+ * spin: a spinning reader took as much CPU time as the aggregation on files where that is
+ * the slower side, and on a machine whose CPUs are shared that time is taken from the
+ * consumer. The consumer here sleeps 1.5 ms per 1024 records (shorter than the reader's
+ * spin limit, so a spinning reader would spin the whole time): the reader's CPU time
+ * must stay near what it used when the consumer did not sleep at all (its own work).
+ */
+static void test_feed_reader_sleeps_when_ahead(void **state)
+{
+	(void)state;
+	if (pk_online_cpus_for_test() < 2)
+		skip();
+	char *dir = pk_test_mkdtemp("feedsleep");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	const int n = 100000;
+	struct feed_expect ex;
+	write_feed_file(path, n, &ex);
+	uint64_t base = feed_reader_cpu(path, 0, n);
+	const unsigned pause_us = 1500;
+	uint64_t slept = (uint64_t)(n / 1024) * pause_us * 1000;
+	uint64_t slow = feed_reader_cpu(path, pause_us, n);
+	print_message("reader CPU: %.1f ms unthrottled, %.1f ms with %.0f ms of consumer "
+		      "sleeps\n", base / 1e6, slow / 1e6, slept / 1e6);
+	assert_true(slow < base + slept / 8);
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 /*
  * The ordering queue's copies handed out with pk_ordered_hold_chunks stay intact until
  * pk_ordered_done says the caller is done with them, however far the reader went on
@@ -1034,6 +1101,88 @@ static void test_unmapped_callers(void **state)
  * in the new map (the memory of the unmapped range an address fell in does not outlive
  * the process's map generation). */
 /*
+ * The same DSO addresses sampled in many processes (a system-wide recording: each
+ * compiler run maps the same binaries; every process enters the same kernel) are looked
+ * up once, not once per process: NP processes map one library at two different
+ * addresses (odd and even pids), and sample three of its addresses under a kernel frame.
+ */
+static void test_dso_addresses_shared(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("dsoaddr");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_data_writer *w = open_writer_with(path, CHAIN_SAMPLES);
+	uint64_t u[32];
+	enum { NP = 40 };
+	for (uint32_t pid = 1; pid <= NP; pid++) {
+		memset(u, 0, sizeof(u));
+		struct perf_event_header h = { .type = PERF_RECORD_MMAP, .size = 8 + 8 + 24 + 24 + 16 };
+		memcpy(&u[0], &h, 8);
+		u[1] = (uint64_t)pid << 32 | pid;
+		u[2] = pid % 2 ? 0x7000000 : 0x9000000; /* start */
+		u[3] = 0x10000;                          /* len */
+		u[4] = 0x1000;                           /* pgoff */
+		snprintf((char *)&u[5], 24, "/nonexistent/lib.so");
+		u[8] = (uint64_t)pid << 32 | pid;
+		u[9] = pid;
+		assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+	}
+	for (uint32_t pid = 1; pid <= NP; pid++) {
+		for (uint64_t k = 0; k < 3; k++) {
+			/* kernel ip, then the user chain: ip in lib.so called from lib.so */
+			uint64_t base = pid % 2 ? 0x7000000 : 0x9000000;
+			memset(u, 0, sizeof(u));
+			struct perf_event_header h = { .type = PERF_RECORD_SAMPLE,
+						       .misc = PERF_RECORD_MISC_KERNEL,
+						       .size = 8 + 5 * 8 + 5 * 8 };
+			memcpy(&u[0], &h, 8);
+			u[1] = 0xffffffff81000100ULL;
+			u[2] = (uint64_t)pid << 32 | pid;
+			u[3] = 1000 + pid * 10 + k;
+			u[4] = 1;
+			u[5] = 5;
+			u[6] = (uint64_t)-128; /* PERF_CONTEXT_KERNEL */
+			u[7] = 0xffffffff81000100ULL;
+			u[8] = (uint64_t)-512; /* PERF_CONTEXT_USER */
+			u[9] = base + 0x100 + k * 0x10;
+			u[10] = base + 0x200;
+			assert_int_equal(pk_data_writer__write_record(w,
+					(const struct perf_event_header *)u), 0);
+		}
+	}
+	assert_int_equal(pk_data_writer__close(w), 0);
+	static const enum pk_sort_key keys[] = { PK_SORT_DSO, PK_SORT_SYM };
+	for (int children = 0; children < 2; children++) {
+		PK_OPTS(pk_report_opts, o, .callgraph = true, .children = children, .sort = keys,
+			.nr_sort = 2);
+		struct pk_report *rep;
+		struct pk_data_reader *r;
+		const struct pk_hist *h = report_file(path, &o, &rep, &r);
+		assert_int_equal(h->nr_samples, NP * 3);
+		/* the kernel address and the library's four: 5, whatever NP */
+		assert_int_equal(pk_report_symbol_lookups(rep), 5);
+		/* and the entries are what they were: one self entry (the kernel address);
+		 * with children, the library's frames by absolute address (as perf keys
+		 * unresolved cumulative entries), four at each of the two map addresses */
+		size_t lib = 0;
+		for (size_t i = 0; i < h->nr_entries; i++) {
+			const struct pk_hist_entry *e = h->entries[i];
+			if (!strcmp(e->dso, "lib.so")) {
+				lib++;
+				assert_null(e->sym);
+			}
+		}
+		assert_int_equal(lib, children ? 2 * 4 : 0);
+		assert_int_equal(h->nr_entries, children ? 2 * 4 + 1 : 1);
+		pk_report__free(rep);
+		pk_data_reader__free(r);
+	}
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
+/*
  * Twenty processes sampled in turn at the same addresses, mapped (lib.so) in the odd ones
  * only (the even ones map something else): the unmapped range an even process's address
  * fell in must not make the same address of an odd process unmapped (the ranges are kept
@@ -1209,6 +1358,75 @@ static void test_script_pid_minus_one(void **state)
 	free(dir);
 }
 
+/* An MMAP record (pid = tid) of [start, start + 0x10000) to `name` at time t. */
+static void write_mmap(struct pk_data_writer *w, uint32_t pid, uint64_t start, const char *name,
+		       uint64_t t)
+{
+	uint64_t u[16];
+	memset(u, 0, sizeof(u));
+	struct perf_event_header h = { .type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_USER,
+				       .size = 8 + 8 + 24 + 24 + 16 };
+	memcpy(&u[0], &h, 8);
+	u[1] = (uint64_t)pid << 32 | pid;
+	u[2] = start;
+	u[3] = 0x10000;
+	snprintf((char *)&u[5], 24, "%s", name);
+	u[8] = (uint64_t)pid << 32 | pid;
+	u[9] = t;
+	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+}
+
+/* A user-mode sample (IP|TID|TIME) of process pid at ip, time t. */
+static void write_user_sample(struct pk_data_writer *w, uint32_t pid, uint64_t ip, uint64_t t)
+{
+	uint64_t u[4];
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+				       .size = 8 + 3 * 8 };
+	memcpy(&u[0], &h, 8);
+	u[1] = ip;
+	u[2] = (uint64_t)pid << 32 | pid;
+	u[3] = t;
+	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+}
+
+/*
+ * perfkit script keeps the text of each frame per process; a record that changes the
+ * maps of one process makes that process's texts stale, and only that process's (it used
+ * to empty the whole cache, at every such record of a system-wide file). Two processes
+ * map different libraries at the same address; process 1 then maps another one there:
+ * its next sample shows the new library, process 2's still its own.
+ */
+static void test_script_maps_per_process(void **state)
+{
+	(void)state;
+	if (access(PK_TOOL_PATH, X_OK))
+		PK_SKIP("the perfkit tool is not built in this build directory");
+	char *dir = pk_test_mkdtemp("scrmaps");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_data_writer *w = open_writer(path);
+	write_mmap(w, 1, 0x7000000, "/nonexistent/a.so", 10);
+	write_mmap(w, 2, 0x7000000, "/nonexistent/c.so", 11);
+	write_user_sample(w, 1, 0x7000100, 100);
+	write_user_sample(w, 2, 0x7000100, 110);
+	write_mmap(w, 1, 0x7000000, "/nonexistent/b.so", 200);
+	write_user_sample(w, 1, 0x7000100, 300);
+	write_user_sample(w, 2, 0x7000100, 310);
+	write_mmap(w, 2, 0x7000000, "/nonexistent/d.so", 400);
+	write_user_sample(w, 1, 0x7000100, 500);
+	write_user_sample(w, 2, 0x7000100, 510);
+	assert_int_equal(pk_data_writer__close(w), 0);
+	for (int json = 0; json < 2; json++) {
+		assert_int_equal(pk_test_sh("cd '%s' && '%s' script -i t.data %s > out && "
+					    "grep -o '[abcd]\\.so' out | tr '\\n' ' ' > libs",
+					    dir, PK_TOOL_PATH, json ? "--json" : ""), 0);
+		assert_int_equal(pk_test_sh("cd '%s' && [ \"$(cat libs)\" = "
+					    "'a.so c.so b.so c.so b.so d.so ' ]", dir), 0);
+	}
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -1222,11 +1440,14 @@ int main(void)
 		cmocka_unit_test(test_lazy_callchains),
 		cmocka_unit_test(test_ordered_mapped),
 		cmocka_unit_test(test_reader_thread),
+		cmocka_unit_test(test_feed_reader_sleeps_when_ahead),
 		cmocka_unit_test(test_ordered_hold_chunks),
 		cmocka_unit_test(test_unmapped_many_processes),
+		cmocka_unit_test(test_dso_addresses_shared),
 		cmocka_unit_test(test_unmapped_callers),
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_script_pid_minus_one),
+		cmocka_unit_test(test_script_maps_per_process),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
