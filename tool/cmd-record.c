@@ -498,6 +498,11 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
+	/* DWARF call chains imply -d, as in perf: its unwinder finds .eh_frame_hdr and the
+	 * CFI through the non-executable mappings of a binary (the r--p segments of a PIE
+	 * linked with separate code), which only mmap_data records */
+	if (o->cg == CG_DWARF)
+		o->addr = true;
 	int ntargets = !!o->pid_list + !!o->tid_list + !!o->system_wide;
 	if (!o->argv && !ntargets) {
 		pk_tool_error("nothing to record: give a command, -p, -t, -a or -C");
@@ -567,10 +572,10 @@ static int config_attr(struct rec_opts *o, struct perf_event_attr *a, bool trace
 		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	if (o->system_wide || o->sample_cpu)
 		a->sample_type |= PERF_SAMPLE_CPU;
-	if (o->addr) {
-		a->sample_type |= PERF_SAMPLE_ADDR;
-		a->mmap_data = 1;
-	}
+	/* data addresses, as perf's -d: ADDR and DATA_SRC in every sample; the data
+	 * mappings (mmap_data) are asked of the tracking event only (sideband_bits) */
+	if (o->addr)
+		a->sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
 	if (o->all_cgroups)
 		a->sample_type |= PERF_SAMPLE_CGROUP;
 	if (tracepoint)

@@ -352,7 +352,9 @@ static int do_mmaps(struct synth *s, pid_t pid)
 		if (pk_maps__parse_line(line, &e) < 0)
 			continue;
 		if (!(e.prot & PROT_EXEC)) {
-			if (!s->mmap_data || !e.path[0])
+			/* data mappings as perf synthesizes them: readable ones only (no guard
+			 * pages), anonymous ones included */
+			if (!s->mmap_data || !(e.prot & PROT_READ))
 				continue;
 			misc |= PERF_RECORD_MISC_MMAP_DATA;
 		}

@@ -130,6 +130,8 @@ static char *fake_proc(void)
 			   "55d0c3a4e000-55d0c3a50000 r--p 00000000 fe:00 77 /usr/bin/prog\n"
 			   "55d0c3a50000-55d0c3a52000 r-xp 00002000 fe:00 77 /usr/bin/prog\n"
 			   "7f0000000000-7f0000001000 rwxp 00000000 00:00 0 \n"
+			   "7f0000001000-7f0000003000 rw-p 00000000 00:00 0 \n"
+			   "7f0000003000-7f0000004000 ---p 00004000 fe:00 77 /usr/bin/prog\n"
 			   "garbage line\n"
 			   "7ffd1b3f2000-7ffd1b3f4000 r-xp 00000000 00:00 0 [vdso]\n");
 	return root;
@@ -227,13 +229,28 @@ static void test_process(void **state)
 	assert_int_equal(mmaps, 3); /* the r--p mapping and the garbage line are skipped */
 	assert_true(saw_worker && saw_anon && saw_vdso && saw_prog);
 
-	/* with mmap_data the read-only file mapping comes too, flagged as data */
+	/* with mmap_data the readable data mappings come too, flagged as data: the read-only
+	 * file mapping and the anonymous one (as "//anon"), not the ---p guard */
 	struct collected d = { 0 };
+	int data_maps = 0;
 	PK_OPTS(pk_synth_opts, od, .id_size = 24, .procfs_root = root, .mmap_data = true);
 	assert_int_equal(pk_synth__process(100, PK_SYNTH_MMAPS, collect, &d, &od), 0);
-	assert_int_equal(d.nr, 2 + 4);
-	assert_int_equal(pk_record__decode(&l, rec_at(&d, 2), &r, NULL), 0);
-	assert_true(r.type == PERF_RECORD_MMAP2 && r.mmap2.data);
+	assert_int_equal(d.nr, 2 + 5);
+	for (int i = 2; i < d.nr; i++) {
+		assert_int_equal(pk_record__decode(&l, rec_at(&d, i), &r, NULL), 0);
+		assert_int_equal(r.type, PERF_RECORD_MMAP2);
+		assert_true(r.mmap2.data == !(r.mmap2.prot & PROT_EXEC));
+		if (!r.mmap2.data)
+			continue;
+		data_maps++;
+		assert_true(r.mmap2.prot & PROT_READ);
+		if (r.mmap2.addr == 0x7f0000001000ULL)
+			assert_true(!strcmp(r.mmap2.filename, "//anon") && r.mmap2.len == 0x2000);
+		else
+			assert_true(!strcmp(r.mmap2.filename, "/usr/bin/prog") &&
+				    r.mmap2.addr == 0x55d0c3a4e000ULL);
+	}
+	assert_int_equal(data_maps, 2);
 
 	/* the callback's value stops the walk and is returned */
 	struct collected s = { .stop_after = 1 };

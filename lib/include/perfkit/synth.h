@@ -31,8 +31,9 @@ struct pk_synth_opts {
 	 * STREAM_ID, CPU, IDENTIFIER bits of the first attr's sample_type when it has
 	 * sample_id_all; 0 otherwise). Must be a multiple of 8, at most 48. */
 	uint32_t id_size;
-	/* Also synthesize non-executable file mappings (MMAP2 with PERF_RECORD_MISC_MMAP_DATA),
-	 * as perf does for `record -d`. */
+	/* Also synthesize the readable non-executable mappings, file-backed or anonymous
+	 * (MMAP2 with PERF_RECORD_MISC_MMAP_DATA), as perf does for `record -d` and for
+	 * `--call-graph dwarf`. */
 	bool mmap_data;
 	/* procfs root (tests); NULL = "/proc". */
 	const char *procfs_root;
