@@ -960,11 +960,14 @@ static int synthesize(struct rec *rc, pid_t child)
 	struct rec_opts *o = rc->o;
 	const struct pk_attr *first = &rc->attrs[0];
 	PK_OPTS(pk_synth_opts, so, .id_size = id_size_of(&first->attr), .mmap_data = o->addr);
+	/* the kernel reports namespace changes only: the namespaces the targets are in when
+	 * recording starts are synthesized, as perf does */
+	unsigned ns = o->namespaces ? PK_SYNTH_NAMESPACES : 0;
 	int err = 0;
 
 	pk_synth__kernel_mmap(synth_cb, rc, &so);
 	if (o->system_wide) {
-		err = pk_synth__all(PK_SYNTH_FORK | PK_SYNTH_MMAPS, synth_cb, rc, &so);
+		err = pk_synth__all(PK_SYNTH_FORK | PK_SYNTH_MMAPS | ns, synth_cb, rc, &so);
 	} else if (child > 0) {
 		char comm[64] = "perfkit", path[64];
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)child);
@@ -975,15 +978,19 @@ static int synthesize(struct rec *rc, pid_t child)
 			fclose(f);
 		}
 		err = pk_synth__comm(child, child, comm, synth_cb, rc, &so);
+		if (!err && ns)
+			err = pk_synth__namespaces(child, child, synth_cb, rc, &so);
 	} else if (o->pid_list) {
 		struct pk_thread_map *ids = pk_thread_map__new_list(o->pid_list);
 		for (int i = 0; ids && i < pk_thread_map__nr(ids) && !rc->write_err; i++)
-			pk_synth__process(pk_thread_map__tid(ids, i), PK_SYNTH_MMAPS, synth_cb, rc, &so);
+			pk_synth__process(pk_thread_map__tid(ids, i), PK_SYNTH_MMAPS | ns, synth_cb,
+					  rc, &so);
 		pk_thread_map__free(ids);
 	} else if (o->tid_list) {
 		struct pk_thread_map *ids = pk_thread_map__new_list(o->tid_list);
 		for (int i = 0; ids && i < pk_thread_map__nr(ids) && !rc->write_err; i++)
-			pk_synth__thread(pk_thread_map__tid(ids, i), PK_SYNTH_MMAPS, synth_cb, rc, &so);
+			pk_synth__thread(pk_thread_map__tid(ids, i), PK_SYNTH_MMAPS | ns, synth_cb, rc,
+					 &so);
 		pk_thread_map__free(ids);
 	}
 	if (!rc->write_err)
