@@ -504,6 +504,11 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
+	/* DWARF call chains imply -d, as in perf: its unwinder finds .eh_frame_hdr and the
+	 * CFI through the non-executable mappings of a binary (the r--p segments of a PIE
+	 * linked with separate code), which only mmap_data records */
+	if (o->cg == CG_DWARF)
+		o->addr = true;
 	int ntargets = !!o->pid_list + !!o->tid_list + !!o->system_wide;
 	if (!o->argv && !ntargets) {
 		pk_tool_error("nothing to record: give a command, -p, -t, -a or -C");
@@ -573,10 +578,10 @@ static int config_attr(struct rec_opts *o, struct perf_event_attr *a, bool trace
 		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	if (o->system_wide || o->sample_cpu)
 		a->sample_type |= PERF_SAMPLE_CPU;
-	if (o->addr) {
-		a->sample_type |= PERF_SAMPLE_ADDR;
-		a->mmap_data = 1;
-	}
+	/* data addresses, as perf's -d: ADDR and DATA_SRC in every sample; the data
+	 * mappings (mmap_data) are asked of the tracking event only (sideband_bits) */
+	if (o->addr)
+		a->sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
 	if (o->all_cgroups)
 		a->sample_type |= PERF_SAMPLE_CGROUP;
 	if (tracepoint)
@@ -1027,11 +1032,14 @@ static int synthesize(struct rec *rc, pid_t child)
 	struct rec_opts *o = rc->o;
 	const struct pk_attr *first = &rc->attrs[0];
 	PK_OPTS(pk_synth_opts, so, .id_size = id_size_of(&first->attr), .mmap_data = o->addr);
+	/* the kernel reports namespace changes only: the namespaces the targets are in when
+	 * recording starts are synthesized, as perf does */
+	unsigned ns = o->namespaces ? PK_SYNTH_NAMESPACES : 0;
 	int err = 0;
 
 	pk_synth__kernel_mmap(synth_cb, rc, &so);
 	if (o->system_wide) {
-		err = pk_synth__all(PK_SYNTH_FORK | PK_SYNTH_MMAPS, synth_cb, rc, &so);
+		err = pk_synth__all(PK_SYNTH_FORK | PK_SYNTH_MMAPS | ns, synth_cb, rc, &so);
 	} else if (child > 0) {
 		char comm[64] = "perfkit", path[64];
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)child);
@@ -1042,15 +1050,19 @@ static int synthesize(struct rec *rc, pid_t child)
 			fclose(f);
 		}
 		err = pk_synth__comm(child, child, comm, synth_cb, rc, &so);
+		if (!err && ns)
+			err = pk_synth__namespaces(child, child, synth_cb, rc, &so);
 	} else if (o->pid_list) {
 		struct pk_thread_map *ids = pk_thread_map__new_list(o->pid_list);
 		for (int i = 0; ids && i < pk_thread_map__nr(ids) && !rc->write_err; i++)
-			pk_synth__process(pk_thread_map__tid(ids, i), PK_SYNTH_MMAPS, synth_cb, rc, &so);
+			pk_synth__process(pk_thread_map__tid(ids, i), PK_SYNTH_MMAPS | ns, synth_cb,
+					  rc, &so);
 		pk_thread_map__free(ids);
 	} else if (o->tid_list) {
 		struct pk_thread_map *ids = pk_thread_map__new_list(o->tid_list);
 		for (int i = 0; ids && i < pk_thread_map__nr(ids) && !rc->write_err; i++)
-			pk_synth__thread(pk_thread_map__tid(ids, i), PK_SYNTH_MMAPS, synth_cb, rc, &so);
+			pk_synth__thread(pk_thread_map__tid(ids, i), PK_SYNTH_MMAPS | ns, synth_cb, rc,
+					 &so);
 		pk_thread_map__free(ids);
 	}
 	if (!rc->write_err)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include "internal.h"
 #include "synth-internal.h"
 #include <perfkit/synth.h>
@@ -104,6 +105,37 @@ static int do_fork(struct synth *s, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid
 	put32(p, 20, (uint32_t)ptid);
 	put64(p, 24, 0);
 	return emit(s, PERF_RECORD_FORK, 0, 32, NULL, 0);
+}
+
+/* The namespace links in the kernel's order (NET_NS_INDEX .. CGROUP_NS_INDEX), as the
+ * names of their /proc/PID/ns entries. */
+static const char *const ns_names[] = { "net", "uts", "ipc", "pid", "user", "mnt", "cgroup" };
+#define NR_NS (sizeof(ns_names) / sizeof(ns_names[0]))
+
+/* A NAMESPACES record for thread tid of process pid: device and inode of every
+ * <procfs>/PID/task/TID/ns/NAME; a link that cannot be read stays 0, as perf leaves it. */
+static int do_namespaces(struct synth *s, pid_t pid, pid_t tid)
+{
+	uint8_t *p = (uint8_t *)s->buf;
+	char path[PATH_MAX];
+	size_t off = 24;
+
+	put32(p, 8, (uint32_t)pid);
+	put32(p, 12, (uint32_t)tid);
+	put64(p, 16, NR_NS);
+	for (size_t i = 0; i < NR_NS; i++, off += 16) {
+		struct stat st;
+		uint64_t dev = 0, ino = 0;
+		pk_snprintf(path, sizeof(path), "%s/%d/task/%d/ns/%s", s->proc, (int)pid,
+			    (int)tid, ns_names[i]);
+		if (stat(path, &st) == 0) {
+			dev = (uint64_t)st.st_dev;
+			ino = (uint64_t)st.st_ino;
+		}
+		put64(p, off, dev);
+		put64(p, off + 8, ino);
+	}
+	return emit(s, PERF_RECORD_NAMESPACES, 0, off, NULL);
 }
 
 /* ---- parsers ---- */
@@ -295,6 +327,20 @@ PK_API int pk_synth__comm(pid_t pid, pid_t tid, const char *comm, pk_synth_cb cb
 	return err < 0 ? pk_err(err) : err;
 }
 
+PK_API int pk_synth__namespaces(pid_t pid, pid_t tid, pk_synth_cb cb, void *ctx,
+				const struct pk_synth_opts *opts)
+{
+	struct synth *s = malloc(sizeof(*s));
+	int err;
+	if (!s)
+		return pk_err(-ENOMEM);
+	err = synth_init(s, cb, ctx, opts);
+	if (!err)
+		err = pid > 0 && tid > 0 ? do_namespaces(s, pid, tid) : -EINVAL;
+	free(s);
+	return err < 0 ? pk_err(err) : err;
+}
+
 /* ---- processes ---- */
 
 static int read_comm(struct synth *s, pid_t pid, pid_t tid, char *comm, size_t len)
@@ -358,7 +404,9 @@ static int do_mmaps(struct synth *s, pid_t pid)
 		if (pk_maps__parse_line(line, &e) < 0)
 			continue;
 		if (!(e.prot & PROT_EXEC)) {
-			if (!s->mmap_data || !e.path[0])
+			/* data mappings as perf synthesizes them: readable ones only (no guard
+			 * pages), anonymous ones included */
+			if (!s->mmap_data || !(e.prot & PROT_READ))
 				continue;
 			misc |= PERF_RECORD_MISC_MMAP_DATA;
 		}
@@ -414,6 +462,8 @@ static int do_process(struct synth *s, pid_t pid, unsigned flags)
 				break;
 		}
 		err = do_comm(s, pid, (pid_t)tid, comm);
+		if (!err && (flags & PK_SYNTH_NAMESPACES))
+			err = do_namespaces(s, pid, (pid_t)tid);
 		if (err)
 			break;
 	}
@@ -455,6 +505,8 @@ PK_API int pk_synth__thread(pid_t tid, unsigned flags, pk_synth_cb cb, void *ctx
 		err = do_fork(s, tgid, tgid == tid ? ppid : tgid, tid, tgid == tid ? ppid : tgid);
 	if (!err)
 		err = do_comm(s, tgid, tid, comm);
+	if (!err && (flags & PK_SYNTH_NAMESPACES))
+		err = do_namespaces(s, tgid, tid);
 	if (!err && (flags & PK_SYNTH_MMAPS))
 		err = do_mmaps(s, tgid);
 	free(s);

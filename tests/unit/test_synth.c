@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "testutil.h"
 #include <perfkit/perfkit.h>
@@ -130,6 +131,8 @@ static char *fake_proc(void)
 			   "55d0c3a4e000-55d0c3a50000 r--p 00000000 fe:00 77 /usr/bin/prog\n"
 			   "55d0c3a50000-55d0c3a52000 r-xp 00002000 fe:00 77 /usr/bin/prog\n"
 			   "7f0000000000-7f0000001000 rwxp 00000000 00:00 0 \n"
+			   "7f0000001000-7f0000003000 rw-p 00000000 00:00 0 \n"
+			   "7f0000003000-7f0000004000 ---p 00004000 fe:00 77 /usr/bin/prog\n"
 			   "garbage line\n"
 			   "7ffd1b3f2000-7ffd1b3f4000 r-xp 00000000 00:00 0 [vdso]\n");
 	return root;
@@ -227,13 +230,28 @@ static void test_process(void **state)
 	assert_int_equal(mmaps, 3); /* the r--p mapping and the garbage line are skipped */
 	assert_true(saw_worker && saw_anon && saw_vdso && saw_prog);
 
-	/* with mmap_data the read-only file mapping comes too, flagged as data */
+	/* with mmap_data the readable data mappings come too, flagged as data: the read-only
+	 * file mapping and the anonymous one (as "//anon"), not the ---p guard */
 	struct collected d = { 0 };
+	int data_maps = 0;
 	PK_OPTS(pk_synth_opts, od, .id_size = 24, .procfs_root = root, .mmap_data = true);
 	assert_int_equal(pk_synth__process(100, PK_SYNTH_MMAPS, collect, &d, &od), 0);
-	assert_int_equal(d.nr, 2 + 4);
-	assert_int_equal(pk_record__decode(&l, rec_at(&d, 2), &r, NULL), 0);
-	assert_true(r.type == PERF_RECORD_MMAP2 && r.mmap2.data);
+	assert_int_equal(d.nr, 2 + 5);
+	for (int i = 2; i < d.nr; i++) {
+		assert_int_equal(pk_record__decode(&l, rec_at(&d, i), &r, NULL), 0);
+		assert_int_equal(r.type, PERF_RECORD_MMAP2);
+		assert_true(r.mmap2.data == !(r.mmap2.prot & PROT_EXEC));
+		if (!r.mmap2.data)
+			continue;
+		data_maps++;
+		assert_true(r.mmap2.prot & PROT_READ);
+		if (r.mmap2.addr == 0x7f0000001000ULL)
+			assert_true(!strcmp(r.mmap2.filename, "//anon") && r.mmap2.len == 0x2000);
+		else
+			assert_true(!strcmp(r.mmap2.filename, "/usr/bin/prog") &&
+				    r.mmap2.addr == 0x55d0c3a4e000ULL);
+	}
+	assert_int_equal(data_maps, 2);
 
 	/* the callback's value stops the walk and is returned */
 	struct collected s = { .stop_after = 1 };
@@ -254,6 +272,91 @@ static void test_process(void **state)
 	struct collected all = { 0 };
 	assert_int_equal(pk_synth__all(PK_SYNTH_FORK, collect, &all, &o), 0);
 	assert_int_equal(all.nr, 4); /* 101 has no task dir: only process 100's two threads */
+	pk_test_rmtree(root);
+	free(root);
+}
+
+/* The inode of a file of the fake procfs (what a NAMESPACES link must carry). */
+static uint64_t ino_of(const char *root, const char *rel)
+{
+	char path[4096];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(stat(path, &st), 0);
+	return (uint64_t)st.st_ino;
+}
+
+static void test_namespaces(void **state)
+{
+	(void)state;
+	char *root = fake_proc();
+	struct collected c = { 0 };
+	struct pk_sample_layout l;
+	struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+				     .sample_id_all = 1 };
+	struct pk_record r;
+	int ns = 0, comms = 0;
+
+	/* thread 100 has net, pid and cgroup links; 101 only mnt */
+	pk_test_write_file(root, "100/task/100/ns/net", "");
+	pk_test_write_file(root, "100/task/100/ns/pid", "");
+	pk_test_write_file(root, "100/task/100/ns/cgroup", "");
+	pk_test_write_file(root, "100/task/101/ns/mnt", "");
+	assert_int_equal(pk_sample_layout__init(&l, &a), 0);
+	PK_OPTS(pk_synth_opts, o, .id_size = 16, .procfs_root = root);
+	assert_int_equal(pk_synth__process(100, PK_SYNTH_NAMESPACES, collect, &c, &o), 0);
+	for (int i = 0; i < c.nr; i++) {
+		assert_int_equal(pk_record__decode(&l, rec_at(&c, i), &r, NULL), 0);
+		if (r.type == PERF_RECORD_COMM) {
+			comms++;
+			continue;
+		}
+		assert_int_equal(r.type, PERF_RECORD_NAMESPACES);
+		/* each thread's record right after its COMM */
+		assert_int_equal(i, 2 * ns + 1);
+		ns++;
+		assert_int_equal(r.namespaces.pid, 100);
+		assert_int_equal((int)r.namespaces.nr, 7);
+		assert_true(r.has_sid && r.sid.time == 0);
+		if (r.namespaces.tid == 100) {
+			/* index order net, uts, ipc, pid, user, mnt, cgroup */
+			assert_true(r.namespaces.ns[0].ino == ino_of(root, "100/task/100/ns/net"));
+			assert_true(r.namespaces.ns[3].ino == ino_of(root, "100/task/100/ns/pid"));
+			assert_true(r.namespaces.ns[6].ino == ino_of(root, "100/task/100/ns/cgroup"));
+			assert_true(r.namespaces.ns[0].ino != r.namespaces.ns[3].ino);
+			assert_true(r.namespaces.ns[0].dev != 0);
+			for (int k = 1; k < 6; k++)
+				if (k != 3)
+					assert_true(!r.namespaces.ns[k].ino && !r.namespaces.ns[k].dev);
+		} else {
+			assert_int_equal(r.namespaces.tid, 101);
+			assert_true(r.namespaces.ns[5].ino == ino_of(root, "100/task/101/ns/mnt"));
+			assert_true(!r.namespaces.ns[0].ino && !r.namespaces.ns[6].ino);
+		}
+	}
+	assert_int_equal(comms, 2);
+	assert_int_equal(ns, 2);
+
+	/* without the flag: none */
+	struct collected n = { 0 };
+	assert_int_equal(pk_synth__process(100, 0, collect, &n, &o), 0);
+	assert_int_equal(n.nr, 2);
+
+	/* one thread (-t) */
+	struct collected t = { 0 };
+	assert_int_equal(pk_synth__thread(101, PK_SYNTH_NAMESPACES, collect, &t, &o), 0);
+	assert_int_equal(t.nr, 2);
+	assert_int_equal(pk_record__decode(&l, rec_at(&t, 1), &r, NULL), 0);
+	assert_true(r.type == PERF_RECORD_NAMESPACES && r.namespaces.tid == 101 &&
+		    r.namespaces.ns[5].ino == ino_of(root, "100/task/101/ns/mnt"));
+
+	/* a single record, for a launched command */
+	struct collected one = { 0 };
+	assert_int_equal(pk_synth__namespaces(100, 100, collect, &one, &o), 0);
+	assert_int_equal(one.nr, 1);
+	assert_int_equal(rec_at(&one, 0)->size, 8 + 8 + 8 + 7 * 16 + 16);
+	assert_int_equal(pk_synth__namespaces(0, 100, collect, &one, &o), -EINVAL);
+	assert_int_equal(pk_synth__namespaces(100, 100, NULL, &one, &o), -EINVAL);
 	pk_test_rmtree(root);
 	free(root);
 }
@@ -290,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_notes),
 		cmocka_unit_test(test_kernel_mmap),
 		cmocka_unit_test(test_process),
+		cmocka_unit_test(test_namespaces),
 		cmocka_unit_test(test_finished_init_and_self),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

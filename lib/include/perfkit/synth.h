@@ -2,8 +2,9 @@
 /*
  * perfkit/synth.h - records describing what existed before recording started, as
  * `perf record` synthesizes them: the kernel map, COMM / FORK records for
- * existing threads, MMAP2 records for every executable mapping of existing processes
- * (from /proc/PID/{comm,task,maps,status}), and FINISHED_INIT. With them `-p` and `-a`
+ * existing threads, their NAMESPACES, MMAP2 records for every executable mapping of
+ * existing processes (and their data mappings on request), from
+ * /proc/PID/{comm,task,maps,status,ns}, and FINISHED_INIT. With them `-p` and `-a`
  * recordings symbolise.
  *
  * Every record is handed to a callback (e.g. one that calls pk_data_writer__write_record);
@@ -31,8 +32,9 @@ struct pk_synth_opts {
 	 * STREAM_ID, CPU, IDENTIFIER bits of the first attr's sample_type when it has
 	 * sample_id_all; 0 otherwise). Must be a multiple of 8, at most 48. */
 	uint32_t id_size;
-	/* Also synthesize non-executable file mappings (MMAP2 with PERF_RECORD_MISC_MMAP_DATA),
-	 * as perf does for `record -d`. */
+	/* Also synthesize the readable non-executable mappings, file-backed or anonymous
+	 * (MMAP2 with PERF_RECORD_MISC_MMAP_DATA), as perf does for `record -d` and for
+	 * `--call-graph dwarf`. */
 	bool mmap_data;
 	/* procfs root (tests); NULL = "/proc". */
 	const char *procfs_root;
@@ -42,6 +44,8 @@ struct pk_synth_opts {
 /* Flags for pk_synth__process / pk_synth__all */
 #define PK_SYNTH_FORK  (1u << 0)  /* a FORK record before each thread's COMM (as for -a) */
 #define PK_SYNTH_MMAPS (1u << 1)  /* MMAP2 records for the process's mappings */
+#define PK_SYNTH_NAMESPACES (1u << 2) /* a NAMESPACES record after each thread's COMM
+				       * (for attr.namespaces, `record --namespaces`) */
 
 /*
  * The kernel map: an MMAP record with pid -1, misc KERNEL, start = pgoff = address of
@@ -56,10 +60,22 @@ PK_API int pk_synth__comm(pid_t pid, pid_t tid, const char *comm, pk_synth_cb cb
 			  const struct pk_synth_opts *opts);
 
 /*
+ * One NAMESPACES record for thread tid of process pid: the device and inode numbers of
+ * <procfs>/PID/task/TID/ns/{net,uts,ipc,pid,user,mnt,cgroup} (the kernel's index order),
+ * each left 0 when it cannot be read (no permission, or an older kernel). perf
+ * synthesizes these for the threads that exist when `record --namespaces` starts; the
+ * kernel only reports later changes. Returns 0, -EINVAL, or the callback's value.
+ */
+PK_API int pk_synth__namespaces(pid_t pid, pid_t tid, pk_synth_cb cb, void *ctx,
+				const struct pk_synth_opts *opts);
+
+/*
  * Process `pid` as found in procfs: for every thread in <procfs>/PID/task a FORK (with
  * PK_SYNTH_FORK: parent = PPid for the leader, the leader for other threads) and a COMM
- * (from /proc/PID/task/TID/comm), then with PK_SYNTH_MMAPS one MMAP2 per executable
- * mapping of /proc/PID/maps (anonymous ones named "//anon"). Returns 0, -ESRCH if the
+ * (from /proc/PID/task/TID/comm) followed, with PK_SYNTH_NAMESPACES, by the thread's
+ * NAMESPACES record (as pk_synth__namespaces), then with PK_SYNTH_MMAPS one MMAP2 per
+ * executable mapping of /proc/PID/maps (and per readable one with opts.mmap_data;
+ * anonymous ones named "//anon"). Returns 0, -ESRCH if the
  * process is gone, or the callback's value. A thread vanishing meanwhile is not an error.
  */
 PK_API int pk_synth__process(pid_t pid, unsigned flags, pk_synth_cb cb, void *ctx,
@@ -67,7 +83,8 @@ PK_API int pk_synth__process(pid_t pid, unsigned flags, pk_synth_cb cb, void *ct
 
 /*
  * Only the listed thread (for -t): COMM of tid (with its process's pid from
- * /proc/TID/status Tgid) and, with PK_SYNTH_MMAPS, the process's mappings.
+ * /proc/TID/status Tgid), with PK_SYNTH_NAMESPACES its NAMESPACES and, with
+ * PK_SYNTH_MMAPS, the process's mappings.
  */
 PK_API int pk_synth__thread(pid_t tid, unsigned flags, pk_synth_cb cb, void *ctx,
 			    const struct pk_synth_opts *opts);
