@@ -135,7 +135,7 @@ static int do_namespaces(struct synth *s, pid_t pid, pid_t tid)
 		put64(p, off, dev);
 		put64(p, off + 8, ino);
 	}
-	return emit(s, PERF_RECORD_NAMESPACES, 0, off, NULL);
+	return emit(s, PERF_RECORD_NAMESPACES, 0, off, NULL, 0);
 }
 
 /* ---- parsers ---- */
@@ -410,8 +410,13 @@ static int do_mmaps(struct synth *s, pid_t pid)
 				continue;
 			misc |= PERF_RECORD_MISC_MMAP_DATA;
 		}
-		name = e.path[0] ? e.path : "//anon";
-		name_len = strnlen(name, PATH_MAX - 1);
+		if (e.path[0]) {
+			name = e.path;
+			name_len = strnlen(e.path, PATH_MAX - 1);
+		} else {
+			name = "//anon";
+			name_len = sizeof("//anon") - 1;
+		}
 		put32(p, 8, (uint32_t)pid);
 		put32(p, 12, (uint32_t)pid);
 		put64(p, 16, e.start);
