@@ -8,6 +8,7 @@
  * initialisation, no tracefs walk unless an event needs them.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -459,6 +460,49 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 	}
 }
 
+struct thread_row {
+	uint64_t val;
+	int ki;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct thread_row *x = a, *y = b;
+	if (x->val != y->val)
+		return x->val < y->val ? 1 : -1;
+	return (x->ki > y->ki) - (x->ki < y->ki);
+}
+
+/*
+ * --per-thread, as perf: for each event its threads by count, largest first (ties in map
+ * order); with -a the threads that counted nothing are left out (most of a system).
+ */
+static void print_threads(struct stat_opts *o, struct run_state *st, unsigned flags, double ts)
+{
+	struct thread_row *rows = calloc((size_t)st->nkeys, sizeof(*rows));
+	struct pk_evsel *ev;
+	if (!rows) {
+		pk_tool_error("out of memory");
+		return;
+	}
+	pk_evlist__for_each_evsel(st->el, ev) {
+		int n = 0;
+		for (int ki = 0; ki < st->nkeys; ki++) {
+			struct pk_count c;
+			pk_evsel__aggregate(ev, o->aggr, &st->keys[ki], flags, &c);
+			if (c.status != PK_COUNT_OK && c.status != PK_COUNT_SCALED)
+				c.val = 0;
+			if (c.val == 0 && o->target == T_CPU && c.status != PK_COUNT_NOT_SUPPORTED)
+				continue;
+			rows[n++] = (struct thread_row){ .val = c.val, .ki = ki };
+		}
+		qsort(rows, (size_t)n, sizeof(*rows), cmp_row);
+		for (int i = 0; i < n; i++)
+			print_key(o, st, rows[i].ki, ev, flags, ts);
+	}
+	free(rows);
+}
+
 static void print_counts(struct stat_opts *o, struct run_state *st, unsigned flags, double ts)
 {
 	if (o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET || o->aggr == PK_AGGR_GLOBAL) {
@@ -468,6 +512,10 @@ static void print_counts(struct stat_opts *o, struct run_state *st, unsigned fla
 	}
 	/* -A and --per-thread: event by event, every CPU/thread of it */
 	struct pk_evsel *ev;
+	if (o->aggr == PK_AGGR_THREAD) {
+		print_threads(o, st, flags, ts);
+		return;
+	}
 	pk_evlist__for_each_evsel(st->el, ev)
 		for (int ki = 0; ki < st->nkeys; ki++)
 			print_key(o, st, ki, ev, flags, ts);
@@ -574,6 +622,55 @@ static void report_open_failure(struct pk_evlist *el, int err)
 	pk_tool_error("cannot open '%s': %s", pk_evsel__name(ev), buf);
 }
 
+/* Every thread of every process in /proc (a process that ends meanwhile is left out). */
+static struct pk_thread_map *all_threads(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t *tids = NULL;
+	size_t n = 0, cap = 0;
+	struct pk_thread_map *m;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		struct pk_thread_map *t;
+		if (*end || end == de->d_name || pid <= 0 || pid > INT_MAX)
+			continue;
+		t = pk_thread_map__new_pid((pid_t)pid, NULL);
+		if (!t)
+			continue; /* gone since readdir */
+		for (int i = 0; i < pk_thread_map__nr(t); i++) {
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 256;
+				pid_t *nt = realloc(tids, ncap * sizeof(*nt));
+				if (!nt) {
+					pk_thread_map__free(t);
+					free(tids);
+					closedir(d);
+					errno = ENOMEM;
+					return NULL;
+				}
+				tids = nt;
+				cap = ncap;
+			}
+			tids[n++] = pk_thread_map__tid(t, i);
+		}
+		pk_thread_map__free(t);
+	}
+	closedir(d);
+	if (!n) {
+		free(tids);
+		errno = ESRCH;
+		return NULL;
+	}
+	m = pk_thread_map__new_array(tids, (int)n);
+	free(tids);
+	return m;
+}
+
 static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 {
 	struct pk_evlist *el = pk_evlist__new();
@@ -607,6 +704,19 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 		}
 		break;
 	case T_CPU:
+		if (o->aggr == PK_AGGR_THREAD) {
+			/* --per-thread -a: every thread there is now, each counted wherever it
+			 * runs (and its children through inherit), as perf does */
+			cpus = pk_cpu_map__new_dummy();
+			threads = all_threads();
+			if (!threads) {
+				pk_tool_error("cannot list the threads in /proc: %s", strerror(errno));
+				pk_cpu_map__free(cpus);
+				pk_evlist__free(el);
+				return NULL;
+			}
+			break;
+		}
 		cpus = o->cpu_list ? pk_cpu_map__new(o->cpu_list) : pk_cpu_map__new_online(NULL);
 		if (!cpus) {
 			pk_tool_error("invalid CPU list '%s'", o->cpu_list ? o->cpu_list : "online");
@@ -621,6 +731,10 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 		pk_evlist__free(el);
 		return NULL;
 	}
+	/* names now, while the threads exist (one that ends before the report keeps it) */
+	if (o->aggr == PK_AGGR_THREAD)
+		for (int i = 0; i < pk_thread_map__nr(threads); i++)
+			pk_thread_map__comm(threads, i);
 	return el;
 }
 
@@ -724,6 +838,9 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 		return 1;
 	}
 	oo.inherit = !o->no_inherit;
+	/* threads of -p or of the whole system may end between the listing and the open */
+	oo.skip_missing_threads = o->target == T_PID || (o->target == T_CPU &&
+							 o->aggr == PK_AGGR_THREAD);
 	oo.enable_on_exec = o->target == T_WORKLOAD && o->delay_ms == 0;
 	oo.on_open = o->verbose ? print_attr_cb : NULL;
 	if (o->cgroup) {
@@ -1030,6 +1147,19 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 	}
 	if (o->cgroup && o->target != T_CPU) {
 		pk_tool_error("-G counts a cgroup on CPUs: use it with -a or -C");
+		return 129;
+	}
+	if (o->aggr == PK_AGGR_THREAD &&
+	    !(o->target == T_PID || o->target == T_TID || (o->target == T_CPU && !o->cpu_list))) {
+		/* perf refuses it too: a command's threads are not known before it runs */
+		pk_tool_error("--per-thread lists the threads of -p or -t targets, or of the whole "
+			      "system with -a (not -C, not a command alone): add -p PID, -t TID or "
+			      "-a");
+		return 129;
+	}
+	if (o->aggr == PK_AGGR_THREAD && o->cgroup) {
+		pk_tool_error("--per-thread does not mix with -G: count the cgroup with -a, or "
+			      "its processes with -p");
 		return 129;
 	}
 	if ((o->aggr == PK_AGGR_CPU || o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET) &&
