@@ -122,6 +122,7 @@ struct stat_opts {
 struct rstat {
 	int n;
 	double mean, m2;
+	double ena, run;          /* mean enabled / running times of the counted runs */
 	struct pk_count last;
 };
 
@@ -379,7 +380,8 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 	} else {
 		fprintf(f, "%35s", "");
 	}
-	if (noise >= 0)
+	/* a counter that came out the same in every run gets no "( +- 0.00% )" (perf) */
+	if (noise > 0)
 		fprintf(f, "  ( +-%6.2f%% )", noise);
 	if (c->status == PK_COUNT_SCALED)
 		fprintf(f, "  (%.2f%%)", c->running_pct);
@@ -451,11 +453,20 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 				c.status = PK_COUNT_NOT_COUNTED;
 			else if (r->n > 0 && c.status == PK_COUNT_NOT_COUNTED)
 				c.status = PK_COUNT_OK;
+			if (r->n > 0) {
+				/* the run-time column and the percentage are the means' too (perf) */
+				c.ena = (uint64_t)r->ena;
+				c.run = (uint64_t)r->run;
+				if (c.status == PK_COUNT_SCALED && r->ena > 0)
+					c.running_pct = 100.0 * r->run / r->ena;
+			}
 		} else {
 			pk_evsel__aggregate(ev, o->aggr, k, flags, &c);
 			v = (double)c.val;
 		}
-		compute_metric(ev, v, clock_ns, cycles, branches, st->wall_ns, &m);
+		/* with -r the mean count over the mean elapsed time: perf divides the means */
+		compute_metric(ev, v, clock_ns, cycles, branches,
+			       repeat ? (uint64_t)(st->wall.mean * 1e9 + 0.5) : st->wall_ns, &m);
 		print_line(o, el, k, ev, &c, v, noise, &m, ts);
 	}
 }
@@ -559,8 +570,13 @@ static void print_footer(struct stat_opts *o, struct run_state *st)
 		return;
 	if (st->use_stats) {
 		double sd = st->wall.n > 1 ? sqrt(st->wall.m2 / (st->wall.n - 1) / st->wall.n) : 0;
-		fprintf(f, "\n%18.6f +- %.6f seconds time elapsed  ( +-%6.2f%% )\n\n", st->wall.mean,
-			sd, st->wall.mean > 0 ? 100.0 * sd / st->wall.mean : 0.0);
+		double pct = st->wall.mean > 0 ? 100.0 * sd / st->wall.mean : 0.0;
+		/* two digits past the first significant one of the error, as perf */
+		int prec = (sd > 1 || sd <= 0 ? 0 : (int)lround(ceil(-log10(sd)))) + 2;
+		fprintf(f, "\n%18.*f +- %.*f seconds time elapsed", prec, st->wall.mean, prec, sd);
+		if (pct > 0)
+			fprintf(f, "  ( +-%6.2f%% )", pct);
+		fputs("\n\n", f);
 	} else {
 		fprintf(f, "\n%18.9f seconds time elapsed\n\n", (double)st->wall_ns / 1e9);
 		if (o->target == T_WORKLOAD)
@@ -798,8 +814,11 @@ static void accumulate(struct stat_opts *o, struct run_state *st)
 			struct rstat *r = &st->stats[i * st->nkeys + ki];
 			struct pk_count c;
 			pk_evsel__aggregate(ev, o->aggr, &st->keys[ki], 0, &c);
-			if (c.status == PK_COUNT_OK || c.status == PK_COUNT_SCALED)
+			if (c.status == PK_COUNT_OK || c.status == PK_COUNT_SCALED) {
 				add_stat(r, (double)c.val);
+				r->ena += ((double)c.ena - r->ena) / r->n;
+				r->run += ((double)c.run - r->run) / r->n;
+			}
 			if (r->n == 0 || c.status == PK_COUNT_OK || c.status == PK_COUNT_SCALED)
 				r->last = c;
 		}
