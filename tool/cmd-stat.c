@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -83,7 +84,8 @@ const char cmd_stat_usage[] =
 	"        --append           append to the --output file\n"
 	"    -D, --delay <ms>       start counting <ms> after the command started\n"
 	"        --timeout <ms>     stop after <ms> (the command is sent SIGTERM)\n"
-	"    -B, --big-num          thousands separators (default); --no-big-num turns them off\n"
+	"    -B, --big-num          the locale's thousands separators (default); --no-big-num\n"
+	"                           turns them off\n"
 	"    -q, --quiet            print no counts\n"
 	"    -v, --verbose          show every perf_event_open (attr, pid, cpu, group_fd, flags)\n"
 	"\n"
@@ -171,24 +173,30 @@ static bool is_hw(struct pk_evsel *ev, uint64_t config)
 	return a->type == PERF_TYPE_HARDWARE && a->config == config;
 }
 
-/* "1234567" -> "1,234,567" */
+/*
+ * The text form follows the user's LC_NUMERIC as perf's does: its thousands separator
+ * ("1,234,567" in en_US, "1.234.567" in de_DE, none in C) and its decimal point. Only
+ * while text is printed: CSV and JSON stay in the C locale (perf's break there), and
+ * nothing else (number parsing) sees it.
+ */
+static locale_t text_locale;
+
+static locale_t text_locale_begin(const struct stat_opts *o)
+{
+	if (o->sep || o->json || !text_locale)
+		return (locale_t)0;
+	return uselocale(text_locale);
+}
+
+static void text_locale_end(locale_t prev)
+{
+	if (prev)
+		uselocale(prev);
+}
+
 static void fmt_group(char *buf, size_t len, double v, bool big)
 {
-	char tmp[64];
-	int n, lead, o = 0;
-	snprintf(tmp, sizeof(tmp), "%.0f", v < 0 ? 0 : v);
-	n = (int)strlen(tmp);
-	if (!big || n <= 3) {
-		snprintf(buf, len, "%s", tmp);
-		return;
-	}
-	lead = n % 3 ? n % 3 : 3;
-	for (int i = 0; i < n && (size_t)o + 2 < len; i++) {
-		if (i && (i - lead) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = '\0';
+	snprintf(buf, len, big ? "%'.0f" : "%.0f", v < 0 ? 0 : v);
 }
 
 struct metric {
@@ -369,7 +377,7 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 		return;
 	}
 	if (clock)
-		snprintf(num, sizeof(num), "%.2f", shown);
+		snprintf(num, sizeof(num), o->big_num ? "%'.2f" : "%.2f", shown);
 	else
 		fmt_group(num, sizeof(num), shown, o->big_num);
 	fprintf(f, "%18s %-4s %-32s", num, unit, name);
@@ -514,7 +522,18 @@ static void print_threads(struct stat_opts *o, struct run_state *st, unsigned fl
 	free(rows);
 }
 
+static void print_counts_locale(struct stat_opts *o, struct run_state *st, unsigned flags,
+				double ts);
+
 static void print_counts(struct stat_opts *o, struct run_state *st, unsigned flags, double ts)
+{
+	locale_t prev = text_locale_begin(o);
+	print_counts_locale(o, st, flags, ts);
+	text_locale_end(prev);
+}
+
+static void print_counts_locale(struct stat_opts *o, struct run_state *st, unsigned flags,
+				double ts)
 {
 	if (o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET || o->aggr == PK_AGGR_GLOBAL) {
 		for (int ki = 0; ki < st->nkeys; ki++)
@@ -1232,6 +1251,8 @@ int cmd_stat(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (!o.sep && !o.json && !o.quiet) /* (0 when the locale is not installed: plain C) */
+		text_locale = newlocale(LC_NUMERIC_MASK, "", (locale_t)0);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -1257,15 +1278,21 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 	if (!o.quiet && !o.interval_ms) {
+		locale_t prev = text_locale_begin(&o);
 		print_header(&o, o.repeat > 1 ? st.wall.n : 1);
-		print_counts(&o, &st, 0, -1);
+		print_counts_locale(&o, &st, 0, -1);
 		print_footer(&o, &st);
+		text_locale_end(prev);
 	}
 out:
 	pk_evlist__free(st.el);
 	free(st.keys);
 	free(st.stats);
 	pk_event_list__free(o.events);
+	if (text_locale) {
+		freelocale(text_locale);
+		text_locale = (locale_t)0;
+	}
 	if (o.out && o.out != stderr) {
 		if (fclose(o.out) != 0) {
 			pk_tool_error("cannot write '%s': %s", o.outfile, strerror(errno));
