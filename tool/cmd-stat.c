@@ -950,7 +950,8 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 		}
 		if (next_tick && now >= next_tick) {
 			pk_evlist__read(st->el);
-			st->wall_ns = now - last_tick;
+			/* "CPUs utilized" of an interval is over its nominal length, as perf's */
+			st->wall_ns = (uint64_t)o->interval_ms * 1000000ULL;
 			if (!o->quiet)
 				print_counts(o, st, PK_AGGR_DELTA, (double)(now - t0) / 1e9);
 			fflush(o->out);
@@ -1028,7 +1029,8 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 		/* the last, partial interval */
 		uint64_t now = now_ns();
 		if (now - last_tick >= 1000000ULL && !o->quiet) {
-			st->wall_ns = now - last_tick;
+			/* perf divides this one by the -I length too (not by its own) */
+			st->wall_ns = (uint64_t)o->interval_ms * 1000000ULL;
 			print_counts(o, st, PK_AGGR_DELTA, (double)(now - t0) / 1e9);
 		}
 	}
