@@ -72,7 +72,7 @@ const char cmd_stat_usage[] =
 	"    -C, --cpu <list>       system-wide on these CPUs (\"0-3,6\")\n"
 	"    -G, --cgroup <name>    count only tasks of this cgroup (with -a or -C)\n"
 	"    -A, --no-aggr          one line per CPU\n"
-	"        --per-thread       one line per thread\n"
+	"        --per-thread       one line per thread, largest first (with -p, -t or -a)\n"
 	"        --per-core         one line per physical core\n"
 	"        --per-socket       one line per socket\n"
 	"    -i, --no-inherit       do not count children created later\n"
