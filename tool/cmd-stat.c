@@ -179,19 +179,19 @@ static bool is_hw(struct pk_evsel *ev, uint64_t config)
  * while text is printed: CSV and JSON stay in the C locale (perf's break there), and
  * nothing else (number parsing) sees it.
  */
-static locale_t text_locale;
-
-static locale_t text_locale_begin(const struct stat_opts *o)
+static bool text_locale_begin(const struct stat_opts *o)
 {
-	if (o->sep || o->json || !text_locale)
-		return (locale_t)0;
-	return uselocale(text_locale);
+	/* (setlocale, not newlocale + uselocale: glibc 2.36's newlocale loses its copy of
+	 * LOCPATH; NULL when the locale is not installed: the C locale stays) */
+	if (o->sep || o->json)
+		return false;
+	return setlocale(LC_NUMERIC, "") != NULL;
 }
 
-static void text_locale_end(locale_t prev)
+static void text_locale_end(bool switched)
 {
-	if (prev)
-		uselocale(prev);
+	if (switched)
+		setlocale(LC_NUMERIC, "C");
 }
 
 static void fmt_group(char *buf, size_t len, double v, bool big)
@@ -527,7 +527,7 @@ static void print_counts_locale(struct stat_opts *o, struct run_state *st, unsig
 
 static void print_counts(struct stat_opts *o, struct run_state *st, unsigned flags, double ts)
 {
-	locale_t prev = text_locale_begin(o);
+	bool prev = text_locale_begin(o);
 	print_counts_locale(o, st, flags, ts);
 	text_locale_end(prev);
 }
@@ -1253,8 +1253,6 @@ int cmd_stat(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (!o.sep && !o.json && !o.quiet) /* (0 when the locale is not installed: plain C) */
-		text_locale = newlocale(LC_NUMERIC_MASK, "", (locale_t)0);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -1280,7 +1278,7 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 	if (!o.quiet && !o.interval_ms) {
-		locale_t prev = text_locale_begin(&o);
+		bool prev = text_locale_begin(&o);
 		print_header(&o, o.repeat > 1 ? st.wall.n : 1);
 		print_counts_locale(&o, &st, 0, -1);
 		print_footer(&o, &st);
@@ -1291,10 +1289,6 @@ out:
 	free(st.keys);
 	free(st.stats);
 	pk_event_list__free(o.events);
-	if (text_locale) {
-		freelocale(text_locale);
-		text_locale = (locale_t)0;
-	}
 	if (o.out && o.out != stderr) {
 		if (fclose(o.out) != 0) {
 			pk_tool_error("cannot write '%s': %s", o.outfile, strerror(errno));
