@@ -977,7 +977,9 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 			wake = now + 20000000ULL;
 		} else if (o->target == T_TID && !pid_alive((pid_t)atoi(o->tid_list))) {
 			break;
-		} else if (o->target == T_TID) {
+		} else if (o->target == T_PID && pfd < 0 && !pid_alive((pid_t)atoi(o->pid_list))) {
+			break; /* no pidfd (kernel < 5.3, valgrind): -p polls like -t */
+		} else if (o->target == T_TID || (o->target == T_PID && pfd < 0)) {
 			wake = now + 100000000ULL;
 		}
 		if (t_enable && !enabled && t_enable < wake)
