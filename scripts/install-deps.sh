@@ -21,6 +21,7 @@ pkgs=(
 	procps                  # ps/pgrep used by some CLI tests
 	time                    # /usr/bin/time -v: peak RSS in bench/report-speed.sh
 	python3                 # JSON/number checks in some CLI cases
+	locales                 # localedef and locale sources: cli/stat-locale compiles en_US/de_DE
 )
 
 # npm ships inside nodesource's nodejs; Debian's nodejs needs the separate package

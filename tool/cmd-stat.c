@@ -8,10 +8,12 @@
  * initialisation, no tracefs walk unless an event needs them.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -70,7 +72,7 @@ const char cmd_stat_usage[] =
 	"    -C, --cpu <list>       system-wide on these CPUs (\"0-3,6\")\n"
 	"    -G, --cgroup <name>    count only tasks of this cgroup (with -a or -C)\n"
 	"    -A, --no-aggr          one line per CPU\n"
-	"        --per-thread       one line per thread\n"
+	"        --per-thread       one line per thread, largest first (with -p, -t or -a)\n"
 	"        --per-core         one line per physical core\n"
 	"        --per-socket       one line per socket\n"
 	"    -i, --no-inherit       do not count children created later\n"
@@ -82,7 +84,8 @@ const char cmd_stat_usage[] =
 	"        --append           append to the --output file\n"
 	"    -D, --delay <ms>       start counting <ms> after the command started\n"
 	"        --timeout <ms>     stop after <ms> (the command is sent SIGTERM)\n"
-	"    -B, --big-num          thousands separators (default); --no-big-num turns them off\n"
+	"    -B, --big-num          the locale's thousands separators (default); --no-big-num\n"
+	"                           turns them off\n"
 	"    -q, --quiet            print no counts\n"
 	"    -v, --verbose          show every perf_event_open (attr, pid, cpu, group_fd, flags)\n"
 	"\n"
@@ -121,6 +124,7 @@ struct stat_opts {
 struct rstat {
 	int n;
 	double mean, m2;
+	double ena, run;          /* mean enabled / running times of the counted runs */
 	struct pk_count last;
 };
 
@@ -169,24 +173,30 @@ static bool is_hw(struct pk_evsel *ev, uint64_t config)
 	return a->type == PERF_TYPE_HARDWARE && a->config == config;
 }
 
-/* "1234567" -> "1,234,567" */
+/*
+ * The text form follows the user's LC_NUMERIC as perf's does: its thousands separator
+ * ("1,234,567" in en_US, "1.234.567" in de_DE, none in C) and its decimal point. Only
+ * while text is printed: CSV and JSON stay in the C locale (perf's break there), and
+ * nothing else (number parsing) sees it.
+ */
+static bool text_locale_begin(const struct stat_opts *o)
+{
+	/* (setlocale, not newlocale + uselocale: glibc 2.36's newlocale loses its copy of
+	 * LOCPATH; NULL when the locale is not installed: the C locale stays) */
+	if (o->sep || o->json)
+		return false;
+	return setlocale(LC_NUMERIC, "") != NULL;
+}
+
+static void text_locale_end(bool switched)
+{
+	if (switched)
+		setlocale(LC_NUMERIC, "C");
+}
+
 static void fmt_group(char *buf, size_t len, double v, bool big)
 {
-	char tmp[64];
-	int n, lead, o = 0;
-	snprintf(tmp, sizeof(tmp), "%.0f", v < 0 ? 0 : v);
-	n = (int)strlen(tmp);
-	if (!big || n <= 3) {
-		snprintf(buf, len, "%s", tmp);
-		return;
-	}
-	lead = n % 3 ? n % 3 : 3;
-	for (int i = 0; i < n && (size_t)o + 2 < len; i++) {
-		if (i && (i - lead) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = '\0';
+	snprintf(buf, len, big ? "%'.0f" : "%.0f", v < 0 ? 0 : v);
 }
 
 struct metric {
@@ -367,7 +377,7 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 		return;
 	}
 	if (clock)
-		snprintf(num, sizeof(num), "%.2f", shown);
+		snprintf(num, sizeof(num), o->big_num ? "%'.2f" : "%.2f", shown);
 	else
 		fmt_group(num, sizeof(num), shown, o->big_num);
 	fprintf(f, "%18s %-4s %-32s", num, unit, name);
@@ -378,7 +388,8 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 	} else {
 		fprintf(f, "%35s", "");
 	}
-	if (noise >= 0)
+	/* a counter that came out the same in every run gets no "( +- 0.00% )" (perf) */
+	if (noise > 0)
 		fprintf(f, "  ( +-%6.2f%% )", noise);
 	if (c->status == PK_COUNT_SCALED)
 		fprintf(f, "  (%.2f%%)", c->running_pct);
@@ -450,16 +461,79 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 				c.status = PK_COUNT_NOT_COUNTED;
 			else if (r->n > 0 && c.status == PK_COUNT_NOT_COUNTED)
 				c.status = PK_COUNT_OK;
+			if (r->n > 0) {
+				/* the run-time column and the percentage are the means' too (perf) */
+				c.ena = (uint64_t)r->ena;
+				c.run = (uint64_t)r->run;
+				if (c.status == PK_COUNT_SCALED && r->ena > 0)
+					c.running_pct = 100.0 * r->run / r->ena;
+			}
 		} else {
 			pk_evsel__aggregate(ev, o->aggr, k, flags, &c);
 			v = (double)c.val;
 		}
-		compute_metric(ev, v, clock_ns, cycles, branches, st->wall_ns, &m);
+		/* with -r the mean count over the mean elapsed time: perf divides the means */
+		compute_metric(ev, v, clock_ns, cycles, branches,
+			       repeat ? (uint64_t)(st->wall.mean * 1e9 + 0.5) : st->wall_ns, &m);
 		print_line(o, el, k, ev, &c, v, noise, &m, ts);
 	}
 }
 
+struct thread_row {
+	uint64_t val;
+	int ki;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct thread_row *x = a, *y = b;
+	if (x->val != y->val)
+		return x->val < y->val ? 1 : -1;
+	return (x->ki > y->ki) - (x->ki < y->ki);
+}
+
+/*
+ * --per-thread, as perf: for each event its threads by count, largest first (ties in map
+ * order); with -a the threads that counted nothing are left out (most of a system).
+ */
+static void print_threads(struct stat_opts *o, struct run_state *st, unsigned flags, double ts)
+{
+	struct thread_row *rows = calloc((size_t)st->nkeys, sizeof(*rows));
+	struct pk_evsel *ev;
+	if (!rows) {
+		pk_tool_error("out of memory");
+		return;
+	}
+	pk_evlist__for_each_evsel(st->el, ev) {
+		int n = 0;
+		for (int ki = 0; ki < st->nkeys; ki++) {
+			struct pk_count c;
+			pk_evsel__aggregate(ev, o->aggr, &st->keys[ki], flags, &c);
+			if (c.status != PK_COUNT_OK && c.status != PK_COUNT_SCALED)
+				c.val = 0;
+			if (c.val == 0 && o->target == T_CPU && c.status != PK_COUNT_NOT_SUPPORTED)
+				continue;
+			rows[n++] = (struct thread_row){ .val = c.val, .ki = ki };
+		}
+		qsort(rows, (size_t)n, sizeof(*rows), cmp_row);
+		for (int i = 0; i < n; i++)
+			print_key(o, st, rows[i].ki, ev, flags, ts);
+	}
+	free(rows);
+}
+
+static void print_counts_locale(struct stat_opts *o, struct run_state *st, unsigned flags,
+				double ts);
+
 static void print_counts(struct stat_opts *o, struct run_state *st, unsigned flags, double ts)
+{
+	bool prev = text_locale_begin(o);
+	print_counts_locale(o, st, flags, ts);
+	text_locale_end(prev);
+}
+
+static void print_counts_locale(struct stat_opts *o, struct run_state *st, unsigned flags,
+				double ts)
 {
 	if (o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET || o->aggr == PK_AGGR_GLOBAL) {
 		for (int ki = 0; ki < st->nkeys; ki++)
@@ -468,6 +542,10 @@ static void print_counts(struct stat_opts *o, struct run_state *st, unsigned fla
 	}
 	/* -A and --per-thread: event by event, every CPU/thread of it */
 	struct pk_evsel *ev;
+	if (o->aggr == PK_AGGR_THREAD) {
+		print_threads(o, st, flags, ts);
+		return;
+	}
 	pk_evlist__for_each_evsel(st->el, ev)
 		for (int ki = 0; ki < st->nkeys; ki++)
 			print_key(o, st, ki, ev, flags, ts);
@@ -511,8 +589,13 @@ static void print_footer(struct stat_opts *o, struct run_state *st)
 		return;
 	if (st->use_stats) {
 		double sd = st->wall.n > 1 ? sqrt(st->wall.m2 / (st->wall.n - 1) / st->wall.n) : 0;
-		fprintf(f, "\n%18.6f +- %.6f seconds time elapsed  ( +-%6.2f%% )\n\n", st->wall.mean,
-			sd, st->wall.mean > 0 ? 100.0 * sd / st->wall.mean : 0.0);
+		double pct = st->wall.mean > 0 ? 100.0 * sd / st->wall.mean : 0.0;
+		/* two digits past the first significant one of the error, as perf */
+		int prec = (sd > 1 || sd <= 0 ? 0 : (int)lround(ceil(-log10(sd)))) + 2;
+		fprintf(f, "\n%18.*f +- %.*f seconds time elapsed", prec, st->wall.mean, prec, sd);
+		if (pct > 0)
+			fprintf(f, "  ( +-%6.2f%% )", pct);
+		fputs("\n\n", f);
 	} else {
 		fprintf(f, "\n%18.9f seconds time elapsed\n\n", (double)st->wall_ns / 1e9);
 		if (o->target == T_WORKLOAD)
@@ -574,6 +657,55 @@ static void report_open_failure(struct pk_evlist *el, int err)
 	pk_tool_error("cannot open '%s': %s", pk_evsel__name(ev), buf);
 }
 
+/* Every thread of every process in /proc (a process that ends meanwhile is left out). */
+static struct pk_thread_map *all_threads(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t *tids = NULL;
+	size_t n = 0, cap = 0;
+	struct pk_thread_map *m;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		struct pk_thread_map *t;
+		if (*end || end == de->d_name || pid <= 0 || pid > INT_MAX)
+			continue;
+		t = pk_thread_map__new_pid((pid_t)pid, NULL);
+		if (!t)
+			continue; /* gone since readdir */
+		for (int i = 0; i < pk_thread_map__nr(t); i++) {
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 256;
+				pid_t *nt = realloc(tids, ncap * sizeof(*nt));
+				if (!nt) {
+					pk_thread_map__free(t);
+					free(tids);
+					closedir(d);
+					errno = ENOMEM;
+					return NULL;
+				}
+				tids = nt;
+				cap = ncap;
+			}
+			tids[n++] = pk_thread_map__tid(t, i);
+		}
+		pk_thread_map__free(t);
+	}
+	closedir(d);
+	if (!n) {
+		free(tids);
+		errno = ESRCH;
+		return NULL;
+	}
+	m = pk_thread_map__new_array(tids, (int)n);
+	free(tids);
+	return m;
+}
+
 static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 {
 	struct pk_evlist *el = pk_evlist__new();
@@ -607,6 +739,19 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 		}
 		break;
 	case T_CPU:
+		if (o->aggr == PK_AGGR_THREAD) {
+			/* --per-thread -a: every thread there is now, each counted wherever it
+			 * runs (and its children through inherit), as perf does */
+			cpus = pk_cpu_map__new_dummy();
+			threads = all_threads();
+			if (!threads) {
+				pk_tool_error("cannot list the threads in /proc: %s", strerror(errno));
+				pk_cpu_map__free(cpus);
+				pk_evlist__free(el);
+				return NULL;
+			}
+			break;
+		}
 		cpus = o->cpu_list ? pk_cpu_map__new(o->cpu_list) : pk_cpu_map__new_online(NULL);
 		if (!cpus) {
 			pk_tool_error("invalid CPU list '%s'", o->cpu_list ? o->cpu_list : "online");
@@ -621,6 +766,10 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 		pk_evlist__free(el);
 		return NULL;
 	}
+	/* names now, while the threads exist (one that ends before the report keeps it) */
+	if (o->aggr == PK_AGGR_THREAD)
+		for (int i = 0; i < pk_thread_map__nr(threads); i++)
+			pk_thread_map__comm(threads, i);
 	return el;
 }
 
@@ -684,8 +833,11 @@ static void accumulate(struct stat_opts *o, struct run_state *st)
 			struct rstat *r = &st->stats[i * st->nkeys + ki];
 			struct pk_count c;
 			pk_evsel__aggregate(ev, o->aggr, &st->keys[ki], 0, &c);
-			if (c.status == PK_COUNT_OK || c.status == PK_COUNT_SCALED)
+			if (c.status == PK_COUNT_OK || c.status == PK_COUNT_SCALED) {
 				add_stat(r, (double)c.val);
+				r->ena += ((double)c.ena - r->ena) / r->n;
+				r->run += ((double)c.run - r->run) / r->n;
+			}
 			if (r->n == 0 || c.status == PK_COUNT_OK || c.status == PK_COUNT_SCALED)
 				r->last = c;
 		}
@@ -724,6 +876,9 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 		return 1;
 	}
 	oo.inherit = !o->no_inherit;
+	/* threads of -p or of the whole system may end between the listing and the open */
+	oo.skip_missing_threads = o->target == T_PID || (o->target == T_CPU &&
+							 o->aggr == PK_AGGR_THREAD);
 	oo.enable_on_exec = o->target == T_WORKLOAD && o->delay_ms == 0;
 	oo.on_open = o->verbose ? print_attr_cb : NULL;
 	if (o->cgroup) {
@@ -795,7 +950,8 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 		}
 		if (next_tick && now >= next_tick) {
 			pk_evlist__read(st->el);
-			st->wall_ns = now - last_tick;
+			/* "CPUs utilized" of an interval is over its nominal length, as perf's */
+			st->wall_ns = (uint64_t)o->interval_ms * 1000000ULL;
 			if (!o->quiet)
 				print_counts(o, st, PK_AGGR_DELTA, (double)(now - t0) / 1e9);
 			fflush(o->out);
@@ -821,7 +977,9 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 			wake = now + 20000000ULL;
 		} else if (o->target == T_TID && !pid_alive((pid_t)atoi(o->tid_list))) {
 			break;
-		} else if (o->target == T_TID) {
+		} else if (o->target == T_PID && pfd < 0 && !pid_alive((pid_t)atoi(o->pid_list))) {
+			break; /* no pidfd (kernel < 5.3, valgrind): -p polls like -t */
+		} else if (o->target == T_TID || (o->target == T_PID && pfd < 0)) {
 			wake = now + 100000000ULL;
 		}
 		if (t_enable && !enabled && t_enable < wake)
@@ -873,7 +1031,8 @@ static int run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool
 		/* the last, partial interval */
 		uint64_t now = now_ns();
 		if (now - last_tick >= 1000000ULL && !o->quiet) {
-			st->wall_ns = now - last_tick;
+			/* perf divides this one by the -I length too (not by its own) */
+			st->wall_ns = (uint64_t)o->interval_ms * 1000000ULL;
 			print_counts(o, st, PK_AGGR_DELTA, (double)(now - t0) / 1e9);
 		}
 	}
@@ -1032,6 +1191,19 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 		pk_tool_error("-G counts a cgroup on CPUs: use it with -a or -C");
 		return 129;
 	}
+	if (o->aggr == PK_AGGR_THREAD &&
+	    !(o->target == T_PID || o->target == T_TID || (o->target == T_CPU && !o->cpu_list))) {
+		/* perf refuses it too: a command's threads are not known before it runs */
+		pk_tool_error("--per-thread lists the threads of -p or -t targets, or of the whole "
+			      "system with -a (not -C, not a command alone): add -p PID, -t TID or "
+			      "-a");
+		return 129;
+	}
+	if (o->aggr == PK_AGGR_THREAD && o->cgroup) {
+		pk_tool_error("--per-thread does not mix with -G: count the cgroup with -a, or "
+			      "its processes with -p");
+		return 129;
+	}
 	if ((o->aggr == PK_AGGR_CPU || o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET) &&
 	    o->target != T_CPU) {
 		pk_tool_error("-A, --per-core and --per-socket need -a or -C");
@@ -1108,9 +1280,11 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 	if (!o.quiet && !o.interval_ms) {
+		bool prev = text_locale_begin(&o);
 		print_header(&o, o.repeat > 1 ? st.wall.n : 1);
-		print_counts(&o, &st, 0, -1);
+		print_counts_locale(&o, &st, 0, -1);
 		print_footer(&o, &st);
+		text_locale_end(prev);
 	}
 out:
 	pk_evlist__free(st.el);

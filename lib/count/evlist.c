@@ -416,6 +416,7 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 	bool enabled = PK_OPTS_GET(opts, start_enabled, false);
 	bool skip = PK_OPTS_GET(opts, skip_unsupported, false);
 	bool user_fallback = PK_OPTS_GET(opts, user_fallback, false);
+	bool skip_missing = PK_OPTS_GET(opts, skip_missing_threads, false);
 	int cgroup_fd = opts ? PK_OPTS_GET(opts, cgroup_fd, -1) : -1;
 	pk_open_cb cb = PK_OPTS_GET(opts, on_open, NULL);
 	void *ctx = PK_OPTS_GET(opts, ctx, NULL);
@@ -464,6 +465,12 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 					if (pk_ioc_id(fd, &ev->ids[s]) < 0)
 						ev->ids[s] = 0;
 					continue;
+				}
+				if (skip_missing && fd == -ESRCH && pid > 0 && cgroup_fd < 0) {
+					/* the thread is gone: none of the events (the rest of a
+					 * group included) is opened on it */
+					pk_debug("thread %d is gone: not counted", (int)pid);
+					break;
 				}
 				if (skip && s == 0 && unsupported_error(ev, fd)) {
 					pk_debug("%s: not supported here (%s), skipped", ev->name,

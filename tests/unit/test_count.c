@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
@@ -333,6 +335,53 @@ static void test_open_failure_and_weak_group(void **state)
 	assert_int_equal(count_fds(), before);
 }
 
+/* A thread of the map that has exited: ESRCH fails the open, unless skip_missing_threads
+ * leaves that thread out (every event of it, group members included). */
+static void test_missing_thread(void **state)
+{
+	(void)state;
+	if (!pk_test_can_perf())
+		PK_SKIP("perf_event_open is not permitted here");
+	/* the one in the middle is the gone one: the threads after it are still opened */
+	pid_t tids[3] = { (pid_t)syscall(SYS_gettid), 0, (pid_t)syscall(SYS_gettid) };
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	tids[1] = child; /* reaped: no such thread any more */
+
+	for (int skip = 0; skip < 2; skip++) {
+		struct pk_evlist *el = pk_evlist__new();
+		assert_int_equal(pk_evlist__set_maps(el, pk_cpu_map__new_dummy(),
+						     pk_thread_map__new_array(tids, 3)), 0);
+		struct pk_evsel *lead = add_sw(el, PERF_COUNT_SW_TASK_CLOCK, "task-clock", NULL);
+		struct pk_evsel *pf = add_sw(el, PERF_COUNT_SW_PAGE_FAULTS, "page-faults", lead);
+		PK_OPTS(pk_evlist_open_opts, oo, .cgroup_fd = -1, .start_enabled = true,
+			.skip_missing_threads = skip);
+		if (!skip) {
+			assert_int_equal(pk_evlist__open(el, &oo), -ESRCH);
+			pk_evlist__free(el);
+			continue;
+		}
+		assert_int_equal(pk_evlist__open(el, &oo), 0);
+		assert_int_equal(pk_evsel__fd(lead, 0, 1), -1);
+		assert_int_equal(pk_evsel__fd(pf, 0, 1), -1);
+		assert_true(pk_evsel__fd(pf, 0, 0) >= 0 && pk_evsel__fd(pf, 0, 2) >= 0);
+		touch_pages(50);
+		assert_int_equal(pk_evlist__read(el), 0);
+		struct pk_aggr_key keys[3];
+		assert_int_equal(pk_evlist__aggr_keys(el, PK_AGGR_THREAD, keys, 3), 3);
+		struct pk_count c;
+		pk_evsel__aggregate(pf, PK_AGGR_THREAD, &keys[1], 0, &c);
+		assert_int_equal(c.status, PK_COUNT_NOT_COUNTED);
+		pk_evsel__aggregate(pf, PK_AGGR_THREAD, &keys[0], 0, &c);
+		assert_int_equal(c.status, PK_COUNT_OK);
+		assert_true(c.val >= 50);
+		pk_evlist__free(el);
+	}
+}
+
 /* Hardware events the machine lacks are skipped as "not supported", not an error. */
 static void test_unsupported(void **state)
 {
@@ -529,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_group_read),
 		cmocka_unit_test(test_delta),
 		cmocka_unit_test(test_open_failure_and_weak_group),
+		cmocka_unit_test(test_missing_thread),
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_aggregation_cpus),
 		cmocka_unit_test(test_workload),

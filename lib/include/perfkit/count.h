@@ -209,6 +209,10 @@ struct pk_evlist_open_opts {
 	 * it user-space only (exclude_kernel = exclude_hv = 1, ":u" added to its name), as perf
 	 * does when perf_event_paranoid forbids kernel counting to an unprivileged user. */
 	bool user_fallback;
+	/* A thread of the map that no longer exists (ESRCH: it exited after the map was
+	 * made, as threads of a whole system often do) is left out: its fds stay closed, its
+	 * counts "not counted", and the open goes on. Otherwise ESRCH fails the open. */
+	bool skip_missing_threads;
 	size_t :0;
 };
 
