@@ -790,7 +790,9 @@ static uint64_t feed_reader_cpu(const char *path, unsigned pause_us, int n_expec
  * the slower side, and on a machine whose CPUs are shared that time is taken from the
  * consumer. The consumer here sleeps 1.5 ms per 1024 records (shorter than the reader's
  * spin limit, so a spinning reader would spin the whole time): the reader's CPU time
- * must stay near what it used when the consumer did not sleep at all (its own work).
+ * must stay near what it used when the consumer did not sleep at all (its own work). A
+ * spinning reader adds about the whole sleep time; the bound allows half of it, as
+ * sanitizer builds on a loaded 2-CPU machine drifted past slept/8 (294 vs 289 ms).
  */
 static void test_feed_reader_sleeps_when_ahead(void **state)
 {
@@ -809,7 +811,7 @@ static void test_feed_reader_sleeps_when_ahead(void **state)
 	uint64_t slow = feed_reader_cpu(path, pause_us, n);
 	print_message("reader CPU: %.1f ms unthrottled, %.1f ms with %.0f ms of consumer "
 		      "sleeps\n", base / 1e6, slow / 1e6, slept / 1e6);
-	assert_true(slow < base + slept / 8);
+	assert_true(slow < base + slept / 2);
 	pk_test_rmtree(dir);
 	free(dir);
 }
