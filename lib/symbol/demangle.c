@@ -100,6 +100,8 @@ static bool dm_can_stop(const struct dm_out *o, const char *s)
 static void dm_put(const char *s, size_t l, void *opaque)
 {
 	struct dm_out *o = opaque;
+	if (!l)
+		return;		/* the Rust demangler passes (NULL, 0) for empty parts */
 	if (o->full || l >= o->cap - o->n) {
 		o->full = true;
 		if (dm_can_stop(o, s))
