@@ -191,4 +191,9 @@ void pk_strv_free(char **v, size_t n);
  * Returns 0 or -PK_ERR_PARSE / -ERANGE. */
 int pk_parse_u64(const char *s, size_t len, uint64_t *out);
 
+/* perf's build-id cache directory into out: `dir` when given (empty: -ENOENT), else
+ * $PERF_BUILDID_DIR when set and not empty, else $HOME/.debug; trailing '/' removed.
+ * Returns 0, -ENOENT (no directory known) or -ENAMETOOLONG. */
+int pk_build_id_dir(const char *dir, char *out, size_t n);
+
 #endif

@@ -323,3 +323,27 @@ char **pk_dir_list_sorted(int dirfd, const char *path, size_t max, bool dirs_onl
 		qsort(v, *n, sizeof(*v), cmp_strp);
 	return v;
 }
+
+int pk_build_id_dir(const char *dir, char *out, size_t n)
+{
+	int len;
+
+	if (!dir) {
+		dir = getenv("PERF_BUILDID_DIR");
+		if (!dir || !*dir) {
+			const char *h = getenv("HOME");
+			if (!h || !*h)
+				return -ENOENT;
+			len = snprintf(out, n, "%s/.debug", h);
+			return len > 0 && (size_t)len < n ? 0 : -ENAMETOOLONG;
+		}
+	}
+	if (!*dir)
+		return -ENOENT;
+	len = snprintf(out, n, "%s", dir);
+	if (len <= 0 || (size_t)len >= n)
+		return -ENAMETOOLONG;
+	while (len > 1 && out[len - 1] == '/')
+		out[--len] = 0;
+	return 0;
+}

@@ -23,31 +23,6 @@
 #include "internal.h"
 #include "data-internal.h"
 
-/* Resolve the cache directory: opts->dir, $PERF_BUILDID_DIR, $HOME/.debug (no trailing /) */
-static int cache_base(const char *dir, char *out, size_t n)
-{
-	int len;
-
-	if (!dir) {
-		dir = getenv("PERF_BUILDID_DIR");
-		if (!dir || !*dir) {
-			const char *h = getenv("HOME");
-			if (!h || !*h)
-				return -ENOENT;
-			len = snprintf(out, n, "%s/.debug", h);
-			return len > 0 && (size_t)len < n ? 0 : -ENAMETOOLONG;
-		}
-	}
-	if (!*dir)
-		return -ENOENT;
-	len = snprintf(out, n, "%s", dir);
-	if (len <= 0 || (size_t)len >= n)
-		return -ENAMETOOLONG;
-	while (len > 1 && out[len - 1] == '/')
-		out[--len] = 0;
-	return 0;
-}
-
 /* mkdir -p with mode 0755; returns 0 or -errno. path is modified in place and restored. */
 static int mkdir_p(char *path)
 {
@@ -171,7 +146,7 @@ static int prepare(const uint8_t *id, size_t len, const struct pk_build_id_cache
 	*max = PK_OPTS_GET(opts, max_copy, 0);
 	if (!*max)
 		*max = PK_BUILD_ID_CACHE_MAX_COPY;
-	return cache_base(PK_OPTS_GET(opts, dir, NULL), base, base_size);
+	return pk_build_id_dir(PK_OPTS_GET(opts, dir, NULL), base, base_size);
 }
 
 PK_API int pk_build_id_cache__add(const char *path, const uint8_t *id, size_t len,

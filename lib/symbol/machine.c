@@ -224,15 +224,8 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 	m->jit_dir = strdup(jd ? jd : "/tmp");
 	m->debug_dir = strdup(dd ? dd : "/usr/lib/debug");
 	const char *bd = PK_OPTS_GET(opts, buildid_dir, NULL);
-	char home[PATH_MAX];
-	if (!bd) {
-		bd = getenv("PERF_BUILDID_DIR");
-		const char *h = getenv("HOME");
-		if ((!bd || !*bd) && h && *h && snprintf(home, sizeof(home), "%s/.debug", h) <
-								  (int)sizeof(home))
-			bd = home;
-	}
-	if (bd && *bd && !(m->buildid_dir = strdup(bd))) {
+	char bdir[PATH_MAX];
+	if (!pk_build_id_dir(bd, bdir, sizeof(bdir)) && !(m->buildid_dir = strdup(bdir))) {
 		pk_machine__free(m);
 		return pk_err_ptr(-ENOMEM);
 	}
