@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /*
  * Each subcommand lives in tool/cmd-<name>.c and exports
@@ -67,6 +68,9 @@ bool pk_tool_raise_nofile(void);
  * (from /proc/PID/task); otherwise exactly the listed ids. NULL + errno on failure. */
 struct pk_thread_map;
 struct pk_thread_map *pk_tool_threads_of_pids(const char *list, bool whole_process);
+/* Append the threads of process pid (from /proc/PID/task) to the growing array
+ * *tids (*n used, *cap allocated). 0, or -errno (the process is gone: -ESRCH/-ENOENT). */
+int pk_tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap);
 
 /* An O_RDONLY directory fd on cgroup NAME under the cgroup2 (or v1 perf_event) mount, for
  * PERF_FLAG_PID_CGROUP; prints the error and returns -1 on failure. */

@@ -671,29 +671,15 @@ static struct pk_thread_map *all_threads(void)
 	while ((de = readdir(d))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
-		struct pk_thread_map *t;
 		if (*end || end == de->d_name || pid <= 0 || pid > INT_MAX)
 			continue;
-		t = pk_thread_map__new_pid((pid_t)pid, NULL);
-		if (!t)
-			continue; /* gone since readdir */
-		for (int i = 0; i < pk_thread_map__nr(t); i++) {
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 256;
-				pid_t *nt = realloc(tids, ncap * sizeof(*nt));
-				if (!nt) {
-					pk_thread_map__free(t);
-					free(tids);
-					closedir(d);
-					errno = ENOMEM;
-					return NULL;
-				}
-				tids = nt;
-				cap = ncap;
-			}
-			tids[n++] = pk_thread_map__tid(t, i);
-		}
-		pk_thread_map__free(t);
+		int err = pk_tool_add_threads_of((pid_t)pid, &tids, &n, &cap);
+		if (err == -ENOMEM) {
+			free(tids);
+			closedir(d);
+			errno = ENOMEM;
+			return NULL;
+		} /* other errors: gone since readdir */
 	}
 	closedir(d);
 	if (!n) {

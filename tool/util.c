@@ -164,39 +164,47 @@ bool pk_tool_raise_nofile(void)
 
 /* ---- targets shared by stat and record ---- */
 
+int pk_tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap)
+{
+	struct pk_thread_map *t = pk_thread_map__new_pid(pid, NULL);
+	if (!t)
+		return -errno;
+	for (int i = 0; i < pk_thread_map__nr(t); i++) {
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 256;
+			pid_t *nt = realloc(*tids, ncap * sizeof(*nt));
+			if (!nt) {
+				pk_thread_map__free(t);
+				return -ENOMEM;
+			}
+			*tids = nt;
+			*cap = ncap;
+		}
+		(*tids)[(*n)++] = pk_thread_map__tid(t, i);
+	}
+	pk_thread_map__free(t);
+	return 0;
+}
+
 struct pk_thread_map *pk_tool_threads_of_pids(const char *list, bool whole_process)
 {
 	/* -p 12,34: every thread of each; -t 12,34: exactly these */
 	struct pk_thread_map *ids = pk_thread_map__new_list(list), *all;
 	pid_t *tids = NULL;
-	int n = 0;
+	size_t n = 0, cap = 0;
 	if (!ids || !whole_process)
 		return ids;
 	for (int i = 0; i < pk_thread_map__nr(ids); i++) {
-		struct pk_thread_map *t = pk_thread_map__new_pid(pk_thread_map__tid(ids, i), NULL);
-		pid_t *nt;
-		if (!t) {
-			int e = errno;
+		int err = pk_tool_add_threads_of(pk_thread_map__tid(ids, i), &tids, &n, &cap);
+		if (err) {
 			free(tids);
 			pk_thread_map__free(ids);
-			errno = e;
+			errno = -err;
 			return NULL;
 		}
-		nt = realloc(tids, (size_t)(n + pk_thread_map__nr(t)) * sizeof(*tids));
-		if (!nt) {
-			free(tids);
-			pk_thread_map__free(t);
-			pk_thread_map__free(ids);
-			errno = ENOMEM;
-			return NULL;
-		}
-		tids = nt;
-		for (int j = 0; j < pk_thread_map__nr(t); j++)
-			tids[n++] = pk_thread_map__tid(t, j);
-		pk_thread_map__free(t);
 	}
 	pk_thread_map__free(ids);
-	all = pk_thread_map__new_array(tids, n);
+	all = pk_thread_map__new_array(tids, (int)n);
 	free(tids);
 	return all;
 }
