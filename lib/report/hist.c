@@ -908,6 +908,13 @@ static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uin
 	return resolve_slow(rep, pid, tid, gen, ip, cm, hot, out, fid);
 }
 
+static inline size_t dent_hash(const struct pk_dso *dso, uint64_t dso_addr, uint64_t off,
+			       bool kernel)
+{
+	return (size_t)mix64((uintptr_t)dso ^ dso_addr * 0x9e3779b97f4a7c15ULL ^
+			     off * 0xc2b2ae3d27d4eb4fULL ^ kernel);
+}
+
 /* The slot of (dso, dso_addr, off, kernel) in dcache: its entry, or the empty slot to
  * fill (NULL only without memory: then nothing is cached). */
 static struct dent *dcache_find(struct pk_report *rep, const struct pk_dso *dso,
@@ -922,8 +929,7 @@ static struct dent *dcache_find(struct pk_report *rep, const struct pk_dso *dso,
 			const struct dent *e = &rep->dcache[i];
 			if (!e->rent)
 				continue;
-			size_t j = (size_t)mix64((uintptr_t)e->dso ^ e->dso_addr * 0x9e3779b97f4a7c15ULL ^
-						 e->off * 0xc2b2ae3d27d4eb4fULL ^ e->kernel) & (cap - 1);
+			size_t j = dent_hash(e->dso, e->dso_addr, e->off, e->kernel) & (cap - 1);
 			while (n[j].rent)
 				j = (j + 1) & (cap - 1);
 			n[j] = *e;
@@ -932,8 +938,7 @@ static struct dent *dcache_find(struct pk_report *rep, const struct pk_dso *dso,
 		rep->dcache = n;
 		rep->dcache_mask = cap - 1;
 	}
-	size_t j = (size_t)mix64((uintptr_t)dso ^ dso_addr * 0x9e3779b97f4a7c15ULL ^
-				 off * 0xc2b2ae3d27d4eb4fULL ^ kernel) & rep->dcache_mask;
+	size_t j = dent_hash(dso, dso_addr, off, kernel) & rep->dcache_mask;
 	for (;; j = (j + 1) & rep->dcache_mask) {
 		struct dent *e = &rep->dcache[j];
 		if (!e->rent || (e->dso == dso && e->dso_addr == dso_addr && e->off == off &&
