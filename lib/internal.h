@@ -196,4 +196,15 @@ int pk_parse_u64(const char *s, size_t len, uint64_t *out);
  * Returns 0, -ENOENT (no directory known) or -ENAMETOOLONG. */
 int pk_build_id_dir(const char *dir, char *out, size_t n);
 
+/* The value of a hex digit (either case), or -1. */
+static inline int pk_hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
 #endif

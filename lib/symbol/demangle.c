@@ -134,17 +134,6 @@ static int dm_run(struct dm_out *o, const char *name)
 	return -EINVAL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * OCaml's native symbols, "caml" and a module path starting with a capital letter
  * ("camlStdlib__List__map_154"), which perf 6.1 decodes itself when libiberty does not:
@@ -161,7 +150,8 @@ static int ocaml_demangle(const char *name, char *buf, size_t len)
 		if (p[0] == '_' && p[1] == '_') {
 			c = '.';
 			p += 2;
-		} else if (p[0] == '$' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0) {
+		} else if (p[0] == '$' && (hi = pk_hexval((unsigned char)p[1])) >= 0 &&
+			   (lo = pk_hexval((unsigned char)p[2])) >= 0) {
 			c = (char)(hi << 4 | lo);
 			p += 3;
 			if (c == '\0')

@@ -33,16 +33,6 @@ static void pk_ksym_add(struct pk_sym **v, size_t *nr, size_t *cap, uint64_t a, 
 	(*v)[(*nr)++] = (struct pk_sym){ .start = a, .end = a, .name = n, .bind = STB_GLOBAL };
 }
 
-static int pk_hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /*
  * Parse kallsyms: "ADDR TYPE NAME [MODULE]". Text symbols (t/T/w/W) only, since samples
  * land in code. All-zero addresses (kptr_restrict for non-root) mean "unavailable".
