@@ -980,16 +980,12 @@ static void bid_cache_add(struct bid_cache *bc, const char *name,
 
 static void bid_cache_report(const struct rec *rc, const struct bid_cache *bc)
 {
-	const char *dir = getenv("PERF_BUILDID_DIR");
-	const char *home = getenv("HOME");
-	char buf[PATH_MAX];
+	char dir[PATH_MAX];
 
 	if (rc->o->quiet || (!bc->err && !bc->too_big))
 		return;
-	if (!dir || !*dir) {
-		snprintf(buf, sizeof(buf), "%s/.debug", home && *home ? home : "~");
-		dir = buf;
-	}
+	if (pk_build_id_cache__dir(NULL, dir, sizeof(dir)))
+		snprintf(dir, sizeof(dir), "~/.debug"); /* no $HOME: the cache the user may set */
 	if (bc->err)
 		pk_tool_warn("cannot fill the build-id cache '%s' (at %s: %s): a report of this "
 			     "file will miss the symbols of binaries rebuilt later; set "

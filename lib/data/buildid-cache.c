@@ -149,6 +149,15 @@ static int prepare(const uint8_t *id, size_t len, const struct pk_build_id_cache
 	return pk_build_id_dir(PK_OPTS_GET(opts, dir, NULL), base, base_size);
 }
 
+PK_API int pk_build_id_cache__dir(const struct pk_build_id_cache_opts *opts, char *buf,
+				  size_t len)
+{
+	if (!buf || !len || !PK_OPTS_VALID(opts, pk_build_id_cache_opts))
+		return pk_err(-EINVAL);
+	int err = pk_build_id_dir(PK_OPTS_GET(opts, dir, NULL), buf, len);
+	return err ? pk_err(err) : 0;
+}
+
 PK_API int pk_build_id_cache__add(const char *path, const uint8_t *id, size_t len,
 				  const struct pk_build_id_cache_opts *opts)
 {

@@ -184,7 +184,25 @@ static void test_errors(void **state)
 	unsetenv("PERF_BUILDID_DIR");
 	PK_OPTS(pk_build_id_cache_opts, env, .dir = NULL);
 	assert_int_equal(pk_build_id_cache__add(self, self_id, self_len, &env), -ENOENT);
+	char got[PATH_MAX], want[PATH_MAX];
+	assert_int_equal(pk_build_id_cache__dir(&env, got, sizeof(got)), -ENOENT);
+	assert_int_equal(pk_build_id_cache__dir(&none, got, sizeof(got)), -ENOENT);
+	/* $HOME/.debug when $PERF_BUILDID_DIR is unset or empty */
+	setenv("HOME", "/h", 1);
+	setenv("PERF_BUILDID_DIR", "", 1);
+	assert_int_equal(pk_build_id_cache__dir(NULL, got, sizeof(got)), 0);
+	assert_string_equal(got, "/h/.debug");
+	assert_int_equal(pk_build_id_cache__dir(NULL, got, 5), -ENAMETOOLONG);
+	unsetenv("HOME");
+	/* the directory given wins; trailing '/' removed */
+	PK_OPTS(pk_build_id_cache_opts, slash, .dir = "/d//");
+	assert_int_equal(pk_build_id_cache__dir(&slash, got, sizeof(got)), 0);
+	assert_string_equal(got, "/d");
 	/* $PERF_BUILDID_DIR is the default directory */
+	snprintf(want, sizeof(want), "%s/", cache);
+	setenv("PERF_BUILDID_DIR", want, 1);
+	assert_int_equal(pk_build_id_cache__dir(NULL, got, sizeof(got)), 0);
+	assert_string_equal(got, cache);
 	setenv("PERF_BUILDID_DIR", cache, 1);
 	assert_int_equal(pk_build_id_cache__add(self, self_id, self_len, &env), 0);
 	link_path(cache, self_id, self_len, "elf", lp, sizeof(lp));

@@ -123,6 +123,13 @@ struct pk_build_id_cache_opts {
 	size_t :0;
 };
 /*
+ * The cache directory these functions use: opts->dir, else $PERF_BUILDID_DIR, else
+ * $HOME/.debug, without trailing '/', into buf. Returns 0, -ENOENT (none: an empty dir,
+ * or neither variable set) or -ENAMETOOLONG (does not fit len bytes).
+ */
+PK_API int pk_build_id_cache__dir(const struct pk_build_id_cache_opts *opts, char *buf,
+				  size_t len);
+/*
  * Store the ELF file `path` (absolute) under the build-id `id` (1..PK_BUILD_ID_MAX bytes,
  * normally just read with pk_build_id__read). Already cached: 0, nothing written. The
  * stored file's build-id is checked; a file that changed meanwhile is not kept (-ESTALE).
