@@ -626,6 +626,72 @@ static void sideband_bits(struct rec_opts *o, struct perf_event_attr *a)
 		a->cgroup = 1;
 }
 
+/* Leader sampling ("{a,b}:S"), as perf 6.1 sets it up: every event of the group carries
+ * PERF_SAMPLE_READ (the group read format is added when the evlist opens the group), only
+ * the leader samples (members get period 0), and nothing inherits (the kernel delivers no
+ * group reads for inherited counters). Returns true when some group samples this way. */
+static bool leader_sampling(struct rec_opts *o, struct pk_evlist *el)
+{
+	const struct pk_evsel *ev;
+	bool any = false;
+	size_t i = 0;
+
+	pk_evlist__for_each_evsel(el, ev) {
+		const struct pk_evsel *l = pk_evsel__leader(ev);
+		const struct pk_evsel *next = pk_evlist__next(el, ev);
+		const struct pk_event_spec *spec = pk_event_list__get(o->events, i++);
+		bool grouped = l != ev || (next && pk_evsel__leader(next) == ev);
+		struct perf_event_attr *a = &pk_evsel__attr((struct pk_evsel *)ev)->attr;
+
+		if (!spec || !grouped || !(pk_event_spec__flags(spec) & PK_EVF_SAMPLE_READ))
+			continue;
+		a->sample_type |= PERF_SAMPLE_READ;
+		if (l != ev) {
+			a->freq = 0;
+			a->sample_period = 0;
+		}
+		any = true;
+	}
+	if (any)
+		o->no_inherit = true;
+	return any;
+}
+
+/* GROUP_DESC: one entry per group of two or more recorded events, by file attr index. */
+static int add_groups(struct rec *rc)
+{
+	const struct pk_evsel *ev;
+	int i = 0, fidx = 0, lead_fidx = -1;
+	uint32_t members = 0;
+	const struct pk_evsel *lead = NULL;
+
+	for (ev = pk_evlist__next(rc->el, NULL);; ev = pk_evlist__next(rc->el, ev), i++) {
+		const struct pk_evsel *l = ev ? pk_evsel__leader(ev) : NULL;
+		if (lead && l != lead) {
+			if (members >= 2) {
+				int err = pk_data_writer__add_group(rc->w, NULL, (uint32_t)lead_fidx,
+								    members);
+				if (err < 0)
+					return err;
+			}
+			lead = NULL;
+		}
+		if (!ev || i >= rc->nev)
+			break;
+		if (!rc->attr_ok[i])
+			continue;
+		if (l == ev) {
+			lead = ev;
+			lead_fidx = fidx;
+			members = 1;
+		} else if (lead && l == lead) {
+			members++;
+		}
+		fidx++;
+	}
+	return 0;
+}
+
 static void dummy_attr(struct rec_opts *o, struct pk_attr *d, bool many)
 {
 	memset(d, 0, sizeof(*d));
@@ -771,6 +837,7 @@ static int build(struct rec *rc, pid_t child, long freq)
 		}
 		rc->names[i] = "dummy:u";
 	}
+	leader_sampling(o, rc->el);
 
 	/* targets */
 	for (int pass = 0; pass < (o->overwrite ? 2 : 1); pass++) {
@@ -1163,6 +1230,8 @@ static int run(struct rec *rc)
 		goto fail;
 	}
 	err = add_attrs(rc, rc->el, false);
+	if (!err)
+		err = add_groups(rc);
 	if (!err && rc->sb_el)
 		err = add_attrs(rc, rc->sb_el, true);
 	if (!err)
