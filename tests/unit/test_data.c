@@ -580,6 +580,7 @@ static uint8_t *load(const char *path, size_t *len)
 static uint64_t count_reader(struct pk_data_reader *rd, bool *truncated, int *err)
 {
 	*err = rd ? 0 : -errno;
+	*truncated = false;
 	if (!rd)
 		return 0;
 	struct pk_data_event ev;
