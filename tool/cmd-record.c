@@ -629,7 +629,9 @@ static void sideband_bits(struct rec_opts *o, struct perf_event_attr *a)
 /* Leader sampling ("{a,b}:S"), as perf 6.1 sets it up: every event of the group carries
  * PERF_SAMPLE_READ (the group read format is added when the evlist opens the group), only
  * the leader samples (members get period 0), and nothing inherits (the kernel delivers no
- * group reads for inherited counters). Returns true when some group samples this way. */
+ * group reads for inherited counters). On an event outside a group, ":S" only adds
+ * PERF_SAMPLE_READ (perf keeps inheritance there; kernels before 6.12 refuse the pair).
+ * Returns true when some group samples this way. */
 static bool leader_sampling(struct rec_opts *o, struct pk_evlist *el)
 {
 	const struct pk_evsel *ev;
@@ -643,9 +645,11 @@ static bool leader_sampling(struct rec_opts *o, struct pk_evlist *el)
 		bool grouped = l != ev || (next && pk_evsel__leader(next) == ev);
 		struct perf_event_attr *a = &pk_evsel__attr((struct pk_evsel *)ev)->attr;
 
-		if (!spec || !grouped || !(pk_event_spec__flags(spec) & PK_EVF_SAMPLE_READ))
+		if (!spec || !(pk_event_spec__flags(spec) & PK_EVF_SAMPLE_READ))
 			continue;
-		a->sample_type |= PERF_SAMPLE_READ;
+		a->sample_type |= PERF_SAMPLE_READ | PERF_SAMPLE_ID; /* perf adds ID too */
+		if (!grouped)
+			continue; /* "a:S": its own count in each sample, inherited as usual */
 		if (l != ev) {
 			a->freq = 0;
 			a->sample_period = 0;
