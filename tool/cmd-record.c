@@ -601,8 +601,11 @@ static int config_attr(struct rec_opts *o, struct perf_event_attr *a, bool trace
 			a->sample_freq = (uint64_t)freq;
 		}
 	}
-	if (o->stat)
+	if (o->stat) {
 		a->inherit_stat = 1;
+		/* the exit-time READ records carry the times, as perf asks for them */
+		a->read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	}
 	if (o->overwrite)
 		a->write_backward = 1;
 	a->sample_id_all = 1;
@@ -1153,7 +1156,7 @@ static int run(struct rec *rc)
 	}
 	PK_OPTS(pk_evlist_open_opts, oo, .inherit = !o->no_inherit && !o->per_thread,
 		.enable_on_exec = w && !o->system_wide, .cgroup_fd = cgroup_fd,
-		.on_open = print_open, .ctx = rc, .user_fallback = true);
+		.on_open = print_open, .ctx = rc, .user_fallback = true, .sampling = true);
 	err = pk_evlist__open(rc->el, &oo);
 	if (err == -EMFILE && pk_tool_raise_nofile())
 		err = pk_evlist__open(rc->el, &oo);

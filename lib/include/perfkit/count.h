@@ -209,6 +209,10 @@ struct pk_evlist_open_opts {
 	 * it user-space only (exclude_kernel = exclude_hv = 1, ":u" added to its name), as perf
 	 * does when perf_event_paranoid forbids kernel counting to an unprivileged user. */
 	bool user_fallback;
+	/* Sampling fds (perf record): read_format is PERF_FORMAT_ID, plus PERF_FORMAT_GROUP
+	 * only on the events of a group that sample with PERF_SAMPLE_READ, as perf record
+	 * sets it; no enabled/running times (counts read from such fds are not scaled). */
+	bool sampling;
 	size_t :0;
 };
 
