@@ -612,8 +612,11 @@ static int config_attr(struct rec_opts *o, struct perf_event_attr *a, bool trace
 			a->sample_freq = (uint64_t)freq;
 		}
 	}
-	if (o->stat)
+	if (o->stat) {
 		a->inherit_stat = 1;
+		/* the exit-time READ records carry the times, as perf asks for them */
+		a->read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	}
 	if (o->overwrite)
 		a->write_backward = 1;
 	a->sample_id_all = 1;
@@ -635,6 +638,76 @@ static void sideband_bits(struct rec_opts *o, struct perf_event_attr *a)
 		a->namespaces = 1;
 	if (o->all_cgroups)
 		a->cgroup = 1;
+}
+
+/* Leader sampling ("{a,b}:S"), as perf 6.1 sets it up: every event of the group carries
+ * PERF_SAMPLE_READ (the group read format is added when the evlist opens the group), only
+ * the leader samples (members get period 0), and nothing inherits (the kernel delivers no
+ * group reads for inherited counters). On an event outside a group, ":S" only adds
+ * PERF_SAMPLE_READ (perf keeps inheritance there; kernels before 6.12 refuse the pair).
+ * Returns true when some group samples this way. */
+static bool leader_sampling(struct rec_opts *o, struct pk_evlist *el)
+{
+	const struct pk_evsel *ev;
+	bool any = false;
+	size_t i = 0;
+
+	pk_evlist__for_each_evsel(el, ev) {
+		const struct pk_evsel *l = pk_evsel__leader(ev);
+		const struct pk_evsel *next = pk_evlist__next(el, ev);
+		const struct pk_event_spec *spec = pk_event_list__get(o->events, i++);
+		bool grouped = l != ev || (next && pk_evsel__leader(next) == ev);
+		struct perf_event_attr *a = &pk_evsel__attr((struct pk_evsel *)ev)->attr;
+
+		if (!spec || !(pk_event_spec__flags(spec) & PK_EVF_SAMPLE_READ))
+			continue;
+		a->sample_type |= PERF_SAMPLE_READ | PERF_SAMPLE_ID; /* perf adds ID too */
+		if (!grouped)
+			continue; /* "a:S": its own count in each sample, inherited as usual */
+		if (l != ev) {
+			a->freq = 0;
+			a->sample_period = 0;
+		}
+		any = true;
+	}
+	if (any)
+		o->no_inherit = true;
+	return any;
+}
+
+/* GROUP_DESC: one entry per group of two or more recorded events, by file attr index. */
+static int add_groups(struct rec *rc)
+{
+	const struct pk_evsel *ev;
+	int i = 0, fidx = 0, lead_fidx = -1;
+	uint32_t members = 0;
+	const struct pk_evsel *lead = NULL;
+
+	for (ev = pk_evlist__next(rc->el, NULL);; ev = pk_evlist__next(rc->el, ev), i++) {
+		const struct pk_evsel *l = ev ? pk_evsel__leader(ev) : NULL;
+		if (lead && l != lead) {
+			if (members >= 2) {
+				int err = pk_data_writer__add_group(rc->w, NULL, (uint32_t)lead_fidx,
+								    members);
+				if (err < 0)
+					return err;
+			}
+			lead = NULL;
+		}
+		if (!ev || i >= rc->nev)
+			break;
+		if (!rc->attr_ok[i])
+			continue;
+		if (l == ev) {
+			lead = ev;
+			lead_fidx = fidx;
+			members = 1;
+		} else if (lead && l == lead) {
+			members++;
+		}
+		fidx++;
+	}
+	return 0;
 }
 
 static void dummy_attr(struct rec_opts *o, struct pk_attr *d, bool many)
@@ -782,6 +855,7 @@ static int build(struct rec *rc, pid_t child, long freq)
 		}
 		rc->names[i] = "dummy:u";
 	}
+	leader_sampling(o, rc->el);
 
 	/* targets */
 	for (int pass = 0; pass < (o->overwrite ? 2 : 1); pass++) {
@@ -1162,7 +1236,7 @@ static int run(struct rec *rc)
 	}
 	PK_OPTS(pk_evlist_open_opts, oo, .inherit = !o->no_inherit && !o->per_thread,
 		.enable_on_exec = w && !o->system_wide, .cgroup_fd = cgroup_fd,
-		.on_open = print_open, .ctx = rc, .user_fallback = true);
+		.on_open = print_open, .ctx = rc, .user_fallback = true, .sampling = true);
 	err = pk_evlist__open(rc->el, &oo);
 	if (err == -EMFILE && pk_tool_raise_nofile())
 		err = pk_evlist__open(rc->el, &oo);
@@ -1243,6 +1317,8 @@ static int run(struct rec *rc)
 		goto fail;
 	}
 	err = add_attrs(rc, rc->el, false);
+	if (!err)
+		err = add_groups(rc);
 	if (!err && rc->sb_el)
 		err = add_attrs(rc, rc->sb_el, true);
 	if (!err)

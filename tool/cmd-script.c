@@ -103,6 +103,11 @@ struct script {
 	/* tracepoint fields (script-trace.c), set up at the first tracepoint sample */
 	struct script_trace *trace;
 	const char *tracefs;    /* --tracefs: NULL = the mounted one, "none" = none */
+	/* PERF_SAMPLE_READ: one line per counter read, with its delta (print_read_sample) */
+	struct pk_read_delta *rdelta;
+	struct pk_count_value *rvals;
+	size_t nrvals;
+	bool read_line;
 };
 
 /* ---- comm table ---- */
@@ -830,7 +835,7 @@ static void print_sample(struct script *s, const struct pk_data_attr *a, const s
 	o->len = (size_t)(p - o->buf);
 	ob_puts(o, name);
 	ob_putc(o, ':');
-	if (has_count) {
+	if (has_count && !s->read_line) {
 		p = ob_room(o, 32);
 		p = PUT(p, " count ");
 		p = fmt_u64(p, count);
@@ -855,6 +860,54 @@ static void print_sample(struct script *s, const struct pk_data_attr *a, const s
 		put_frag(s, smp, smp->ip, smp->cpumode, FR_FRAME);
 	}
 	ob_putc(o, '\n');
+}
+
+/*
+ * A sample that read its counters (PERF_SAMPLE_READ with ids in the read format: perf
+ * record's leader sampling "{a,b}:S", or :S on a single event) is printed as perf script
+ * does: once per counter it read (with PERF_FORMAT_GROUP the whole group, in the kernel's
+ * order, leader first), under that counter's event, with the counter's growth since its
+ * previous read (per id: per event, thread and CPU) as the period. A counter that did not
+ * move, or whose id no attr lists, gets no line. Returns false when the sample is not of
+ * this kind (the caller prints it as is).
+ */
+static bool print_read_sample(struct script *s, const struct pk_data_attr *a,
+			      const struct pk_sample *smp)
+{
+	int n;
+
+	if (!a || !a->layout_ok || !(smp->type & PERF_SAMPLE_READ) ||
+	    !(a->layout.read_format & PERF_FORMAT_ID))
+		return false;
+	if (!s->rdelta && !(s->rdelta = pk_read_delta__new()))
+		return false;
+	n = pk_sample__read_values(&a->layout, smp, s->rvals, s->nrvals);
+	if (n > 0 && (size_t)n > s->nrvals) {
+		struct pk_count_value *nv = realloc(s->rvals, sizeof(*nv) * (size_t)n);
+		if (!nv)
+			return false;
+		s->rvals = nv;
+		s->nrvals = (size_t)n;
+		n = pk_sample__read_values(&a->layout, smp, s->rvals, s->nrvals);
+	}
+	if (n <= 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		const struct pk_count_value *v = &s->rvals[i];
+		const struct pk_data_attr *m = pk_data_reader__attr_by_id(s->rd, v->id);
+		uint64_t delta;
+		if (!m || !m->layout_ok || pk_read_delta__update(s->rdelta, v->id, v->val, &delta))
+			continue;
+		if (!delta)
+			continue;
+		struct pk_sample c = *smp;
+		c.id = v->id;
+		c.period = delta;
+		s->read_line = true;
+		print_sample(s, m, &c);
+		s->read_line = false;
+	}
+	return true;
 }
 
 /* ---- other records ---- */
@@ -1161,7 +1214,8 @@ static int process(struct script *s, struct pk_data_reader *rd)
 		}
 		if (r.type == PERF_RECORD_SAMPLE) {
 			s->nr_samples++;
-			print_sample(s, ev.attr, &r.sample);
+			if (!print_read_sample(s, ev.attr, &r.sample))
+				print_sample(s, ev.attr, &r.sample);
 		} else if (s->all) {
 			print_record(s, &r);
 		}
@@ -1282,6 +1336,8 @@ int cmd_script(int argc, char **argv)
 	pk_data_reader__free(rd);
 	free(s.comms);
 	free(s.vals);
+	free(s.rvals);
+	pk_read_delta__free(s.rdelta);
 	free(s.fc);
 	free(s.arena);
 	ob_release(&s.ob);

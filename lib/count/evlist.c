@@ -417,6 +417,7 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 	bool skip = PK_OPTS_GET(opts, skip_unsupported, false);
 	bool user_fallback = PK_OPTS_GET(opts, user_fallback, false);
 	bool skip_missing = PK_OPTS_GET(opts, skip_missing_threads, false);
+	bool sampling = PK_OPTS_GET(opts, sampling, false);
 	int cgroup_fd = opts ? PK_OPTS_GET(opts, cgroup_fd, -1) : -1;
 	pk_open_cb cb = PK_OPTS_GET(opts, on_open, NULL);
 	void *ctx = PK_OPTS_GET(opts, ctx, NULL);
@@ -442,8 +443,9 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 				leader = effective_leader(ev);
 				is_leader = leader == ev;
 				a = ev->attr;
-				a.attr.read_format |= TIMES | PERF_FORMAT_ID;
-				if (group_size(el, leader) > 1)
+				a.attr.read_format |= (sampling ? 0 : TIMES) | PERF_FORMAT_ID;
+				if (group_size(el, leader) > 1 &&
+				    (!sampling || (a.attr.sample_type & PERF_SAMPLE_READ)))
 					a.attr.read_format |= PERF_FORMAT_GROUP;
 				a.attr.disabled = is_leader && !enabled;
 				a.attr.enable_on_exec = is_leader && on_exec;

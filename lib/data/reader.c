@@ -527,6 +527,15 @@ static char *cur_str(struct cur *c)
 	return d;
 }
 
+static void free_groups(struct pk_data_reader *r)
+{
+	for (uint32_t i = 0; i < r->env.nr_groups; i++)
+		free((char *)r->env.groups[i].name);
+	free((void *)r->env.groups);
+	r->env.groups = NULL;
+	r->env.nr_groups = 0;
+}
+
 static void free_strv(char **v, size_t n)
 {
 	if (!v)
@@ -573,7 +582,7 @@ static const char *const feat_names[] = {
 	[PK_FEAT_TOTAL_MEM] = "TOTAL_MEM", [PK_FEAT_CMDLINE] = "CMDLINE",
 	[PK_FEAT_EVENT_DESC] = "EVENT_DESC", [PK_FEAT_CPU_TOPOLOGY] = "CPU_TOPOLOGY",
 	[PK_FEAT_SAMPLE_TIME] = "SAMPLE_TIME", [PK_FEAT_CLOCKID] = "CLOCKID",
-	[PK_FEAT_COMPRESSED] = "COMPRESSED",
+	[PK_FEAT_COMPRESSED] = "COMPRESSED", [PK_FEAT_GROUP_DESC] = "GROUP_DESC",
 };
 
 static const char *feat_name(int feat)
@@ -715,6 +724,44 @@ bad:
 	return -PK_ERR_FORMAT;
 }
 
+/* GROUP_DESC. Every group must lie within the attrs (leader < nr_attrs, members fit) and
+ * have at least one member; nr_groups is bounded by the bytes a group needs at least (a
+ * 4-byte empty string, leader, nr). */
+static int parse_group_desc(struct pk_data_reader *r, struct cur *c)
+{
+	uint32_t nr = cur_u32(c);
+	struct pk_data_group *v;
+
+	if (c->bad || nr > (c->len - c->off) / 12 || nr > r->nr_attrs)
+		return -PK_ERR_FORMAT;
+	v = nr ? calloc(nr, sizeof(*v)) : NULL;
+	if (nr && !v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++) {
+		char *name = cur_str(c);
+		uint32_t leader = cur_u32(c), members = cur_u32(c);
+		if (name && !strcmp(name, "{anon_group}")) {
+			free(name);
+			name = NULL;
+		} else if (!name) {
+			c->bad = true;
+		}
+		v[i].name = name;
+		v[i].leader_idx = leader;
+		v[i].nr_members = members;
+		if (c->bad || !members || leader >= r->nr_attrs || members > r->nr_attrs - leader) {
+			for (uint32_t j = 0; j <= i; j++)
+				free((char *)v[j].name);
+			free(v);
+			return -PK_ERR_FORMAT;
+		}
+	}
+	free_groups(r);
+	r->env.groups = v;
+	r->env.nr_groups = nr;
+	return 0;
+}
+
 /* Parse one feature payload. Unknown features are ignored (0). */
 static int parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, size_t len)
 {
@@ -776,6 +823,10 @@ static int parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, s
 		break;
 	case PK_FEAT_CPU_TOPOLOGY:
 		if (parse_topology(r, &c))
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_GROUP_DESC:
+		if (parse_group_desc(r, &c))
 			return -PK_ERR_FORMAT;
 		break;
 	case PK_FEAT_SAMPLE_TIME: {
@@ -1240,6 +1291,7 @@ PK_API void pk_data_reader__free(struct pk_data_reader *r)
 	free_strv(r->topo_lists[1], r->env.nr_core_cpus);
 	free_strv(r->topo_lists[2], r->env.nr_die_cpus);
 	free((void *)r->env.cpu);
+	free_groups(r);
 	ZSTD_freeDCtx(r->dctx);
 	free(r->cin);
 	free(r->dec);

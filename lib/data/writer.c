@@ -78,6 +78,8 @@ struct pk_data_writer {
 	size_t nr_bids;
 	uint8_t *tdata;          /* TRACING_DATA blob, or NULL */
 	size_t tdata_len;
+	struct wgroup { char *name; uint32_t leader, nr; } *groups; /* GROUP_DESC */
+	size_t nr_groups;
 
 	/* options */
 	int level;
@@ -381,6 +383,43 @@ static void put_attr(struct pk_data_writer *w, struct pk_dbuf *b, const struct w
 
 /* ---- features ---- */
 
+PK_API int pk_data_writer__add_group(struct pk_data_writer *w, const char *name,
+				     uint32_t leader_idx, uint32_t nr_members)
+{
+	if (!w || nr_members < 2 || leader_idx >= w->nr_attrs ||
+	    nr_members > w->nr_attrs - leader_idx)
+		return pk_err(-EINVAL);
+	for (size_t i = 0; i < w->nr_groups; i++)
+		if (leader_idx < w->groups[i].leader + w->groups[i].nr &&
+		    w->groups[i].leader < leader_idx + nr_members)
+			return pk_err(-EINVAL);
+	struct wgroup *n = realloc(w->groups, (w->nr_groups + 1) * sizeof(*n));
+	if (!n)
+		return pk_err(-ENOMEM);
+	w->groups = n;
+	n[w->nr_groups].name = strdup(name ? name : "{anon_group}");
+	if (!n[w->nr_groups].name)
+		return pk_err(-ENOMEM);
+	n[w->nr_groups].leader = leader_idx;
+	n[w->nr_groups].nr = nr_members;
+	w->nr_groups++;
+	return 0;
+}
+
+/* GROUP_DESC: u32 nr_groups, then per group a string name, u32 leader index, u32 members */
+static int put_group_desc(struct pk_data_writer *w, struct pk_dbuf *b)
+{
+	if (!w->nr_groups)
+		return -ENOENT;
+	pk_dbuf_u32(b, (uint32_t)w->nr_groups);
+	for (size_t i = 0; i < w->nr_groups; i++) {
+		pk_dbuf_str(b, w->groups[i].name);
+		pk_dbuf_u32(b, w->groups[i].leader);
+		pk_dbuf_u32(b, w->groups[i].nr);
+	}
+	return b->err;
+}
+
 static int build_feature(struct pk_data_writer *w, int feat, struct pk_dbuf *b,
 			 uint32_t *nr_avail)
 {
@@ -464,6 +503,8 @@ static int build_feature(struct pk_data_writer *w, int feat, struct pk_dbuf *b,
 		pk_dbuf_u64(b, res);
 		return b->err;
 	}
+	case PK_FEAT_GROUP_DESC:
+		return put_group_desc(w, b);
 	case PK_FEAT_COMPRESSED: {
 		if (!w->level)
 			return -ENOENT;
@@ -484,8 +525,8 @@ static int build_feature(struct pk_data_writer *w, int feat, struct pk_dbuf *b,
 static const int file_features[] = {
 	PK_FEAT_TRACING_DATA, PK_FEAT_BUILD_ID, PK_FEAT_HOSTNAME, PK_FEAT_OSRELEASE, PK_FEAT_VERSION, PK_FEAT_ARCH,
 	PK_FEAT_NRCPUS, PK_FEAT_CPUDESC, PK_FEAT_CPUID, PK_FEAT_TOTAL_MEM, PK_FEAT_CMDLINE,
-	PK_FEAT_EVENT_DESC, PK_FEAT_CPU_TOPOLOGY, PK_FEAT_SAMPLE_TIME, PK_FEAT_CLOCKID,
-	PK_FEAT_COMPRESSED,
+	PK_FEAT_EVENT_DESC, PK_FEAT_CPU_TOPOLOGY, PK_FEAT_GROUP_DESC, PK_FEAT_SAMPLE_TIME,
+	PK_FEAT_CLOCKID, PK_FEAT_COMPRESSED,
 };
 
 /* ---- start of data ---- */
@@ -640,6 +681,9 @@ static void writer_free(struct pk_data_writer *w)
 	for (size_t i = 0; i < w->nr_bids; i++)
 		free(w->bids[i].name);
 	free(w->bids);
+	for (size_t i = 0; i < w->nr_groups; i++)
+		free(w->groups[i].name);
+	free(w->groups);
 	free(w->tdata);
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);

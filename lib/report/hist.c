@@ -341,6 +341,11 @@ static inline size_t gap_slot(uint32_t pid)
 }
 
 struct pk_report {
+	/* PERF_SAMPLE_READ samples: the reader (attrs by id) and each counter's last total */
+	struct pk_data_reader *read_rd;
+	struct pk_read_delta *rdelta;
+	struct pk_count_value *rvals;
+	size_t nrvals;
 	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread;
 	enum pk_cg_order order;
 	unsigned int max_stack;
@@ -652,6 +657,8 @@ void pk_report__free(struct pk_report *rep)
 	if (!rep)
 		return;
 	cc_release(rep);
+	pk_read_delta__free(rep->rdelta);
+	free(rep->rvals);
 	pk_machine__free(rep->m);
 	str_release(&rep->strs);
 	arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
@@ -1917,6 +1924,50 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	return err;
 }
 
+/*
+ * A sample that read counters (PERF_SAMPLE_READ with ids: leader sampling "{a,b}:S")
+ * counts, as in perf, once for every counter it read: on that counter's event, with the
+ * counter's growth since its previous read (per sample id) as the period. Counters that
+ * did not move and ids no attr lists are skipped. Other samples count once, as they are.
+ */
+static int do_read_sample(struct pk_report *rep, const struct pk_data_attr *a,
+			  const struct pk_sample *s)
+{
+	int n;
+
+	if (!(s->type & PERF_SAMPLE_READ) || !a->layout_ok || !rep->read_rd ||
+	    !(a->layout.read_format & PERF_FORMAT_ID))
+		return do_sample(rep, a, s);
+	if (!rep->rdelta && !(rep->rdelta = pk_read_delta__new()))
+		return -ENOMEM;
+	n = pk_sample__read_values(&a->layout, s, rep->rvals, rep->nrvals);
+	if (n > 0 && (size_t)n > rep->nrvals) {
+		struct pk_count_value *nv = realloc(rep->rvals, sizeof(*nv) * (size_t)n);
+		if (!nv)
+			return -ENOMEM;
+		rep->rvals = nv;
+		rep->nrvals = (size_t)n;
+		n = pk_sample__read_values(&a->layout, s, rep->rvals, rep->nrvals);
+	}
+	if (n <= 0)
+		return do_sample(rep, a, s);
+	for (int i = 0; i < n; i++) {
+		const struct pk_count_value *v = &rep->rvals[i];
+		const struct pk_data_attr *m = pk_data_reader__attr_by_id(rep->read_rd, v->id);
+		uint64_t delta;
+		if (!m || pk_read_delta__update(rep->rdelta, v->id, v->val, &delta) || !delta)
+			continue;
+		struct pk_sample c = *s;
+		c.type |= PERF_SAMPLE_PERIOD;
+		c.id = v->id;
+		c.period = delta;
+		int err = do_sample(rep, m, &c);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int do_record(struct pk_report *rep, const struct pk_feed_item *it)
 {
 	if (it->dec)
@@ -1932,7 +1983,7 @@ static int do_record(struct pk_report *rep, const struct pk_feed_item *it)
 	}
 	switch (r->type) {
 	case PERF_RECORD_SAMPLE:
-		return a ? do_sample(rep, a, &r->sample) : 0;
+		return a ? do_read_sample(rep, a, &r->sample) : 0;
 	case PERF_RECORD_MMAP:
 		bump_gen(rep, r->mmap.pid);
 		if (r->mmap.pid == (uint32_t)-1 || r->cpumode == PK_CPUMODE_KERNEL)
@@ -1982,6 +2033,7 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 		if (h)
 			h->pub.attr = a;
 	}
+	rep->read_rd = r;
 	struct pk_feed *f;
 	bool threaded = rep->reader_thread && pk_online_cpus() >= 2 && !pk_data_reader__is_pipe(r);
 	int err = pk_feed__start(&f, r, threaded);

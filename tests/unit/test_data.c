@@ -580,6 +580,7 @@ static uint8_t *load(const char *path, size_t *len)
 static uint64_t count_reader(struct pk_data_reader *rd, bool *truncated, int *err)
 {
 	*err = rd ? 0 : -errno;
+	*truncated = false;
 	if (!rd)
 		return 0;
 	struct pk_data_event ev;
@@ -936,6 +937,100 @@ static void test_clockid(void **state)
 	}
 }
 
+/* GROUP_DESC: written as declared, read back by attr index; a hostile section (nr_groups,
+ * a string length or a member range beyond the attrs) is dropped, never trusted. */
+static const struct pk_data_group *groups_of(const uint8_t *b, size_t len, uint32_t *nr)
+{
+	struct pk_data_reader *rd = pk_data_reader__open_mem(b, len, NULL);
+	assert_non_null(rd);
+	const struct pk_data_env *env = pk_data_reader__env(rd);
+	static struct pk_data_group copy[4];
+	*nr = env->nr_groups;
+	assert_true(*nr <= 4);
+	for (uint32_t i = 0; i < *nr; i++) {
+		copy[i] = env->groups[i];
+		copy[i].name = copy[i].name ? "named" : NULL;
+	}
+	pk_data_reader__free(rd);
+	return copy;
+}
+
+static void test_group_desc(void **state)
+{
+	(void)state;
+	pk_test_quiet_log();
+	struct pk_data_writer *w = pk_data_writer__open("grp.data", NULL);
+	assert_non_null(w);
+	struct pk_attr a;
+	static const uint64_t ids_c[] = { 301 }, ids_d[] = { 401 };
+	make_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(pk_data_writer__add_attr(w, &a, NULL, ids_a, 2), 0);
+	make_attr(&a, PERF_COUNT_SW_PAGE_FAULTS);
+	assert_int_equal(pk_data_writer__add_attr(w, &a, NULL, ids_b, 1), 1);
+	make_attr(&a, PERF_COUNT_SW_TASK_CLOCK);
+	assert_int_equal(pk_data_writer__add_attr(w, &a, NULL, ids_c, 1), 2);
+	make_attr(&a, PERF_COUNT_SW_CONTEXT_SWITCHES);
+	assert_int_equal(pk_data_writer__add_attr(w, &a, NULL, ids_d, 1), 3);
+	/* refused: a single member, a range past the attrs, an overlap */
+	assert_int_equal(pk_data_writer__add_group(w, NULL, 0, 1), -EINVAL);
+	assert_int_equal(pk_data_writer__add_group(w, NULL, 3, 2), -EINVAL);
+	assert_int_equal(pk_data_writer__add_group(w, NULL, 4, 2), -EINVAL);
+	assert_int_equal(pk_data_writer__add_group(w, NULL, 0, 2), 0);
+	assert_int_equal(pk_data_writer__add_group(w, NULL, 1, 2), -EINVAL);
+	assert_int_equal(pk_data_writer__add_group(w, "g2", 2, 2), 0);
+	struct recs *r = malloc(sizeof(*r));
+	build_records(r, (uint32_t)getpid());
+	assert_int_equal(pk_data_writer__write(w, r->buf, r->len), 0);
+	assert_int_equal(pk_data_writer__close(w), 0);
+	free(r);
+
+	size_t len;
+	uint8_t *b = load("grp.data", &len);
+	uint32_t nr;
+	const struct pk_data_group *g = groups_of(b, len, &nr);
+	assert_int_equal(nr, 2);
+	assert_null(g[0].name); /* "{anon_group}" */
+	assert_int_equal(g[0].leader_idx, 0);
+	assert_int_equal(g[0].nr_members, 2);
+	assert_non_null(g[1].name);
+	assert_int_equal(g[1].leader_idx, 2);
+	assert_int_equal(g[1].nr_members, 2);
+
+	/* find the section: the feature table follows the data, one {offset, size} per bit */
+	uint64_t doff, dsize, feats;
+	memcpy(&doff, b + 40, 8);
+	memcpy(&dsize, b + 48, 8);
+	memcpy(&feats, b + 72, 8);
+	assert_true(feats & (1ULL << PK_FEAT_GROUP_DESC));
+	size_t slot = (size_t)__builtin_popcountll(feats & ((1ULL << PK_FEAT_GROUP_DESC) - 1));
+	uint64_t goff;
+	memcpy(&goff, b + doff + dsize + slot * 16, 8);
+	uint32_t v;
+	memcpy(&v, b + goff, 4);
+	assert_int_equal(v, 2);
+	memcpy(&v, b + goff + 4, 4); /* first name's length */
+	uint64_t lead0 = goff + 8 + v, nr0 = lead0 + 4;
+	static const struct { uint64_t off; uint32_t val; } bad[] = {
+		{ 0, 0xffffffffu }, { 0, 5 }, { 4, 0x7fffffffu }, { 0, 0 }, { 0, 0 }, { 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint8_t *m = malloc(len);
+		memcpy(m, b, len);
+		uint64_t off = i == 3 ? lead0 : i == 4 ? nr0 : i == 5 ? nr0 : goff + bad[i].off;
+		uint32_t val = i == 3 ? 4 : i == 4 ? 0 : i == 5 ? 0xfffffffeu : bad[i].val;
+		memcpy(m + off, &val, 4);
+		g = groups_of(m, len, &nr);
+		assert_int_equal(nr, 0);
+		free(m);
+	}
+	free(b);
+	if (have_perf()) {
+		assert_int_equal(pk_test_sh("perf report --header-only -i grp.data 2>grp.err | "
+				    "grep -q '^# group: {cpu-clock,page-faults}'"), 0);
+		assert_clean_stderr("grp.err");
+	}
+}
+
 /* Pipe mode: HEADER_ATTR carries a 128-byte attr whatever the attr's own minimal size,
  * because perf 6.1 (and up to 6.5) reads the ids at 8 + sizeof(its attr) = 136. With ids
  * whose bit 11 is set, a short attr made perf read an id as branch_sample_type with
@@ -1055,6 +1150,7 @@ int main(void)
 		cmocka_unit_test(test_clockid),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_group_desc),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_hostile_pread),
 		cmocka_unit_test(test_interop_ours),

@@ -1297,6 +1297,46 @@ static void test_names(void **state)
 	assert_string_equal(pk_cpumode__name(PK_CPUMODE_USER), "user");
 }
 
+/* pk_read_delta: per id, the growth since the previous value (the first value whole);
+ * ids do not disturb each other, the table survives growth, wrap-around is modular. */
+static void test_read_delta(void **state)
+{
+	(void)state;
+	struct pk_read_delta *d = pk_read_delta__new();
+	uint64_t delta = 99;
+	assert_non_null(d);
+	assert_int_equal(pk_read_delta__update(d, 7, 100, &delta), 0);
+	assert_int_equal(delta, 100);
+	assert_int_equal(pk_read_delta__update(d, 8, 5, &delta), 0);
+	assert_int_equal(delta, 5);
+	assert_int_equal(pk_read_delta__update(d, 7, 250, &delta), 0);
+	assert_int_equal(delta, 150);
+	assert_int_equal(pk_read_delta__update(d, 8, 5, &delta), 0);
+	assert_int_equal(delta, 0);
+	assert_int_equal(pk_read_delta__update(d, 0, 3, &delta), 0); /* id 0 is an id too */
+	assert_int_equal(delta, 3);
+	/* many ids (forces several rehashes): each keeps its own last value */
+	for (uint64_t id = 1000; id < 3000; id++) {
+		assert_int_equal(pk_read_delta__update(d, id, id * 2, &delta), 0);
+		assert_int_equal(delta, id * 2);
+	}
+	for (uint64_t id = 1000; id < 3000; id++) {
+		assert_int_equal(pk_read_delta__update(d, id, id * 3, &delta), 0);
+		assert_int_equal(delta, id);
+	}
+	assert_int_equal(pk_read_delta__update(d, 7, 260, &delta), 0);
+	assert_int_equal(delta, 10);
+	assert_int_equal(pk_read_delta__update(d, 0, 10, &delta), 0);
+	assert_int_equal(delta, 7);
+	/* a counter that went backwards (wrapped) */
+	assert_int_equal(pk_read_delta__update(d, 7, 4, &delta), 0);
+	assert_int_equal(delta, (uint64_t)4 - 260);
+	assert_int_equal(pk_read_delta__update(d, 7, 4, NULL), -EINVAL);
+	assert_int_equal(pk_read_delta__update(NULL, 7, 4, &delta), -EINVAL);
+	pk_read_delta__free(d);
+	pk_read_delta__free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1307,6 +1347,7 @@ int main(void)
 		cmocka_unit_test(test_sample_combinations),
 		cmocka_unit_test(test_sample_decode_again),
 		cmocka_unit_test(test_sample_read_formats),
+		cmocka_unit_test(test_read_delta),
 		cmocka_unit_test(test_sample_callchain),
 		cmocka_unit_test(test_sample_raw),
 		cmocka_unit_test(test_sample_branch),

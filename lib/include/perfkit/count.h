@@ -213,6 +213,10 @@ struct pk_evlist_open_opts {
 	 * made, as threads of a whole system often do) is left out: its fds stay closed, its
 	 * counts "not counted", and the open goes on. Otherwise ESRCH fails the open. */
 	bool skip_missing_threads;
+	/* Sampling fds (perf record): read_format is PERF_FORMAT_ID, plus PERF_FORMAT_GROUP
+	 * only on the events of a group that sample with PERF_SAMPLE_READ, as perf record
+	 * sets it; no enabled/running times (counts read from such fds are not scaled). */
+	bool sampling;
 	size_t :0;
 };
 

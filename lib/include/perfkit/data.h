@@ -204,6 +204,17 @@ PK_API int pk_data_writer__add_attr(struct pk_data_writer *w, const struct pk_at
 				    const char *name, const uint64_t *ids, size_t nr_ids);
 
 /*
+ * Declare an event group for the GROUP_DESC feature: the attrs leader_idx ..
+ * leader_idx + nr_members - 1 (indexes returned by __add_attr, which must already have
+ * been added) form one group; name NULL for an unnamed group (written "{anon_group}" as
+ * perf does). The feature is written when at least one group was declared. Returns 0,
+ * -EINVAL (nr_members < 2, a range beyond the attrs, overlapping a declared group) or
+ * -ENOMEM.
+ */
+PK_API int pk_data_writer__add_group(struct pk_data_writer *w, const char *name,
+				     uint32_t leader_idx, uint32_t nr_members);
+
+/*
  * Append raw record bytes to the data section, exactly as they came from a ring buffer:
  * the stream must consist of whole records, but one record may be split across two
  * calls (the two chunks of a wrapped ring). Nothing is parsed except record headers (to
@@ -304,6 +315,13 @@ struct pk_data_cpu_topo {
 	uint32_t die_id;         /* (u32)-1 when the file has no die information */
 };
 
+/* One event group of GROUP_DESC: attrs leader_idx .. leader_idx + nr_members - 1. */
+struct pk_data_group {
+	const char *name;        /* NULL for an unnamed group ("{anon_group}" in the file) */
+	uint32_t leader_idx;     /* attr index of the leader (checked < nr_attrs) */
+	uint32_t nr_members;     /* leader included; >= 1, checked against nr_attrs */
+};
+
 /* Feature sections parsed into structs. A string is NULL when its feature is absent. */
 struct pk_data_env {
 	uint64_t features[PK_FEAT_BITS / 64]; /* bits present in the header (and parsed) */
@@ -329,6 +347,9 @@ struct pk_data_env {
 	uint64_t clockid_res_ns;
 	/* COMPRESSED */
 	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
+	/* GROUP_DESC (a section naming a group beyond the attrs is dropped whole) */
+	const struct pk_data_group *groups;
+	uint32_t nr_groups;
 };
 
 struct pk_data_reader_opts {

@@ -268,6 +268,20 @@ PK_API int pk_sample__decode(const struct pk_sample_layout *l, const struct perf
 PK_API int pk_sample__read_values(const struct pk_sample_layout *l, const struct pk_sample *s,
 				  struct pk_count_value *out, size_t max);
 
+/*
+ * Periods from PERF_SAMPLE_READ totals, as perf derives them: a sample's read values are
+ * running totals per counter; the period of counter `id` in this sample is its total minus
+ * the total of the previous sample that read the same id (the first time: the total
+ * itself). Sample ids are per fd, so the deltas are per event, thread and CPU. Feed the
+ * values in file order. __update returns 0 with *delta set, -EINVAL, -ENOMEM, or -E2BIG
+ * beyond 4M distinct ids (pass only ids the file's attrs list).
+ */
+struct pk_read_delta;
+PK_API struct pk_read_delta *pk_read_delta__new(void); /* NULL + errno ENOMEM */
+PK_API void pk_read_delta__free(struct pk_read_delta *d);
+PK_API int pk_read_delta__update(struct pk_read_delta *d, uint64_t id, uint64_t value,
+				 uint64_t *delta);
+
 /* ---------------------------------------------------------------------------------- */
 /* Records.                                                                            */
 
