@@ -72,7 +72,7 @@ struct pk_thread_map *pk_tool_threads_of_pids(const char *list, bool whole_proce
  * PERF_FLAG_PID_CGROUP; prints the error and returns -1 on failure. */
 int pk_tool_open_cgroup(const char *name);
 
-/* JSON string output with escaping. */
+/* A quoted JSON string through the library's one escaper (pk_json__write_str). */
 void pk_json_str(FILE *f, const char *s);
 
 #endif

@@ -610,50 +610,7 @@ uint32_t *pk_xtimeline_order(const struct pk_profile *p)
 
 void pk_xjson_str(FILE *f, const char *s)
 {
-	const unsigned char *c = (const unsigned char *)(s ? s : "");
-	putc('"', f);
-	while (*c) {
-		unsigned char b = *c;
-		if (b < 0x80) {
-			switch (b) {
-			case '"': fputs("\\\"", f); break;
-			case '\\': fputs("\\\\", f); break;
-			case '\n': fputs("\\n", f); break;
-			case '\t': fputs("\\t", f); break;
-			case '\r': fputs("\\r", f); break;
-			case '<': fputs("\\u003c", f); break;
-			case '>': fputs("\\u003e", f); break;
-			case '&': fputs("\\u0026", f); break;
-			default:
-				if (b < 0x20)
-					fprintf(f, "\\u%04x", b);
-				else
-					putc(b, f);
-			}
-			c++;
-			continue;
-		}
-		/* validate one UTF-8 sequence */
-		int len = b >= 0xf0 && b <= 0xf4 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 && b < 0xe0 ? 2 : 0;
-		if (b >= 0xf5)
-			len = 0;
-		int ok = len > 0;
-		for (int i = 1; ok && i < len; i++)
-			if ((c[i] & 0xc0) != 0x80)
-				ok = 0;
-		if (ok && len == 3 && ((b == 0xe0 && c[1] < 0xa0) || (b == 0xed && c[1] >= 0xa0)))
-			ok = 0; /* overlong or surrogate */
-		if (ok && len == 4 && ((b == 0xf0 && c[1] < 0x90) || (b == 0xf4 && c[1] >= 0x90)))
-			ok = 0;
-		if (ok) {
-			fwrite(c, 1, (size_t)len, f);
-			c += len;
-		} else {
-			fputs("\\ufffd", f);
-			c++;
-		}
-	}
-	putc('"', f);
+	pk_json__write_str(f, s, PK_JSON_HTML);
 }
 
 int pk_xfinish(FILE *f)
