@@ -119,9 +119,15 @@ PK_API int pk_profile__add_sample_ids(struct pk_profile *p, const struct pk_expo
 				      const uint32_t *frame_ids, size_t nr);
 
 /*
- * Describe an object file for pprof mappings: its address range in the process, the
- * file offset of `start`, and its build-id (raw bytes, written in hex). Optional: without
- * it a mapping spans the addresses sampled in the object. The last call for a name wins.
+ * Describe an object file for pprof mappings: where it is mapped (start..end, the
+ * addresses of the samples' frames, and the file offset of `start`, as in an MMAP record)
+ * and its build-id (raw bytes, written in hex). Each call with end > start adds one range
+ * of the object (an object mapped several times, in several segments or processes, is
+ * described once per mapping; repeating a range is a no-op), and each range that holds
+ * sampled addresses becomes one pprof Mapping. start == end only sets the build id; a
+ * build id applies to every range of the name. Optional: addresses in no described range
+ * of their object get one Mapping spanning them, with file offset 0. -EINVAL if end <
+ * start.
  */
 PK_API int pk_profile__set_dso(struct pk_profile *p, const char *dso, uint64_t start,
 			       uint64_t end, uint64_t pgoff, const uint8_t *build_id,
