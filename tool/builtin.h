@@ -76,7 +76,7 @@ int pk_tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap);
  * PERF_FLAG_PID_CGROUP; prints the error and returns -1 on failure. */
 int pk_tool_open_cgroup(const char *name);
 
-/* JSON string output with escaping. */
+/* A quoted JSON string through the library's one escaper (pk_json__write_str). */
 void pk_json_str(FILE *f, const char *s);
 
 #endif

@@ -133,6 +133,7 @@ struct loader {
 	uint64_t last_time;
 	uint64_t first_sample_time, last_sample_time;
 	uint64_t nr_samples, nr_unresolved;
+	uint64_t last_map_start, last_map_end; /* the mapping last described to the profile */
 };
 
 static const char *event_name(const struct pk_data_attr *a, char *buf, size_t len)
@@ -189,6 +190,16 @@ static int frames_of(struct loader *L, uint32_t pid, uint32_t tid, uint64_t ip, 
 	};
 	if (!fr.name && !L->o->unknown_hex)
 		fr.name = "[unknown]";
+	/* pprof mappings: the real mapping (start, limit, file offset) of each object */
+	if (L->o->addresses && found != -ENOENT && loc.dso_name &&
+	    loc.map_end > loc.map_start &&
+	    (loc.map_start != L->last_map_start || loc.map_end != L->last_map_end)) {
+		if (pk_profile__set_dso(L->p, loc.dso_name, loc.map_start, loc.map_end,
+					loc.map_pgoff, NULL, 0) == -ENOMEM)
+			return -ENOMEM;
+		L->last_map_start = loc.map_start;
+		L->last_map_end = loc.map_end;
+	}
 	if (!loc.sym)
 		L->nr_unresolved++;
 	const char *file = NULL;

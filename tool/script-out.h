@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <perfkit/export.h>
 
 #define OB_CAP ((size_t)1 << 18)
 
@@ -228,43 +229,12 @@ static inline char *fmt_str_pad(char *p, const char *s, size_t n, size_t width)
 	return p + n;
 }
 
-/* which bytes a JSON string must escape (as pk_json_str does) */
-static inline bool json_esc(unsigned char c)
-{
-	static const bool esc[256] = {
-		[0x00] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-		[0x10] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-		['"'] = 1, ['\\'] = 1,
-	};
-	return esc[c];
-}
-
-/* a JSON string of s (n bytes) with quotes: at most 6 * n + 2 bytes */
+/* a JSON string of s (n bytes) with quotes, through the library's one escaper: at most
+ * PK_JSON_ESCAPED_MAX(n) + 2 bytes */
 static inline char *fmt_json_str(char *p, const char *s, size_t n)
 {
-	static const char dig[] = "0123456789abcdef";
 	*p++ = '"';
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (!json_esc(c)) {
-			*p++ = (char)c;
-			continue;
-		}
-		*p++ = '\\';
-		switch (c) {
-		case '"': *p++ = '"'; break;
-		case '\\': *p++ = '\\'; break;
-		case '\n': *p++ = 'n'; break;
-		case '\t': *p++ = 't'; break;
-		case '\r': *p++ = 'r'; break;
-		default:
-			*p++ = 'u';
-			*p++ = '0';
-			*p++ = '0';
-			*p++ = dig[c >> 4];
-			*p++ = dig[c & 15];
-		}
-	}
+	p += pk_json__escape(p, PK_JSON_ESCAPED_MAX(n), s, n, 0, NULL);
 	*p++ = '"';
 	return p;
 }
@@ -274,19 +244,17 @@ static inline void ob_json_str(struct obuf *o, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
 	if (n < (OB_CAP - 2) / 6) {
-		char *p = ob_room(o, 6 * n + 2);
+		char *p = ob_room(o, PK_JSON_ESCAPED_MAX(n) + 2);
 		o->len = (size_t)(fmt_json_str(p, s, n) - o->buf);
 		return;
 	}
-	/* huge: in pieces */
+	/* huge: in pieces of at most 24 KiB of output (the escaper never splits a character) */
 	ob_putc(o, '"');
-	for (size_t i = 0; i < n; i += 4096) {
-		size_t k = n - i < 4096 ? n - i : 4096;
-		char *p = ob_room(o, 6 * k + 2);
-		char *e = fmt_json_str(p, s + i, k);
-		/* drop the quotes the piece got */
-		memmove(p, p + 1, (size_t)(e - p - 2));
-		o->len += (size_t)(e - p - 2);
+	for (size_t i = 0; i < n;) {
+		size_t used, cap = PK_JSON_ESCAPED_MAX(4096);
+		char *p = ob_room(o, cap);
+		o->len += pk_json__escape(p, cap, s + i, n - i, 0, &used);
+		i += used;
 	}
 	ob_putc(o, '"');
 }

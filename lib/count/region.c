@@ -19,6 +19,7 @@
 #include "internal.h"
 #include <perfkit/self.h>
 #include <perfkit/event.h>
+#include <perfkit/export.h>
 
 #define RG_MAX_EV 16
 #define RG_CHUNK 64
@@ -567,17 +568,7 @@ struct report_ctx {
 
 static void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	pk_json__write_str(f, s, 0);
 }
 
 static const char *status_name(enum pk_count_status s)

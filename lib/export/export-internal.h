@@ -139,8 +139,8 @@ uint32_t pk_xhash_u64(uint64_t v);
 /* The timeline sorted by (time, arrival): a malloc'd array of nr_time indices. */
 uint32_t *pk_xtimeline_order(const struct pk_profile *p);
 
-/* JSON string (quotes included): valid UTF-8 kept, invalid bytes become U+FFFD, '<' '>'
- * '&' are escaped so that the text can sit inside an HTML <script>. */
+/* JSON string (quotes included): pk_json__write_str with PK_JSON_HTML, so that the text
+ * can also sit inside an HTML <script>. */
 void pk_xjson_str(FILE *f, const char *s);
 
 /* Finish a writer: flush and map a stream error to -EIO. */

@@ -114,8 +114,60 @@ struct mapinfo {
 	uint64_t lo, hi, pgoff;
 	const struct pk_xdso *d;
 	bool used, files, lines;
+	bool any;               /* (per object) some of its addresses were sampled */
 	uint32_t id;            /* mapping id, 0 = none */
 };
+
+/* qsort has no context argument in C11; writers run one at a time */
+static const struct pk_xdso *sort_dso;
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct pk_xdso *x = &sort_dso[*(const uint32_t *)a];
+	const struct pk_xdso *y = &sort_dso[*(const uint32_t *)b];
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* index of the first range of object `name` in ord (nr if none) */
+static size_t first_range(const struct pk_profile *p, const uint32_t *ord, size_t nr,
+			  uint32_t name)
+{
+	size_t lo = 0, hi = nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->dso[ord[mid]].name < name)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* the described range of object `name` holding addr (the highest start first), or NULL */
+static struct mapinfo *find_range(const struct pk_profile *p, const uint32_t *ord, size_t nr,
+				  struct mapinfo *rng, uint32_t name, uint64_t addr)
+{
+	size_t lo = first_range(p, ord, nr, name), a = lo, b = nr;
+	/* hi: one past the last range of the object starting at or below addr */
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (p->dso[ord[mid]].name == name && p->dso[ord[mid]].start <= addr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	size_t hi = a;
+	/* ranges of one object do not overlap within a process; across processes the
+	 * nearest start below addr that still covers it wins */
+	while (hi-- > lo)
+		if (addr < p->dso[ord[hi]].end)
+			return &rng[ord[hi]];
+	return NULL;
+}
 
 static int gzip_write(FILE *f, const uint8_t *data, size_t len)
 {
@@ -159,6 +211,9 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const void *opts)
 		return pk_err(-EINVAL);
 	struct pb pb = { 0 }, t1 = { 0 }, t2 = { 0 };
 	struct mapinfo *maps = calloc((size_t)p->nr_str, sizeof(*maps)); /* by dso string id */
+	struct mapinfo *rng = NULL, **lmap = NULL; /* by dso entry; by location */
+	uint32_t *ord = NULL;                      /* ranged dso entries by (name, start) */
+	size_t nr_ord = 0;
 	uint32_t *path = malloc(1025 * sizeof(*path));
 	char **extra = calloc((size_t)p->nr_dso * 2 + 8, sizeof(*extra));
 	uint32_t nr_extra = 0;
@@ -180,20 +235,44 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const void *opts)
 		value_type(&pb, &t1, PROFILE_SAMPLE_TYPE, p->event[e].name, p->event[e].unit);
 	}
 
-	/* mappings: one per object with sampled frames */
-	for (uint32_t i = 0; i < p->nr_dso; i++)
-		maps[p->dso[i].name].d = &p->dso[i];
+	/* mappings: one per described range of an object (pk_profile__set_dso) holding
+	 * sampled addresses, and one per object for its sampled addresses in no such range */
+	rng = calloc((size_t)p->nr_dso + 1, sizeof(*rng));
+	ord = malloc(((size_t)p->nr_dso + 1) * sizeof(*ord));
+	lmap = calloc((size_t)p->nr_loc + 1, sizeof(*lmap));
+	if (!rng || !ord || !lmap) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < p->nr_dso; i++) {
+		rng[i].d = &p->dso[i];
+		rng[i].lo = p->dso[i].start;
+		rng[i].hi = p->dso[i].end;
+		rng[i].pgoff = p->dso[i].pgoff;
+		if (p->dso[i].end > p->dso[i].start)
+			ord[nr_ord++] = i;
+		if (!maps[p->dso[i].name].d || p->dso[i].build_id_len)
+			maps[p->dso[i].name].d = &p->dso[i]; /* the span's build id */
+	}
+	sort_dso = p->dso;
+	qsort(ord, nr_ord, sizeof(*ord), cmp_range);
+	sort_dso = NULL;
 	for (uint32_t l = 0; l < p->nr_loc; l++) {
 		const struct pk_xloc *loc = &p->loc[l];
 		const struct pk_xfunc *fn = &p->func[loc->func];
 		if (!fn->dso || fn->kind == PK_FRAME_COMM || !loc->addr)
 			continue;
-		struct mapinfo *m = &maps[fn->dso];
-		if (!m->used || loc->addr < m->lo)
-			m->lo = loc->addr;
-		if (!m->used || loc->addr >= m->hi)
-			m->hi = loc->addr + 1;
+		struct mapinfo *m = find_range(p, ord, nr_ord, rng, fn->dso, loc->addr);
+		if (!m) { /* the span of the object's other sampled addresses */
+			m = &maps[fn->dso];
+			if (!m->used || loc->addr < m->lo)
+				m->lo = loc->addr;
+			if (!m->used || loc->addr >= m->hi)
+				m->hi = loc->addr + 1;
+		}
 		m->used = true;
+		maps[fn->dso].any = true;
+		lmap[l] = m;
 		if (fn->file)
 			m->files = true;
 		if (loc->line)
@@ -217,49 +296,57 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const void *opts)
 				selfw[fn->dso] += p->agg[a].period;
 		}
 		for (uint32_t s = 1; s < p->nr_str; s++)
-			if (maps[s].used && selfw[s] > selfw[main_dso])
+			if (maps[s].any && selfw[s] > selfw[main_dso])
 				main_dso = s;
 		free(selfw);
 	}
 	uint32_t nr_maps = 0;
 	for (uint32_t k = 0; k <= p->nr_str; k++) {
-		/* main_dso first, then the others in string order */
+		/* main_dso first, then the others in string order; an object's ranges by
+		 * address, then its span */
 		uint32_t s = k == 0 ? main_dso : k - 1;
 		if (k > 0 && s == main_dso)
 			continue;
 		if (s >= p->nr_str)
 			break;
-		struct mapinfo *m = &maps[s];
-		if (!m->used)
+		if (!maps[s].any)
 			continue;
-		m->id = ++nr_maps;
-		uint64_t lo = m->lo, hi = m->hi, pgoff = 0, bid = 0;
-		if (m->d && m->d->end > m->d->start && m->d->start <= lo && m->d->end >= hi) {
-			lo = m->d->start;
-			hi = m->d->end;
-			pgoff = m->d->pgoff;
-		}
-		if (m->d && m->d->build_id_len) {
-			char *hex = malloc((size_t)m->d->build_id_len * 2 + 1);
-			if (!hex) {
-				err = -ENOMEM;
-				goto out;
+		size_t j = first_range(p, ord, nr_ord, s);
+		for (;; j++) {
+			bool span = j >= nr_ord || p->dso[ord[j]].name != s;
+			struct mapinfo *m = span ? &maps[s] : &rng[ord[j]];
+			if (!m->used) {
+				if (span)
+					break;
+				continue;
 			}
-			for (unsigned b = 0; b < m->d->build_id_len; b++)
-				snprintf(hex + 2 * b, 3, "%02x", m->d->build_id[b]);
-			bid = p->nr_str + nr_extra;
-			extra[nr_extra++] = hex;
+			m->id = ++nr_maps;
+			uint64_t bid = 0;
+			const struct pk_xdso *d = m->d ? m->d : maps[s].d;
+			if (d && d->build_id_len) {
+				char *hex = malloc((size_t)d->build_id_len * 2 + 1);
+				if (!hex) {
+					err = -ENOMEM;
+					goto out;
+				}
+				for (unsigned b = 0; b < d->build_id_len; b++)
+					snprintf(hex + 2 * b, 3, "%02x", d->build_id[b]);
+				bid = p->nr_str + nr_extra;
+				extra[nr_extra++] = hex;
+			}
+			pb_uint(&t1, MAPPING_ID, m->id);
+			pb_uint(&t1, MAPPING_MEMORY_START, m->lo);
+			pb_uint(&t1, MAPPING_MEMORY_LIMIT, m->hi);
+			pb_uint(&t1, MAPPING_FILE_OFFSET, span ? 0 : m->pgoff);
+			pb_uint(&t1, MAPPING_FILENAME, s);
+			pb_uint(&t1, MAPPING_BUILD_ID, bid);
+			pb_uint(&t1, MAPPING_HAS_FUNCTIONS, 1);
+			pb_uint(&t1, MAPPING_HAS_FILENAMES, m->files);
+			pb_uint(&t1, MAPPING_HAS_LINE_NUMBERS, m->lines);
+			pb_sub(&pb, PROFILE_MAPPING, &t1);
+			if (span)
+				break;
 		}
-		pb_uint(&t1, MAPPING_ID, m->id);
-		pb_uint(&t1, MAPPING_MEMORY_START, lo);
-		pb_uint(&t1, MAPPING_MEMORY_LIMIT, hi);
-		pb_uint(&t1, MAPPING_FILE_OFFSET, pgoff);
-		pb_uint(&t1, MAPPING_FILENAME, s);
-		pb_uint(&t1, MAPPING_BUILD_ID, bid);
-		pb_uint(&t1, MAPPING_HAS_FUNCTIONS, 1);
-		pb_uint(&t1, MAPPING_HAS_FILENAMES, m->files);
-		pb_uint(&t1, MAPPING_HAS_LINE_NUMBERS, m->lines);
-		pb_sub(&pb, PROFILE_MAPPING, &t1);
 	}
 
 	/* locations: one per frame, id = index + 1, one line each */
@@ -269,8 +356,8 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const void *opts)
 		if (fn->kind == PK_FRAME_COMM)
 			continue;
 		pb_uint(&t1, LOCATION_ID, (uint64_t)l + 1);
-		if (loc->addr && fn->dso)
-			pb_uint(&t1, LOCATION_MAPPING_ID, maps[fn->dso].id);
+		if (lmap[l])
+			pb_uint(&t1, LOCATION_MAPPING_ID, lmap[l]->id);
 		pb_uint(&t1, LOCATION_ADDRESS, loc->addr);
 		pb_uint(&t2, LINE_FUNCTION_ID, (uint64_t)loc->func + 1);
 		pb_uint(&t2, LINE_LINE, loc->line ? loc->line : (p->o.addresses ? 0 : fn->line));
@@ -340,6 +427,9 @@ out:
 			free(extra[s]);
 	free(extra);
 	free(maps);
+	free(rng);
+	free(ord);
+	free(lmap);
 	free(path);
 	free(pb.b);
 	free(t1.b);

@@ -500,28 +500,56 @@ int pk_profile__add_sample(struct pk_profile *p, const struct pk_export_sample *
 int pk_profile__set_dso(struct pk_profile *p, const char *dso, uint64_t start, uint64_t end,
 			uint64_t pgoff, const uint8_t *build_id, size_t build_id_len)
 {
-	if (!p || !dso || (build_id_len && !build_id))
+	if (!p || !dso || (build_id_len && !build_id) || end < start)
 		return pk_err(-EINVAL);
 	uint32_t name = pk_xintern(p, dso);
 	if (name == PK_NONE)
 		return pk_err(-ENOMEM);
-	struct pk_xdso *d = NULL;
-	for (uint32_t i = 0; i < p->nr_dso; i++)
-		if (p->dso[i].name == name)
-			d = &p->dso[i];
-	if (!d) {
+	uint32_t bare = PK_NONE, known = PK_NONE;
+	bool have = false;
+	/* newest first: a loader repeats the mapping it has just described */
+	for (uint32_t i = p->nr_dso; i-- > 0;) {
+		const struct pk_xdso *d = &p->dso[i];
+		if (d->name != name)
+			continue;
+		if (d->end == d->start)
+			bare = i;
+		else if (d->start == start && d->end == end && d->pgoff == pgoff)
+			have = true;
+		if (known == PK_NONE || (!p->dso[known].build_id_len && d->build_id_len))
+			known = i;
+	}
+	uint32_t at = known;
+	if ((end > start && !have && bare == PK_NONE) || known == PK_NONE) {
 		if (pk_xgrow((void **)&p->dso, &p->cap_dso, p->nr_dso + 1, sizeof(*p->dso)))
 			return pk_err(-ENOMEM);
-		d = &p->dso[p->nr_dso++];
+		at = p->nr_dso++;
+		memset(&p->dso[at], 0, sizeof(p->dso[at]));
+		p->dso[at].name = name;
+		if (known != PK_NONE) { /* another range of a known object: same build id */
+			p->dso[at].build_id_len = p->dso[known].build_id_len;
+			memcpy(p->dso[at].build_id, p->dso[known].build_id, sizeof(p->dso[at].build_id));
+		}
+	} else if (end > start && !have) {
+		at = bare;
 	}
-	memset(d, 0, sizeof(*d));
-	d->name = name;
-	d->start = start;
-	d->end = end;
-	d->pgoff = pgoff;
-	d->build_id_len = (uint8_t)PK_MIN(build_id_len, sizeof(d->build_id));
-	if (d->build_id_len)
-		memcpy(d->build_id, build_id, d->build_id_len);
+	if (end > start && !have) {
+		p->dso[at].start = start;
+		p->dso[at].end = end;
+		p->dso[at].pgoff = pgoff;
+	}
+	if (build_id_len) {
+		/* one object, one build id: on every range of the name */
+		uint8_t len = (uint8_t)PK_MIN(build_id_len, sizeof(p->dso[0].build_id));
+		for (uint32_t i = 0; i < p->nr_dso; i++) {
+			struct pk_xdso *d = &p->dso[i];
+			if (d->name != name)
+				continue;
+			memset(d->build_id, 0, sizeof(d->build_id));
+			memcpy(d->build_id, build_id, len);
+			d->build_id_len = len;
+		}
+	}
 	return 0;
 }
 
@@ -610,50 +638,7 @@ uint32_t *pk_xtimeline_order(const struct pk_profile *p)
 
 void pk_xjson_str(FILE *f, const char *s)
 {
-	const unsigned char *c = (const unsigned char *)(s ? s : "");
-	putc('"', f);
-	while (*c) {
-		unsigned char b = *c;
-		if (b < 0x80) {
-			switch (b) {
-			case '"': fputs("\\\"", f); break;
-			case '\\': fputs("\\\\", f); break;
-			case '\n': fputs("\\n", f); break;
-			case '\t': fputs("\\t", f); break;
-			case '\r': fputs("\\r", f); break;
-			case '<': fputs("\\u003c", f); break;
-			case '>': fputs("\\u003e", f); break;
-			case '&': fputs("\\u0026", f); break;
-			default:
-				if (b < 0x20)
-					fprintf(f, "\\u%04x", b);
-				else
-					putc(b, f);
-			}
-			c++;
-			continue;
-		}
-		/* validate one UTF-8 sequence */
-		int len = b >= 0xf0 && b <= 0xf4 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 && b < 0xe0 ? 2 : 0;
-		if (b >= 0xf5)
-			len = 0;
-		int ok = len > 0;
-		for (int i = 1; ok && i < len; i++)
-			if ((c[i] & 0xc0) != 0x80)
-				ok = 0;
-		if (ok && len == 3 && ((b == 0xe0 && c[1] < 0xa0) || (b == 0xed && c[1] >= 0xa0)))
-			ok = 0; /* overlong or surrogate */
-		if (ok && len == 4 && ((b == 0xf0 && c[1] < 0x90) || (b == 0xf4 && c[1] >= 0x90)))
-			ok = 0;
-		if (ok) {
-			fwrite(c, 1, (size_t)len, f);
-			c += len;
-		} else {
-			fputs("\\ufffd", f);
-			c++;
-		}
-	}
-	putc('"', f);
+	pk_json__write_str(f, s, PK_JSON_HTML);
 }
 
 int pk_xfinish(FILE *f)

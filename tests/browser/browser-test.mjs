@@ -126,6 +126,64 @@ try {
     await page.close();
   }
 
+  // ---------------------------------------------------------------- deep stacks, legend
+  // Issue #16: a 100-frame-deep profile at 1400x900 opens with its root in the window
+  // (it used to be below the fold), the controls stay reachable, and every colour drawn
+  // is in the legend: the frame's hue lies in the hue range of its class's swatch (user
+  // frames go from red to yellow; the legend showed one orange).
+  for (const [what, file] of [["flame graph", args.html], ["deep flame graph", args.deep]]) {
+    if (!file) continue;
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(pathToFileURL(path.resolve(file)).href);
+    await page.waitForFunction(() => window.perfkitFlame && window.perfkitFlame.root());
+    await page.waitForTimeout(100);
+    const v = await page.evaluate(() => {
+      const c = document.getElementById("flame").getBoundingClientRect(), h = parseFloat(document.getElementById("flame").style.height);
+      const ice = window.perfkitFlame.icicle(), top = ice ? c.top : c.top + h - 4 - 17;
+      const hdr = document.querySelector("header").getBoundingClientRect();
+      const depth = Math.max(...window.perfkitFlame.frames().map((f) => f.depth));
+      return { top, bottom: top + 16, inner: window.innerHeight, hdrTop: hdr.top, hdrBottom: hdr.bottom, depth };
+    });
+    if (what === "deep flame graph")
+      check(v.depth >= 100, what + ": the profile is at least 100 frames deep", v.depth);
+    check(v.top >= v.hdrBottom && v.bottom <= v.inner,
+      what + ": the root is in the 1400x900 window when the page opens", JSON.stringify(v));
+    check(v.hdrTop === 0, what + ": the controls are on screen", v.hdrTop);
+    const legend = await page.evaluate(() => [...document.querySelectorAll("#legend span")].map((s) => {
+      const cs = getComputedStyle(s);
+      return { label: s.nextSibling ? s.nextSibling.textContent.trim() : "", bg: cs.backgroundImage + " " + cs.backgroundColor };
+    }));
+    const drawn = await page.evaluate(() => window.perfkitFlame.drawn ? window.perfkitFlame.drawn() : []);
+    // hue, saturation of "rgb(r, g, b)" or "hsl(h,s%,l%)"
+    const hs = (c) => {
+      let m = /hsl\((\d+),(\d+)%/.exec(c);
+      if (m) return [+m[1], +m[2]];
+      m = /rgba?\((\d+), (\d+), (\d+)/.exec(c);
+      const [r, g, b] = [+m[1] / 255, +m[2] / 255, +m[3] / 255], mx = Math.max(r, g, b), mn = Math.min(r, g, b), d = mx - mn;
+      if (d < 1e-3) return [0, 0];
+      const h = mx === r ? ((g - b) / d + 6) % 6 : mx === g ? (b - r) / d + 2 : (r - g) / d + 4;
+      return [Math.round(h * 60), Math.round(100 * d / (1 - Math.abs(mx + mn - 1)))];
+    };
+    const cls = { user: "user", kernel: "kernel", jit: "JIT", unknown: "other", comm: "other" };
+    const ranges = {};
+    for (const l of legend) {
+      const stops = (l.bg.match(/rgba?\([^)]*\)/g) || []).filter((c) => !/, 0\)$/.test(c)).map(hs);
+      if (stops.length) ranges[l.label] = { lo: Math.min(...stops.map((x) => x[0])), hi: Math.max(...stops.map((x) => x[0])), grey: stops.every((x) => x[1] === 0) };
+    }
+    const bad = new Set();
+    for (const f of drawn) {
+      const r = ranges[cls[f.kind]], [h, s] = hs(f.colour);
+      if (!r || (r.grey ? s !== 0 : s === 0 || h < r.lo - 2 || h > r.hi + 2)) bad.add(f.kind + " " + f.colour);
+    }
+    check(drawn.length > 0 && bad.size === 0, what + ": every colour drawn is in the legend (" +
+      Object.keys(ranges).map((k) => k + " " + ranges[k].lo + "-" + ranges[k].hi).join(", ") + ")", [...bad].slice(0, 5).join(" | "));
+    check(errors.length === 0, what + ": no page errors", errors.join(" | "));
+    await page.screenshot({ path: path.join(out, what.replace(/ /g, "-") + "-open.png") });
+    await page.close();
+  }
+
   // ---------------------------------------------------------------- speedscope
   if (args.speedscope) {
     const app = path.join(here, "node_modules/speedscope/dist/release/index.html");

@@ -23,7 +23,7 @@ demo=$build/examples/demo-workload
 [ -x "$demo" ] || { echo "demo-workload not built: $demo" >&2; exit 1; }
 mkdir -p "$out"
 cd "$out" || exit 1
-rm -f rec.data flamegraph*.png speedscope.png gecko-speedscope*.png rec.gecko-devtools.json
+rm -f rec.data deep.data deep.html deep deep*.png flamegraph*.png speedscope.png gecko-speedscope*.png rec.gecko-devtools.json
 if command -v perf >/dev/null; then
 	perf record -q -g -e cpu-clock -o rec.data "$demo" 300 >/dev/null 2>perf.err ||
 		{ cat perf.err >&2; exit 1; }
@@ -38,8 +38,18 @@ fi
 "$perfkit" convert --to speedscope -i rec.data -o rec.speedscope.json || exit 1
 "$perfkit" convert --to gecko -i rec.data -o rec.gecko.json || exit 1
 echo "flamegraph.html: $(stat -c %s flamegraph.html) bytes, $samples samples"
+# a 100-call-deep profile (the shape of a Python program's stacks)
+${CC:-cc} -O2 -o deep "$here/deep.c" || exit 1
+if command -v perf >/dev/null; then
+	perf record -q -g -e cpu-clock -o deep.data ./deep 200 >/dev/null 2>perf.err ||
+		{ cat perf.err >&2; exit 1; }
+else
+	"$perfkit" record -g -e cpu-clock -o deep.data ./deep 200 >/dev/null 2>rec.err ||
+		{ cat rec.err >&2; exit 1; }
+fi
+"$perfkit" flamegraph -i deep.data -o deep.html --title "deep" || exit 1
 PK_CHROMIUM=$chromium node "$here/browser-test.mjs" --html flamegraph.html --folded rec.folded \
-	--samples "$samples" --speedscope rec.speedscope.json --gecko rec.gecko.json --out "$out"
+	--samples "$samples" --speedscope rec.speedscope.json --gecko rec.gecko.json --deep deep.html --out "$out"
 status=$?
 echo "screenshots: $out/*.png"
 exit $status

@@ -460,6 +460,114 @@ static void test_flamegraph(void **state)
 	pk_profile__free(p);
 }
 
+/* gunzip a pprof profile into a malloc'd buffer */
+static uint8_t *gunzip_pprof(const char *z, size_t zlen, size_t *rawlen)
+{
+	uint8_t *raw = malloc(1 << 20);
+	assert_non_null(raw);
+	z_stream zs = { 0 };
+	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
+	zs.next_in = (Bytef *)z;
+	zs.avail_in = (uInt)zlen;
+	zs.next_out = raw;
+	zs.avail_out = 1 << 20;
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	*rawlen = zs.total_out;
+	inflateEnd(&zs);
+	return raw;
+}
+
+struct pp_map {
+	uint64_t id, start, limit, off, file, bid;
+};
+
+/* Issue #16: each described mapping of an object is its own pprof Mapping (start, limit,
+ * file offset, build id as given); addresses in no described range get a span at offset 0;
+ * every Location points at the Mapping that holds its address. */
+static void test_pprof_mappings(void **state)
+{
+	(void)state;
+	PK_OPTS(pk_profile_opts, o, .addresses = true);
+	struct pk_profile *p = pk_profile__new(&o);
+	assert_non_null(p);
+	assert_int_equal(pk_profile__add_event(p, "cpu-clock", "nanoseconds"), 0);
+	static const uint8_t bid[] = { 0xab, 0xcd };
+	/* build id first (the loader knows it from the header), then the mappings as the
+	 * samples meet them; the same library in two processes at two addresses */
+	assert_int_equal(pk_profile__set_dso(p, "/lib/x.so", 0, 0, 0, bid, 2), 0);
+	assert_int_equal(pk_profile__set_dso(p, "/lib/x.so", 0x7000000, 0x7010000, 0x1000, NULL, 0), 0);
+	assert_int_equal(pk_profile__set_dso(p, "/lib/x.so", 0x9000000, 0x9008000, 0x2000, NULL, 0), 0);
+	assert_int_equal(pk_profile__set_dso(p, "/lib/x.so", 0x7000000, 0x7010000, 0x1000, NULL, 0), 0);
+	assert_int_equal(pk_profile__set_dso(p, "/lib/x.so", 0x10, 0x8, 0, NULL, 0), -EINVAL);
+	static const uint64_t addrs[] = { 0x7000100, 0x700ff00, 0x9000200, 0x5000, 0x5100 };
+	for (size_t i = 0; i < ASIZE(addrs); i++) {
+		struct pk_export_frame fr = { .name = "f", .dso = "/lib/x.so", .addr = addrs[i],
+					      .kind = PK_FRAME_USER };
+		struct pk_export_sample s = { .comm = "x", .period = 1, .frames = &fr, .nr_frames = 1 };
+		assert_int_equal(pk_profile__add_sample(p, &s), 0);
+	}
+	size_t zlen, rawlen;
+	char *z = capture(pk_export__pprof, p, NULL, &zlen);
+	uint8_t *raw = gunzip_pprof(z, zlen, &rawlen);
+	struct pp_map maps[8];
+	uint64_t loc_map[8], loc_addr[8];
+	size_t nmap = 0, nloc = 0, nstr = 0;
+	char *strings[64];
+	struct pbr r = { raw, raw + rawlen }, sub, sub2;
+	uint32_t field;
+	uint64_t v;
+	while (pb_next(&r, &field, &v, &sub)) {
+		if (field == 6) {
+			assert_true(nstr < ASIZE(strings));
+			strings[nstr++] = strndup((const char *)sub.p, v);
+		} else if (field == 3) {
+			assert_true(nmap < ASIZE(maps));
+			struct pp_map *m = &maps[nmap++];
+			memset(m, 0, sizeof(*m));
+			while (pb_next(&sub, &field, &v, &sub2)) {
+				uint64_t *dst[] = { NULL, &m->id, &m->start, &m->limit, &m->off, &m->file,
+						    &m->bid };
+				if (field >= 1 && field <= 6)
+					*dst[field] = v;
+			}
+		} else if (field == 4) {
+			assert_true(nloc < ASIZE(loc_map));
+			loc_map[nloc] = loc_addr[nloc] = 0;
+			while (pb_next(&sub, &field, &v, &sub2)) {
+				if (field == 2)
+					loc_map[nloc] = v;
+				if (field == 3)
+					loc_addr[nloc] = v;
+			}
+			nloc++;
+		}
+	}
+	assert_int_equal(nloc, ASIZE(addrs));
+	assert_int_equal(nmap, 3); /* the two mappings in use and the span of the rest */
+	static const uint64_t want[3][3] = { { 0x7000000, 0x7010000, 0x1000 },
+					     { 0x9000000, 0x9008000, 0x2000 },
+					     { 0x5000, 0x5101, 0 } };
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(maps[i].id, i + 1);
+		assert_int_equal(maps[i].start, want[i][0]);
+		assert_int_equal(maps[i].limit, want[i][1]);
+		assert_int_equal(maps[i].off, want[i][2]);
+		assert_true(maps[i].file < nstr && maps[i].bid < nstr);
+		assert_string_equal(strings[maps[i].file], "/lib/x.so");
+		assert_string_equal(strings[maps[i].bid], "abcd");
+	}
+	for (size_t l = 0; l < nloc; l++) {
+		assert_true(loc_map[l] >= 1 && loc_map[l] <= nmap);
+		const struct pp_map *m = &maps[loc_map[l] - 1];
+		assert_true(m->start <= loc_addr[l] && loc_addr[l] < m->limit);
+	}
+	for (size_t i = 0; i < nstr; i++)
+		free(strings[i]);
+	free(raw);
+	free(z);
+	pk_profile__free(p);
+}
+
 static void test_template_in_sync(void **state)
 {
 	(void)state;
@@ -528,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_builder_errors_and_stats),
 		cmocka_unit_test(test_pprof),
+		cmocka_unit_test(test_pprof_mappings),
 		cmocka_unit_test(test_speedscope_gecko_json),
 		cmocka_unit_test(test_flamegraph),
 		cmocka_unit_test(test_template_in_sync),

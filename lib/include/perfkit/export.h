@@ -119,9 +119,15 @@ PK_API int pk_profile__add_sample_ids(struct pk_profile *p, const struct pk_expo
 				      const uint32_t *frame_ids, size_t nr);
 
 /*
- * Describe an object file for pprof mappings: its address range in the process, the
- * file offset of `start`, and its build-id (raw bytes, written in hex). Optional: without
- * it a mapping spans the addresses sampled in the object. The last call for a name wins.
+ * Describe an object file for pprof mappings: where it is mapped (start..end, the
+ * addresses of the samples' frames, and the file offset of `start`, as in an MMAP record)
+ * and its build-id (raw bytes, written in hex). Each call with end > start adds one range
+ * of the object (an object mapped several times, in several segments or processes, is
+ * described once per mapping; repeating a range is a no-op), and each range that holds
+ * sampled addresses becomes one pprof Mapping. start == end only sets the build id; a
+ * build id applies to every range of the name. Optional: addresses in no described range
+ * of their object get one Mapping spanning them, with file offset 0. -EINVAL if end <
+ * start.
  */
 PK_API int pk_profile__set_dso(struct pk_profile *p, const char *dso, uint64_t start,
 			       uint64_t end, uint64_t pgoff, const uint8_t *build_id,
@@ -231,6 +237,43 @@ PK_API int pk_export__flamegraph(const struct pk_profile *p, FILE *f,
 PK_API int pk_export__flamegraph_diff(const struct pk_profile *before,
 				      const struct pk_profile *after, FILE *f,
 				      const struct pk_flamegraph_opts *opts);
+
+/*
+ * JSON strings. Every JSON text perfkit writes (the library's writers and the tool's
+ * --json outputs) escapes its strings with this one function, so the output is valid
+ * UTF-8 and valid JSON whatever bytes came in (comm, symbol and file names are bytes
+ * chosen by whoever made the recording). The rule, byte by byte:
+ *  - '"' and '\\' become \" and \\; newline, tab and carriage return become \n \t \r;
+ *    every other byte below 0x20 (NUL included, if it is within `n`) becomes \u00XX
+ *    (lower-case hex). 0x7f and the rest of ASCII are copied.
+ *  - A well-formed UTF-8 sequence (RFC 3629: shortest form, no surrogates U+D800..U+DFFF,
+ *    nothing above U+10FFFF) is copied unchanged.
+ *  - Any other byte (a stray continuation byte, 0xc0, 0xc1, 0xf5..0xff, a lead byte whose
+ *    sequence is cut short or is an overlong form, a surrogate or beyond U+10FFFF) becomes
+ *    \ufffd, one per byte, and decoding resumes at the next byte: "w\xff\xfeq" is written
+ *    "w\ufffd\ufffdq".
+ *  - With PK_JSON_HTML also '<' '>' '&' (\u003c \u003e \u0026) and U+2028, U+2029
+ *    (\u2028 \u2029), so that the text can sit inside an HTML <script> element.
+ * Plain ASCII is copied eight bytes at a time.
+ */
+#define PK_JSON_HTML 0x1u
+/* Output bytes that n input bytes can need at most (quotes not included). */
+#define PK_JSON_ESCAPED_MAX(n) ((n) * 6)
+/*
+ * Escape n bytes of `src` into `dst` (no quotes, no NUL terminator) and return the number
+ * of bytes written. Stops before the first character whose escaped form does not fit in
+ * `cap` bytes and stores the number of source bytes consumed in *consumed (may be NULL
+ * when cap >= PK_JSON_ESCAPED_MAX(n), which always consumes everything). With cap >= 6
+ * at least one source byte is consumed; a multi-byte character is never split.
+ */
+PK_API size_t pk_json__escape(char *dst, size_t cap, const char *src, size_t n,
+			      unsigned flags, size_t *consumed);
+/*
+ * Write the NUL-terminated `s` (NULL: the empty string) to `f` as a quoted JSON string.
+ * Returns 0, or -EIO if the stream reported an error (check ferror() at the end instead
+ * when writing many strings).
+ */
+PK_API int pk_json__write_str(FILE *f, const char *s, unsigned flags);
 
 /* One row of a per-symbol comparison (pk_profile__diff). */
 struct pk_diff_entry {
