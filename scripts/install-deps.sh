@@ -20,6 +20,7 @@ pkgs=(
 	procps                  # ps/pgrep used by some CLI tests
 	time                    # /usr/bin/time -v: peak RSS in bench/report-speed.sh
 	python3                 # JSON/number checks in some CLI cases
+	libc6-dbg python3.11-dbg # debug symbols: report-vs-perf's DWARF cases (inline chains)
 )
 
 # npm ships inside nodesource's nodejs; Debian's nodejs needs the separate package
