@@ -1775,7 +1775,11 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 			const char *fn = ifr[i].func ? pk_symbol__short_name(ifr[i].func, sbuf,
 									   sizeof(sbuf)) : "??";
 			uint32_t name = 0;
-			if (!pk_symbol__same_function(fn, base)) {
+			/* an inner frame is a DWARF inlined subroutine: perf compares its name
+			 * with the symbol's exactly (_PyObject_Call inlined into PyObject_Call
+			 * is an inline frame); the looser rule is for the containing function,
+			 * whose name an assembler entry point may not share with its symbol */
+			if (i + 1 < ni ? strcmp(fn, base) != 0 : !pk_symbol__same_function(fn, base)) {
 				if (str_intern(&rep->strs, fn, &name))
 					return 0;
 				snprintf(buf, sizeof(buf), "%s (inlined)", fn);

@@ -10,7 +10,8 @@
 #    address of its in-memory DSO object, then symbol start (its match_chain search
 #    tree), which nothing outside that process can reproduce; we order them by name.
 #    Siblings where an inline frame is involved are compared in order (perf: by name,
-#    descending, which we follow).
+#    descending, which we follow), unless one of them is an asm-alias (below): perf
+#    then orders by a name we do not show.
 #  - "asm-alias": ALIASES lists groups of function names that share one address (one
 #    group a line, names separated by spaces: glibc's assembly routines such as
 #    __memmove_avx512_unaligned_erms / __memcpy_avx512_unaligned_erms). Such code has
@@ -93,7 +94,10 @@ def ser(n, alias):
         while j + 1 < len(kids) and n.kids[j + 1].pct == n.kids[i].pct:
             j += 1
         run = n.kids[i:j + 1]
-        if j > i and not any(k.names and k.names[0].endswith(" (inlined)") for k in run):
+        # (with an asm-alias name in the run, perf orders by a name we do not show)
+        firsts = [k.names[0] if k.names else "" for k in run]
+        if j > i and (not any(f.endswith(" (inlined)") for f in firsts) or
+                      any(canon_name(f, alias) != f for f in firsts)):
             s = sorted(kids[i:j + 1])
             if s != kids[i:j + 1]:
                 notes.add("sibling-order")
