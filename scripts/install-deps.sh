@@ -22,6 +22,7 @@ pkgs=(
 	time                    # /usr/bin/time -v: peak RSS in bench/report-speed.sh
 	python3                 # JSON/number checks in some CLI cases
 	locales                 # localedef and locale sources: cli/stat-locale compiles en_US/de_DE
+	libc6-dbg python3.11-dbg # debug symbols: report-vs-perf's DWARF cases (inline chains)
 )
 
 # npm ships inside nodesource's nodejs; Debian's nodejs needs the separate package

@@ -286,6 +286,7 @@ struct ent {
 	uint32_t root;          /* call-chain root node, NONE32 if none */
 	uint32_t last_seen;     /* sample serial, to count an entry once per chain */
 	bool kernel;            /* "[k]" as shown: the level when the entry was created */
+	uint16_t max_depth;     /* the longest chain appended to its tree (ent_cmp) */
 	uint64_t self_period, self_samples, total_period, total_samples;
 };
 
@@ -441,6 +442,14 @@ struct pk_report {
 	uint32_t kbuf[PK_HDR_WORDS + 3 * MAX_CHAIN];
 	uint32_t flush_epoch;   /* flush_pending calls: pchain ids of older epochs are gone */
 	struct lastsample *last; /* LAST_SLOTS, allocated at the first use */
+	/* call-chain nodes of inline frames (chain_key): per inline frame id (below
+	 * nr_nkey), the frame that stands for every inline frame of its name and that
+	 * name's string id (NONE32: not an inline frame); per function name, that frame
+	 * and the first real (out-of-line) symbol frame of the name */
+	struct nkey { uint32_t canon, name; } *nkey;
+	size_t nr_nkey, cap_nkey;
+	struct iname { uint32_t name, inl, real; } *iname;
+	size_t iname_mask, iname_n;
 };
 
 /*
@@ -666,6 +675,8 @@ void pk_report__free(struct pk_report *rep)
 	rents_release(rep);
 	arr_free(rep->nodes, rep->cap_nodes * sizeof(*rep->nodes));
 	index_release(&rep->nidx);
+	arr_free(rep->nkey, rep->cap_nkey * sizeof(*rep->nkey));
+	free(rep->iname);
 	for (size_t i = 0; i < rep->nr_hists; i++)
 		hist_release(&rep->hists[i]);
 	free(rep->hists);
@@ -1188,17 +1199,131 @@ static int node_child(struct pk_report *rep, uint32_t parent, uint32_t frame, ui
 	return 0;
 }
 
+/* The child of `parent` for `frame` if there is one (node_child's look-up), else NONE32. */
+static uint32_t node_find(struct pk_report *rep, uint32_t parent, uint32_t frame)
+{
+	uint32_t k1 = rep->nodes[parent].kid1;
+	if (k1 == NONE32)
+		return NONE32;
+	if (rep->nodes[k1].frame == frame)
+		return k1;
+	uint32_t first = rep->frames[frame].node1;
+	if (first == NONE32)
+		return NONE32;
+	if (rep->nodes[first].parent == parent)
+		return first;
+	if (index_rebuild(&rep->nidx, rep->nr_nodes, node_hash_at, rep) || !rep->nidx.slot)
+		return NONE32;
+	IX_FOR(&rep->nidx, mix64((uint64_t)parent << 32 | frame), j) {
+		const struct node *nd = &rep->nodes[IX_ID(rep->nidx.slot[j])];
+		if (nd->parent == parent && nd->frame == frame)
+			return IX_ID(rep->nidx.slot[j]);
+	}
+	return NONE32;
+}
+
+/* The name table entry of function name `name` (a string id), made if absent; NULL when
+ * out of memory. */
+static struct iname *iname_get(struct pk_report *rep, uint32_t name)
+{
+	if (!rep->iname || (rep->iname_n + 1) * 2 > rep->iname_mask + 1) {
+		size_t ns = rep->iname ? (rep->iname_mask + 1) * 2 : 256;
+		struct iname *n = calloc(ns, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; rep->iname && i <= rep->iname_mask; i++) {
+			if (!rep->iname[i].name)
+				continue;
+			size_t j = mix64(rep->iname[i].name) & (ns - 1);
+			while (n[j].name)
+				j = (j + 1) & (ns - 1);
+			n[j] = rep->iname[i];
+		}
+		free(rep->iname);
+		rep->iname = n;
+		rep->iname_mask = ns - 1;
+	}
+	for (size_t j = mix64(name) & rep->iname_mask;; j = (j + 1) & rep->iname_mask) {
+		struct iname *e = &rep->iname[j];
+		if (e->name == name)
+			return e;
+		if (!e->name) {
+			*e = (struct iname){ name, NONE32, NONE32 };
+			rep->iname_n++;
+			return e;
+		}
+	}
+}
+
+/*
+ * perf's rule for call-chain nodes (match_chain, key "function"): two frames are the same
+ * node if both are real symbols with the same DSO and start; if either is an inline
+ * frame, if their function names are equal, whatever their DSOs and the functions they
+ * were inlined into. So every inline frame of a name stands for one node key (the first
+ * made), and a real symbol frame also matches a node of an inline frame of its name (and
+ * the other way round). chain_child applies it; hist entries (--children rows) keep
+ * their own identity.
+ */
+static int chain_child(struct pk_report *rep, uint32_t parent, uint32_t frame, uint32_t *id)
+{
+	uint32_t name = 0;
+	bool inl = false;
+	if (frame < rep->nr_nkey && rep->nkey[frame].canon != NONE32) {
+		name = rep->nkey[frame].name;
+		frame = rep->nkey[frame].canon;
+		inl = true;
+	} else if (rep->nr_nkey && rep->frames[frame].sym && !rep->frames[frame].kernel) {
+		name = rep->frames[frame].sym;
+	}
+	if (!name)
+		return node_child(rep, parent, frame, id);
+	if ((*id = node_find(rep, parent, frame)) != NONE32)
+		return 0;
+	struct iname *e = iname_get(rep, name);
+	if (!e)
+		return -ENOMEM;
+	uint32_t alt = inl ? e->real : e->inl;
+	if (alt != NONE32 && (*id = node_find(rep, parent, alt)) != NONE32)
+		return 0;
+	if (!inl && e->real == NONE32)
+		e->real = frame;
+	return node_child(rep, parent, frame, id);
+}
+
+/* Record inline frame `frame` of function `name` (inlines_of). */
+static int chain_key_inline(struct pk_report *rep, uint32_t frame, uint32_t name)
+{
+	if (frame >= rep->nr_nkey) {
+		if (grow((void **)&rep->nkey, &rep->cap_nkey, (size_t)frame + 1, sizeof(*rep->nkey)))
+			return -ENOMEM;
+		for (size_t i = rep->nr_nkey; i <= frame; i++)
+			rep->nkey[i] = (struct nkey){ NONE32, 0 };
+		rep->nr_nkey = (size_t)frame + 1;
+	}
+	if (rep->nkey[frame].canon != NONE32)
+		return 0;
+	struct iname *e = iname_get(rep, name);
+	if (!e)
+		return -ENOMEM;
+	if (e->inl == NONE32)
+		e->inl = frame;
+	rep->nkey[frame] = (struct nkey){ e->inl, name };
+	return 0;
+}
+
 static int chain_append(struct pk_report *rep, struct ent *e, const uint32_t *fr, size_t n,
 			uint64_t period, uint64_t w)
 {
 	if (e->root == NONE32 && node_new(rep, NONE32, NONE32, &e->root))
 		return -ENOMEM;
 	uint32_t cur = e->root;
+	if (n > e->max_depth)
+		e->max_depth = (uint16_t)PK_MIN(n, (size_t)UINT16_MAX);
 	rep->nodes[cur].period += period;
 	rep->nodes[cur].samples += w;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t c;
-		if (node_child(rep, cur, fr[i], &c))
+		if (chain_child(rep, cur, fr[i], &c))
 			return -ENOMEM;
 		rep->nodes[c].period += period;
 		rep->nodes[c].samples += w;
@@ -1728,8 +1853,10 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 		if (!e->dso || !f->sym || f->kernel ||
 		    (ni = pk_dso__inline_names(e->dso, e->dso_addr, &ifr)) < 1)
 			return 0;
+		char sb0[1024];
 		if (ni == 1 && ifr[0].func &&
-		    pk_symbol__same_function(ifr[0].func, str_get(&rep->strs, f->sym)))
+		    pk_symbol__same_function(pk_symbol__short_name(ifr[0].func, sb0, sizeof(sb0)),
+					     str_get(&rep->strs, f->sym)))
 			return 0; /* just the function itself */
 		if (ni > 64)
 			ni = 64;
@@ -1740,9 +1867,20 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 		size_t first = rep->nr_inl;
 		for (int i = 0; i < ni; i++) {
 			struct frame g = *f;
-			char buf[1024];
-			const char *fn = ifr[i].func ? ifr[i].func : "??";
-			if (!pk_symbol__same_function(fn, base)) {
+			char buf[1024], sbuf[1024];
+			/* perf's short form of a C++ name, as for ELF symbols (no return type,
+			 * no parameters): "sorter(int)" is the out-of-line sorter, not an
+			 * inline frame of another name */
+			const char *fn = ifr[i].func ? pk_symbol__short_name(ifr[i].func, sbuf,
+									   sizeof(sbuf)) : "??";
+			uint32_t name = 0;
+			/* an inner frame is a DWARF inlined subroutine: perf compares its name
+			 * with the symbol's exactly (_PyObject_Call inlined into PyObject_Call
+			 * is an inline frame); the looser rule is for the containing function,
+			 * whose name an assembler entry point may not share with its symbol */
+			if (i + 1 < ni ? strcmp(fn, base) != 0 : !pk_symbol__same_function(fn, base)) {
+				if (str_intern(&rep->strs, fn, &name))
+					return 0;
 				snprintf(buf, sizeof(buf), "%s (inlined)", fn);
 				fn = buf;
 				g.inlined = true;
@@ -1750,6 +1888,8 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 				fn = base;
 			}
 			if (str_intern(&rep->strs, fn, &g.sym) || frame_intern(rep, &g, &rep->inl_pool[rep->nr_inl]))
+				return 0;
+			if (name && chain_key_inline(rep, rep->inl_pool[rep->nr_inl], name))
 				return 0;
 			rep->nr_inl++;
 		}
@@ -2071,6 +2211,7 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 /* ---- finishing: sorted entries and public trees ---- */
 
 static const struct pk_report *sort_ctx;
+static const struct hist *sort_hist;
 static bool sort_children;
 
 /* (strings of the report are interned: equal ones are usually the same pointer) */
@@ -2089,6 +2230,16 @@ static int ent_cmp(const void *pa, const void *pb)
 	uint64_t bv = sort_children ? b->total_period : b->self_period;
 	if (av != bv)
 		return av > bv ? -1 : 1;
+	if (sort_children && sort_ctx->callgraph && a->pid == b->pid && a->tid == b->tid) {
+		/* perf puts a caller above its callee when both have the same period: of the
+		 * entries of one thread, the one whose longest chain is shorter first (the
+		 * longer first in caller order, where a caller's chain is the longer) */
+		const struct ent *ea = &sort_hist->ents[a - sort_hist->pub_ents];
+		const struct ent *eb = &sort_hist->ents[b - sort_hist->pub_ents];
+		if (ea->max_depth != eb->max_depth)
+			return (ea->max_depth < eb->max_depth) ==
+			       (sort_ctx->order != PK_CG_ORDER_CALLER) ? -1 : 1;
+	}
 	if (sort_children && a->self_period != b->self_period)
 		return a->self_period > b->self_period ? -1 : 1;
 	for (size_t i = 0; i < sort_ctx->nr_sort; i++) {
@@ -2116,12 +2267,33 @@ static int ent_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+/* Whether sym names an inline frame ("name (inlined)"); *len: the length of the name. */
+static bool inline_base(const char *sym, size_t *len)
+{
+	static const char sfx[] = " (inlined)";
+	size_t n = sym ? strlen(sym) : 0;
+	*len = n;
+	if (n < sizeof(sfx) - 1 || memcmp(sym + n - (sizeof(sfx) - 1), sfx, sizeof(sfx) - 1))
+		return false;
+	*len = n - (sizeof(sfx) - 1);
+	return true;
+}
+
 static int node_cmp(const void *pa, const void *pb)
 {
 	const struct pk_callnode *a = *(const struct pk_callnode *const *)pa;
 	const struct pk_callnode *b = *(const struct pk_callnode *const *)pb;
 	if (a->period != b->period)
 		return a->period > b->period ? -1 : 1;
+	/* ties: perf lists children in the order of its match_chain search tree, which for
+	 * a pair with an inline frame is by function name, descending */
+	size_t la = 0, lb = 0;
+	bool ia = a->sym && inline_base(a->sym, &la), ib = b->sym && inline_base(b->sym, &lb);
+	if ((ia || ib) && a->sym && b->sym) {
+		int c = memcmp(a->sym, b->sym, PK_MIN(la, lb));
+		if (c || la != lb)
+			return c ? -c : (la < lb ? 1 : -1);
+	}
 	int c = strcmp0(a->sym, b->sym);
 	if (c)
 		return c;
@@ -2433,6 +2605,7 @@ int pk_report__finish(struct pk_report *rep)
 			h->pub_sorted[i] = p;
 		}
 		sort_ctx = rep;
+		sort_hist = h;
 		sort_children = rep->children;
 		qsort(h->pub_sorted, h->nr_ents, sizeof(*h->pub_sorted), ent_cmp);
 		h->pub.entries = h->pub_sorted;
