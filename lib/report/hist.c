@@ -1853,10 +1853,8 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 		if (!e->dso || !f->sym || f->kernel ||
 		    (ni = pk_dso__inline_names(e->dso, e->dso_addr, &ifr)) < 1)
 			return 0;
-		char sb0[1024];
 		if (ni == 1 && ifr[0].func &&
-		    pk_symbol__same_function(pk_symbol__short_name(ifr[0].func, sb0, sizeof(sb0)),
-					     str_get(&rep->strs, f->sym)))
+		    pk_symbol__same_function(ifr[0].func, str_get(&rep->strs, f->sym)))
 			return 0; /* just the function itself */
 		if (ni > 64)
 			ni = 64;
@@ -1867,12 +1865,11 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 		size_t first = rep->nr_inl;
 		for (int i = 0; i < ni; i++) {
 			struct frame g = *f;
-			char buf[1024], sbuf[1024];
-			/* perf's short form of a C++ name, as for ELF symbols (no return type,
-			 * no parameters): "sorter(int)" is the out-of-line sorter, not an
+			char buf[1024];
+			/* ifr[i].func is in perf's short form, as ELF symbols are (no return
+			 * type, no parameters): "sorter" is the out-of-line sorter, not an
 			 * inline frame of another name */
-			const char *fn = ifr[i].func ? pk_symbol__short_name(ifr[i].func, sbuf,
-									   sizeof(sbuf)) : "??";
+			const char *fn = ifr[i].func ? ifr[i].func : "??";
 			uint32_t name = 0;
 			/* an inner frame is a DWARF inlined subroutine: perf compares its name
 			 * with the symbol's exactly (_PyObject_Call inlined into PyObject_Call
