@@ -71,6 +71,8 @@ struct pk_feed {
 	int end;                /* 0 running, 1 end, < 0 error: nothing more */
 	/* the consumer's decoded record (single-threaded: the caller's thread reads too) */
 	struct pk_feed_item one;
+	/* how the reader thread waited (written by it alone, read after the join) */
+	struct pk_feed_waits waits;
 };
 
 /*
@@ -205,6 +207,7 @@ static bool reader_may_half(struct pk_feed *f, size_t k)
  */
 static void reader_sleep(struct pk_feed *f, size_t k)
 {
+	f->waits.full_sleeps++;
 	pthread_mutex_lock(&f->mu);
 	atomic_store(&f->wake_at, k - NR_BATCHES / 2);
 	atomic_fetch_add(&f->sleepers, 1);
@@ -273,6 +276,7 @@ static void *reader_main(void *arg)
 		b->n = n;
 		b->seq_end = pk_ordered_delivered(f->q);
 		pk_store_fence();
+		f->waits.batches = k + 1;
 		atomic_store(&f->filled, k + 1);
 		feed_wake(f);
 		if (b->status)
@@ -362,6 +366,12 @@ int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it)
 
 void pk_feed__stop(struct pk_feed *f, struct pk_ordered_stats *st)
 {
+	pk_feed__stop_waits(f, st, NULL);
+}
+
+void pk_feed__stop_waits(struct pk_feed *f, struct pk_ordered_stats *st,
+			 struct pk_feed_waits *waits)
+{
 	if (!f)
 		return;
 	if (f->threaded) {
@@ -376,6 +386,10 @@ void pk_feed__stop(struct pk_feed *f, struct pk_ordered_stats *st)
 	free(f->b);
 	if (st)
 		pk_ordered__stats(f->q, st);
+	if (waits) {
+		*waits = f->waits;
+		waits->ring = NR_BATCHES;
+	}
 	pk_ordered__free(f->q);
 	free(f);
 }

@@ -32,6 +32,16 @@ int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded
 int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it);
 /* Stop (early or at the end), join the reader thread, free; *st = ordering statistics. */
 void pk_feed__stop(struct pk_feed *f, struct pk_ordered_stats *st);
+/* How the reader thread waited for the consumer: counted, so that a test can check the
+ * policy (on a full ring, sleep at once until half of it is free) without timing. */
+struct pk_feed_waits {
+	uint64_t batches;       /* batches it filled */
+	uint64_t full_sleeps;   /* times it slept on a full ring of batches */
+	uint64_t ring;          /* batches in the ring */
+};
+/* pk_feed__stop, and *waits (if not NULL) = the reader thread's waits (zero unthreaded) */
+void pk_feed__stop_waits(struct pk_feed *f, struct pk_ordered_stats *st,
+			 struct pk_feed_waits *waits);
 /* (ordered.c) Records at image offsets >= offset are still read by the caller after
  * being delivered: the reader must not give back their pages. UINT64_MAX: none. */
 struct pk_ordered;

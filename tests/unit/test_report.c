@@ -749,25 +749,14 @@ static void test_reader_thread(void **state)
 	free(dir);
 }
 
-/* CPU time of the threads of this process other than the caller's, in ns. */
-static uint64_t other_threads_cpu_ns(void)
-{
-	struct timespec p, t;
-	assert_int_equal(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p), 0);
-	assert_int_equal(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t), 0);
-	int64_t d = ((int64_t)p.tv_sec - t.tv_sec) * 1000000000 + (p.tv_nsec - t.tv_nsec);
-	return d > 0 ? (uint64_t)d : 0;
-}
-
 /* Read path through a threaded feed, sleeping pause_us after every 1024 records; returns
- * the CPU time the reader thread used meanwhile (ns). */
-static uint64_t feed_reader_cpu(const char *path, unsigned pause_us, int n_expect)
+ * how the reader thread waited for this consumer. */
+static struct pk_feed_waits feed_reader_waits(const char *path, unsigned pause_us, int n_expect)
 {
 	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
 	assert_non_null(r);
 	struct pk_feed *f;
 	assert_int_equal(pk_feed__start(&f, r, true), 0);
-	uint64_t c0 = other_threads_cpu_ns();
 	const struct pk_feed_item *it;
 	int err, nr = 0;
 	while ((err = pk_feed__next(f, &it)) > 0) {
@@ -777,22 +766,23 @@ static uint64_t feed_reader_cpu(const char *path, unsigned pause_us, int n_expec
 			usleep(pause_us);
 	}
 	assert_int_equal(err, 0);
-	uint64_t c1 = other_threads_cpu_ns();
-	pk_feed__stop(f, NULL);
+	struct pk_feed_waits w;
+	memset(&w, 0xff, sizeof(w));
+	pk_feed__stop_waits(f, NULL, &w);
 	pk_data_reader__free(r);
 	assert_int_equal(nr, n_expect);
-	return c1 - c0;
+	return w;
 }
 
 /*
  * A reader far ahead of a slow consumer (the ring of batches full) sleeps rather than
- * spin: a spinning reader took as much CPU time as the aggregation on files where that is
- * the slower side, and on a machine whose CPUs are shared that time is taken from the
- * consumer. The consumer here sleeps 1.5 ms per 1024 records (shorter than the reader's
- * spin limit, so a spinning reader would spin the whole time): the reader's CPU time
- * must stay near what it used when the consumer did not sleep at all (its own work). A
- * spinning reader adds about the whole sleep time; the bound allows half of it, as
- * sanitizer builds on a loaded 2-CPU machine drifted past slept/8 (294 vs 289 ms).
+ * spin, and is woken once half the ring is free, not at every batch given back: a
+ * spinning reader took as much CPU time as the aggregation on files where that is the
+ * slower side, and on a machine whose CPUs are shared that time is taken from the
+ * consumer. Counted, not timed: the consumer here sleeps 1.5 ms per 1024 records, shorter
+ * than the reader's spin limit, so the reader fills the ring and must sleep on it (a
+ * reader that spun instead never would), and each sleep must last until half the ring
+ * is free (a reader woken per batch would sleep about once per batch).
  */
 static void test_feed_reader_sleeps_when_ahead(void **state)
 {
@@ -805,13 +795,16 @@ static void test_feed_reader_sleeps_when_ahead(void **state)
 	const int n = 100000;
 	struct feed_expect ex;
 	write_feed_file(path, n, &ex);
-	uint64_t base = feed_reader_cpu(path, 0, n);
-	const unsigned pause_us = 1500;
-	uint64_t slept = (uint64_t)(n / 1024) * pause_us * 1000;
-	uint64_t slow = feed_reader_cpu(path, pause_us, n);
-	print_message("reader CPU: %.1f ms unthrottled, %.1f ms with %.0f ms of consumer "
-		      "sleeps\n", base / 1e6, slow / 1e6, slept / 1e6);
-	assert_true(slow < base + slept / 2);
+	struct pk_feed_waits w = feed_reader_waits(path, 1500, n);
+	print_message("reader: %llu batches in a ring of %llu, %llu sleeps on a full ring\n",
+		      (unsigned long long)w.batches, (unsigned long long)w.ring,
+		      (unsigned long long)w.full_sleeps);
+	assert_true(w.ring >= 2 && w.batches > 2 * w.ring); /* the file fills the ring */
+	assert_true(w.full_sleeps >= 1);
+	assert_true(w.full_sleeps <= (w.batches - w.ring) / (w.ring / 2) + 1);
+	/* a consumer that never waits: no more sleeps than that bound either */
+	w = feed_reader_waits(path, 0, n);
+	assert_true(w.full_sleeps <= (w.batches - w.ring) / (w.ring / 2) + 1);
 	pk_test_rmtree(dir);
 	free(dir);
 }
