@@ -18,7 +18,7 @@
 #include <perfkit/report.h>
 #include <perfkit/event.h>
 #include "internal.h"
-#include "feed.h"
+#include "session/feed.h"
 
 #define NONE32 UINT32_MAX
 #define RHOT_BITS 14
@@ -362,6 +362,8 @@ struct pk_report {
 
 	struct pk_machine *m;
 	struct pk_ordered_stats ost;
+	pk_report_progress_fn progress; /* pk_report__process's, and its ctx */
+	void *progress_ctx;
 	struct strtab strs;
 	struct frame *frames;
 	size_t nr_frames, cap_frames;
@@ -1814,24 +1816,6 @@ int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char *name,
 
 /* ---- the record stream ---- */
 
-static const char *attr_name(const struct pk_data_attr *a, char *buf, size_t len)
-{
-	if (a->name && *a->name)
-		return a->name;
-	const struct perf_event_attr *at = &a->attr.attr;
-	size_t n = 0;
-	const struct pk_event_name *t = NULL;
-	if (at->type == PERF_TYPE_HARDWARE)
-		t = pk_hw_event_names(&n);
-	else if (at->type == PERF_TYPE_SOFTWARE)
-		t = pk_sw_event_names(&n);
-	for (size_t i = 0; t && i < n; i++)
-		if (t[i].config == at->config)
-			return t[i].name;
-	snprintf(buf, len, "event-%u:0x%llx", at->type, (unsigned long long)at->config);
-	return buf;
-}
-
 /*
  * Inline expansion of a resolved user address (perf's callchain view): the functions
  * inlined at the address, innermost first, then the containing function. A name that
@@ -1907,7 +1891,7 @@ static struct hist *hist_of(struct pk_report *rep, const struct pk_data_attr *a)
 	if (a->idx >= 0 && (size_t)a->idx < rep->nr_hists && rep->hists[a->idx].used)
 		return &rep->hists[a->idx];
 	char nb[64];
-	return hist_get(rep, a->idx, attr_name(a, nb, sizeof(nb)));
+	return hist_get(rep, a->idx, pk_data_attr__name(a, nb, sizeof(nb)));
 }
 
 static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const struct pk_sample *s)
@@ -2105,13 +2089,27 @@ static int do_read_sample(struct pk_report *rep, const struct pk_data_attr *a,
 	return 0;
 }
 
-static int do_record(struct pk_report *rep, const struct pk_feed_item *it)
+static void on_progress(void *ctx, uint64_t offset, uint64_t nr)
 {
-	if (it->dec)
-		return 0; /* not a kernel record, unknown or malformed (the reader warned) */
-	const struct pk_data_attr *a = it->ev.attr;
-	const struct pk_record *r = &it->rec;
-	if (r->type != PERF_RECORD_SAMPLE && !++rep->cepoch) {
+	struct pk_report *rep = ctx;
+	rep->progress(offset, nr, rep->progress_ctx);
+}
+
+/* The session's sample callback */
+static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
+{
+	struct pk_report *rep = ctx;
+	return r && ev->attr ? do_read_sample(rep, ev->attr, &r->sample) : 0;
+}
+
+/* Every other record (the session gave it to the machine first) */
+static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
+{
+	struct pk_report *rep = ctx;
+	if (!r)
+		return 0; /* a user record, unknown or malformed (the reader warned) */
+	const struct pk_data_attr *a = ev->attr;
+	if (!++rep->cepoch) {
 		/* COMM, FORK, EXIT, ... may rename a thread; on wrap-around no entry is current */
 		for (size_t i = 0; i < PK_ARRAY_SIZE(rep->ccache); i++)
 			rep->ccache[i].epoch = 0;
@@ -2119,8 +2117,6 @@ static int do_record(struct pk_report *rep, const struct pk_feed_item *it)
 		rep->cepoch = 1;
 	}
 	switch (r->type) {
-	case PERF_RECORD_SAMPLE:
-		return a ? do_read_sample(rep, a, &r->sample) : 0;
 	case PERF_RECORD_MMAP:
 		bump_gen(rep, r->mmap.pid);
 		if (r->mmap.pid == (uint32_t)-1 || r->cpumode == PK_CPUMODE_KERNEL)
@@ -2148,7 +2144,7 @@ static int do_record(struct pk_report *rep, const struct pk_feed_item *it)
 	default:
 		break;
 	}
-	return pk_machine__process(rep->m, r);
+	return 0;
 }
 
 int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
@@ -2156,53 +2152,31 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 {
 	if (!rep || !r)
 		return pk_err(-EINVAL);
-	const struct pk_data_env *env = pk_data_reader__env(r);
-	for (size_t i = 0; env && i < env->nr_build_ids; i++) {
-		const struct pk_data_build_id *b = &env->build_ids[i];
-		if (b->filename)
-			pk_machine__add_build_id(rep->m, b->filename, b->build_id, b->build_id_size);
-	}
 	/* every attr gets a hist, so that events without samples still have a section */
 	char nb[64];
 	for (size_t i = 0; i < pk_data_reader__nr_attrs(r); i++) {
 		const struct pk_data_attr *a = pk_data_reader__attr(r, i);
-		struct hist *h = a ? hist_get(rep, a->idx, attr_name(a, nb, sizeof(nb))) : NULL;
+		struct hist *h = a ? hist_get(rep, a->idx, pk_data_attr__name(a, nb, sizeof(nb)))
+				   : NULL;
 		if (h)
 			h->pub.attr = a;
 	}
 	rep->read_rd = r;
-	struct pk_feed *f;
-	bool threaded = rep->reader_thread && pk_online_cpus() >= 2 && !pk_data_reader__is_pipe(r);
-	int err = pk_feed__start(&f, r, threaded);
-	if (err)
-		return pk_err(err);
-	/* While the reader thread starts (2-4 ms from pthread_create to running on an idle
-	 * vCPU of a PVM guest), load what the first kernel sample would: the kernel's
-	 * symbols, when an event may sample the kernel. (Without the thread there is no
-	 * wait to fill, and the load would be lost if no kernel sample came.) */
-	for (size_t i = 0; threaded && i < pk_data_reader__nr_attrs(r); i++) {
-		const struct pk_data_attr *a = pk_data_reader__attr(r, i);
-		if (a && !a->attr.attr.exclude_kernel &&
-		    (a->attr.attr.sample_type & (PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN))) {
-			pk_machine_preload_kernel(rep->m);
-			break;
-		}
-	}
-	const struct pk_feed_item *it;
-	uint64_t nrec = 0;
-	while ((err = pk_feed__next(f, &it)) > 0) {
-		err = do_record(rep, it);
-		if (err)
-			break;
-		if (progress && !(++nrec & 0xffff))
-			progress(it->ev.offset, nrec, ctx);
-	}
-	pk_feed__stop(f, &rep->ost);
+	PK_OPTS(pk_session_opts, so, .reader_thread = rep->reader_thread, .machine = rep->m);
+	struct pk_session *ses = pk_session__new(r, &so);
+	if (!ses)
+		return pk_err(-errno);
+	rep->progress = progress;
+	rep->progress_ctx = ctx;
+	PK_OPTS(pk_session_ops, ops, .sample = on_sample, .other = on_record,
+		.progress = progress ? on_progress : NULL);
+	int err = pk_session__process(ses, &ops, rep);
+	pk_session__ordered_stats(ses, &rep->ost);
+	pk_session__free(ses);
 	rents_release(rep);
 	if (err < 0)
 		return pk_err(err);
-	err = pk_report__finish(rep);
-	return err;
+	return pk_report__finish(rep);
 }
 
 /* ---- finishing: sorted entries and public trees ---- */

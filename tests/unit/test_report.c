@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
-#include "report/feed.h"
+#include "session/feed.h"
 #include "internal.h"
 
 /* An attr with IP|TID|TIME samples and sample_id_all (TID|TIME trailer). */
@@ -756,7 +756,7 @@ static struct pk_feed_waits feed_reader_waits(const char *path, unsigned pause_u
 	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
 	assert_non_null(r);
 	struct pk_feed *f;
-	assert_int_equal(pk_feed__start(&f, r, true), 0);
+	assert_int_equal(pk_feed__start(&f, r, true, 0), 0);
 	const struct pk_feed_item *it;
 	int err, nr = 0;
 	while ((err = pk_feed__next(f, &it)) > 0) {

@@ -417,11 +417,23 @@ PK_API const void *pk_data_reader__image(const struct pk_data_reader *r, size_t 
 PK_API void pk_data_reader__release_before(struct pk_data_reader *r, uint64_t offset);
 
 PK_API const struct pk_data_env *pk_data_reader__env(const struct pk_data_reader *r);
+/* Whether the file was recorded on the running system: its osrelease (HOSTNAME/OSRELEASE
+ * feature) is the running kernel's (uname). A file without one counts as recorded here.
+ * What decides whether kernel and [vdso] addresses may be resolved from this system. */
+PK_API bool pk_data_env__same_host(const struct pk_data_env *env);
 
 /* Attrs known so far (pipe mode may add more while iterating). */
 PK_API size_t pk_data_reader__nr_attrs(const struct pk_data_reader *r);
 PK_API const struct pk_data_attr *pk_data_reader__attr(const struct pk_data_reader *r,
 						       size_t idx);
+/*
+ * The name of an event as perf shows it: the file's name for it (EVENT_DESC / EVENT_UPDATE),
+ * else perf's name of a generic hardware, software or hardware-cache event ("cpu-clock",
+ * "L1-dcache-load-misses"), "raw 0x<config>", "mem:0x<addr>:<rwx>" for breakpoints, or
+ * "unknown ..." naming the type. Returns a string of the attr's or of the static tables,
+ * or buf (len bytes) written with the fallback; never NULL.
+ */
+PK_API const char *pk_data_attr__name(const struct pk_data_attr *a, char *buf, size_t len);
 /* The attr a sample ID belongs to, or NULL. */
 PK_API const struct pk_data_attr *pk_data_reader__attr_by_id(const struct pk_data_reader *r,
 							     uint64_t id);

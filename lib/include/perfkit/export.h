@@ -33,6 +33,7 @@
 
 #include <stdio.h>
 #include <perfkit/common.h>
+#include <perfkit/data.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -148,6 +149,46 @@ PK_API void pk_profile__stats(const struct pk_profile *p, struct pk_profile_stat
 /* Totals of one event: samples and summed period. -EINVAL for an unknown event. */
 PK_API int pk_profile__totals(const struct pk_profile *p, uint32_t event, uint64_t *samples,
 			      uint64_t *period);
+
+/* ------------------------------------------------------------------------------------ */
+/* Loading a perf.data file                                                             */
+
+struct pk_profile_load_opts {
+	size_t sz;
+	bool timeline;          /* keep per-sample times (speedscope, gecko, json) */
+	bool root_comm;         /* thread name as the root frame (folded, flame graph) */
+	bool addresses;         /* keep addresses apart, with the real mappings (pprof, json) */
+	bool srcline;           /* look up the source file:line of every frame (DWARF) */
+	bool inlines;           /* expand inlined functions into frames (DWARF) */
+	bool unknown_hex;       /* name unresolved frames by address (else "[unknown]") */
+	bool no_callchain;      /* only the sampled IP */
+	bool reader_thread;     /* read and order on a second thread (pk_session_opts) */
+	const char *event;      /* keep only the event of this name (NULL: all) */
+	const char *title;      /* pk_profile__set_info's title (NULL: "perfkit") */
+	size_t :0;
+};
+
+struct pk_profile_load_stats {
+	size_t sz;              /* set by the caller (0: the caller's struct is this one) */
+	uint64_t samples;       /* samples added */
+	uint64_t unresolved;    /* distinct addresses (per process) with no symbol */
+	/* 0, or the reader's error: the input is corrupt or cut after the samples loaded,
+	 * which make the profile (pk_data_reader__truncated says whether it was cut) */
+	int reader_error;
+};
+
+/*
+ * Load the samples of reader r into a new profile, as a client of the session (time
+ * order, machine model, symbols: perfkit/session.h): one profile event per event name of
+ * the file (attrs of one name, one per CPU in perf's files, are one event); the call chain
+ * of every sample symbolised, leaf first. Attrs announced in the middle of a pipe are left
+ * out (with a warning through the log callback). *st (optional) is filled also on error.
+ * NULL with errno EINVAL (bad arguments), ENOENT (opts.event names no event of the file)
+ * or ENOMEM.
+ */
+PK_API struct pk_profile *pk_profile__load(struct pk_data_reader *r,
+					   const struct pk_profile_load_opts *opts,
+					   struct pk_profile_load_stats *st);
 
 /* ------------------------------------------------------------------------------------ */
 /* Writers                                                                              */

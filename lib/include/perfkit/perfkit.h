@@ -13,6 +13,7 @@
 #include <perfkit/data.h>
 #include <perfkit/symbol.h>
 #include <perfkit/report.h>
+#include <perfkit/session.h>
 #include <perfkit/mmap.h>
 #include <perfkit/synth.h>
 #include <perfkit/export.h>

@@ -1,25 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perfkit/report.h - analysis of a record stream: the time-ordering layer (records of a
- * perf.data file re-sorted by timestamp within FINISHED_ROUND rounds, with bounded
- * memory) and the aggregation behind `perfkit report`: histogram entries keyed by sort
- * keys (comm, pid, tid, dso, sym, srcline, cpu), self and children (cumulative through
- * call chains) periods and sample counts, call-graph trees per entry, and filters.
- *
- * Time ordering protocol (what report, script and the exports use):
- *     q = pk_ordered__new(NULL);
- *     while ((err = pk_ordered__next(q, reader, &ev)) > 0) { ... ev in time order ... }
- *     pk_ordered__free(q);
- * or, for a stream from elsewhere (tests, live rings):
- *     pk_ordered__push(q, &ev) ... pk_ordered__pop(q, &out) ... pk_ordered__finish(q)
- *
- * The rule is perf's ordered-events queue: records carrying a timestamp are queued; on each
- * FINISHED_ROUND every queued record with a timestamp <= the largest timestamp seen before
- * the previous FINISHED_ROUND is delivered in (time, arrival) order; at the end everything
- * is delivered. Records without a timestamp (user records such as FINISHED_ROUND or
- * TRACING_DATA, attrs without TIME) are delivered at once. When the queued bytes exceed
- * opts.max_bytes the oldest half is delivered early (as perf's queue-size limit does), so
- * memory stays bounded even for files without rounds.
+ * perfkit/report.h - the aggregation behind `perfkit report`, a client of the session
+ * (perfkit/session.h): histogram entries keyed by sort keys (comm, pid, tid, dso, sym,
+ * srcline, cpu), self and children (cumulative through call chains) periods and sample
+ * counts, call-graph trees per entry, and filters.
  *
  * Report protocol:
  *     rep = pk_report__new(&opts);
@@ -32,68 +16,12 @@
 
 #include <perfkit/common.h>
 #include <perfkit/data.h>
+#include <perfkit/session.h>
 #include <perfkit/symbol.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ------------------------------------------------------------------------------------ */
-/* Time ordering                                                                        */
-/* ------------------------------------------------------------------------------------ */
-
-struct pk_ordered;
-
-struct pk_ordered_opts {
-	size_t sz;
-	/* Queued record bytes beyond which the oldest half is delivered early.
-	 * 0 = 256 MiB. */
-	size_t max_bytes;
-	size_t :0;
-};
-
-/* Create an empty queue. NULL with errno EINVAL / ENOMEM. */
-PK_API struct pk_ordered *pk_ordered__new(const struct pk_ordered_opts *opts);
-/* Free the queue and every record still in it. NULL is accepted. */
-PK_API void pk_ordered__free(struct pk_ordered *q);
-
-/*
- * The timestamp of a record, or (uint64_t)-1 if it has none: a SAMPLE with TIME, or a
- * kernel record whose attr has sample_id_all and TIME. attr may be NULL (no timestamp).
- */
-PK_API uint64_t pk_ordered__timestamp(const struct perf_event_header *hdr,
-				      const struct pk_data_attr *attr);
-
-/*
- * Queue one record (copied; ev->payload is NOT copied and must stay valid until the
- * record is popped). A FINISHED_ROUND record (type 68) makes the older records
- * deliverable and is itself delivered after them. Returns 0 or -ENOMEM / -EINVAL.
- */
-PK_API int pk_ordered__push(struct pk_ordered *q, const struct pk_data_event *ev);
-/* End of input: everything queued becomes deliverable. */
-PK_API void pk_ordered__finish(struct pk_ordered *q);
-/*
- * The next deliverable record: returns 1 and fills *ev (valid until the next pop, push or
- * free), 0 if nothing is deliverable yet (push more, or finish).
- */
-PK_API int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev);
-/*
- * Convenience: pull records from `r` until one is deliverable, and deliver it.
- * Same return convention as pk_data_reader__next (1, 0 at the end, negative error; on a
- * reader error the records queued before it are delivered first).
- */
-PK_API int pk_ordered__next(struct pk_ordered *q, struct pk_data_reader *r,
-			    struct pk_data_event *ev);
-
-struct pk_ordered_stats {
-	uint64_t queued;        /* records that went through the queue */
-	uint64_t immediate;     /* records delivered at once (no timestamp) */
-	uint64_t out_of_order;  /* queued with a time below what was already delivered */
-	uint64_t early_flushes; /* times max_bytes forced delivering half the queue */
-	uint64_t max_queued_bytes; /* high-water mark of the record bytes held */
-	uint64_t rounds;        /* FINISHED_ROUND records seen */
-};
-PK_API void pk_ordered__stats(const struct pk_ordered *q, struct pk_ordered_stats *st);
 
 /* ------------------------------------------------------------------------------------ */
 /* Aggregation                                                                          */

@@ -284,14 +284,16 @@ static void *reader_main(void *arg)
 	}
 }
 
-int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded)
+int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded,
+		   size_t max_bytes)
 {
 	struct pk_feed *f = aligned_alloc(LINE, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	memset(f, 0, sizeof(*f));
 	f->r = r;
-	f->q = pk_ordered__new(NULL);
+	PK_OPTS(pk_ordered_opts, qo, .max_bytes = max_bytes);
+	f->q = pk_ordered__new(&qo);
 	if (!f->q) {
 		free(f);
 		return -ENOMEM;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/report/feed.h - internal: the time-ordered, decoded record stream of a report,
+/* lib/session/feed.h - internal: the time-ordered, decoded record stream of a session,
  * optionally read on a second thread (feed.c). */
 #ifndef PK_REPORT_FEED_H
 #define PK_REPORT_FEED_H
 #include <stdbool.h>
 #include <perfkit/data.h>
 #include <perfkit/record.h>
-#include <perfkit/report.h>
+#include <perfkit/session.h>
 
 /* A record as the consumer sees it: its event and, decoded on the consumer's thread, the
  * record. */
@@ -25,8 +25,10 @@ struct pk_feed_item {
 struct pk_feed;
 
 /* Start reading r in time order; on a reader thread if `threaded` and r is a file (pipe
- * input is read on the caller's thread). Returns 0 or -ENOMEM. */
-int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded);
+ * input is read on the caller's thread); max_bytes: the ordering queue's bound (0: its
+ * default). Returns 0 or -ENOMEM. */
+int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded,
+		   size_t max_bytes);
 /* The next record: 1 (*it valid until the next call), 0 at the end, < 0 an error of the
  * reader (after every record before it was given). */
 int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it);

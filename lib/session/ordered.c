@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/report/ordered.c - re-sort records by timestamp within FINISHED_ROUND rounds.
+ * lib/session/ordered.c - re-sort records by timestamp within FINISHED_ROUND rounds.
  *
  * Records are copied into 1 MiB chunks; a chunk is recycled once every record in it has
  * been delivered, so memory follows what is queued (about two rounds), not the file.
@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <perfkit/report.h>
+#include <perfkit/session.h>
 #include "internal.h"
 
 #define CHUNK_SIZE (1u << 20)

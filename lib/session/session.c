@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/session/session.c - the one pipeline of every perf.data reader: the feed (reader,
+ * ordering queue, decode; on a second thread if asked) into the machine model, then the
+ * caller's callbacks (perfkit/session.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/session.h>
+#include "feed.h"
+#include "internal.h"
+
+struct pk_session {
+	struct pk_data_reader *r;
+	struct pk_machine *m;
+	bool own_machine;
+	bool reader_thread;
+	bool done;
+	size_t max_bytes;
+	struct pk_ordered_stats ost;
+};
+
+PK_API struct pk_session *pk_session__new(struct pk_data_reader *r,
+					  const struct pk_session_opts *opts)
+{
+	if (!r || !PK_OPTS_VALID(opts, pk_session_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct pk_session *s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->r = r;
+	s->reader_thread = PK_OPTS_GET(opts, reader_thread, false);
+	s->max_bytes = PK_OPTS_GET(opts, max_queued_bytes, (size_t)0);
+	s->m = PK_OPTS_GET(opts, machine, NULL);
+	const struct pk_data_env *env = pk_data_reader__env(r);
+	if (!s->m) {
+		const struct pk_machine_opts *mo = PK_OPTS_GET(opts, machine_opts, NULL);
+		struct pk_machine_opts o;
+		memset(&o, 0, sizeof(o));
+		if (mo) {
+			if (!PK_OPTS_VALID(mo, pk_machine_opts)) {
+				free(s);
+				errno = EINVAL;
+				return NULL;
+			}
+			memcpy(&o, mo, PK_MIN(mo->sz, sizeof(o)));
+		}
+		o.sz = sizeof(o);
+		if (!PK_OPTS_GET(opts, host_known, false))
+			o.host = pk_data_env__same_host(env);
+		s->m = pk_machine__new(&o);
+		if (!s->m) {
+			int e = errno;
+			free(s);
+			errno = e;
+			return NULL;
+		}
+		s->own_machine = true;
+	}
+	for (size_t i = 0; env && i < env->nr_build_ids; i++) {
+		const struct pk_data_build_id *b = &env->build_ids[i];
+		if (b->filename)
+			pk_machine__add_build_id(s->m, b->filename, b->build_id, b->build_id_size);
+	}
+	return s;
+}
+
+PK_API void pk_session__free(struct pk_session *s)
+{
+	if (!s)
+		return;
+	if (s->own_machine)
+		pk_machine__free(s->m);
+	free(s);
+}
+
+PK_API struct pk_machine *pk_session__machine(const struct pk_session *s)
+{
+	return s ? s->m : NULL;
+}
+
+PK_API struct pk_data_reader *pk_session__reader(const struct pk_session *s)
+{
+	return s ? s->r : NULL;
+}
+
+PK_API void pk_session__ordered_stats(const struct pk_session *s, struct pk_ordered_stats *st)
+{
+	if (!st)
+		return;
+	if (s)
+		*st = s->ost;
+	else
+		memset(st, 0, sizeof(*st));
+}
+
+/* The callback of a record (NULL: none), by type. */
+static pk_session_fn callback_of(const struct pk_session_ops *ops, uint32_t type)
+{
+	pk_session_fn fn = NULL;
+	switch (type) {
+	case PERF_RECORD_SAMPLE: fn = PK_OPTS_GET(ops, sample, NULL); break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: fn = PK_OPTS_GET(ops, mmap, NULL); break;
+	case PERF_RECORD_COMM: fn = PK_OPTS_GET(ops, comm, NULL); break;
+	case PERF_RECORD_FORK: fn = PK_OPTS_GET(ops, fork, NULL); break;
+	case PERF_RECORD_EXIT: fn = PK_OPTS_GET(ops, exit, NULL); break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: fn = PK_OPTS_GET(ops, lost, NULL); break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: fn = PK_OPTS_GET(ops, context_switch, NULL); break;
+	case PK_RECORD_FINISHED_ROUND: fn = PK_OPTS_GET(ops, finished_round, NULL); break;
+	default: break;
+	}
+	return fn ? fn : PK_OPTS_GET(ops, other, NULL);
+}
+
+/* While the reader thread starts (2-4 ms from pthread_create to running on an idle vCPU
+ * of a PVM guest), load what the first kernel sample would: the kernel's symbols, when
+ * an event may sample the kernel. (Without the thread there is no wait to fill, and the
+ * load would be lost if no kernel sample came.) */
+static void preload(struct pk_session *s)
+{
+	for (size_t i = 0; i < pk_data_reader__nr_attrs(s->r); i++) {
+		const struct pk_data_attr *a = pk_data_reader__attr(s->r, i);
+		if (a && !a->attr.attr.exclude_kernel &&
+		    (a->attr.attr.sample_type & (PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN))) {
+			pk_machine_preload_kernel(s->m);
+			return;
+		}
+	}
+}
+
+PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops *ops,
+			       void *ctx)
+{
+	if (!s || (ops && !PK_OPTS_VALID(ops, pk_session_ops)))
+		return pk_err(-EINVAL);
+	if (s->done)
+		return pk_err(-EALREADY);
+	s->done = true;
+	void (*progress)(void *, uint64_t, uint64_t) = PK_OPTS_GET(ops, progress, NULL);
+	bool threaded = s->reader_thread && pk_online_cpus() >= 2 && !pk_data_reader__is_pipe(s->r);
+	struct pk_feed *f;
+	int err = pk_feed__start(&f, s->r, threaded, s->max_bytes);
+	if (err)
+		return pk_err(err);
+	if (threaded)
+		preload(s);
+	const struct pk_feed_item *it;
+	uint64_t nrec = 0;
+	while ((err = pk_feed__next(f, &it)) > 0) {
+		const struct pk_record *rec = it->dec ? NULL : &it->rec;
+		uint32_t type = it->ev.hdr->type;
+		/* the machine first: a callback sees the state the record leaves */
+		if (rec && type != PERF_RECORD_SAMPLE) {
+			err = pk_machine__process(s->m, rec);
+			if (err == -ENOMEM)
+				break;
+		}
+		pk_session_fn fn = ops ? callback_of(ops, type) : NULL;
+		err = fn ? fn(ctx, &it->ev, rec) : 0;
+		if (err)
+			break;
+		if (progress && !(++nrec & 0xffff))
+			progress(ctx, it->ev.offset, nrec);
+	}
+	pk_feed__stop(f, &s->ost);
+	if (err == PK_SESSION_STOP)
+		err = 0;
+	return err < 0 ? pk_err(err) : 0;
+}
