@@ -2181,9 +2181,13 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 
 /* ---- finishing: sorted entries and public trees ---- */
 
-static const struct pk_report *sort_ctx;
-static const struct hist *sort_hist;
-static bool sort_children;
+/* What ent_cmp compares by (qsort_r's context: a report sorted on one thread does not
+ * disturb another's) */
+struct sort_ctx {
+	const struct pk_report *rep;
+	const struct hist *h;
+	bool children;
+};
 
 /* (strings of the report are interned: equal ones are usually the same pointer) */
 static int strcmp0(const char *a, const char *b)
@@ -2193,8 +2197,12 @@ static int strcmp0(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "");
 }
 
-static int ent_cmp(const void *pa, const void *pb)
+static int ent_cmp(const void *pa, const void *pb, void *arg)
 {
+	const struct sort_ctx *sc = arg;
+	const struct pk_report *sort_ctx = sc->rep;
+	const struct hist *sort_hist = sc->h;
+	bool sort_children = sc->children;
 	const struct pk_hist_entry *a = *(const struct pk_hist_entry *const *)pa;
 	const struct pk_hist_entry *b = *(const struct pk_hist_entry *const *)pb;
 	uint64_t av = sort_children ? a->total_period : a->self_period;
@@ -2575,10 +2583,8 @@ int pk_report__finish(struct pk_report *rep)
 			p->callchain = e->root != NONE32 && rep->pub_nodes ? &rep->pub_nodes[e->root] : NULL;
 			h->pub_sorted[i] = p;
 		}
-		sort_ctx = rep;
-		sort_hist = h;
-		sort_children = rep->children;
-		qsort(h->pub_sorted, h->nr_ents, sizeof(*h->pub_sorted), ent_cmp);
+		struct sort_ctx sc = { .rep = rep, .h = h, .children = rep->children };
+		qsort_r(h->pub_sorted, h->nr_ents, sizeof(*h->pub_sorted), ent_cmp, &sc);
 		h->pub.entries = h->pub_sorted;
 		h->pub.nr_entries = h->nr_ents;
 	}
