@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/sample/overflow.c: overflow signals (si_fd, si_code, the right thread), epoll,
+/* lib/self/overflow.c: overflow signals (si_fd, si_code, the right thread), epoll,
  * REFRESH-limited counting, PERF_EVENT_IOC_PERIOD, prctl enable/disable of all counters. */
 #include <errno.h>
 #include <poll.h>

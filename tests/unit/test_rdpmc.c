@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/count/rdpmc.c: the mmap-page read algorithm on synthetic pages with a fake counter
+/* lib/self/rdpmc.c: the mmap-page read algorithm on synthetic pages with a fake counter
  * source, and the pk_reader fast-read object on live software events. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/count/region.c: named regions per thread (lazy per-thread counters, nesting,
+/* lib/self/region.c: named regions per thread (lazy per-thread counters, nesting,
  * totals, reports, $PERFKIT_EVENTS, the exit report) and the multithreaded check that
  * every thread's task-clock is non-zero and the threads sum to the process. */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/sample/sampler.c: in-process sampling of the calling thread and of every thread of
+/* lib/self/sampler.c: in-process sampling of the calling thread and of every thread of
  * the process; PERF_EVENT_IOC_ID, SET_OUTPUT (two events, one buffer), PAUSE_OUTPUT. */
 #include <errno.h>
 #include <pthread.h>

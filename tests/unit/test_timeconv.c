@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/count/timeconv.c: perf time <-> cycles on synthetic pages, perf clock <-> POSIX
+/* lib/self/timeconv.c: perf time <-> cycles on synthetic pages, perf clock <-> POSIX
  * clocks live (use_clockid and the measured offset). */
 #include <errno.h>
 #include <stdio.h>

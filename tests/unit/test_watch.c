@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/event/watch.c: breakpoints/watchpoints (open, count, MODIFY_ATTRIBUTES), and the
+/* lib/self/watch.c: breakpoints/watchpoints (open, count, MODIFY_ATTRIBUTES), and the
  * tracepoint ioctls: SET_FILTER really filters, SET_BPF + QUERY_BPF with a trivial
  * program loaded through bpf(2). */
 #include <errno.h>

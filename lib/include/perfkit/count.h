@@ -278,26 +278,6 @@ PK_API void pk_workload__free(struct pk_workload *w);
 /* The process exit code a shell would report for a wait status: code, or 128 + signal. */
 PK_API int pk_wait_status__exit_code(int status);
 
-/* ---- counting a region of one's own code ---- */
-
-struct pk_self_counter;
-
-/*
- * Open the events of `spec` (perf -e syntax, e.g. "task-clock,page-faults" or
- * "{cycles,instructions}") on the calling thread, disabled. Unsupported hardware events are
- * kept and report PK_COUNT_NOT_SUPPORTED. NULL + errno (-PK_ERR_PARSE etc. as errno).
- */
-PK_API struct pk_self_counter *pk_self_counter__open(const char *spec);
-PK_API int pk_self_counter__start(struct pk_self_counter *sc);  /* reset + enable */
-PK_API int pk_self_counter__stop(struct pk_self_counter *sc);   /* disable */
-PK_API int pk_self_counter__nr(const struct pk_self_counter *sc);
-PK_API const char *pk_self_counter__name(const struct pk_self_counter *sc, int idx);
-/* Scaled values of every event into out[0..max); returns the number of events. */
-PK_API int pk_self_counter__read(struct pk_self_counter *sc, struct pk_count *out, size_t max);
-/* The underlying evlist (for callers that need more). */
-PK_API struct pk_evlist *pk_self_counter__evlist(struct pk_self_counter *sc);
-PK_API void pk_self_counter__close(struct pk_self_counter *sc);
-
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,8 @@
  *  - regions (pk_region_begin/end): named, nested, per-thread, lazily opened counters with
  *    a table/JSON report.
  *  - breakpoints/watchpoints (pk_watch).
+ *  - the self counter (pk_self_counter): a perf -e event list on the calling thread.
+ * Implemented in lib/self, on top of lib/count (evlists) and lib/sample (rings).
  */
 #ifndef PERFKIT_SELF_H
 #define PERFKIT_SELF_H
@@ -437,6 +439,26 @@ PK_API int pk_watch__hits(struct pk_watch *w, uint64_t *hits);
  * if a breakpoint cannot even be opened.
  */
 PK_API int pk_watch__selftest(void);
+
+/* ---- counting one's own thread (pk_evlist underneath) ---- */
+
+struct pk_self_counter;
+
+/*
+ * Open the events of `spec` (perf -e syntax, e.g. "task-clock,page-faults" or
+ * "{cycles,instructions}") on the calling thread, disabled. Unsupported hardware events are
+ * kept and report PK_COUNT_NOT_SUPPORTED. NULL + errno (-PK_ERR_PARSE etc. as errno).
+ */
+PK_API struct pk_self_counter *pk_self_counter__open(const char *spec);
+PK_API int pk_self_counter__start(struct pk_self_counter *sc);  /* reset + enable */
+PK_API int pk_self_counter__stop(struct pk_self_counter *sc);   /* disable */
+PK_API int pk_self_counter__nr(const struct pk_self_counter *sc);
+PK_API const char *pk_self_counter__name(const struct pk_self_counter *sc, int idx);
+/* Scaled values of every event into out[0..max); returns the number of events. */
+PK_API int pk_self_counter__read(struct pk_self_counter *sc, struct pk_count *out, size_t max);
+/* The underlying evlist (for callers that need more). */
+PK_API struct pk_evlist *pk_self_counter__evlist(struct pk_self_counter *sc);
+PK_API void pk_self_counter__close(struct pk_self_counter *sc);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/count/timeconv.c - perf timestamps <-> cycle counter (TSC) through the mmap page
+ * lib/self/timeconv.c - perf timestamps <-> cycle counter (TSC) through the mmap page
  * (the man page's cap_user_time), and perf clock <-> POSIX clocks by measurement (self.h).
  */
 #include <sys/mman.h>

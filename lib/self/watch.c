@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/event/watch.c - hardware breakpoints and watchpoints on one's own memory
+ * lib/self/watch.c - hardware breakpoints and watchpoints on one's own memory
  * (PERF_TYPE_BREAKPOINT; self.h), moved with PERF_EVENT_IOC_MODIFY_ATTRIBUTES.
  */
 #include <linux/hw_breakpoint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/count/rdpmc.c - fast counter reads of one's own thread (self.h): the counter-source
+ * lib/self/rdpmc.c - fast counter reads of one's own thread (self.h): the counter-source
  * interface, the mmap-page seqlock read (perf_event_open(2), "MMAP layout") and the
  * pk_reader object that picks rdpmc or one group read(2) on every read.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/count/region.c - named code regions counted per thread (self.h).
+ * lib/self/region.c - named code regions counted per thread (self.h).
  *
  * Concurrency design (TSan-clean):
  *  - the region table is append-only: a name is interned under g_lock and published with

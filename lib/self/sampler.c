@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/sample/sampler.c - in-process sampling (self.h): a sampling event on the calling
+ * lib/self/sampler.c - in-process sampling (self.h): a sampling event on the calling
  * thread, or on every thread of the process (one fd per thread and CPU, inherit, each
  * CPU's fds redirected into one ring with PERF_EVENT_IOC_SET_OUTPUT), drained into a
  * per-record callback with the shared ring reader and record decoder.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/sample/overflow.c - overflow notification (man page "Overflow handling"): signals
+ * lib/self/overflow.c - overflow notification (man page "Overflow handling"): signals
  * routed to one thread with F_SETOWN_EX/F_SETSIG, epoll, and REFRESH-limited counting.
  */
 #include <fcntl.h>
