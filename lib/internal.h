@@ -207,4 +207,9 @@ static inline int pk_hexval(unsigned char c)
 	return -1;
 }
 
+/* (lib/self/rdpmc.c) (cyc * mult) >> shift without overflow (128-bit product), the
+ * kernel's mul_u64_u32_shr; and the low `width` bits of v sign-extended (width 0 or >= 64:
+ * v unchanged). Arithmetic of the mmap page's fields, for the time and rdpmc readers. */
+uint64_t pk_mul_u64_u32_shr(uint64_t cyc, uint32_t mult, unsigned shift);
+int64_t pk_sign_extend(uint64_t v, unsigned width);
 #endif

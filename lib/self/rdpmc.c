@@ -70,13 +70,13 @@ PK_API const struct pk_counter_source *pk_counter_source__native(void)
 
 /* ---- arithmetic ----------------------------------------------------------------------- */
 
-PK_API uint64_t pk_mul_u64_u32_shr(uint64_t cyc, uint32_t mult, unsigned shift)
+uint64_t pk_mul_u64_u32_shr(uint64_t cyc, uint32_t mult, unsigned shift)
 {
 	unsigned __int128 p = (unsigned __int128)cyc * mult;
 	return shift >= 128 ? 0 : (uint64_t)(p >> shift);
 }
 
-PK_API int64_t pk_sign_extend(uint64_t v, unsigned width)
+int64_t pk_sign_extend(uint64_t v, unsigned width)
 {
 	if (width == 0 || width >= 64)
 		return (int64_t)v;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <perfkit/perfkit.h>
+#include "internal.h"
 
 struct src {
 	uint64_t pmc, cyc;

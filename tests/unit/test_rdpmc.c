@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
+#include "internal.h"
 
 /* ---- a fake counter source ---------------------------------------------------------------- */
 

@@ -86,11 +86,6 @@ struct pk_self_read {
 PK_API int pk_mmap_page__read_self(const struct perf_event_mmap_page *pc,
 				   const struct pk_counter_source *src, struct pk_self_read *out);
 
-/* (cyc * mult) >> shift without overflow (128-bit product), the kernel's mul_u64_u32_shr. */
-PK_API uint64_t pk_mul_u64_u32_shr(uint64_t cyc, uint32_t mult, unsigned shift);
-/* Sign-extend the low `width` bits of v (width 0 or >= 64: v unchanged). */
-PK_API int64_t pk_sign_extend(uint64_t v, unsigned width);
-
 /* ================================================================================== */
 /* Fast reader: the events of one thread, read together                                */
 
