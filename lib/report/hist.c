@@ -1756,12 +1756,18 @@ static uint32_t sample_comm_id(struct pk_report *rep, uint32_t tid)
 	return comm_id(rep, tid, pk_machine__comm_of(rep->m, tid), rep->cepoch);
 }
 
-int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char *name,
-			  const char *comm, int32_t pid, int32_t tid, int32_t cpu,
-			  uint64_t time, uint64_t period, const struct pk_report_frame *frames,
-			  size_t nr_frames)
+int pk_report__add_sample(struct pk_report *rep, const struct pk_report_sample *smp)
 {
-	if (!rep || !frames || !nr_frames)
+	if (!rep || !PK_OPTS_VALID(smp, pk_report_sample) || !smp)
+		return pk_err(-EINVAL);
+	int attr_idx = PK_OPTS_GET(smp, attr_idx, 0);
+	const char *name = PK_OPTS_GET(smp, name, NULL), *comm = PK_OPTS_GET(smp, comm, NULL);
+	int32_t pid = PK_OPTS_GET(smp, pid, 0), tid = PK_OPTS_GET(smp, tid, 0);
+	int32_t cpu = PK_OPTS_GET(smp, cpu, -1);
+	uint64_t time = PK_OPTS_GET(smp, time, 0), period = PK_OPTS_GET(smp, period, 0);
+	const struct pk_report_frame *frames = PK_OPTS_GET(smp, frames, NULL);
+	size_t nr_frames = PK_OPTS_GET(smp, nr_frames, 0);
+	if (!frames || !nr_frames)
 		return pk_err(-EINVAL);
 	struct hist *h = hist_get(rep, attr_idx, name);
 	if (!h)

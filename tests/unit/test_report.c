@@ -13,6 +13,17 @@
 #include "session/feed.h"
 #include "internal.h"
 
+/* pk_report__add_sample with the fields as arguments */
+static int add_sample(struct pk_report *rep, int attr_idx, const char *name, const char *comm,
+		      int32_t pid, int32_t tid, int32_t cpu, uint64_t time, uint64_t period,
+		      const struct pk_report_frame *frames, size_t nr)
+{
+	PK_OPTS(pk_report_sample, s, .attr_idx = attr_idx, .name = name, .comm = comm,
+		.pid = pid, .tid = tid, .cpu = cpu, .time = time, .period = period,
+		.frames = frames, .nr_frames = nr);
+	return pk_report__add_sample(rep, &s);
+}
+
 /* An attr with IP|TID|TIME samples and sample_id_all (TID|TIME trailer). */
 static struct pk_data_attr make_attr(void)
 {
@@ -237,11 +248,11 @@ static void feed(struct pk_report *rep)
 	const struct pk_report_frame c3[] = { FR("lib.so", "h"), FR("app", "main") };
 	const struct pk_report_frame c4[] = { FR("app", "x"), FR("app", "x"), FR("app", "main") };
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(pk_report__add_sample(rep, 0, "ev", "a", 1, 1, 0, 100, 10, c1, 3), 0);
-	assert_int_equal(pk_report__add_sample(rep, 0, "ev", "a", 1, 1, 1, 200, 10, c2, 2), 0);
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 0, 100, 10, c1, 3), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 1, 200, 10, c2, 2), 0);
 	for (int i = 0; i < 2; i++)
-		assert_int_equal(pk_report__add_sample(rep, 0, "ev", "b", 2, 2, 1, 300, 5, c3, 2), 0);
-	assert_int_equal(pk_report__add_sample(rep, 0, "ev", "a", 1, 1, 0, 400, 1, c4, 3), 0);
+		assert_int_equal(add_sample(rep, 0, "ev", "b", 2, 2, 1, 300, 5, c3, 2), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 0, 400, 1, c4, 3), 0);
 	assert_int_equal(pk_report__finish(rep), 0);
 }
 

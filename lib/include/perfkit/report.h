@@ -159,10 +159,21 @@ struct pk_report_frame {
 	bool kernel;
 	const char *srcline;    /* NULL = "??:0"-like unknown */
 };
-PK_API int pk_report__add_sample(struct pk_report *rep, int attr_idx, const char *name,
-				 const char *comm, int32_t pid, int32_t tid, int32_t cpu,
-				 uint64_t time, uint64_t period,
-				 const struct pk_report_frame *frames, size_t nr_frames);
+/* One sample for pk_report__add_sample (fill with PK_OPTS: it carries its size, so that
+ * fields can be added). */
+struct pk_report_sample {
+	size_t sz;
+	int attr_idx;           /* the hist (event) it counts on */
+	const char *name;       /* the event's name, used when the hist is created */
+	const char *comm;
+	int32_t pid, tid, cpu;  /* cpu -1: unknown */
+	uint64_t time, period;
+	const struct pk_report_frame *frames; /* innermost first; at least one */
+	size_t nr_frames;
+	size_t :0;
+};
+/* Returns 0, -EINVAL (no frames, bad size) or -ENOMEM. */
+PK_API int pk_report__add_sample(struct pk_report *rep, const struct pk_report_sample *s);
 
 /* Sort entries and build the trees (pk_report__process does it; call it after
  * pk_report__add_sample). Idempotent until more samples are added. */
