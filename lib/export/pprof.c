@@ -205,9 +205,9 @@ static int gzip_write(FILE *f, const uint8_t *data, size_t len)
 	return zr == Z_STREAM_END ? 0 : -EIO;
 }
 
-int pk_export__pprof(const struct pk_profile *p, FILE *f, const void *opts)
+int pk_export__pprof(const struct pk_profile *p, FILE *f, const struct pk_pprof_opts *opts)
 {
-	if (!p || !f)
+	if (!p || !f || !PK_OPTS_VALID(opts, pk_pprof_opts))
 		return pk_err(-EINVAL);
 	struct pb pb = { 0 }, t1 = { 0 }, t2 = { 0 };
 	struct mapinfo *maps = calloc((size_t)p->nr_str, sizeof(*maps)); /* by dso string id */

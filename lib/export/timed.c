@@ -66,9 +66,10 @@ static uint32_t *group_by_thread(const struct pk_profile *p, const uint32_t *ord
 /* ------------------------------------------------------------------------------------ */
 /* speedscope                                                                           */
 
-int pk_export__speedscope(const struct pk_profile *p, FILE *f, const void *opts)
+int pk_export__speedscope(const struct pk_profile *p, FILE *f,
+			  const struct pk_speedscope_opts *opts)
 {
-	if (!p || !f || !p->o.timeline)
+	if (!p || !f || !p->o.timeline || !PK_OPTS_VALID(opts, pk_speedscope_opts))
 		return pk_err(-EINVAL);
 	int err = 0;
 	uint32_t *order = pk_xtimeline_order(p), *start = NULL, *grouped = NULL;
@@ -360,9 +361,9 @@ out:
 /* ------------------------------------------------------------------------------------ */
 /* JSON sample stream                                                                   */
 
-int pk_export__json(const struct pk_profile *p, FILE *f, const void *opts)
+int pk_export__json(const struct pk_profile *p, FILE *f, const struct pk_json_export_opts *opts)
 {
-	if (!p || !f || !p->o.timeline)
+	if (!p || !f || !p->o.timeline || !PK_OPTS_VALID(opts, pk_json_export_opts))
 		return pk_err(-EINVAL);
 	uint32_t *order = pk_xtimeline_order(p);
 	if (!order)

@@ -219,14 +219,25 @@ PK_API int pk_export__folded(const struct pk_profile *p, FILE *f,
  * pprof: a gzip-compressed perftools.profiles.Profile. Sample types are, per event,
  * ("samples", "count") and (event name, event unit); the default sample type is the
  * period of the first event. Locations carry addresses, mappings (per object, with
- * build-id), and a line per location with its function (name, file). opts: NULL.
+ * build-id), and a line per location with its function (name, file). opts: NULL (no
+ * option yet; the struct is there so that options can be added without a new function).
  */
-PK_API int pk_export__pprof(const struct pk_profile *p, FILE *f, const void *opts);
+struct pk_pprof_opts {
+	size_t sz;
+	size_t :0;
+};
+PK_API int pk_export__pprof(const struct pk_profile *p, FILE *f,
+			    const struct pk_pprof_opts *opts);
 
 /* speedscope's file format: one "sampled" profile per (event, thread), samples in time
  * order, weights = periods; the event's unit when speedscope knows it, else "none".
- * Needs `timeline`. opts: NULL. */
-PK_API int pk_export__speedscope(const struct pk_profile *p, FILE *f, const void *opts);
+ * Needs `timeline`. opts: NULL (no option yet). */
+struct pk_speedscope_opts {
+	size_t sz;
+	size_t :0;
+};
+PK_API int pk_export__speedscope(const struct pk_profile *p, FILE *f,
+				 const struct pk_speedscope_opts *opts);
 
 /* The Firefox Profiler's Gecko profile format (meta, libs, one thread per thread of the
  * recording with samples/stackTable/frameTable/stringTable; times in ms from the first
@@ -246,7 +257,12 @@ PK_API int pk_export__gecko(const struct pk_profile *p, FILE *f,
  * the symbolised frames, leaf first. Addresses are 0 unless the profile was built with
  * `addresses`. Needs `timeline`. opts: NULL.
  */
-PK_API int pk_export__json(const struct pk_profile *p, FILE *f, const void *opts);
+struct pk_json_export_opts {
+	size_t sz;
+	size_t :0;
+};
+PK_API int pk_export__json(const struct pk_profile *p, FILE *f,
+			   const struct pk_json_export_opts *opts);
 
 struct pk_flamegraph_opts {
 	size_t sz;
