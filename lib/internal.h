@@ -212,4 +212,15 @@ static inline int pk_hexval(unsigned char c)
  * v unchanged). Arithmetic of the mmap page's fields, for the time and rdpmc readers. */
 uint64_t pk_mul_u64_u32_shr(uint64_t cyc, uint32_t mult, unsigned shift);
 int64_t pk_sign_extend(uint64_t v, unsigned width);
+/* Copy a whole output struct *src into the caller's *dst, a struct that starts with
+ * size_t sz (0: the full size): at most dst->sz bytes, then dst->sz = the bytes filled. */
+#define PK_OUT_COPY(dst, src)                                                              \
+	do {                                                                               \
+		size_t pk_oc_sz = (dst)->sz && (dst)->sz < sizeof(*(src)) ? (dst)->sz        \
+									   : sizeof(*(src));  \
+		if (pk_oc_sz >= sizeof(size_t)) {                                          \
+			memcpy((dst), (src), pk_oc_sz);                                    \
+			(dst)->sz = pk_oc_sz;                                              \
+		}                                                                          \
+	} while (0)
 #endif

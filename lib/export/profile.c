@@ -567,13 +567,21 @@ int pk_profile__set_info(struct pk_profile *p, const char *title, uint64_t epoch
 	return 0;
 }
 
+static void fill_stats(const struct pk_profile *p, struct pk_profile_stats *st);
+
 void pk_profile__stats(const struct pk_profile *p, struct pk_profile_stats *st)
 {
 	if (!st)
 		return;
-	memset(st, 0, sizeof(*st));
-	if (!p)
-		return;
+	struct pk_profile_stats all = { .sz = sizeof(all) }, *out = st;
+	st = &all;
+	if (p)
+		fill_stats(p, st);
+	PK_OUT_COPY(out, st);
+}
+
+static void fill_stats(const struct pk_profile *p, struct pk_profile_stats *st)
+{
 	st->samples = p->nr_samples;
 	st->strings = p->nr_str;
 	st->functions = p->nr_func;

@@ -716,7 +716,7 @@ struct pk_machine *pk_report__machine(struct pk_report *rep)
 void pk_report__ordered_stats(const struct pk_report *rep, struct pk_ordered_stats *st)
 {
 	if (rep && st)
-		*st = rep->ost;
+		PK_OUT_COPY(st, &rep->ost);
 }
 
 /* ---- generations ---- */

@@ -719,5 +719,5 @@ int pk_ordered__next(struct pk_ordered *q, struct pk_data_reader *r, struct pk_d
 void pk_ordered__stats(const struct pk_ordered *q, struct pk_ordered_stats *st)
 {
 	if (q && st)
-		*st = q->st;
+		PK_OUT_COPY(st, &q->st);
 }

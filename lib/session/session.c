@@ -93,10 +93,8 @@ PK_API void pk_session__ordered_stats(const struct pk_session *s, struct pk_orde
 {
 	if (!st)
 		return;
-	if (s)
-		*st = s->ost;
-	else
-		memset(st, 0, sizeof(*st));
+	struct pk_ordered_stats zero = { 0 };
+	PK_OUT_COPY(st, s ? &s->ost : &zero);
 }
 
 /* The callback of a record (NULL: none), by type. */

@@ -144,7 +144,7 @@ static void test_builder_errors_and_stats(void **state)
 	assert_int_equal(ns, 7);
 	assert_int_equal(period, 10 * 3 + 5 + 7 + 20 + 1);
 	assert_int_equal(pk_profile__totals(p, 1, &ns, &period), -EINVAL);
-	struct pk_profile_stats st;
+	struct pk_profile_stats st = { .sz = sizeof(st) };
 	pk_profile__stats(p, &st);
 	assert_int_equal(st.samples, 7);
 	/* main, a, b, c, do_syscall_64 and three comms ("[unknown]" of the empty sample) */
@@ -196,7 +196,7 @@ static void test_bounded_memory(void **state)
 		assert_int_equal(pk_profile__add_sample_ids(p, &s, st, DEPTH), 0);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	struct pk_profile_stats ps;
+	struct pk_profile_stats ps = { .sz = sizeof(ps) };
 	pk_profile__stats(p, &ps);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("# 1M samples: %.2f s, %llu stack nodes, %llu KiB of tables\n", secs,

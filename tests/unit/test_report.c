@@ -146,7 +146,7 @@ static void test_rounds(void **state)
 		assert_int_equal(pk_ordered__timestamp(ev.hdr, ev.attr), rest[i]);
 	}
 	assert_int_equal(pk_ordered__pop(q, &ev), 0);
-	struct pk_ordered_stats st;
+	struct pk_ordered_stats st = { .sz = sizeof(st) };
 	pk_ordered__stats(q, &st);
 	assert_int_equal(st.rounds, 2);
 	assert_int_equal(st.queued, 8);
@@ -193,7 +193,7 @@ static void test_bounded(void **state)
 		got++;
 	}
 	assert_int_equal(got, (uint64_t)per_round * rounds);
-	struct pk_ordered_stats st;
+	struct pk_ordered_stats st = { .sz = sizeof(st) };
 	pk_ordered__stats(q, &st);
 	/* 32-byte records: at most ~3 rounds were ever held, never the whole stream */
 	assert_true(st.max_queued_bytes <= (uint64_t)(3 * per_round * 32 + 64));

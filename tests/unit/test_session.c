@@ -158,10 +158,18 @@ static int run(const char *path, bool threaded, bool with_lost, struct seen *x)
 	int err = pk_session__process(x->s, &ops, x);
 	/* once only */
 	assert_int_equal(pk_session__process(x->s, &ops, x), -EALREADY);
-	struct pk_ordered_stats st;
+	struct pk_ordered_stats st = { .sz = sizeof(st) };
 	pk_session__ordered_stats(x->s, &st);
 	if (!err && !x->stop_at)
 		assert_int_equal(st.rounds, 1);
+	/* a caller built against a shorter struct gets only the fields it has */
+	struct { struct pk_ordered_stats s; uint64_t canary; } old;
+	memset(&old, 0x5a, sizeof(old));
+	old.s.sz = offsetof(struct pk_ordered_stats, queued) + sizeof(old.s.queued);
+	pk_session__ordered_stats(x->s, &old.s);
+	assert_int_equal(old.s.sz, offsetof(struct pk_ordered_stats, queued) + sizeof(uint64_t));
+	assert_int_equal(old.s.queued, st.queued);
+	assert_int_equal(old.s.immediate, 0x5a5a5a5a5a5a5a5aULL); /* not written */
 	pk_session__free(x->s);
 	pk_data_reader__free(r);
 	return err;

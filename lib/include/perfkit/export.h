@@ -140,6 +140,7 @@ PK_API int pk_profile__set_info(struct pk_profile *p, const char *title, uint64_
 				uint64_t duration_ns);
 
 struct pk_profile_stats {
+	size_t sz;              /* set by the caller (see pk_ordered_stats) */
 	uint64_t samples;       /* samples added */
 	uint64_t strings, functions, frames, stack_nodes, threads;
 	uint64_t bytes;         /* memory held by the tables (approximate) */

@@ -95,7 +95,11 @@ PK_API int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev);
 PK_API int pk_ordered__next(struct pk_ordered *q, struct pk_data_reader *r,
 			    struct pk_data_event *ev);
 
+/* Output structs that may grow carry their size: the caller sets sz to sizeof its struct
+ * (0: this header's), the library fills at most that many bytes and sets sz to what it
+ * filled. */
 struct pk_ordered_stats {
+	size_t sz;
 	uint64_t queued;        /* records that went through the queue */
 	uint64_t immediate;     /* records delivered at once (no timestamp) */
 	uint64_t out_of_order;  /* queued with a time below what was already delivered */
