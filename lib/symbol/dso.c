@@ -710,12 +710,15 @@ static int pk_dso_load_elf(struct pk_dso *d)
 	}
 	/* the recorded file is gone or was rebuilt: perf's build-id cache may hold it (perf
 	 * record also keeps the vdso image there) */
-	if ((d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) && d->want_bid_len &&
-	    d->machine->buildid_dir &&
-	    (err || (d->bid_len && (d->bid_len != d->want_bid_len ||
-				    memcmp(d->bid, d->want_bid, d->bid_len))))) {
-		char *cp = pk_build_id_cache_path(d->machine->buildid_dir, d->want_bid,
-						  d->want_bid_len, d->kind == PK_DSO_VDSO);
+	const char *bdirs[] = { d->machine->buildid_dir, d->machine->perf_buildid_dir };
+	for (size_t k = 0; k < PK_ARRAY_SIZE(bdirs); k++) {
+		if (!bdirs[k] || !(d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) ||
+		    !d->want_bid_len ||
+		    !(err || (d->bid_len && (d->bid_len != d->want_bid_len ||
+					     memcmp(d->bid, d->want_bid, d->bid_len)))))
+			continue;
+		char *cp = pk_build_id_cache_path(bdirs[k], d->want_bid, d->want_bid_len,
+						  d->kind == PK_DSO_VDSO);
 		if (cp && pk_file_has_build_id(cp, d->want_bid, d->want_bid_len)) {
 			if (d->dwfl)
 				dwfl_end(d->dwfl);

@@ -229,6 +229,17 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 		pk_machine__free(m);
 		return pk_err_ptr(-ENOMEM);
 	}
+	/* perf itself keeps its cache in $HOME/.debug whatever PERF_BUILDID_DIR says (perf
+	 * sets that variable for its scripts, it does not read it): with the variable
+	 * pointing elsewhere, files perf recorded are looked for there too */
+	const char *home = getenv("HOME");
+	char pdir[PATH_MAX];
+	if (!bd && m->buildid_dir && home && *home &&
+	    snprintf(pdir, sizeof(pdir), "%s/.debug", home) < (int)sizeof(pdir) &&
+	    strcmp(pdir, m->buildid_dir) && !(m->perf_buildid_dir = strdup(pdir))) {
+		pk_machine__free(m);
+		return pk_err_ptr(-ENOMEM);
+	}
 	m->kmaps = pk_mapset_new(PK_PID_NONE);
 	if (!m->kallsyms_path || !m->jit_dir || !m->debug_dir || !m->kmaps) {
 		pk_machine__free(m);
@@ -262,6 +273,7 @@ PK_API void pk_machine__free(struct pk_machine *m)
 	free(m->jit_dir);
 	free(m->debug_dir);
 	free(m->buildid_dir);
+	free(m->perf_buildid_dir);
 	free(m);
 }
 

@@ -145,6 +145,7 @@ struct pk_machine {
 	bool no_demangle;
 	char *kallsyms_path, *jit_dir, *debug_dir;
 	char *buildid_dir;      /* perf's build-id cache; NULL = none */
+	char *perf_buildid_dir; /* $HOME/.debug when buildid_dir is another ($PERF_BUILDID_DIR) */
 	struct pk_u64map threads;       /* tid -> struct pk_thread */
 	struct pk_mapset *kmaps;        /* kernel + modules */
 	struct pk_dso **dso_hash;

@@ -113,6 +113,59 @@ static void test_add_link_and_lookup(void **state)
 	free(cache);
 }
 
+/*
+ * perf record writes its cache in $HOME/.debug whatever PERF_BUILDID_DIR says; a default
+ * machine with PERF_BUILDID_DIR pointing elsewhere still finds perf's copies there.
+ */
+static void test_lookup_in_perfs_home_cache(void **state)
+{
+	(void)state;
+	char *top = pk_test_mkdtemp("bidhome");
+	char home[PATH_MAX], other[PATH_MAX], dotdebug[PATH_MAX + 16], moved[PATH_MAX + 16];
+	snprintf(home, sizeof(home), "%s/home", top);
+	snprintf(other, sizeof(other), "%s/elsewhere", top);
+	snprintf(dotdebug, sizeof(dotdebug), "%s/.debug", home);
+	snprintf(moved, sizeof(moved), "%s/prog", top);
+	assert_int_equal(pk_test_sh("mkdir -p '%s' '%s' && cp '%s' '%s'", home, other, self, moved), 0);
+	uint8_t id[PK_BUILD_ID_MAX];
+	size_t len = sizeof(id);
+	assert_int_equal(pk_build_id__read(moved, id, &len), 0);
+	PK_OPTS(pk_build_id_cache_opts, o, .dir = dotdebug);
+	assert_int_equal(pk_build_id_cache__add(moved, id, len, &o), 0);
+	assert_int_equal(unlink(moved), 0);
+	pk_test_write_file(top, "prog", "#!/bin/sh\n");
+	char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	setenv("HOME", home, 1);
+	setenv("PERF_BUILDID_DIR", other, 1);
+	struct pk_machine *m = pk_machine__new(NULL);
+	assert_non_null(m);
+	assert_int_equal(pk_machine__add_build_id(m, moved, id, len), 0);
+	struct pk_dso *d = pk_machine__dso(m, moved);
+	assert_non_null(d);
+	assert_true(pk_dso__load(d) > 0);
+	uint64_t addr;
+	assert_int_equal(pk_dso__symbol_addr(d, "test_lookup_in_perfs_home_cache", &addr), 0);
+	pk_machine__free(m);
+	/* an explicit directory is the only one searched */
+	PK_OPTS(pk_machine_opts, mo, .buildid_dir = other);
+	m = pk_machine__new(&mo);
+	assert_non_null(m);
+	assert_int_equal(pk_machine__add_build_id(m, moved, id, len), 0);
+	d = pk_machine__dso(m, moved);
+	assert_non_null(d);
+	assert_int_not_equal(pk_dso__symbol_addr(d, "test_lookup_in_perfs_home_cache", &addr), 0);
+	pk_machine__free(m);
+	unsetenv("PERF_BUILDID_DIR");
+	if (old_home) {
+		setenv("HOME", old_home, 1);
+		free(old_home);
+	} else {
+		unsetenv("HOME");
+	}
+	pk_test_rmtree(top);
+	free(top);
+}
+
 static void test_copy_across_file_systems(void **state)
 {
 	(void)state;
@@ -259,6 +312,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_link_and_lookup),
+		cmocka_unit_test(test_lookup_in_perfs_home_cache),
 		cmocka_unit_test(test_copy_across_file_systems),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_kallsyms),

@@ -57,9 +57,12 @@ struct pk_machine_opts {
 	const char *jit_dir;    /* directory of perf-PID.map files, "/tmp" */
 	const char *debug_dir;  /* global debug directory, "/usr/lib/debug" */
 	/* perf's build-id cache (copies of recorded binaries, filled by `perf record`):
-	 * NULL = $PERF_BUILDID_DIR, else $HOME/.debug; "" = not used. A file whose recorded
-	 * build-id no longer matches the one on disk (rebuilt, or deleted) is read from
-	 * <dir>/.build-id/xx/yyyy.../elf when that copy has the recorded build-id. */
+	 * NULL = $PERF_BUILDID_DIR, else $HOME/.debug (with NULL and $PERF_BUILDID_DIR set,
+	 * $HOME/.debug is searched after it: perf record itself always writes there);
+	 * "" = not used. A file whose recorded build-id no longer matches the one on disk
+	 * (rebuilt, or deleted), and a [vdso] not readable here, is read from
+	 * <dir>/.build-id/xx/yyyy.../elf (or .../vdso) when that copy has the recorded
+	 * build-id. */
 	const char *buildid_dir;
 	size_t :0;
 };
