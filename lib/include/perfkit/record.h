@@ -193,6 +193,14 @@ struct pk_sample_regs {
 /*
  * A decoded sample. A field is meaningful only if its bit is in `type` (= the layout's
  * sample_type); others are zero.
+ *
+ * How pk_sample and pk_record grow (they are allocated by callers and filled by
+ * pk_sample__decode / pk_record__decode, so their size is part of the ABI): a new
+ * PERF_SAMPLE_* bit or record type adds fields at the end only, never in the middle; the
+ * release that grows them exports new versions of the functions that fill them (a new
+ * node in libperfkit.map, the old symbol version kept and filling only the old size), so
+ * a program built against older headers keeps working with a newer library. Until 1.0
+ * (soname 0) the struct may still change with a soname bump instead.
  */
 struct pk_sample {
 	uint64_t type;
