@@ -4,8 +4,8 @@
  * read(2) of one perf fd:
  *   (a)  raw read(2) of one task-clock fd (value + enabled + running, 24 bytes)
  *   (a0) raw read(2) of one task-clock fd, value only (8 bytes; for reference)
- *   (b)  pk_reader__read of one event (task-clock)
- *   (c)  pk_reader__read of a 4-event group (task-clock,cpu-clock,context-switches,
+ *   (b)  pk_self_reader__read of one event (task-clock)
+ *   (c)  pk_self_reader__read of a 4-event group (task-clock,cpu-clock,context-switches,
  *        page-faults): one read(2) with PERF_FORMAT_GROUP, or rdpmc where possible
  *   (d)  pk_region__begin + pk_region__end (handle), the default region events
  *   (d') pk_region_begin + pk_region_end by name
@@ -85,7 +85,7 @@ static int step_raw(void *ctx)
 static int step_reader(void *ctx)
 {
 	struct pk_count_value v[4];
-	return pk_reader__read(ctx, v, 4);
+	return pk_self_reader__read(ctx, v, 4);
 }
 
 static int step_region(void *ctx)
@@ -193,8 +193,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "read-cost: cannot open task-clock: %s\n", pk_strerror(ra.fd));
 		return 77;
 	}
-	struct pk_reader *one = pk_reader__open("task-clock", NULL);
-	struct pk_reader *four = pk_reader__open("task-clock,cpu-clock,context-switches,page-faults", NULL);
+	struct pk_self_reader *one = pk_self_reader__open("task-clock", NULL);
+	struct pk_self_reader *four =
+		pk_self_reader__open("task-clock,cpu-clock,context-switches,page-faults", NULL);
 	if (!one || !four) {
 		fprintf(stderr, "read-cost: cannot open the readers: %s\n", pk_strerror(errno));
 		return 1;
@@ -210,7 +211,7 @@ int main(int argc, char **argv)
 		size_t l = strlen(spec);
 		snprintf(spec + l, sizeof(spec) - l, "%s%s", i ? "," : "", pk_regions__event_name(i));
 	}
-	struct pk_reader *rset = pk_reader__open(spec, NULL);
+	struct pk_self_reader *rset = pk_self_reader__open(spec, NULL);
 	if (!rset) {
 		fprintf(stderr, "read-cost: cannot open '%s': %s\n", spec, pk_strerror(errno));
 		return 1;
@@ -241,13 +242,13 @@ int main(int argc, char **argv)
 	printf("read cost, best of %d x %ld calls, thread CPU time (region events: ", ROUNDS, iters);
 	for (int i = 0; i < pk_regions__nr_events(); i++)
 		printf("%s%s", i ? "," : "", pk_regions__event_name(i));
-	printf("; group path: %s)\n", pk_read_path__name(pk_reader__last_path(four)));
+	printf("; group path: %s)\n", pk_read_path__name(pk_self_reader__last_path(four)));
 	row("(a)", "raw read(2), 1 fd, value+enabled+running", a, a, NULL);
 	row("(a0)", "raw read(2), 1 fd, value only", a0, a, NULL);
-	row("(b)", "pk_reader__read, 1 event", b, a, "<= 1.10x");
-	row("(c)", "pk_reader__read, 4-event group", c, a, "<= 1.30x");
+	row("(b)", "pk_self_reader__read, 1 event", b, a, "<= 1.10x");
+	row("(c)", "pk_self_reader__read, 4-event group", c, a, "<= 1.30x");
 	char what[96];
-	snprintf(what, sizeof(what), "pk_reader__read, the region set (%d events)",
+	snprintf(what, sizeof(what), "pk_self_reader__read, the region set (%d events)",
 		 pk_regions__nr_events());
 	row("(c')", what, c3, a, NULL);
 	row("(d)", "pk_region__begin + pk_region__end (handle)", d, a, "<= 2.50x");
@@ -264,9 +265,9 @@ int main(int argc, char **argv)
 #endif
 	int fail = (b > 1.10 * a) + (c > 1.30 * a) + (d > 2.50 * a);
 	printf("targets: %s\n", fail ? "MISSED" : "met");
-	pk_reader__close(one);
-	pk_reader__close(four);
-	pk_reader__close(rset);
+	pk_self_reader__free(one);
+	pk_self_reader__free(four);
+	pk_self_reader__free(rset);
 	close(ra.fd);
 	close(r0.fd);
 	return 0;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# read-cost: ns per counter read (raw read(2), pk_reader single and 4-event group, region
+# read-cost: ns per counter read (raw read(2), pk_self_reader single and 4-event group, region
 # begin+end, PAPI_read when available) and the ratios to a raw read(2).
 # usage: bench/read-cost.sh [BUILD_DIR] [ITERS]   (default build, 200000)
 set -e

@@ -44,7 +44,7 @@ PK_API struct pk_self_counter *pk_self_counter__open(const char *spec)
 	if (!err)
 		err = pk_evlist__open(sc->el, &oo);
 	if (err) {
-		pk_self_counter__close(sc);
+		pk_self_counter__free(sc);
 		return pk_err_ptr(err);
 	}
 	return sc;
@@ -114,7 +114,7 @@ PK_API struct pk_evlist *pk_self_counter__evlist(struct pk_self_counter *sc)
 	return sc ? sc->el : NULL;
 }
 
-PK_API void pk_self_counter__close(struct pk_self_counter *sc)
+PK_API void pk_self_counter__free(struct pk_self_counter *sc)
 {
 	if (!sc)
 		return;

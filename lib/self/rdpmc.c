@@ -2,7 +2,7 @@
 /*
  * lib/self/rdpmc.c - fast counter reads of one's own thread (self.h): the counter-source
  * interface, the mmap-page seqlock read (perf_event_open(2), "MMAP layout") and the
- * pk_reader object that picks rdpmc or one group read(2) on every read.
+ * pk_self_reader object that picks rdpmc or one group read(2) on every read.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -147,7 +147,7 @@ PK_API int pk_mmap_page__read_self(const struct perf_event_mmap_page *pc,
 	return 0;
 }
 
-/* ---- pk_reader ------------------------------------------------------------------------ */
+/* ---- pk_self_reader ------------------------------------------------------------------------ */
 
 #define RF_TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 
@@ -160,7 +160,7 @@ struct rd_event {
 	bool supported;
 };
 
-struct pk_reader {
+struct pk_self_reader {
 	int nr;
 	struct rd_event *ev;
 	int leader;              /* index of the group leader, -1 if separate */
@@ -187,7 +187,7 @@ static bool unsupported_errno(int err)
 	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV || err == -ENXIO;
 }
 
-static void close_all(struct pk_reader *r)
+static void close_all(struct pk_self_reader *r)
 {
 	for (int i = 0; i < r->nr; i++) {
 		if (r->ev[i].page)
@@ -200,8 +200,8 @@ static void close_all(struct pk_reader *r)
 	r->any_page = false;
 }
 
-static int open_one(struct pk_reader *r, struct rd_event *e, pid_t tid, int group_fd,
-		    bool is_leader, bool grouped, const struct pk_reader_opts *opts)
+static int open_one(struct pk_self_reader *r, struct rd_event *e, pid_t tid, int group_fd,
+		    bool is_leader, bool grouped, const struct pk_self_reader_opts *opts)
 {
 	struct pk_attr a = e->attr;
 	int fd;
@@ -254,7 +254,8 @@ static int open_one(struct pk_reader *r, struct rd_event *e, pid_t tid, int grou
 }
 
 /* Open every event; grouped = one group led by the first supported event. */
-static int open_events(struct pk_reader *r, bool grouped, const struct pk_reader_opts *opts)
+static int open_events(struct pk_self_reader *r, bool grouped,
+		       const struct pk_self_reader_opts *opts)
 {
 	pid_t tid = PK_OPTS_GET(opts, tid, 0);
 	int group_fd = -1, err;
@@ -295,13 +296,14 @@ static int open_events(struct pk_reader *r, bool grouped, const struct pk_reader
 	return 0;
 }
 
-PK_API struct pk_reader *pk_reader__open_attrs(const struct pk_attr *attrs, const char *const *names,
-					       int nr, const struct pk_reader_opts *opts)
+PK_API struct pk_self_reader *
+pk_self_reader__open_attrs(const struct pk_attr *attrs, const char *const *names, int nr,
+			   const struct pk_self_reader_opts *opts)
 {
-	struct pk_reader *r;
+	struct pk_self_reader *r;
 	int err;
 
-	if (!attrs || nr <= 0 || nr > 1024 || !PK_OPTS_VALID(opts, pk_reader_opts))
+	if (!attrs || nr <= 0 || nr > 1024 || !PK_OPTS_VALID(opts, pk_self_reader_opts))
 		return pk_err_ptr(-EINVAL);
 	if (!(r = calloc(1, sizeof(*r))) || !(r->ev = calloc((size_t)nr, sizeof(*r->ev))) ||
 	    !(r->order = calloc((size_t)nr, sizeof(int)))) {
@@ -352,16 +354,17 @@ PK_API struct pk_reader *pk_reader__open_attrs(const struct pk_attr *attrs, cons
 	}
 	return r;
 err:
-	pk_reader__close(r);
+	pk_self_reader__free(r);
 	return pk_err_ptr(err);
 }
 
-PK_API struct pk_reader *pk_reader__open(const char *spec, const struct pk_reader_opts *opts)
+PK_API struct pk_self_reader *pk_self_reader__open(const char *spec,
+						   const struct pk_self_reader_opts *opts)
 {
 	struct pk_event_list *list;
 	struct pk_attr *attrs = NULL;
 	const char **names = NULL;
-	struct pk_reader *r = NULL;
+	struct pk_self_reader *r = NULL;
 	int err;
 	size_t n;
 
@@ -390,7 +393,7 @@ PK_API struct pk_reader *pk_reader__open(const char *spec, const struct pk_reade
 		attrs[i].attr.freq = 0;
 		names[i] = pk_event_spec__name(sp);
 	}
-	r = pk_reader__open_attrs(attrs, names, (int)n, opts);
+	r = pk_self_reader__open_attrs(attrs, names, (int)n, opts);
 	err = r ? 0 : -errno;
 out:
 	free(attrs);
@@ -401,7 +404,7 @@ out:
 	return r;
 }
 
-PK_API void pk_reader__close(struct pk_reader *r)
+PK_API void pk_self_reader__free(struct pk_self_reader *r)
 {
 	if (!r)
 		return;
@@ -416,38 +419,39 @@ PK_API void pk_reader__close(struct pk_reader *r)
 	free(r);
 }
 
-PK_API int pk_reader__nr(const struct pk_reader *r)
+PK_API int pk_self_reader__nr(const struct pk_self_reader *r)
 {
 	return r ? r->nr : 0;
 }
 
-PK_API const char *pk_reader__name(const struct pk_reader *r, int idx)
+PK_API const char *pk_self_reader__name(const struct pk_self_reader *r, int idx)
 {
 	return r && idx >= 0 && idx < r->nr ? r->ev[idx].name : NULL;
 }
 
-PK_API bool pk_reader__supported(const struct pk_reader *r, int idx)
+PK_API bool pk_self_reader__supported(const struct pk_self_reader *r, int idx)
 {
 	return r && idx >= 0 && idx < r->nr && r->ev[idx].supported;
 }
 
-PK_API int pk_reader__fd(const struct pk_reader *r, int idx)
+PK_API int pk_self_reader__fd(const struct pk_self_reader *r, int idx)
 {
 	return r && idx >= 0 && idx < r->nr ? r->ev[idx].fd : -1;
 }
 
-PK_API const struct perf_event_mmap_page *pk_reader__page(const struct pk_reader *r, int idx)
+PK_API const struct perf_event_mmap_page *pk_self_reader__page(const struct pk_self_reader *r,
+								int idx)
 {
 	return r && idx >= 0 && idx < r->nr ? r->ev[idx].page : NULL;
 }
 
-PK_API bool pk_reader__grouped(const struct pk_reader *r)
+PK_API bool pk_self_reader__grouped(const struct pk_self_reader *r)
 {
 	return r && r->leader >= 0;
 }
 
 typedef int (*ioc_fn)(int fd, bool group);
-static int for_leaders(struct pk_reader *r, ioc_fn fn)
+static int for_leaders(struct pk_self_reader *r, ioc_fn fn)
 {
 	if (!r)
 		return pk_err(-EINVAL);
@@ -461,22 +465,22 @@ static int for_leaders(struct pk_reader *r, ioc_fn fn)
 	return 0;
 }
 
-PK_API int pk_reader__enable(struct pk_reader *r)
+PK_API int pk_self_reader__enable(struct pk_self_reader *r)
 {
 	return for_leaders(r, pk_ioc_enable);
 }
 
-PK_API int pk_reader__disable(struct pk_reader *r)
+PK_API int pk_self_reader__disable(struct pk_self_reader *r)
 {
 	return for_leaders(r, pk_ioc_disable);
 }
 
-PK_API int pk_reader__reset(struct pk_reader *r)
+PK_API int pk_self_reader__reset(struct pk_self_reader *r)
 {
 	return for_leaders(r, pk_ioc_reset);
 }
 
-static int read_rdpmc(struct pk_reader *r, struct pk_count_value *out, size_t max)
+static int read_rdpmc(struct pk_self_reader *r, struct pk_count_value *out, size_t max)
 {
 	for (int i = 0; i < r->nr; i++) {
 		struct pk_self_read sr;
@@ -492,7 +496,7 @@ static int read_rdpmc(struct pk_reader *r, struct pk_count_value *out, size_t ma
 	return 0;
 }
 
-static int read_group(struct pk_reader *r, struct pk_count_value *out, size_t max)
+static int read_group(struct pk_self_reader *r, struct pk_count_value *out, size_t max)
 {
 	const struct rd_event *ld = &r->ev[r->leader];
 	size_t want = (3 + 2 * (size_t)r->nr_open) * sizeof(uint64_t);
@@ -520,7 +524,7 @@ static int read_group(struct pk_reader *r, struct pk_count_value *out, size_t ma
 	return 0;
 }
 
-static int read_single(struct pk_reader *r, struct pk_count_value *out, size_t max)
+static int read_single(struct pk_self_reader *r, struct pk_count_value *out, size_t max)
 {
 	for (int i = 0; i < r->nr && (size_t)i < max; i++) {
 		uint64_t v[3];
@@ -536,7 +540,7 @@ static int read_single(struct pk_reader *r, struct pk_count_value *out, size_t m
 	return 0;
 }
 
-PK_API int pk_reader__read(struct pk_reader *r, struct pk_count_value *out, size_t max)
+PK_API int pk_self_reader__read(struct pk_self_reader *r, struct pk_count_value *out, size_t max)
 {
 	int err;
 
@@ -560,7 +564,7 @@ PK_API int pk_reader__read(struct pk_reader *r, struct pk_count_value *out, size
 	return err < 0 ? err : r->nr;
 }
 
-PK_API enum pk_read_path pk_reader__last_path(const struct pk_reader *r)
+PK_API enum pk_read_path pk_self_reader__last_path(const struct pk_self_reader *r)
 {
 	return r ? r->last : PK_READ_NONE;
 }

@@ -5,7 +5,7 @@
  * Concurrency design (TSan-clean):
  *  - the region table is append-only: a name is interned under g_lock and published with
  *    a release store of its hash slot; lookups are lock-free acquire loads.
- *  - each thread owns its counters (a pk_reader on itself, opened lazily by the first
+ *  - each thread owns its counters (a pk_self_reader on itself, opened lazily by the first
  *    region call of the thread) and its totals. Totals live in 64-region chunks that
  *    never move, published with release stores; only the owner writes them (relaxed
  *    atomic load + store, no lock, no locked instruction); a reporter reads them with
@@ -57,7 +57,7 @@ struct rg_frame {
 
 struct rg_thread {
 	pid_t tid;
-	struct pk_reader *reader;        /* owner only */
+	struct pk_self_reader *reader;        /* owner only */
 	int open_err;
 	bool supported[RG_MAX_EV];
 	struct rg_slot *chunks[PK_REGIONS_MAX / RG_CHUNK]; /* release-published */
@@ -151,18 +151,18 @@ static int do_init(const char *spec, const struct pk_regions_opts *opts)
 			char *on[RG_MAX_EV] = { 0 };
 			int nopt = 0;
 			if (parse_into(OPTIONAL_EVENTS, opt, on, &nopt) == 0) {
-				PK_OPTS(pk_reader_opts, ro, .separate = true, .no_rdpmc = true);
-				struct pk_reader *probe =
-					pk_reader__open_attrs(opt, (const char *const *)on, nopt, &ro);
+				PK_OPTS(pk_self_reader_opts, ro, .separate = true, .no_rdpmc = true);
+				struct pk_self_reader *probe =
+					pk_self_reader__open_attrs(opt, (const char *const *)on, nopt, &ro);
 				for (int i = 0; i < nopt; i++) {
-					if (probe && pk_reader__supported(probe, i) && nr < RG_MAX_EV) {
+					if (probe && pk_self_reader__supported(probe, i) && nr < RG_MAX_EV) {
 						g_attrs[nr] = opt[i];
 						g_names[nr++] = on[i];
 					} else {
 						free(on[i]);
 					}
 				}
-				pk_reader__close(probe);
+				pk_self_reader__free(probe);
 			} else {
 				for (int i = 0; i < nopt; i++)
 					free(on[i]);
@@ -316,7 +316,7 @@ static void free_thread(struct rg_thread *t)
 
 static void thread_close(struct rg_thread *t)
 {
-	pk_reader__close(t->reader);
+	pk_self_reader__free(t->reader);
 	t->reader = NULL;
 	t->open_err = -ESRCH;
 	free(t->stack);
@@ -368,11 +368,11 @@ static struct rg_thread *thread_get(int *err)
 		return NULL;
 	}
 	t->tid = (pid_t)syscall(SYS_gettid);
-	t->reader = pk_reader__open_attrs(g_attrs, (const char *const *)g_names, g_nr_ev, NULL);
+	t->reader = pk_self_reader__open_attrs(g_attrs, (const char *const *)g_names, g_nr_ev, NULL);
 	if (!t->reader)
 		t->open_err = -errno;
 	for (int i = 0; i < g_nr_ev; i++)
-		t->supported[i] = pk_reader__supported(t->reader, i);
+		t->supported[i] = pk_self_reader__supported(t->reader, i);
 	pthread_mutex_lock(&g_lock);
 	*g_threads_tail = t;
 	g_threads_tail = &t->next;
@@ -420,7 +420,7 @@ PK_API int pk_region__begin(struct pk_region *r)
 	if (!slot_get(t, r->id))
 		return pk_err(-ENOMEM);
 	f->id = r->id;
-	if ((err = pk_reader__read(t->reader, f->v, RG_MAX_EV)) < 0)
+	if ((err = pk_self_reader__read(t->reader, f->v, RG_MAX_EV)) < 0)
 		return err;
 	t->depth++;
 	return 0;
@@ -436,7 +436,7 @@ PK_API int pk_region__end(struct pk_region *r)
 
 	if (!r || !t || !t->depth || t->stack[t->depth - 1].id != r->id)
 		return pk_err(-EINVAL);
-	if ((err = pk_reader__read(t->reader, now, RG_MAX_EV)) < 0)
+	if ((err = pk_self_reader__read(t->reader, now, RG_MAX_EV)) < 0)
 		return err;
 	f = &t->stack[--t->depth];
 	s = &t->chunks[r->id / RG_CHUNK][r->id % RG_CHUNK];

@@ -75,7 +75,7 @@ err:
 	return pk_err_ptr(err);
 }
 
-PK_API void pk_watch__close(struct pk_watch *w)
+PK_API void pk_watch__free(struct pk_watch *w)
 {
 	if (!w)
 		return;
@@ -136,7 +136,7 @@ PK_API int pk_watch__selftest(void)
 	for (int i = 0; i < 16; i++)
 		target = target + 1;
 	err = pk_watch__hits(w, &hits);
-	pk_watch__close(w);
+	pk_watch__free(w);
 	if (err < 0)
 		return err;
 	return hits > 0 ? 1 : 0;

@@ -563,9 +563,9 @@ static void test_self_counter(void **state)
 		assert_true(c[2].status == PK_COUNT_NOT_SUPPORTED || c[2].status == PK_COUNT_OK ||
 			    c[2].status == PK_COUNT_SCALED);
 	}
-	pk_self_counter__close(sc);
+	pk_self_counter__free(sc);
 	assert_null(pk_self_counter__open("no-such-event-xyz"));
-	pk_self_counter__close(NULL);
+	pk_self_counter__free(NULL);
 }
 
 int main(void)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* lib/self/rdpmc.c: the mmap-page read algorithm on synthetic pages with a fake counter
- * source, and the pk_reader fast-read object on live software events. */
+ * source, and the pk_self_reader fast-read object on live software events. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,21 +263,22 @@ static void test_reader_group_of_four(void **state)
 {
 	if (!pk_test_can_perf())
 		PK_SKIP("perf_event_open of a software event is not permitted here");
-	struct pk_reader *r = pk_reader__open("task-clock,cpu-clock,context-switches,page-faults", NULL);
+	struct pk_self_reader *r =
+		pk_self_reader__open("task-clock,cpu-clock,context-switches,page-faults", NULL);
 	struct pk_count_value v[4], w[4];
 	assert_non_null(r);
-	assert_int_equal(pk_reader__nr(r), 4);
-	assert_true(pk_reader__grouped(r));
-	assert_string_equal(pk_reader__name(r, 2), "context-switches");
-	assert_int_equal(pk_reader__read(r, v, 4), 4);
+	assert_int_equal(pk_self_reader__nr(r), 4);
+	assert_true(pk_self_reader__grouped(r));
+	assert_string_equal(pk_self_reader__name(r, 2), "context-switches");
+	assert_int_equal(pk_self_reader__read(r, v, 4), 4);
 	/* software events never sit on a hardware counter: one group read(2) */
-	assert_int_equal(pk_reader__last_path(r), PK_READ_GROUP);
+	assert_int_equal(pk_self_reader__last_path(r), PK_READ_GROUP);
 	burn(20000000);
 	char *m = mmap(NULL, 64 << 12, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	for (int i = 0; i < 64; i++)
 		m[i << 12] = 1;
 	munmap(m, 64 << 12);
-	assert_int_equal(pk_reader__read(r, w, 4), 4);
+	assert_int_equal(pk_self_reader__read(r, w, 4), 4);
 	printf("# task-clock +%llu ns, cpu-clock +%llu ns, page-faults +%llu\n",
 	       (unsigned long long)(w[0].val - v[0].val), (unsigned long long)(w[1].val - v[1].val),
 	       (unsigned long long)(w[3].val - v[3].val));
@@ -291,15 +292,15 @@ static void test_reader_group_of_four(void **state)
 		assert_true(w[i].id != 0);
 	}
 	/* disable stops all four at once */
-	assert_int_equal(pk_reader__disable(r), 0);
-	assert_int_equal(pk_reader__read(r, v, 4), 4);
+	assert_int_equal(pk_self_reader__disable(r), 0);
+	assert_int_equal(pk_self_reader__read(r, v, 4), 4);
 	burn(5000000);
-	assert_int_equal(pk_reader__read(r, w, 4), 4);
+	assert_int_equal(pk_self_reader__read(r, w, 4), 4);
 	assert_int_equal(w[0].val, v[0].val);
 	assert_int_equal(w[1].val, v[1].val);
 	/* a short buffer gets the first events only */
-	assert_int_equal(pk_reader__read(r, w, 2), 4);
-	pk_reader__close(r);
+	assert_int_equal(pk_self_reader__read(r, w, 2), 4);
+	pk_self_reader__free(r);
 }
 
 /* Regression: members must count from the moment the reader is open. Attaching members
@@ -310,12 +311,12 @@ static void test_reader_members_count_from_open(void **state)
 	if (!pk_test_can_perf())
 		PK_SKIP("perf_event_open of a software event is not permitted here");
 	for (int it = 0; it < 30; it++) {
-		struct pk_reader *r = pk_reader__open("task-clock,context-switches,page-faults", NULL);
+		struct pk_self_reader *r = pk_self_reader__open("task-clock,context-switches,page-faults", NULL);
 		struct pk_count_value v[3], w[3];
 		struct rusage u0, u1;
 		assert_non_null(r);
-		assert_true(pk_reader__grouped(r));
-		assert_int_equal(pk_reader__read(r, v, 3), 3);
+		assert_true(pk_self_reader__grouped(r));
+		assert_int_equal(pk_self_reader__read(r, v, 3), 3);
 		getrusage(RUSAGE_THREAD, &u0);
 		char *m = mmap(NULL, 64 << 12, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			       -1, 0);
@@ -323,11 +324,11 @@ static void test_reader_members_count_from_open(void **state)
 			m[i << 12] = 1;
 		munmap(m, 64 << 12);
 		getrusage(RUSAGE_THREAD, &u1);
-		assert_int_equal(pk_reader__read(r, w, 3), 3);
+		assert_int_equal(pk_self_reader__read(r, w, 3), 3);
 		long flt = u1.ru_minflt - u0.ru_minflt;
 		assert_true(flt > 0);
 		assert_true((long)(w[2].val - v[2].val) >= flt);
-		pk_reader__close(r);
+		pk_self_reader__free(r);
 	}
 }
 
@@ -335,61 +336,61 @@ static void test_reader_single_and_separate(void **state)
 {
 	if (!pk_test_can_perf())
 		PK_SKIP("perf_event_open of a software event is not permitted here");
-	PK_OPTS(pk_reader_opts, o, .separate = true, .disabled = true);
-	struct pk_reader *r = pk_reader__open("task-clock,page-faults", &o);
+	PK_OPTS(pk_self_reader_opts, o, .separate = true, .disabled = true);
+	struct pk_self_reader *r = pk_self_reader__open("task-clock,page-faults", &o);
 	struct pk_count_value v[2];
 	assert_non_null(r);
-	assert_false(pk_reader__grouped(r));
-	assert_int_equal(pk_reader__read(r, v, 2), 2);
-	assert_int_equal(pk_reader__last_path(r), PK_READ_SINGLE);
+	assert_false(pk_self_reader__grouped(r));
+	assert_int_equal(pk_self_reader__read(r, v, 2), 2);
+	assert_int_equal(pk_self_reader__last_path(r), PK_READ_SINGLE);
 	assert_int_equal(v[0].val, 0); /* opened disabled */
-	assert_int_equal(pk_reader__enable(r), 0);
+	assert_int_equal(pk_self_reader__enable(r), 0);
 	burn(5000000);
-	assert_int_equal(pk_reader__read(r, v, 2), 2);
+	assert_int_equal(pk_self_reader__read(r, v, 2), 2);
 	assert_true(v[0].val > 0);
 	assert_int_equal(v[0].ena, v[0].run);
-	pk_reader__close(r);
+	pk_self_reader__free(r);
 
 	/* one event: the plain single layout */
-	r = pk_reader__open("task-clock", NULL);
+	r = pk_self_reader__open("task-clock", NULL);
 	assert_non_null(r);
-	assert_false(pk_reader__grouped(r));
-	assert_int_equal(pk_reader__read(r, v, 1), 1);
-	assert_int_equal(pk_reader__last_path(r), PK_READ_SINGLE);
+	assert_false(pk_self_reader__grouped(r));
+	assert_int_equal(pk_self_reader__read(r, v, 1), 1);
+	assert_int_equal(pk_self_reader__last_path(r), PK_READ_SINGLE);
 	assert_true(v[0].val > 0);
-	pk_reader__close(r);
+	pk_self_reader__free(r);
 }
 
 static void test_reader_unsupported_kept(void **state)
 {
 	if (!pk_test_can_perf())
 		PK_SKIP("perf_event_open of a software event is not permitted here");
-	struct pk_reader *r = pk_reader__open("task-clock,instructions,page-faults", NULL);
+	struct pk_self_reader *r = pk_self_reader__open("task-clock,instructions,page-faults", NULL);
 	struct pk_count_value v[3];
 	assert_non_null(r);
-	assert_int_equal(pk_reader__nr(r), 3);
-	assert_true(pk_reader__supported(r, 0));
-	assert_true(pk_reader__supported(r, 2));
-	assert_int_equal(pk_reader__read(r, v, 3), 3);
-	if (!pk_reader__supported(r, 1)) {
+	assert_int_equal(pk_self_reader__nr(r), 3);
+	assert_true(pk_self_reader__supported(r, 0));
+	assert_true(pk_self_reader__supported(r, 2));
+	assert_int_equal(pk_self_reader__read(r, v, 3), 3);
+	if (!pk_self_reader__supported(r, 1)) {
 		/* no PMU: the hole reads as zero and the others are still grouped */
 		assert_int_equal(v[1].val, 0);
 		assert_int_equal(v[1].ena, 0);
-		assert_int_equal(pk_reader__fd(r, 1), -1);
-		assert_true(pk_reader__grouped(r));
-		assert_int_equal(pk_reader__last_path(r), PK_READ_GROUP);
+		assert_int_equal(pk_self_reader__fd(r, 1), -1);
+		assert_true(pk_self_reader__grouped(r));
+		assert_int_equal(pk_self_reader__last_path(r), PK_READ_GROUP);
 	}
 	assert_true(v[0].val > 0);
-	pk_reader__close(r);
+	pk_self_reader__free(r);
 	/* nothing at all supported */
 	errno = 0;
-	r = pk_reader__open("instructions,cycles", NULL);
+	r = pk_self_reader__open("instructions,cycles", NULL);
 	if (r) {
-		pk_reader__close(r); /* a machine with a PMU */
+		pk_self_reader__free(r); /* a machine with a PMU */
 	} else {
 		assert_int_equal(errno, ENODEV);
 	}
-	assert_null(pk_reader__open("no-such-event-xyz", NULL));
+	assert_null(pk_self_reader__open("no-such-event-xyz", NULL));
 }
 
 /* A page that the reader mapped on this machine: if the kernel grants rdpmc the reader
@@ -398,35 +399,35 @@ static void test_reader_path_selects_itself(void **state)
 {
 	if (!pk_test_can_perf())
 		PK_SKIP("perf_event_open of a software event is not permitted here");
-	struct pk_reader *r = pk_reader__open("instructions", NULL);
+	struct pk_self_reader *r = pk_self_reader__open("instructions", NULL);
 	const char *what = "instructions";
 	if (!r) {
 		/* no PMU here: a PMU event that still has a control page: msr/tsc/ */
-		r = pk_reader__open("msr/tsc/", NULL);
+		r = pk_self_reader__open("msr/tsc/", NULL);
 		what = "msr/tsc/";
 	}
 	if (!r)
 		PK_SKIP("neither a hardware event nor msr/tsc/ can be opened here");
-	const struct perf_event_mmap_page *pc = pk_reader__page(r, 0);
+	const struct perf_event_mmap_page *pc = pk_self_reader__page(r, 0);
 	assert_non_null(pc); /* a PMU event of the calling thread gets its page mapped */
 	struct pk_count_value v;
-	assert_int_equal(pk_reader__read(r, &v, 1), 1);
+	assert_int_equal(pk_self_reader__read(r, &v, 1), 1);
 	uint64_t caps = __atomic_load_n(&pc->capabilities, __ATOMIC_RELAXED);
 	uint32_t idx = __atomic_load_n(&pc->index, __ATOMIC_RELAXED);
 	printf("# %s: capabilities 0x%llx index %u -> %s\n", what, (unsigned long long)caps, idx,
-	       pk_read_path__name(pk_reader__last_path(r)));
+	       pk_read_path__name(pk_self_reader__last_path(r)));
 	if ((caps & PK_CAP_USER_RDPMC) && idx && pk_counter_source__native())
-		assert_int_equal(pk_reader__last_path(r), PK_READ_RDPMC);
+		assert_int_equal(pk_self_reader__last_path(r), PK_READ_RDPMC);
 	else
-		assert_int_equal(pk_reader__last_path(r), PK_READ_SINGLE);
-	pk_reader__close(r);
+		assert_int_equal(pk_self_reader__last_path(r), PK_READ_SINGLE);
+	pk_self_reader__free(r);
 
 	/* with no_rdpmc the page is not even mapped */
-	PK_OPTS(pk_reader_opts, o, .no_rdpmc = true);
-	r = pk_reader__open(what, &o);
+	PK_OPTS(pk_self_reader_opts, o, .no_rdpmc = true);
+	r = pk_self_reader__open(what, &o);
 	assert_non_null(r);
-	assert_null(pk_reader__page(r, 0));
-	pk_reader__close(r);
+	assert_null(pk_self_reader__page(r, 0));
+	pk_self_reader__free(r);
 }
 
 /* The native source's cycle counter runs (rdpmc itself is never executed here: without

@@ -80,9 +80,9 @@ static void test_init_and_handles(void **state)
 	assert_string_equal(pk_regions__event_name(1), "context-switches");
 	assert_string_equal(pk_regions__event_name(2), "page-faults");
 	/* cycles/instructions only where they exist */
-	struct pk_reader *hw = pk_reader__open("cycles", NULL);
+	struct pk_self_reader *hw = pk_self_reader__open("cycles", NULL);
 	assert_int_equal(n, hw ? 5 : 3);
-	pk_reader__close(hw);
+	pk_self_reader__free(hw);
 
 	struct pk_region *a = pk_region__get("alpha"), *b = pk_region__get("beta");
 	assert_non_null(a);

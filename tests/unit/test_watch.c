@@ -59,13 +59,13 @@ static void test_watch_open_move_count(void **state)
 	uint64_t after_b = hits;
 	assert_int_equal(pk_watch__move(w, (const void *)&var_c, 4, PK_WATCH_W), 0);
 	assert_int_equal(pk_watch__move(w, (const char *)&var_c + 1, 4, PK_WATCH_W), -EINVAL);
-	pk_watch__close(w);
+	pk_watch__free(w);
 
 	/* a sampling watchpoint opens too */
 	PK_OPTS(pk_watch_opts, so, .sample_period = 1, .disabled = true);
 	w = pk_watch__open((const void *)&var_a, 8, PK_WATCH_RW, &so);
 	assert_non_null(w);
-	pk_watch__close(w);
+	pk_watch__free(w);
 
 	int fires = pk_watch__selftest();
 	printf("# breakpoint self-check: %d; hits %llu after 10 writes, %llu after 5 more\n", fires,

@@ -3,7 +3,7 @@
  * perfkit/self.h - self-monitoring: counting, reading, sampling and watching one's own
  * process from inside it (docs/self-monitoring.md).
  *
- *  - fast reads (pk_reader): the counters of a set of events of the calling thread in one
+ *  - fast reads (pk_self_reader): the counters of a set of events of the calling thread in one
  *    call: without any system call when the kernel allows user-space counter reads (the
  *    mmap page says cap_user_rdpmc and index != 0: rdpmc on x86), else one read(2) with
  *    PERF_FORMAT_GROUP for the whole group. The choice is made on every read, without
@@ -89,7 +89,7 @@ PK_API int pk_mmap_page__read_self(const struct perf_event_mmap_page *pc,
 /* ================================================================================== */
 /* Fast reader: the events of one thread, read together                                */
 
-struct pk_reader;
+struct pk_self_reader;
 
 enum pk_read_path {
 	PK_READ_NONE = 0,   /* not read yet */
@@ -98,13 +98,13 @@ enum pk_read_path {
 	PK_READ_SINGLE = 3, /* one read(2) per fd (separate events, or one event) */
 };
 
-struct pk_reader_opts {
+struct pk_self_reader_opts {
 	size_t sz;
 	pid_t tid;          /* thread to count: 0 (default) = the calling thread. Other
 			     * threads are never read with rdpmc (the values would be ours). */
 	bool separate;      /* open each event alone (no group); read them one by one */
 	bool no_rdpmc;      /* never read through the mmap page, always read(2) */
-	bool disabled;      /* open disabled; pk_reader__enable starts counting */
+	bool disabled;      /* open disabled; pk_self_reader__enable starts counting */
 	bool inherit;       /* also count threads the target creates later (no rdpmc) */
 	bool exclude_kernel;/* count user space only (also retried automatically on EACCES) */
 	const struct pk_counter_source *source; /* NULL = pk_counter_source__native() */
@@ -120,34 +120,37 @@ struct pk_reader_opts {
  * failing mmap only disables that path. NULL + errno: PK_ERR_PARSE, ENOENT (unknown
  * event), EACCES/EPERM, ENOMEM; ENODEV if no event at all is supported.
  */
-PK_API struct pk_reader *pk_reader__open(const char *spec, const struct pk_reader_opts *opts);
+PK_API struct pk_self_reader *pk_self_reader__open(const char *spec,
+						   const struct pk_self_reader_opts *opts);
 /* Same from attrs (copied; read_format, disabled, inherit, pinned are set by the reader)
  * and names (copied; NULL = "event<i>"). */
-PK_API struct pk_reader *pk_reader__open_attrs(const struct pk_attr *attrs, const char *const *names,
-					       int nr, const struct pk_reader_opts *opts);
+PK_API struct pk_self_reader *
+pk_self_reader__open_attrs(const struct pk_attr *attrs, const char *const *names, int nr,
+			   const struct pk_self_reader_opts *opts);
 /* Unmap and close everything. NULL is fine. */
-PK_API void pk_reader__close(struct pk_reader *r);
-PK_API int pk_reader__nr(const struct pk_reader *r);
-PK_API const char *pk_reader__name(const struct pk_reader *r, int idx);
-PK_API bool pk_reader__supported(const struct pk_reader *r, int idx);
+PK_API void pk_self_reader__free(struct pk_self_reader *r);
+PK_API int pk_self_reader__nr(const struct pk_self_reader *r);
+PK_API const char *pk_self_reader__name(const struct pk_self_reader *r, int idx);
+PK_API bool pk_self_reader__supported(const struct pk_self_reader *r, int idx);
 /* fd of event idx (-1 if unsupported or out of range). */
-PK_API int pk_reader__fd(const struct pk_reader *r, int idx);
+PK_API int pk_self_reader__fd(const struct pk_self_reader *r, int idx);
 /* The mmapped control page of event idx, NULL if none. */
-PK_API const struct perf_event_mmap_page *pk_reader__page(const struct pk_reader *r, int idx);
+PK_API const struct perf_event_mmap_page *pk_self_reader__page(const struct pk_self_reader *r,
+								int idx);
 /* true if the events were opened as one group. */
-PK_API bool pk_reader__grouped(const struct pk_reader *r);
-PK_API int pk_reader__enable(struct pk_reader *r);
-PK_API int pk_reader__disable(struct pk_reader *r);
-PK_API int pk_reader__reset(struct pk_reader *r);
+PK_API bool pk_self_reader__grouped(const struct pk_self_reader *r);
+PK_API int pk_self_reader__enable(struct pk_self_reader *r);
+PK_API int pk_self_reader__disable(struct pk_self_reader *r);
+PK_API int pk_self_reader__reset(struct pk_self_reader *r);
 /*
  * Read every event into out[0..max): raw value, time enabled and running (an unsupported
  * event reads all zero). Uses rdpmc when every supported event's page allows it, else one
  * read(2) for the group (or one per separate fd). Returns the number of events, or -errno
  * of a failed read. Thread-compatible: one thread per reader (the owner's, for rdpmc).
  */
-PK_API int pk_reader__read(struct pk_reader *r, struct pk_count_value *out, size_t max);
-/* The path the last pk_reader__read took. */
-PK_API enum pk_read_path pk_reader__last_path(const struct pk_reader *r);
+PK_API int pk_self_reader__read(struct pk_self_reader *r, struct pk_count_value *out, size_t max);
+/* The path the last pk_self_reader__read took. */
+PK_API enum pk_read_path pk_self_reader__last_path(const struct pk_self_reader *r);
 PK_API const char *pk_read_path__name(enum pk_read_path p);
 
 /* ================================================================================== */
@@ -328,7 +331,7 @@ PK_API int pk_sampler__fd(const struct pk_sampler *s, int idx);
  *
  *     pk_region_begin("solve");  ... pk_region_end("solve");
  *
- * The first call in a thread opens that thread's counters (a pk_reader on the calling
+ * The first call in a thread opens that thread's counters (a pk_self_reader on the calling
  * thread, so every thread counts itself: no zero counts for threads other than the first).
  * Regions nest (inner counts are included in outer ones) and must end in LIFO order.
  * Totals are accumulated per region and thread as sums of multiplex-scaled deltas.
@@ -421,7 +424,7 @@ PK_API int pk_watch__attr(struct perf_event_attr *attr, const void *addr, size_t
  * debug registers are all taken, errno of perf_event_open). */
 PK_API struct pk_watch *pk_watch__open(const void *addr, size_t len, unsigned type,
 				       const struct pk_watch_opts *opts);
-PK_API void pk_watch__close(struct pk_watch *w);
+PK_API void pk_watch__free(struct pk_watch *w);
 PK_API int pk_watch__fd(const struct pk_watch *w);
 /* Move the watch (PERF_EVENT_IOC_MODIFY_ATTRIBUTES: only address, kind and length change;
  * the count is kept). 0 or -errno. */
@@ -453,7 +456,7 @@ PK_API const char *pk_self_counter__name(const struct pk_self_counter *sc, int i
 PK_API int pk_self_counter__read(struct pk_self_counter *sc, struct pk_count *out, size_t max);
 /* The underlying evlist (for callers that need more). */
 PK_API struct pk_evlist *pk_self_counter__evlist(struct pk_self_counter *sc);
-PK_API void pk_self_counter__close(struct pk_self_counter *sc);
+PK_API void pk_self_counter__free(struct pk_self_counter *sc);
 
 #ifdef __cplusplus
 }
