@@ -702,16 +702,22 @@ static unsigned int sample_fields(const struct script *s, const struct pk_data_a
 	return F & ~(drop & ~*user);
 }
 
-/* the sample type bit a field needs, and its name in perf's message */
-static uint64_t field_needs(unsigned int f, const char **what)
+/* the sample type bit a field needs, its name, and how a recording gets it */
+static uint64_t field_needs(unsigned int f, const char **what, const char **how)
 {
+	*how = "it was not recorded";
 	switch (f) {
-	case SF_COMM: *what = "TID"; return PERF_SAMPLE_TID;
-	case SF_TID: case SF_PID: *what = "TID"; return PERF_SAMPLE_TID;
-	case SF_CPU: *what = "CPU"; return PERF_SAMPLE_CPU;
+	case SF_COMM: case SF_TID: case SF_PID: *what = "TID"; return PERF_SAMPLE_TID;
+	case SF_CPU:
+		*what = "CPU";
+		*how = "record with --sample-cpu or -a to have it";
+		return PERF_SAMPLE_CPU;
 	case SF_TIME: *what = "TIME"; return PERF_SAMPLE_TIME;
 	case SF_IP: *what = "IP"; return PERF_SAMPLE_IP;
-	case SF_ADDR: *what = "ADDR"; return PERF_SAMPLE_ADDR;
+	case SF_ADDR:
+		*what = "ADDR";
+		*how = "record with -d to have it";
+		return PERF_SAMPLE_ADDR;
 	default: return 0;
 	}
 }
@@ -729,12 +735,12 @@ static int check_fields(struct script *s, const struct pk_data_attr *a)
 	uint64_t st = a->attr.attr.sample_type;
 	char nbuf[64];
 	for (unsigned int f = 1; f && f <= user; f <<= 1) {
-		const char *what = NULL;
-		uint64_t need = (user & f) ? field_needs(f, &what) : 0;
+		const char *what = NULL, *how = NULL;
+		uint64_t need = (user & f) ? field_needs(f, &what, &how) : 0;
 		if (need && !(st & need)) {
 			pk_tool_error("cannot print field '%s': the samples of event '%s' have no "
-				      "PERF_SAMPLE_%s (not recorded; leave the field out)",
-				      field_name(f), event_name(a, nbuf, sizeof(nbuf)), what);
+				      "PERF_SAMPLE_%s (%s, or leave the field out)",
+				      field_name(f), event_name(a, nbuf, sizeof(nbuf)), what, how);
 			return -EINVAL;
 		}
 	}
