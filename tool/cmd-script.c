@@ -257,6 +257,10 @@ static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t i
 	if (!s->m)
 		return;
 	int err = pk_machine__resolve(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
+	/* in no code map: perf's maps hold the data mappings too (record -d), so a stray
+	 * frame address in the stack reads "[unknown] ([stack])" */
+	if (err == -ENOENT && cm == PK_CPUMODE_USER)
+		err = pk_machine__resolve_data(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
 	r->found = err == 0;
 	r->sym = r->loc.sym; /* already perf's form (pk_symbol__demangle) */
 	r->off = r->loc.sym_off;
@@ -818,11 +822,16 @@ static char *put_start(struct script *s, char *p, unsigned int F, bool chain, ui
 	return p;
 }
 
-/* " sym+off (dso)" of a data address, as the fields ask (perf: only for page faults) */
+/* " sym+off (dso)" of a data address, as the fields ask (perf: only for page faults):
+ * among the process's maps, data mappings (record -d) included, then the kernel's */
 static void put_addr_sym(struct script *s, const struct pk_sample *smp, unsigned int F)
 {
-	struct symres r;
-	resolve_ip(s, smp, smp->addr, PK_CPUMODE_UNKNOWN, &r);
+	struct symres r = { .dso = "[unknown]" };
+	pk_machine__resolve_data(s->m, smp->pid, smp->tid, smp->addr, PK_CPUMODE_UNKNOWN, &r.loc);
+	r.sym = r.loc.sym;
+	r.off = r.loc.sym_off;
+	if (r.loc.dso_name)
+		r.dso = r.loc.dso_name;
 	if (F & SF_SYM) {
 		ob_putc(&s->ob, ' ');
 		ob_puts(&s->ob, r.sym ? r.sym : "[unknown]");
