@@ -681,6 +681,9 @@ static unsigned int sample_fields(const struct script *s, const struct pk_data_a
 	unsigned int F, drop = 0;
 	if (s->fmode == FM_SET) {
 		*user = s->fields;
+		/* tracepoint fields only for tracepoints (perf ignores 'trace' for the rest) */
+		if (!a || a->attr.attr.type != PERF_TYPE_TRACEPOINT)
+			return s->fields & ~SF_TRACE;
 		return s->fields;
 	}
 	if (a && a->attr.attr.type == PERF_TYPE_TRACEPOINT) {
@@ -739,6 +742,12 @@ static int check_fields(struct script *s, const struct pk_data_attr *a)
 	unsigned int user = s->fmode == FM_SET ? s->fields : s->fmode == FM_CHANGE ? s->fields : 0;
 	uint64_t st = a->attr.attr.sample_type;
 	char nbuf[64];
+	unsigned int u2, F = sample_fields(s, a, st, &u2);
+	if ((F & SF_SYMOFF) && !(F & SF_SYM)) {
+		pk_tool_error("cannot print field 'symoff' without 'sym': add sym, or leave "
+			      "symoff out (-F -sym,-symoff)");
+		return -EINVAL;
+	}
 	for (unsigned int f = 1; f && f <= user; f <<= 1) {
 		const char *what = NULL, *how = NULL;
 		uint64_t need = (user & f) ? field_needs(f, &what, &how) : 0;
@@ -859,6 +868,8 @@ static void print_fields(struct script *s, const struct pk_data_attr *a, const s
 	unsigned int user, F = sample_fields(s, a, smp->type, &user);
 	if (attrs_update(s))
 		return;
+	if (!F)
+		return; /* nothing to print for this event (perf prints no line either) */
 	bool chain = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
 		     !s->hide_cg;
 	char *p = ob_room(o, 128);
