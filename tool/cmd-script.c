@@ -37,10 +37,12 @@ const char cmd_script_usage[] =
 	"    -a, --show-all-records also the non-sample records (COMM, MMAP2, FORK, LOST, ...)\n"
 	"    -G, --hide-call-graph  do not print call chains\n"
 	"    -F, --fields <list>    text fields: comm,tid,pid,cpu,time,event,ip,sym,symoff,dso,\n"
-	"                           srcline,period,addr,trace (perf script's -F)\n"
+	"                           srcline,period,addr,trace (perf script's -F); +field,-field\n"
+	"                           change the default fields instead\n"
 	"        --no-symbols       do not resolve symbols (raw addresses, faster)\n"
 	"        --file-order       records in file order instead of time order\n"
 	"        --no-inline        no inlined-function lines in DWARF-unwound call chains\n"
+	"        --show-switch-events  also the context switch records (record --switch-events)\n"
 	"        --tracefs <dir>    tracepoint formats the recording does not carry are read\n"
 	"                           from <dir>/events (default: the mounted tracefs; 'none':\n"
 	"                           only the recording's)\n"
@@ -56,8 +58,22 @@ enum sfield {
 	SF_SRCLINE = 1 << 10, SF_PERIOD = 1 << 11, SF_ADDR = 1 << 12, SF_TRACE = 1 << 13,
 };
 
-/* kinds of preformatted frame text */
-enum { FR_FRAME, FR_TOP, FR_UNW, FR_NR };
+/* the fields perf script prints by default: for tracepoints (plus the frames when the
+ * event has call chains), and for every other event type */
+#define SF_DEFAULT_TP (SF_COMM | SF_TID | SF_CPU | SF_TIME | SF_EVENT | SF_TRACE)
+#define SF_FRAME_DEFAULT (SF_IP | SF_SYM | SF_SYMOFF | SF_DSO)
+#define SF_DEFAULT (SF_COMM | SF_TID | SF_CPU | SF_TIME | SF_EVENT | SF_FRAME_DEFAULT | SF_PERIOD)
+#define SF_FRAME_MASK (SF_IP | SF_SYM | SF_SYMOFF | SF_DSO | SF_SRCLINE)
+
+/* how -F was given: not at all, as the list of fields, or as +field/-field changes to
+ * the defaults (perf script's rules: the two forms cannot be mixed) */
+enum { FM_DEFAULT, FM_SET, FM_CHANGE };
+
+/* kinds of preformatted frame text: FR_FRAME the sample's own address (text) or a JSON
+ * call-chain element, FR_CHAIN a text call-chain frame (user addresses within their
+ * map, as perf 6.1 prints call chains), FR_TOP the JSON sample's symbol, FR_UNW the
+ * lines of a DWARF-unwound frame */
+enum { FR_FRAME, FR_CHAIN, FR_TOP, FR_UNW, FR_NR };
 
 /* One cached frame: valid while gen is the cache's generation. */
 struct frag_ent {
@@ -87,7 +103,15 @@ struct script {
 	size_t nvals;
 	/* symbols */
 	bool no_syms, file_order;
-	unsigned int fields;    /* SF_* (0: the default layout) */
+	int fmode;              /* FM_*: how -F was given */
+	unsigned int fields;    /* FM_SET: the SF_* fields; FM_CHANGE: those added */
+	unsigned int fields_rm; /* FM_CHANGE: the SF_* fields removed */
+	unsigned int frame_fields; /* the SF_FRAME_MASK part, the same for every event */
+	bool show_switch;       /* --show-switch-events */
+	int name_width;         /* the longest event name (perf aligns names to it) */
+	size_t name_width_attrs; /* attrs it was computed over (a pipe adds attrs later) */
+	char unk_comm[16];      /* ":<tid>", the comm of a thread without COMM */
+	bool fields_failed;     /* -F asks for a field an event cannot have (check_fields) */
 	struct pk_machine *m;
 	struct pk_chain_entry chain[512];
 	/* frame text cache (see the top of the file) */
@@ -155,10 +179,17 @@ static void comm_set(struct script *s, uint32_t tid, const char *comm)
 		snprintf(c->comm, sizeof(c->comm), "%s", comm);
 }
 
+/* The comm of a thread as perf names it: its COMM (or its parent's), "swapper" for the
+ * idle task (pid 0 never has a COMM record), ":<tid>" for a thread never seen. */
 static const char *comm_of(struct script *s, uint32_t tid)
 {
 	struct comm_slot *c = comm_find(s, tid, false);
-	return c && c->comm[0] ? c->comm : ":" ;
+	if (c && c->comm[0])
+		return c->comm;
+	if (tid == 0)
+		return "swapper";
+	snprintf(s->unk_comm, sizeof(s->unk_comm), ":%d", (int32_t)tid);
+	return s->unk_comm;
 }
 
 /* ---- names ---- */
@@ -212,6 +243,7 @@ struct symres {
 	uint64_t off;
 	struct pk_addr_loc loc;
 	bool found;
+	bool inlined;           /* a function DWARF says is inlined at the address */
 };
 
 static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
@@ -220,11 +252,16 @@ static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t i
 	r->sym = NULL;
 	r->off = 0;
 	r->found = false;
+	r->inlined = false;
 	memset(&r->loc, 0, sizeof(r->loc));
 	r->dso = "[unknown]";
 	if (!s->m)
 		return;
 	int err = pk_machine__resolve(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
+	/* in no code map: perf's maps hold the data mappings too (record -d), so a stray
+	 * frame address in the stack reads "[unknown] ([stack])" */
+	if (err == -ENOENT && cm == PK_CPUMODE_USER)
+		err = pk_machine__resolve_data(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
 	r->found = err == 0;
 	r->sym = r->loc.sym; /* already perf's form (pk_symbol__demangle) */
 	r->off = r->loc.sym_off;
@@ -352,6 +389,25 @@ static inline char *put_lit(char *p, const char *lit, size_t n)
 #define PUT(p, lit) put_lit((p), (lit), sizeof(lit) - 1)
 
 /*
+ * An address as perf 6.1 prints it in a call chain: for a user map, the address within
+ * the map (ip - map start + file offset: perf's map_ip), except in the maps perf maps
+ * one to one (anonymous memory, the stack, the heap, SysV shared memory); kernel
+ * addresses and addresses no map covers as they are. Call chains of frame pointers and
+ * of DWARF unwinding print the same; the sample's own address is printed absolute.
+ */
+static uint64_t shown_ip(const struct symres *r, uint64_t ip)
+{
+	static const char *const identity[] = { "//anon", "/dev/zero", "/anon_hugepage",
+						"[stack", "/SYSV", "[heap]", "/tmp/perf-" };
+	if (!r->loc.dso || r->loc.kernel)
+		return ip;
+	for (size_t i = 0; i < sizeof(identity) / sizeof(identity[0]); i++)
+		if (!strncmp(r->dso, identity[i], strlen(identity[i])))
+			return ip;
+	return ip - r->loc.map_start + r->loc.map_pgoff;
+}
+
+/*
  * The text of a frame: FR_FRAME is a JSON call-chain element ({"ip":...}), a text-mode
  * frame ("ip sym+off (dso)") or an -F frame; FR_TOP the sample's own ,"sym":...,"dso":...
  * (JSON). At most 96 + 6 * (sym, dso and srcline lengths) bytes.
@@ -383,26 +439,13 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
 			*p++ = '}';
 		return p;
 	}
-	if (!s->fields) {
-		p = fmt_hex16(p, ip);
-		if (!s->m)
-			return p;
-		if (r->sym) {
-			*p++ = ' ';
-			p = put_lit(p, r->sym, sn);
-			p = PUT(p, "+0x");
-			p = fmt_hex(p, r->off);
-		} else {
-			p = PUT(p, " [unknown]");
-		}
-		p = PUT(p, " (");
-		p = put_lit(p, r->dso, dn);
-		*p++ = ')';
-		return p;
-	}
-	unsigned int F = s->fields;
+	unsigned int F = s->frame_fields;
+	if (kind == FR_CHAIN)
+		ip = shown_ip(r, ip);
 	if (F & SF_IP)
 		p = fmt_hex16(p, ip);
+	if (!s->m)
+		return p;
 	if (F & SF_SYM) {
 		*p++ = ' ';
 		p = r->sym ? put_lit(p, r->sym, sn) : PUT(p, "[unknown]");
@@ -411,7 +454,7 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
 			p = fmt_hex(p, r->off);
 		}
 	}
-	if (F & SF_DSO) {
+	if ((F & SF_DSO) && !r->inlined) {
 		p = PUT(p, " (");
 		p = put_lit(p, r->dso, dn);
 		*p++ = ')';
@@ -420,6 +463,8 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
 		p = PUT(p, "\n  ");
 		p = sl ? put_lit(p, sl, strlen(sl)) : PUT(p, "??:0");
 	}
+	if (r->inlined)
+		p = PUT(p, " (inlined)");
 	return p;
 }
 
@@ -433,14 +478,14 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
 static char *build_unwound(const struct script *s, uint64_t ip, const struct symres *r,
 			   const struct pk_inline_frame *ifr, int ni, const char *sl, char *p)
 {
-	uint64_t shown = r->loc.dso ? ip - r->loc.map_start + r->loc.map_pgoff : ip;
+	uint64_t shown = shown_ip(r, ip);
 	for (int k = 0; k < (ni > 0 ? ni : 1); k++) {
 		struct symres t = *r;
 		if (ni > 0) {
 			const char *fn = ifr[k].func ? ifr[k].func : "??";
 			if (!pk_symbol__same_function(fn, r->sym)) {
 				t.sym = fn;
-				t.dso = "inlined";
+				t.inlined = true;
 			}
 		}
 		*p++ = '\t';
@@ -476,7 +521,7 @@ static void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip,
 	char sb[1024];
 	const char *sl = NULL;
 	resolve_ip(s, smp, ip, cm, &r);
-	if (kind != FR_TOP && !s->json && (s->fields & SF_SRCLINE))
+	if (kind != FR_TOP && !s->json && (s->frame_fields & SF_SRCLINE))
 		sl = srcline(&r, sb, sizeof(sb));
 	size_t bound = 96 + 6 * ((r.sym ? strlen(r.sym) : 0) + strlen(r.dso) + (sl ? strlen(sl) : 0));
 	const struct pk_inline_frame *ifr = NULL;
@@ -596,14 +641,14 @@ static bool sample_count(struct script *s, const struct pk_data_attr *a, const s
 	return true;
 }
 
-/* " secs.usecs:" as perf prints times: at most 30 bytes */
+/* "secs.usecs: " as perf prints times (printf("%12s: ") of "%lu.%06lu"): at most 30 bytes */
 static inline char *fmt_time(char *p, uint64_t t)
 {
-	*p++ = ' ';
 	p = fmt_u64_pad(p, t / (uint64_t)1000000000, 5, ' ');
 	*p++ = '.';
 	p = fmt_u64_pad(p, (t % (uint64_t)1000000000) / 1000, 6, '0');
 	*p++ = ':';
+	*p++ = ' ';
 	return p;
 }
 
@@ -616,109 +661,326 @@ static void put_frames(struct script *s, const struct pk_sample *smp, int n, cha
 			continue;
 		}
 		ob_putc(&s->ob, pre);
-		put_frag(s, smp, s->chain[i].ip, s->chain[i].cpumode, FR_FRAME);
+		put_frag(s, smp, s->chain[i].ip, s->chain[i].cpumode,
+			 !s->json && pre == '\t' ? FR_CHAIN : FR_FRAME);
 		ob_putc(&s->ob, '\n');
 	}
 }
 
-static void print_fields(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
-			 const char *name)
+/*
+ * The fields printed for a sample of event a, as perf script chooses them: the -F list;
+ * or the defaults of the event's type (tracepoints: comm, tid, cpu, time, event and
+ * fields, plus the frames when the event records call chains and they are shown;
+ * others: comm, tid, cpu, time, event, ip, sym+off, dso, period) with the +/- changes
+ * of -F, less the fields the sample type lacks that -F did not ask for (those -F asks
+ * for were checked by check_fields). *user gets the fields -F asked for.
+ */
+static unsigned int sample_fields(const struct script *s, const struct pk_data_attr *a,
+				  uint64_t st, unsigned int *user)
 {
-	struct obuf *o = &s->ob;
-	unsigned int F = s->fields;
-	char *p = ob_room(o, 128);
-	if (F & SF_COMM) {
-		const char *c = comm_of(s, smp->tid);
-		p = fmt_str_pad(p, c, strlen(c), 16);
+	unsigned int F, drop = 0;
+	if (s->fmode == FM_SET) {
+		*user = s->fields;
+		/* tracepoint fields only for tracepoints (perf ignores 'trace' for the rest) */
+		if (!a || a->attr.attr.type != PERF_TYPE_TRACEPOINT)
+			return s->fields & ~SF_TRACE;
+		return s->fields;
 	}
-	if (F & (SF_PID | SF_TID)) {
-		*p++ = ' ';
-		if ((F & SF_PID) && (F & SF_TID)) {
-			p = fmt_pid_pad(p, smp->pid, 7);
-			*p++ = '/';
-			char *q = p;
-			p = fmt_pid_pad(p, smp->tid, 0);
-			while (p - q < 7)
-				*p++ = ' ';
-		} else {
-			p = fmt_pid_pad(p, F & SF_PID ? smp->pid : smp->tid, 7);
+	if (a && a->attr.attr.type == PERF_TYPE_TRACEPOINT) {
+		F = SF_DEFAULT_TP;
+		/* (perf adds them only when -F did not touch the fields at all) */
+		if ((a->attr.attr.sample_type & PERF_SAMPLE_CALLCHAIN) && !s->hide_cg &&
+		    s->fmode == FM_DEFAULT)
+			F |= SF_FRAME_DEFAULT;
+	} else {
+		F = SF_DEFAULT;
+	}
+	*user = s->fmode == FM_CHANGE ? s->fields : 0;
+	F = (F | *user) & ~s->fields_rm;
+	if (!(st & PERF_SAMPLE_TID))
+		drop |= SF_COMM | SF_TID | SF_PID;
+	if (!(st & PERF_SAMPLE_CPU))
+		drop |= SF_CPU;
+	if (!(st & PERF_SAMPLE_TIME))
+		drop |= SF_TIME;
+	if (!(st & PERF_SAMPLE_IP))
+		drop |= SF_IP;
+	if (!(st & PERF_SAMPLE_ADDR))
+		drop |= SF_ADDR;
+	return F & ~(drop & ~*user);
+}
+
+/* the sample type bit a field needs, its name, and how a recording gets it */
+static uint64_t field_needs(unsigned int f, const char **what, const char **how)
+{
+	*how = "it was not recorded";
+	switch (f) {
+	case SF_COMM: case SF_TID: case SF_PID: *what = "TID"; return PERF_SAMPLE_TID;
+	case SF_CPU:
+		*what = "CPU";
+		*how = "record with --sample-cpu or -a to have it";
+		return PERF_SAMPLE_CPU;
+	case SF_TIME: *what = "TIME"; return PERF_SAMPLE_TIME;
+	case SF_IP: *what = "IP"; return PERF_SAMPLE_IP;
+	case SF_ADDR:
+		*what = "ADDR";
+		*how = "record with -d to have it";
+		return PERF_SAMPLE_ADDR;
+	default: return 0;
+	}
+}
+
+static const char *field_name(unsigned int f);
+
+/*
+ * A field -F asks for that the samples of event a cannot have (no PERF_SAMPLE_CPU for
+ * cpu, ...) is an error, as in perf script, rather than a column of zeros. Returns 0 or
+ * -EINVAL after printing the error.
+ */
+static int check_fields(struct script *s, const struct pk_data_attr *a)
+{
+	unsigned int user = s->fmode == FM_SET ? s->fields : s->fmode == FM_CHANGE ? s->fields : 0;
+	uint64_t st = a->attr.attr.sample_type;
+	char nbuf[64];
+	unsigned int u2, F = sample_fields(s, a, st, &u2);
+	if ((F & SF_SYMOFF) && !(F & SF_SYM)) {
+		pk_tool_error("cannot print field 'symoff' without 'sym': add sym, or leave "
+			      "symoff out (-F -sym,-symoff)");
+		return -EINVAL;
+	}
+	for (unsigned int f = 1; f && f <= user; f <<= 1) {
+		const char *what = NULL, *how = NULL;
+		uint64_t need = (user & f) ? field_needs(f, &what, &how) : 0;
+		if (need && !(st & need)) {
+			pk_tool_error("cannot print field '%s': the samples of event '%s' have no "
+				      "PERF_SAMPLE_%s (%s, or leave the field out)",
+				      field_name(f), event_name(a, nbuf, sizeof(nbuf)), what, how);
+			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+/*
+ * When the file's attrs are first known or grow (a pipe's arrive in its stream): the
+ * width perf pads event names to (the longest name), and the check of -F against the
+ * new attrs. Returns 0 or -EINVAL (error printed).
+ */
+static int attrs_update(struct script *s)
+{
+	size_t n = pk_data_reader__nr_attrs(s->rd);
+	if (n == s->name_width_attrs)
+		return 0;
+	char nbuf[64];
+	for (size_t i = 0; i < n; i++) {
+		const struct pk_data_attr *a = pk_data_reader__attr(s->rd, i);
+		int l = (int)strlen(event_name(a, nbuf, sizeof(nbuf)));
+		if (l > s->name_width)
+			s->name_width = l;
+		if (i >= s->name_width_attrs && a && check_fields(s, a)) {
+			s->fields_failed = true;
+			return -EINVAL;
+		}
+	}
+	s->name_width_attrs = n;
+	return 0;
+}
+
+/* does the address of a sample of this event name data (perf: page faults) */
+static bool addr_has_sym(const struct pk_data_attr *a)
+{
+	return a && a->attr.attr.type == PERF_TYPE_SOFTWARE &&
+	       (a->attr.attr.config == PERF_COUNT_SW_PAGE_FAULTS ||
+		a->attr.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
+		a->attr.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ);
+}
+
+/*
+ * The start of a text line, as perf script prints it for samples and (with
+ * --show-switch-events) switch records: "comm tid [cpu] time: ", each field followed by
+ * a space. The comm is padded to 16 columns, except on lines followed by a call chain.
+ * At most 80 bytes.
+ */
+static char *put_start(struct script *s, char *p, unsigned int F, bool chain, uint32_t pid,
+		       uint32_t tid, uint32_t cpu, uint64_t time)
+{
+	if (F & SF_COMM) {
+		const char *c = comm_of(s, tid);
+		size_t n = strnlen(c, 16);
+		p = fmt_str_pad(p, c, n, chain ? 0 : 16);
+		*p++ = ' ';
+	}
+	if ((F & SF_PID) && (F & SF_TID)) {
+		p = fmt_pid_pad(p, pid, 5);
+		*p++ = '/';
+		char *q = p;
+		p = fmt_pid_pad(p, tid, 0);
+		while (p - q < 5)
+			*p++ = ' ';
+		*p++ = ' ';
+	} else if (F & (SF_PID | SF_TID)) {
+		p = fmt_pid_pad(p, F & SF_PID ? pid : tid, 5);
+		*p++ = ' ';
+	}
 	if (F & SF_CPU) {
-		p = PUT(p, " [");
-		p = fmt_u64_pad(p, smp->cpu, 3, '0');
-		*p++ = ']';
+		*p++ = '[';
+		p = fmt_u64_pad(p, cpu, 3, '0');
+		p = PUT(p, "] ");
 	}
 	if (F & SF_TIME)
-		p = fmt_time(p, smp->time);
+		p = fmt_time(p, time);
+	return p;
+}
+
+/* " sym+off (dso)" of a data address, as the fields ask (perf: only for page faults):
+ * among the process's maps, data mappings (record -d) included, then the kernel's */
+static void put_addr_sym(struct script *s, const struct pk_sample *smp, unsigned int F)
+{
+	struct symres r = { .dso = "[unknown]" };
+	pk_machine__resolve_data(s->m, smp->pid, smp->tid, smp->addr, PK_CPUMODE_UNKNOWN, &r.loc);
+	r.sym = r.loc.sym;
+	r.off = r.loc.sym_off;
+	if (r.loc.dso_name)
+		r.dso = r.loc.dso_name;
+	if (F & SF_SYM) {
+		ob_putc(&s->ob, ' ');
+		ob_puts(&s->ob, r.sym ? r.sym : "[unknown]");
+		if ((F & SF_SYMOFF) && r.sym)
+			ob_printf(&s->ob, "+0x%" PRIx64, r.off);
+	}
+	if (F & SF_DSO) {
+		ob_puts(&s->ob, " (");
+		ob_puts(&s->ob, r.dso);
+		ob_putc(&s->ob, ')');
+	}
+}
+
+/*
+ * A sample as a text line, field by field as perf script 6.1 prints them (each field
+ * followed by a space: "comm tid [cpu] time: period event: "), then the tracepoint
+ * fields, the data address, and the sample's address (" ip sym+off (dso)") or, when
+ * call chains are shown, a newline and one frame per line.
+ */
+static void print_fields(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
+			 const char *name, bool has_count, uint64_t count)
+{
+	struct obuf *o = &s->ob;
+	unsigned int user, F = sample_fields(s, a, smp->type, &user);
+	if (attrs_update(s))
+		return;
+	if (!F)
+		return; /* nothing to print for this event (perf prints no line either) */
+	bool chain = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
+		     !s->hide_cg;
+	char *p = ob_room(o, 128);
+	p = put_start(s, p, F, chain, smp->pid, smp->tid, smp->cpu, smp->time);
 	if (F & SF_PERIOD) {
+		/* without PERF_SAMPLE_PERIOD (-c N) every sample stands for the fixed period */
+		uint64_t period = (smp->type & PERF_SAMPLE_PERIOD) || !a ? smp->period
+			: a->attr.attr.freq ? 0 : a->attr.attr.sample_period;
+		p = fmt_u64_pad(p, period, 10, ' ');
 		*p++ = ' ';
-		p = fmt_u64_pad(p, smp->period, 10, ' ');
 	}
 	o->len = (size_t)(p - o->buf);
 	if (F & SF_EVENT) {
-		ob_putc(o, ' ');
-		ob_puts(o, name);
-		ob_putc(o, ':');
-	}
-	if (F & SF_ADDR) {
-		p = ob_room(o, 17);
-		*p++ = ' ';
-		o->len = (size_t)(fmt_hex16(p, smp->addr) - o->buf);
+		int w = s->name_width;
+		size_t n = strlen(name);
+		for (size_t k = n; k < (size_t)w; k++)
+			ob_putc(o, ' ');
+		ob_put(o, name, n);
+		ob_put(o, ": ", 2);
+		if (has_count && !s->read_line && s->fmode == FM_DEFAULT) {
+			p = ob_room(o, 32);
+			p = PUT(p, "count ");
+			p = fmt_u64(p, count);
+			p = PUT(p, ": ");
+			o->len = (size_t)(p - o->buf);
+		}
 	}
 	if (F & SF_TRACE) {
 		const char *tr = trace_text(s, a, smp);
-		if (tr) {
-			ob_putc(o, ' ');
+		if (tr)
 			ob_puts(o, tr);
-		}
 	}
-	bool chain = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
-		     !s->hide_cg;
-	int n = 1;
-	if (chain)
-		n = sample_chain(s, smp);
-	else {
-		s->chain[0].ip = smp->ip;
-		s->chain[0].cpumode = smp->cpumode;
-		s->chain[0].flags = 0;
+	if (F & SF_ADDR) {
+		p = ob_room(o, 16);
+		o->len = (size_t)(fmt_hex16(p, smp->addr) - o->buf);
+		if (s->m && addr_has_sym(a))
+			put_addr_sym(s, smp, F);
 	}
-	if (!(F & (SF_IP | SF_SYM | SF_DSO | SF_SRCLINE))) {
+	if (!(F & SF_IP)) {
 		ob_putc(o, '\n');
 		return;
 	}
-	if (chain)
+	if (chain) {
 		ob_putc(o, '\n');
-	put_frames(s, smp, n, chain ? '\t' : ' ');
-	if (chain)
+		put_frames(s, smp, sample_chain(s, smp), '\t');
 		ob_putc(o, '\n');
+		return;
+	}
+	ob_putc(o, ' ');
+	put_frag(s, smp, smp->ip, smp->cpumode, FR_FRAME);
+	ob_putc(o, '\n');
 }
 
-static int parse_fields(const char *spec, unsigned int *out)
+static const struct { const char *n; unsigned int f; } field_tab[] = {
+	{ "comm", SF_COMM }, { "tid", SF_TID }, { "pid", SF_PID }, { "cpu", SF_CPU },
+	{ "time", SF_TIME }, { "event", SF_EVENT }, { "ip", SF_IP }, { "sym", SF_SYM },
+	{ "symoff", SF_SYMOFF | SF_SYM }, { "dso", SF_DSO }, { "srcline", SF_SRCLINE },
+	{ "period", SF_PERIOD }, { "addr", SF_ADDR }, { "trace", SF_TRACE },
+};
+
+static const char *field_name(unsigned int f)
 {
-	static const struct { const char *n; unsigned int f; } t[] = {
-		{ "comm", SF_COMM }, { "tid", SF_TID }, { "pid", SF_PID }, { "cpu", SF_CPU },
-		{ "time", SF_TIME }, { "event", SF_EVENT }, { "ip", SF_IP }, { "sym", SF_SYM },
-		{ "symoff", SF_SYMOFF | SF_SYM }, { "dso", SF_DSO }, { "srcline", SF_SRCLINE },
-		{ "period", SF_PERIOD }, { "addr", SF_ADDR }, { "trace", SF_TRACE },
-	};
+	for (size_t i = 0; i < sizeof(field_tab) / sizeof(field_tab[0]); i++)
+		if (field_tab[i].f == f)
+			return field_tab[i].n;
+	return "?";
+}
+
+/*
+ * -F: a list of fields ("comm,tid,ip"), or of changes to the default fields
+ * ("+addr,-period"); as in perf script, the two forms do not mix.
+ */
+static int parse_fields(struct script *s, const char *spec)
+{
 	char *dup = strdup(spec), *save = NULL;
 	if (!dup)
 		return -ENOMEM;
-	*out = 0;
+	int mode = FM_DEFAULT;
+	unsigned int set = 0, rm = 0;
 	for (char *w = strtok_r(dup, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int m = FM_SET;
+		char sign = *w;
+		if (sign == '+' || sign == '-') {
+			m = FM_CHANGE;
+			w++;
+		}
+		if (mode != FM_DEFAULT && m != mode) {
+			pk_tool_error("cannot mix fields and +/- changes in '%s': give either the "
+				      "list of fields or only changes to the defaults", spec);
+			free(dup);
+			return -EINVAL;
+		}
+		mode = m;
 		size_t i;
-		for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-			if (!strcmp(w, t[i].n))
+		for (i = 0; i < sizeof(field_tab) / sizeof(field_tab[0]); i++)
+			if (!strcmp(w, field_tab[i].n))
 				break;
-		if (i == sizeof(t) / sizeof(t[0])) {
+		if (i == sizeof(field_tab) / sizeof(field_tab[0])) {
 			pk_tool_error("unknown field '%s'", w);
 			free(dup);
 			return -EINVAL;
 		}
-		*out |= t[i].f;
+		if (sign == '-')
+			rm |= field_tab[i].f == (SF_SYMOFF | SF_SYM) ? SF_SYMOFF : field_tab[i].f;
+		else
+			set |= field_tab[i].f;
 	}
 	free(dup);
+	s->fmode = mode;
+	s->fields = set & ~rm;
+	s->fields_rm = rm;
 	return 0;
 }
 
@@ -803,63 +1065,12 @@ static void print_sample(struct script *s, const struct pk_data_attr *a, const s
 	const char *name = event_name(a, nbuf, sizeof(nbuf));
 	uint64_t count = 0;
 	bool has_count = sample_count(s, a, smp, &count);
-	struct obuf *o = &s->ob;
 
 	if (s->json) {
 		print_sample_json(s, smp, name, has_count, count, trace_text(s, a, smp));
 		return;
 	}
-	if (s->fields) {
-		print_fields(s, a, smp, name);
-		return;
-	}
-	const char *c = (smp->type & PERF_SAMPLE_TID) ? comm_of(s, smp->tid) : ":";
-	char *p = ob_room(o, 128);
-	p = fmt_str_pad(p, c, strlen(c), 16);
-	if (smp->type & PERF_SAMPLE_TID) {
-		*p++ = ' ';
-		p = fmt_u64_pad(p, smp->tid, 6, ' ');
-	}
-	if (smp->type & PERF_SAMPLE_CPU) {
-		p = PUT(p, " [");
-		p = fmt_u64_pad(p, smp->cpu, 3, '0');
-		*p++ = ']';
-	}
-	if (smp->type & PERF_SAMPLE_TIME)
-		p = fmt_time(p, smp->time);
-	if (smp->type & PERF_SAMPLE_PERIOD) {
-		*p++ = ' ';
-		p = fmt_u64_pad(p, smp->period, 10, ' ');
-	}
-	*p++ = ' ';
-	o->len = (size_t)(p - o->buf);
-	ob_puts(o, name);
-	ob_putc(o, ':');
-	if (has_count && !s->read_line) {
-		p = ob_room(o, 32);
-		p = PUT(p, " count ");
-		p = fmt_u64(p, count);
-		*p++ = ':';
-		o->len = (size_t)(p - o->buf);
-	}
-	const char *tr = trace_text(s, a, smp);
-	if (tr) {
-		ob_putc(o, ' ');
-		ob_puts(o, tr);
-	}
-	/* recorded chains, and DWARF samples (a user stack copy to unwind) */
-	if (!s->hide_cg && (((smp->type & PERF_SAMPLE_CALLCHAIN) && smp->callchain.nr) ||
-			    ((smp->type & PERF_SAMPLE_STACK_USER) && smp->stack_user.size))) {
-		ob_putc(o, '\n');
-		put_frames(s, smp, sample_chain(s, smp), '\t');
-		ob_putc(o, '\n');
-		return;
-	}
-	if (smp->type & PERF_SAMPLE_IP) {
-		ob_putc(o, ' ');
-		put_frag(s, smp, smp->ip, smp->cpumode, FR_FRAME);
-	}
-	ob_putc(o, '\n');
+	print_fields(s, a, smp, name, has_count, count);
 }
 
 /*
@@ -917,6 +1128,9 @@ static void print_sid(struct obuf *f, const struct pk_record *r, bool json)
 	if (!r->has_sid)
 		return;
 	if (json) {
+		if (r->sid.type & PERF_SAMPLE_TID)
+			ob_printf(f, ",\"sample_pid\":%d,\"sample_tid\":%d", (int32_t)r->sid.pid,
+				  (int32_t)r->sid.tid);
 		if (r->sid.type & PERF_SAMPLE_TIME)
 			json_u64(f, "time", r->sid.time);
 		if (r->sid.type & PERF_SAMPLE_CPU)
@@ -970,6 +1184,41 @@ static void kv_bool(struct script *s, const char *k, bool v)
 		ob_printf(&s->ob, ",\"%s\":%s", k, v ? "true" : "false");
 	else if (v)
 		ob_printf(&s->ob, " %s", k);
+}
+
+/*
+ * A context switch record as perf script --show-switch-events prints it: the start of a
+ * sample line (comm and tid of the task switching, cpu, time: from the record's
+ * sample_id trailer, fields as for the event's samples), then "PERF_RECORD_SWITCH IN"
+ * or "OUT" or "OUT preempt", padded to 11 columns, and for a CPU-wide record the task
+ * switched to or from ("next pid/tid: 1234/1234 ").
+ */
+static void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r)
+{
+	unsigned int user;
+	uint64_t st = r->has_sid ? r->sid.type : 0;
+	unsigned int F = sample_fields(s, a, st, &user);
+	/* the comm is as wide as on the event's sample lines */
+	bool chain = a && !s->hide_cg &&
+		     (sample_fields(s, a, a->attr.attr.sample_type, &user) & SF_IP) &&
+		     (a->attr.attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
+	char *p = ob_room(&s->ob, 192);
+	p = put_start(s, p, F, chain, r->sid.pid, r->sid.tid, r->sid.cpu, r->sid.time);
+	p = r->type == PERF_RECORD_SWITCH ? PUT(p, "PERF_RECORD_SWITCH ")
+					  : PUT(p, "PERF_RECORD_SWITCH_CPU_WIDE ");
+	p = !r->sw.out ? PUT(p, "IN         ") : r->sw.preempt ? PUT(p, "OUT preempt")
+							  : PUT(p, "OUT        ");
+	if (r->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		p = r->sw.out ? PUT(p, "  next pid/tid: ") : PUT(p, "  prev pid/tid: ");
+		p = fmt_pid_pad(p, r->sw.next_prev_pid, 5);
+		*p++ = '/';
+		char *q = p;
+		p = fmt_pid_pad(p, r->sw.next_prev_tid, 0);
+		while (p - q < 5)
+			*p++ = ' ';
+	}
+	*p++ = '\n';
+	s->ob.len = (size_t)(p - s->ob.buf);
 }
 
 static void print_record(struct script *s, const struct pk_record *r)
@@ -1216,6 +1465,9 @@ static int process(struct script *s, struct pk_data_reader *rd)
 			s->nr_samples++;
 			if (!print_read_sample(s, ev.attr, &r.sample))
 				print_sample(s, ev.attr, &r.sample);
+		} else if ((r.type == PERF_RECORD_SWITCH || r.type == PERF_RECORD_SWITCH_CPU_WIDE) &&
+			   (s->show_switch || s->all) && !s->json) {
+			print_switch(s, ev.attr, &r);
 		} else if (s->all) {
 			print_record(s, &r);
 		}
@@ -1223,6 +1475,10 @@ static int process(struct script *s, struct pk_data_reader *rd)
 			ob_flush(&s->ob);
 		if (s->ob.err) {
 			err = -EIO;
+			break;
+		}
+		if (s->fields_failed) {
+			err = -EINVAL;
 			break;
 		}
 	}
@@ -1252,6 +1508,7 @@ int cmd_script(int argc, char **argv)
 		{ "file-order", no_argument, NULL, 'O' },
 		{ "tracefs", required_argument, NULL, 'T' },
 		{ "no-inline", no_argument, NULL, 'I' },
+		{ "show-switch-events", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct script s = { .json = false };
@@ -1272,8 +1529,9 @@ int cmd_script(int argc, char **argv)
 		case 'O': s.file_order = true; break;
 		case 'T': s.tracefs = optarg; break;
 		case 'I': s.no_inline = true; break;
+		case 'W': s.show_switch = true; break;
 		case 'F':
-			if (parse_fields(optarg, &s.fields))
+			if (parse_fields(&s, optarg))
 				return 129;
 			break;
 		default:
@@ -1286,6 +1544,9 @@ int cmd_script(int argc, char **argv)
 		pk_tool_error("unexpected argument '%s'", argv[optind]);
 		return 129;
 	}
+	/* the frame fields do not depend on the event (the frame text cache relies on it) */
+	s.frame_fields = s.fmode == FM_SET ? s.fields & SF_FRAME_MASK
+		: ((SF_FRAME_DEFAULT | s.fields) & ~s.fields_rm) & SF_FRAME_MASK;
 	if (ob_init(&s.ob, STDOUT_FILENO) || fc_init(&s)) {
 		pk_tool_error("cannot allocate the output buffer: %s", strerror(ENOMEM));
 		ob_release(&s.ob);
@@ -1318,8 +1579,14 @@ int cmd_script(int argc, char **argv)
 							 env->build_ids[i].build_id,
 							 env->build_ids[i].build_id_size);
 	}
-	err = process(&s, rd);
-	if (err < 0 && err != -EIO) {
+	err = s.json ? 0 : attrs_update(&s);
+	if (!err)
+		err = process(&s, rd);
+	if (s.fields_failed) {
+		/* -F asks for a field the file lacks: check_fields said so */
+		finish_output(&s, 1);
+		status = 1;
+	} else if (err < 0 && err != -EIO) {
 		ob_flush(&s.ob);
 		if (err == -PK_ERR_TRUNCATED)
 			pk_tool_error("'%s' ended early: %s (see above)", input,

@@ -158,6 +158,7 @@ void pk_dso_free(struct pk_dso *d)
 	pk_scope_cus_free(d);
 	pk_arena_release(&d->arena);
 	free(d->syms);
+	free(d->dsyms);
 	free(d->cus);
 	free(d->segs);
 	free(d->load_path);
@@ -657,7 +658,35 @@ static bool pk_is_text_label(Elf *elf, GElf_Word shndx, const char *name)
 	return sn && strstr(sn, "text");
 }
 
-static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv)
+static int pk_sym_start_cmp(const void *pa, const void *pb)
+{
+	const struct pk_sym *a = pa, *b = pb;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+/*
+ * Zero-sized data objects (__TMC_END__, __bss_start's neighbours) reach to the next
+ * address that has one, before the best alias of an address is chosen: perf sizes them
+ * so first, then a global alias wins over a local one of the same address (perf names
+ * a fault on the first .bss byte __TMC_END__, not completed.0).
+ */
+static void pk_data_syms_sizes(struct pk_sym *v, size_t nr)
+{
+	qsort(v, nr, sizeof(*v), pk_sym_start_cmp);
+	for (size_t i = 0, j = 0; i < nr; i++) {
+		if (v[i].end > v[i].start)
+			continue;
+		if (j <= i)
+			j = i + 1;
+		while (j < nr && v[j].start == v[i].start)
+			j++;
+		uint64_t next = j < nr ? v[j].start : v[i].start + 1;
+		v[i].end = next - v[i].start > 4096 ? v[i].start + 4096 : next;
+	}
+}
+
+/* The function symbols of the module into sv, its data objects into dv. */
+static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv, struct pk_symvec *dv)
 {
 	int n = dwfl_module_getsymtab(d->mod);
 	for (int i = 1; i < n; i++) {
@@ -671,6 +700,17 @@ static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv)
 		if (!name || !*name || shndx == SHN_UNDEF)
 			continue;
 		int t = GELF_ST_TYPE(sym.st_info);
+		if (t == STT_OBJECT) {
+			/* data: kept apart, so that code addresses never resolve to it. Absolute
+			 * ones (version names, GLIBC_PRIVATE) are no addresses. */
+			if (shndx == SHN_ABS)
+				continue;
+			const char *dn = pk_demangle_into(d->machine, &d->arena, name);
+			if (dn)
+				pk_symvec_add(dv, addr, sym.st_size, dn,
+					      (uint8_t)GELF_ST_BIND(sym.st_info));
+			continue;
+		}
 		if (t == STT_NOTYPE) {
 			/* a code label (ld.so's _start): kept, as perf keeps it, when it
 			 * lies in an allocated text section */
@@ -751,13 +791,18 @@ static int pk_dso_load_elf(struct pk_dso *d)
 		free(sv.v);
 		return err;
 	}
-	pk_dso_collect_symtab(d, &sv);
-	if (sv.err) {
+	struct pk_symvec dv = { 0 };
+	pk_dso_collect_symtab(d, &sv, &dv);
+	if (sv.err || dv.err) {
 		free(sv.v);
-		return sv.err;
+		free(dv.v);
+		return sv.err ? sv.err : dv.err;
 	}
 	d->nr_syms = pk_syms_finish(sv.v, sv.nr, false);
 	d->syms = sv.v;
+	pk_data_syms_sizes(dv.v, dv.nr);
+	d->nr_dsyms = pk_syms_finish(dv.v, dv.nr, false);
+	d->dsyms = dv.v;
 	return 0;
 }
 
@@ -789,7 +834,7 @@ int pk_dso_ensure_loaded(struct pk_dso *d)
 		pk_warn("build-id mismatch for '%s' (the file changed since the recording) and "
 			"no debug file with the recorded build-id: no symbols (install its debug "
 			"package)", d->name);
-	else if (err && d->kind == PK_DSO_ELF)
+	else if (err && d->kind == PK_DSO_ELF && !d->data_only)
 		pk_dso_warn(d, "cannot read it as ELF", err);
 	return err;
 }
@@ -888,6 +933,27 @@ PK_API const char *pk_dso__symbol(struct pk_dso *d, uint64_t addr, uint64_t *sta
 		*start = s->start;
 	if (size)
 		*size = s->end - s->start;
+	return s->name;
+}
+
+/* The symbol holding a data address: in a data mapping a data object; in a code
+ * mapping (a fault on an instruction) a function, or an object the function symbols
+ * leave uncovered. NULL when none. */
+const char *pk_dso_data_symbol(struct pk_dso *d, uint64_t addr, bool in_data, uint64_t *start,
+			       uint64_t *size)
+{
+	if (!d || pk_dso_ensure_loaded(d))
+		return NULL;
+	const struct pk_sym *s = d->nr_dsyms ? pk_syms_find(d->dsyms, d->nr_dsyms, addr) : NULL;
+	uint64_t fs = 0, fz = 0;
+	const char *fn = in_data ? NULL : pk_dso__symbol(d, addr, &fs, &fz);
+	if (fn || !s) {
+		*start = fs;
+		*size = fz;
+		return fn;
+	}
+	*start = s->start;
+	*size = s->end - s->start;
 	return s->name;
 }
 

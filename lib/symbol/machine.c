@@ -40,6 +40,7 @@ static void pk_mapset_put(struct pk_mapset *ms)
 	if (!ms || --ms->refcnt > 0)
 		return;
 	pk_unwind_ctx_free(ms->unwind);
+	pk_mapset_put(ms->data);
 	free(ms->v);
 	free(ms);
 }
@@ -47,11 +48,15 @@ static void pk_mapset_put(struct pk_mapset *ms)
 static struct pk_mapset *pk_mapset_clone(const struct pk_mapset *src, uint32_t pid)
 {
 	struct pk_mapset *ms = pk_mapset_new(pid);
+	if (ms && src && src->data && !(ms->data = pk_mapset_clone(src->data, pid))) {
+		free(ms);
+		return NULL;
+	}
 	if (!ms || !src || !src->nr)
 		return ms;
 	ms->v = malloc(src->nr * sizeof(*ms->v));
 	if (!ms->v) {
-		free(ms);
+		pk_mapset_put(ms);
 		return NULL;
 	}
 	memcpy(ms->v, src->v, src->nr * sizeof(*ms->v));
@@ -361,7 +366,8 @@ PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev
 {
 	if (!m || !ev || !ev->filename)
 		return pk_err(-EINVAL);
-	if (ev->data)
+	/* the kernel's data mappings have no use */
+	if (ev->data && (ev->kernel || ev->pid == PK_PID_NONE))
 		return 0;
 	struct pk_mapent e = { .start = ev->addr, .end = ev->addr + ev->len, .pgoff = ev->pgoff,
 			       .prot = ev->prot, .flags = ev->flags };
@@ -389,10 +395,23 @@ PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev
 		if (!t)
 			return pk_err(-ENOMEM);
 		ms = t->maps;
+		/* a process's data mappings (record -d) go to a set of their own: only data
+		 * addresses are looked up there (pk_machine__resolve_data); code lookups and
+		 * the unwinder never see them */
+		if (ev->data && !ms->data && !(ms->data = pk_mapset_new(ms->pid)))
+			return pk_err(-ENOMEM);
+		if (ev->data)
+			ms = ms->data;
 		e.dso = pk_dso_findnew(m, ev->filename);
 	}
 	if (!e.dso)
 		return pk_err(-ENOMEM);
+	if (!ev->data) {
+		e.dso->mapped_code = true;
+		e.dso->data_only = false;
+	} else if (!e.dso->mapped_code) {
+		e.dso->data_only = true;
+	}
 	if (ev->build_id && ev->build_id_size && !e.dso->want_bid_len && !e.dso->loaded) {
 		e.dso->want_bid_len = PK_MIN(ev->build_id_size, sizeof(e.dso->want_bid));
 		memcpy(e.dso->want_bid, ev->build_id, e.dso->want_bid_len);
@@ -490,9 +509,22 @@ int pk_machine_preload_kernel(struct pk_machine *m)
 	return d ? pk_dso_ensure_loaded(d) : -ENOMEM;
 }
 
+static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_t tid,
+				     uint64_t addr, uint8_t cpumode, bool *in_data,
+				     struct pk_addr_loc *loc);
+
 /* pk_machine__resolve without the symbol: 0 with loc->dso set, or its errors. */
 int pk_machine_resolve_map(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
 			   uint8_t cpumode, struct pk_addr_loc *loc)
+{
+	return pk_machine_resolve_map_in(m, pid, tid, addr, cpumode, NULL, loc);
+}
+
+/* in_data: also look in the data mappings (after the code maps); *in_data tells
+ * whether the map found is one */
+static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_t tid,
+				     uint64_t addr, uint8_t cpumode, bool *in_data,
+				     struct pk_addr_loc *loc)
 {
 	if (!m || !loc)
 		return -EINVAL;
@@ -508,6 +540,8 @@ int pk_machine_resolve_map(struct pk_machine *m, uint32_t pid, uint32_t tid, uin
 		t = pk_machine_thread(m, pid, tid, true);
 		if (t)
 			e = pk_mapset_find(t->maps, addr);
+		if (t && !e && in_data && t->maps && (e = pk_mapset_find(t->maps->data, addr)))
+			*in_data = true;
 	}
 	if (!e && (kmode || cpumode == PK_CPUMODE_UNKNOWN)) {
 		e = pk_mapset_find(m->kmaps, addr);
@@ -554,6 +588,22 @@ PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid,
 	if (err)
 		return pk_err(err);
 	const char *s = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start, &loc->sym_size);
+	if (!s)
+		return pk_err(-ENODATA);
+	loc->sym = s;
+	loc->sym_off = loc->dso_addr - loc->sym_start;
+	return 0;
+}
+
+PK_API int pk_machine__resolve_data(struct pk_machine *m, uint32_t pid, uint32_t tid,
+				    uint64_t addr, uint8_t cpumode, struct pk_addr_loc *loc)
+{
+	bool in_data = false;
+	int err = pk_machine_resolve_map_in(m, pid, tid, addr, cpumode, &in_data, loc);
+	if (err)
+		return pk_err(err);
+	const char *s = pk_dso_data_symbol(loc->dso, loc->dso_addr, in_data, &loc->sym_start,
+					   &loc->sym_size);
 	if (!s)
 		return pk_err(-ENODATA);
 	loc->sym = s;

@@ -77,11 +77,16 @@ struct pk_dso {
 	bool loaded;            /* attempted */
 	int load_err;           /* 0 or negative errno of the attempt */
 	bool warned;
+	bool mapped_code;       /* some map of it is a code mapping */
+	bool data_only;         /* mapped, but only as data (record -d): not being ELF is
+				 * no surprise (ld.so.cache), so no warning */
 	bool is_dyn;            /* ET_DYN */
 	struct pk_load_seg *segs;
 	size_t nr_segs;
 	struct pk_sym *syms;
 	size_t nr_syms;
+	struct pk_sym *dsyms;   /* data objects (STT_OBJECT), for data addresses only */
+	size_t nr_dsyms;
 	struct pk_arena arena;
 	/* DWARF (lazily): a libdwfl session holding just this file at bias 0 */
 	Dwfl *dwfl;
@@ -120,6 +125,7 @@ struct pk_mapset {
 	uint64_t gen;           /* bumped on every change */
 	uint32_t pid;
 	struct pk_unwind_ctx *unwind; /* per-process libdwfl session */
+	struct pk_mapset *data; /* the process's data mappings (record -d), or NULL */
 };
 
 struct pk_thread {
@@ -173,6 +179,8 @@ struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name);
 void pk_dso_free(struct pk_dso *d);
 int pk_dso_ensure_loaded(struct pk_dso *d);
 const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t addr);
+const char *pk_dso_data_symbol(struct pk_dso *d, uint64_t addr, bool in_data, uint64_t *start,
+			       uint64_t *size);
 size_t pk_syms_finish(struct pk_sym *syms, size_t nr, bool kallsyms);
 /* Open a path only if it is a regular file of sane size; returns fd or -errno. */
 int pk_open_regular(const char *path, uint64_t max_size, uint64_t *size);

@@ -234,6 +234,14 @@ static void test_process_records(void **state)
 				       .filename = "/fake/data", .data = true };
 	assert_int_equal(pk_machine__process(m, &r), 0);
 	assert_string_equal(dso_at(m, 11, 11, 0x1000), "-");
+	/* ... but data addresses are found in it (and code maps still come first) */
+	struct pk_addr_loc dl;
+	assert_int_equal(pk_machine__resolve_data(m, 11, 11, 0x1800, PK_CPUMODE_USER, &dl), -ENODATA);
+	assert_non_null(dl.dso);
+	assert_string_equal(dl.dso_name, "/fake/data");
+	assert_int_equal(dl.map_start, 0x1000);
+	assert_int_equal(pk_machine__resolve_data(m, 11, 11, 0x2000, PK_CPUMODE_USER, &dl), -ENOENT);
+	assert_null(dl.dso);
 
 	/* kernel MMAP (pid -1) */
 	memset(&r, 0, sizeof(r));

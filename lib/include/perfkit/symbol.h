@@ -100,7 +100,8 @@ struct pk_mmap_event {
 	const uint8_t *build_id;/* MMAP2 build-id variant, else NULL */
 	size_t build_id_size;
 	bool kernel;            /* cpumode was kernel (or pid == -1) */
-	bool data;              /* PERF_RECORD_MISC_MMAP_DATA: ignored (not executable) */
+	bool data;              /* PERF_RECORD_MISC_MMAP_DATA: only data lookups see it
+				 * (pk_machine__resolve_data) */
 };
 PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev);
 
@@ -145,6 +146,15 @@ struct pk_addr_loc {
  */
 PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
 			       uint8_t cpumode, struct pk_addr_loc *loc);
+
+/*
+ * pk_machine__resolve for a data address (PERF_SAMPLE_ADDR of a page fault, say): the
+ * data mappings of the process (recorded with MMAP_DATA: record -d) count too, and the
+ * symbol is a data object of the ELF symbol table (STT_OBJECT, zero-sized ones
+ * reaching to the next) or else a function. Same errors as pk_machine__resolve.
+ */
+PK_API int pk_machine__resolve_data(struct pk_machine *m, uint32_t pid, uint32_t tid,
+				    uint64_t addr, uint8_t cpumode, struct pk_addr_loc *loc);
 
 /*
  * The DSO for a path (created on first use; owned by the machine), for direct lookups
