@@ -50,6 +50,8 @@ void pk_tool_setup_log(int verbose);
  * where the first touch of every mapped page costs a shadow page-table fill (~1.8 us):
  * pread was 9-38 % faster (see docs/perfkit-report.md). */
 bool pk_tool_read_mmap(void);
+/* Whether readers of perf.data may use a second thread (PERFKIT_NO_THREADS unset). */
+bool pk_tool_threads_allowed(void);
 /* Grow the heap by `bytes` now and fault it in with one call: the heap otherwise grows
  * page by page, each page faulted on first touch (11 us a fault in a PVM guest, 0.5 us a
  * page populated at once). For runs known to allocate that much in small pieces (libdw's

@@ -1414,75 +1414,96 @@ static void maps_changed(struct script *s, const struct pk_record *r)
 	s->pgen[pid % PGEN_BUCKETS]++;
 }
 
-static int process(struct script *s, struct pk_data_reader *rd)
+/* A record the session could not decode: an unknown type (shown with -a) or a malformed
+ * one (a warning, after the lines before it). */
+static int on_undecoded(struct script *s, const struct pk_data_event *ev)
 {
-	struct pk_data_event ev;
-	int err;
-	struct pk_ordered *q = s->file_order ? NULL : pk_ordered__new(NULL);
+	const struct perf_event_header *h = ev->hdr;
+	struct pk_record r;
+	const char *bad = NULL;
+	int d = pk_record__decode(ev->attr && ev->attr->layout_ok ? &ev->attr->layout : NULL, h,
+				  &r, &bad);
+	if (d == PK_RECORD_SKIPPED) {
+		if (s->all) {
+			if (s->json)
+				ob_printf(&s->ob, "{\"type\":\"%u\",\"size\":%u}\n", h->type, h->size);
+			else
+				ob_printf(&s->ob, "%16s PERF_RECORD_%u size=%u\n", "", h->type, h->size);
+		}
+	} else if (d < 0) {
+		ob_flush(&s->ob);
+		pk_tool_warn("record of type %u at offset %#" PRIx64 " is malformed (%s); skipped",
+			     h->type, ev->offset, bad ? bad : pk_strerror(d));
+	}
+	return 0;
+}
 
-	while ((err = q ? pk_ordered__next(q, rd, &ev) : pk_data_reader__next(rd, &ev)) > 0) {
-		const struct perf_event_header *h = ev.hdr;
-		struct pk_record r;
-		const char *bad = NULL;
+/* After each record: stop on a failed write or a field the file lacks */
+static int record_done(struct script *s)
+{
+	if (s->line_flush)
+		ob_flush(&s->ob);
+	if (s->ob.err)
+		return -EIO;
+	return s->fields_failed ? -EINVAL : 0;
+}
 
-		if (h->type >= 64) {
-			if (s->all)
-				print_user_record(s, &ev);
-			continue;
-		}
-		int d = pk_record__decode(ev.attr && ev.attr->layout_ok ? &ev.attr->layout : NULL,
-					  h, &r, &bad);
-		if (d < 0) {
-			ob_flush(&s->ob); /* the warning comes after the lines before it */
-			pk_tool_warn("record of type %u at offset %#" PRIx64 " is malformed (%s); skipped",
-				     h->type, ev.offset, bad ? bad : pk_strerror(d));
-			continue;
-		}
-		if (d == PK_RECORD_SKIPPED) {
-			if (s->all) {
-				if (s->json)
-					ob_printf(&s->ob, "{\"type\":\"%u\",\"size\":%u}\n", h->type, h->size);
-				else
-					ob_printf(&s->ob, "%16s PERF_RECORD_%u size=%u\n", "", h->type, h->size);
-			}
-			continue;
-		}
-		if (r.type != PERF_RECORD_SAMPLE && changes_maps(r.type) && s->fc_nr)
-			maps_changed(s, &r);
-		if (s->m && r.type != PERF_RECORD_SAMPLE)
-			pk_machine__process(s->m, &r);
-		if (r.type == PERF_RECORD_COMM)
-			comm_set(s, r.comm.tid, r.comm.comm);
-		else if (r.type == PERF_RECORD_FORK) {
-			struct comm_slot *parent = comm_find(s, r.task.ptid, false);
-			if (parent && !comm_find(s, r.task.tid, false)) {
-				char c[16];
-				memcpy(c, parent->comm, sizeof(c));
-				comm_set(s, r.task.tid, c);
-			}
-		}
-		if (r.type == PERF_RECORD_SAMPLE) {
-			s->nr_samples++;
-			if (!print_read_sample(s, ev.attr, &r.sample))
-				print_sample(s, ev.attr, &r.sample);
-		} else if ((r.type == PERF_RECORD_SWITCH || r.type == PERF_RECORD_SWITCH_CPU_WIDE) &&
-			   (s->show_switch || s->all) && !s->json) {
-			print_switch(s, ev.attr, &r);
-		} else if (s->all) {
-			print_record(s, &r);
-		}
-		if (s->line_flush)
-			ob_flush(&s->ob);
-		if (s->ob.err) {
-			err = -EIO;
-			break;
-		}
-		if (s->fields_failed) {
-			err = -EINVAL;
-			break;
+static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
+{
+	struct script *s = ctx;
+	if (!r)
+		return on_undecoded(s, ev);
+	s->nr_samples++;
+	if (!print_read_sample(s, ev->attr, &r->sample))
+		print_sample(s, ev->attr, &r->sample);
+	return record_done(s);
+}
+
+/* Every other record (the session gave it to the machine already) */
+static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
+{
+	struct script *s = ctx;
+	if (ev->hdr->type >= 64) {
+		if (s->all)
+			print_user_record(s, ev);
+		return 0;
+	}
+	if (!r)
+		return on_undecoded(s, ev);
+	if (changes_maps(r->type) && s->fc_nr)
+		maps_changed(s, r);
+	if (r->type == PERF_RECORD_COMM) {
+		comm_set(s, r->comm.tid, r->comm.comm);
+	} else if (r->type == PERF_RECORD_FORK) {
+		struct comm_slot *parent = comm_find(s, r->task.ptid, false);
+		if (parent && !comm_find(s, r->task.tid, false)) {
+			char c[16];
+			memcpy(c, parent->comm, sizeof(c));
+			comm_set(s, r->task.tid, c);
 		}
 	}
-	pk_ordered__free(q);
+	if ((r->type == PERF_RECORD_SWITCH || r->type == PERF_RECORD_SWITCH_CPU_WIDE) &&
+	    (s->show_switch || s->all) && !s->json)
+		print_switch(s, ev->attr, r);
+	else if (s->all)
+		print_record(s, r);
+	return record_done(s);
+}
+
+/* Every record through the session: in time order (or file order), the machine model
+ * kept by it (none with --no-symbols), read on a second thread for a file. */
+static int process(struct script *s, struct pk_data_reader *rd)
+{
+	PK_OPTS(pk_session_opts, so, .reader_thread = pk_tool_threads_allowed(),
+		.file_order = s->file_order, .no_machine = s->no_syms);
+	struct pk_session *ses = pk_session__new(rd, &so);
+	if (!ses)
+		return -errno;
+	s->m = pk_session__machine(ses);
+	PK_OPTS(pk_session_ops, ops, .sample = on_sample, .other = on_record);
+	int err = pk_session__process(ses, &ops, s);
+	s->m = NULL;
+	pk_session__free(ses);
 	return err;
 }
 
@@ -1567,18 +1588,6 @@ int cmd_script(int argc, char **argv)
 	if (pk_data_reader__truncated(rd))
 		pk_tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     input);
-	if (!s.no_syms) {
-		const struct pk_data_env *env = pk_data_reader__env(rd);
-		struct utsname u;
-		PK_OPTS(pk_machine_opts, mo, .host = !env->osrelease ||
-			(uname(&u) == 0 && !strcmp(u.release, env->osrelease)));
-		s.m = pk_machine__new(&mo);
-		for (size_t i = 0; s.m && i < env->nr_build_ids; i++)
-			if (env->build_ids[i].filename)
-				pk_machine__add_build_id(s.m, env->build_ids[i].filename,
-							 env->build_ids[i].build_id,
-							 env->build_ids[i].build_id_size);
-	}
 	err = s.json ? 0 : attrs_update(&s);
 	if (!err)
 		err = process(&s, rd);
@@ -1598,7 +1607,6 @@ int cmd_script(int argc, char **argv)
 	} else {
 		status = finish_output(&s, 0);
 	}
-	pk_machine__free(s.m);
 	script_trace__free(s.trace);
 	pk_data_reader__free(rd);
 	free(s.comms);

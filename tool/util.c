@@ -102,6 +102,11 @@ void pk_tool_heap_reserve(size_t bytes)
 		madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* best effort */
 }
 
+bool pk_tool_threads_allowed(void)
+{
+	return !getenv("PERFKIT_NO_THREADS");
+}
+
 bool pk_tool_read_mmap(void)
 {
 	const char *e = getenv("PERFKIT_READ");

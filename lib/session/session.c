@@ -16,6 +16,7 @@ struct pk_session {
 	struct pk_machine *m;
 	bool own_machine;
 	bool reader_thread;
+	bool file_order;
 	bool done;
 	size_t max_bytes;
 	struct pk_ordered_stats ost;
@@ -36,9 +37,12 @@ PK_API struct pk_session *pk_session__new(struct pk_data_reader *r,
 	s->r = r;
 	s->reader_thread = PK_OPTS_GET(opts, reader_thread, false);
 	s->max_bytes = PK_OPTS_GET(opts, max_queued_bytes, (size_t)0);
+	s->file_order = PK_OPTS_GET(opts, file_order, false);
 	s->m = PK_OPTS_GET(opts, machine, NULL);
 	const struct pk_data_env *env = pk_data_reader__env(r);
-	if (!s->m) {
+	if (PK_OPTS_GET(opts, no_machine, false)) {
+		s->m = NULL;
+	} else if (!s->m) {
 		const struct pk_machine_opts *mo = PK_OPTS_GET(opts, machine_opts, NULL);
 		struct pk_machine_opts o;
 		memset(&o, 0, sizeof(o));
@@ -62,7 +66,7 @@ PK_API struct pk_session *pk_session__new(struct pk_data_reader *r,
 		}
 		s->own_machine = true;
 	}
-	for (size_t i = 0; env && i < env->nr_build_ids; i++) {
+	for (size_t i = 0; s->m && env && i < env->nr_build_ids; i++) {
 		const struct pk_data_build_id *b = &env->build_ids[i];
 		if (b->filename)
 			pk_machine__add_build_id(s->m, b->filename, b->build_id, b->build_id_size);
@@ -134,6 +138,42 @@ static void preload(struct pk_session *s)
 	}
 }
 
+/* One record: the machine first (a callback sees the state the record leaves), then the
+ * record's callback. */
+static int deliver(struct pk_session *s, const struct pk_session_ops *ops, void *ctx,
+		   const struct pk_data_event *ev, const struct pk_record *rec)
+{
+	uint32_t type = ev->hdr->type;
+	if (rec && type != PERF_RECORD_SAMPLE && s->m &&
+	    pk_machine__process(s->m, rec) == -ENOMEM)
+		return -ENOMEM;
+	pk_session_fn fn = ops ? callback_of(ops, type) : NULL;
+	return fn ? fn(ctx, ev, rec) : 0;
+}
+
+/* --file-order: the reader's records as they come, decoded here */
+static int process_file_order(struct pk_session *s, const struct pk_session_ops *ops,
+			      void *ctx)
+{
+	void (*progress)(void *, uint64_t, uint64_t) = PK_OPTS_GET(ops, progress, NULL);
+	struct pk_data_event ev;
+	struct pk_record rec;
+	uint64_t nrec = 0;
+	int err;
+	while ((err = pk_data_reader__next(s->r, &ev)) > 0) {
+		const struct pk_data_attr *a = ev.attr;
+		bool ok = ev.hdr->type < 64 &&
+			  !pk_record__decode(a && a->layout_ok ? &a->layout : NULL, ev.hdr, &rec,
+					     NULL);
+		err = deliver(s, ops, ctx, &ev, ok ? &rec : NULL);
+		if (err)
+			break;
+		if (progress && !(++nrec & 0xffff))
+			progress(ctx, ev.offset, nrec);
+	}
+	return err;
+}
+
 PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops *ops,
 			       void *ctx)
 {
@@ -142,27 +182,24 @@ PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops
 	if (s->done)
 		return pk_err(-EALREADY);
 	s->done = true;
+	if (s->file_order) {
+		int err = process_file_order(s, ops, ctx);
+		if (err == PK_SESSION_STOP)
+			err = 0;
+		return err < 0 ? pk_err(err) : 0;
+	}
 	void (*progress)(void *, uint64_t, uint64_t) = PK_OPTS_GET(ops, progress, NULL);
 	bool threaded = s->reader_thread && pk_online_cpus() >= 2 && !pk_data_reader__is_pipe(s->r);
 	struct pk_feed *f;
 	int err = pk_feed__start(&f, s->r, threaded, s->max_bytes);
 	if (err)
 		return pk_err(err);
-	if (threaded)
+	if (threaded && s->m)
 		preload(s);
 	const struct pk_feed_item *it;
 	uint64_t nrec = 0;
 	while ((err = pk_feed__next(f, &it)) > 0) {
-		const struct pk_record *rec = it->dec ? NULL : &it->rec;
-		uint32_t type = it->ev.hdr->type;
-		/* the machine first: a callback sees the state the record leaves */
-		if (rec && type != PERF_RECORD_SAMPLE) {
-			err = pk_machine__process(s->m, rec);
-			if (err == -ENOMEM)
-				break;
-		}
-		pk_session_fn fn = ops ? callback_of(ops, type) : NULL;
-		err = fn ? fn(ctx, &it->ev, rec) : 0;
+		err = deliver(s, ops, ctx, &it->ev, it->dec ? NULL : &it->rec);
 		if (err)
 			break;
 		if (progress && !(++nrec & 0xffff))

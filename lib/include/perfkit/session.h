@@ -133,6 +133,12 @@ struct pk_session_opts {
 	/* Queued record bytes beyond which the oldest half is delivered early (the
 	 * pk_ordered_opts.max_bytes of the queue). 0 = 256 MiB. */
 	size_t max_queued_bytes;
+	/* Deliver the records in file order, not time order (perf script's --file-order;
+	 * read on the caller's thread). */
+	bool file_order;
+	/* No machine model: records are not given to one and pk_session__machine is NULL
+	 * (a client that never resolves addresses saves the work). */
+	bool no_machine;
 	size_t :0;
 };
 
