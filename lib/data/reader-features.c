@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/data/reader-features.c - the feature sections of a perf.data header (HOSTNAME,
+ * OSRELEASE, ..., BUILD_ID, EVENT_DESC, topology, GROUP_DESC): each read with bounds
+ * checks into the reader's env; a malformed one is skipped with a warning.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "internal.h"
+#include "reader-internal.h"
+
+struct cur {
+	const uint8_t *p;
+	size_t len, off;
+	bool bad;
+};
+
+static bool cur_get(struct cur *c, void *dst, size_t n)
+{
+	if (c->bad || n > c->len - c->off) {
+		c->bad = true;
+		memset(dst, 0, n);
+		return false;
+	}
+	memcpy(dst, c->p + c->off, n);
+	c->off += n;
+	return true;
+}
+static uint32_t cur_u32(struct cur *c) { uint32_t v; cur_get(c, &v, 4); return v; }
+static uint64_t cur_u64(struct cur *c) { uint64_t v; cur_get(c, &v, 8); return v; }
+
+/* perf_header_string; returns a malloc'd string (NULL + c->bad on error) */
+static char *cur_str(struct cur *c)
+{
+	uint32_t len = cur_u32(c);
+	if (c->bad || len > c->len - c->off) {
+		c->bad = true;
+		return NULL;
+	}
+	const char *s = (const char *)c->p + c->off;
+	c->off += len;
+	char *d = pk_strndup(s, len);
+	if (!d)
+		c->bad = true;
+	return d;
+}
+
+void pk_rd_free_groups(struct pk_data_reader *r)
+{
+	for (uint32_t i = 0; i < r->env.nr_groups; i++)
+		free((char *)r->env.groups[i].name);
+	free((void *)r->env.groups);
+	r->env.groups = NULL;
+	r->env.nr_groups = 0;
+}
+
+void pk_rd_free_strv(char **v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* string list; each entry needs >= 4 bytes so nr is bounded by the payload */
+static char **cur_strlist(struct cur *c, uint32_t *nr_out)
+{
+	uint32_t nr = cur_u32(c);
+	if (c->bad || nr > (c->len - c->off) / 4) {
+		c->bad = true;
+		return NULL;
+	}
+	char **v = calloc(nr ? nr : 1, sizeof(char *));
+	if (!v) {
+		c->bad = true;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		v[i] = cur_str(c);
+		if (!v[i]) {
+			pk_rd_free_strv(v, i);
+			return NULL;
+		}
+	}
+	*nr_out = nr;
+	return v;
+}
+
+static void set_feat(struct pk_data_reader *r, int feat)
+{
+	r->env.features[feat / 64] |= 1ULL << (feat % 64);
+}
+
+static const char *const feat_names[] = {
+	[PK_FEAT_TRACING_DATA] = "TRACING_DATA", [PK_FEAT_BUILD_ID] = "BUILD_ID",
+	[PK_FEAT_HOSTNAME] = "HOSTNAME", [PK_FEAT_OSRELEASE] = "OSRELEASE",
+	[PK_FEAT_VERSION] = "VERSION", [PK_FEAT_ARCH] = "ARCH", [PK_FEAT_NRCPUS] = "NRCPUS",
+	[PK_FEAT_CPUDESC] = "CPUDESC", [PK_FEAT_CPUID] = "CPUID",
+	[PK_FEAT_TOTAL_MEM] = "TOTAL_MEM", [PK_FEAT_CMDLINE] = "CMDLINE",
+	[PK_FEAT_EVENT_DESC] = "EVENT_DESC", [PK_FEAT_CPU_TOPOLOGY] = "CPU_TOPOLOGY",
+	[PK_FEAT_SAMPLE_TIME] = "SAMPLE_TIME", [PK_FEAT_CLOCKID] = "CLOCKID",
+	[PK_FEAT_COMPRESSED] = "COMPRESSED", [PK_FEAT_GROUP_DESC] = "GROUP_DESC",
+};
+
+const char *pk_rd_feat_name(int feat)
+{
+	if (feat >= 0 && (size_t)feat < PK_ARRAY_SIZE(feat_names) && feat_names[feat])
+		return feat_names[feat];
+	return "feature";
+}
+
+static int parse_event_desc(struct pk_data_reader *r, struct cur *c)
+{
+	uint32_t nr = cur_u32(c), sz = cur_u32(c);
+
+	if (c->bad || sz < PK_ATTR_SIZE_VER0 || sz > 4096 || nr > c->len / sz)
+		return -PK_ERR_FORMAT;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t nr_ids;
+		if (sz > c->len - c->off)
+			return -PK_ERR_FORMAT;
+		c->off += sz; /* the attr itself: the attrs section is authoritative */
+		nr_ids = cur_u32(c);
+		char *name = cur_str(c);
+		if (!name)
+			return -PK_ERR_FORMAT;
+		if (nr_ids > (c->len - c->off) / 8) {
+			free(name);
+			return -PK_ERR_FORMAT;
+		}
+		c->off += (size_t)nr_ids * 8;
+		/* names by position, as perf assigns them */
+		if (i < r->nr_attrs) {
+			free(r->attrs[i]->name);
+			r->attrs[i]->name = name;
+			r->attrs[i]->pub.name = name;
+		} else {
+			free(name);
+		}
+	}
+	return 0;
+}
+
+static int parse_build_ids(struct pk_data_reader *r, struct cur *c)
+{
+	size_t n = 0, cap = 0;
+	struct pk_data_build_id *v = NULL;
+
+	while (c->off < c->len) {
+		uint8_t fixed[36];
+		uint16_t misc, size;
+		if (!cur_get(c, fixed, sizeof(fixed)))
+			goto bad;
+		memcpy(&misc, fixed + 4, 2);
+		memcpy(&size, fixed + 6, 2);
+		if (size < 36 || size - 36u > c->len - c->off)
+			goto bad;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct pk_data_build_id *nv = realloc(v, cap * sizeof(*nv));
+			if (!nv)
+				goto bad;
+			v = nv;
+		}
+		struct pk_data_build_id *e = &v[n];
+		memset(e, 0, sizeof(*e));
+		memcpy(&e->pid, fixed + 8, 4);
+		memcpy(e->build_id, fixed + 12, PK_BUILD_ID_MAX);
+		e->cpumode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+		e->build_id_size = (misc & 0x8000) ? PK_MIN(fixed[32], PK_BUILD_ID_MAX)
+						   : PK_BUILD_ID_MAX;
+		e->filename = pk_strndup((const char *)c->p + c->off, size - 36u);
+		if (!e->filename)
+			goto bad;
+		c->off += size - 36u;
+		n++;
+	}
+	for (size_t i = 0; i < r->env.nr_build_ids; i++)
+		free((char *)r->bids[i].filename);
+	free(r->bids);
+	r->bids = v;
+	r->env.build_ids = v;
+	r->env.nr_build_ids = n;
+	return 0;
+bad:
+	for (size_t i = 0; i < n; i++)
+		free((char *)v[i].filename);
+	free(v);
+	return -PK_ERR_FORMAT;
+}
+
+static int parse_topology(struct pk_data_reader *r, struct cur *c)
+{
+	uint32_t n[3] = { 0 };
+	char **l[3] = { NULL };
+	struct pk_data_cpu_topo *cpu = NULL;
+	uint32_t nr_cpu = r->env.nr_cpus_avail;
+
+	l[0] = cur_strlist(c, &n[0]);
+	l[1] = l[0] ? cur_strlist(c, &n[1]) : NULL;
+	if (!l[1])
+		goto bad;
+	if (c->off < c->len && nr_cpu) {
+		if ((uint64_t)nr_cpu * 8 > c->len - c->off)
+			goto bad;
+		cpu = calloc(nr_cpu, sizeof(*cpu));
+		if (!cpu)
+			goto bad;
+		for (uint32_t i = 0; i < nr_cpu; i++) {
+			cpu[i].core_id = cur_u32(c);
+			cpu[i].socket_id = cur_u32(c);
+			cpu[i].die_id = (uint32_t)-1;
+		}
+		if (c->off < c->len) {
+			l[2] = cur_strlist(c, &n[2]);
+			if (!l[2] || (uint64_t)nr_cpu * 4 > c->len - c->off)
+				goto bad;
+			for (uint32_t i = 0; i < nr_cpu; i++)
+				cpu[i].die_id = cur_u32(c);
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		pk_rd_free_strv(r->topo_lists[i], i == 0 ? r->env.nr_package_cpus :
+				      i == 1 ? r->env.nr_core_cpus : r->env.nr_die_cpus);
+	free((void *)r->env.cpu);
+	for (int i = 0; i < 3; i++)
+		r->topo_lists[i] = l[i];
+	r->env.package_cpus = (const char *const *)l[0];
+	r->env.nr_package_cpus = n[0];
+	r->env.core_cpus = (const char *const *)l[1];
+	r->env.nr_core_cpus = n[1];
+	r->env.die_cpus = (const char *const *)l[2];
+	r->env.nr_die_cpus = n[2];
+	r->env.cpu = cpu;
+	r->env.nr_cpu_topo = cpu ? nr_cpu : 0;
+	return 0;
+bad:
+	for (int i = 0; i < 3; i++)
+		pk_rd_free_strv(l[i], n[i]);
+	free(cpu);
+	return -PK_ERR_FORMAT;
+}
+
+/* GROUP_DESC. Every group must lie within the attrs (leader < nr_attrs, members fit) and
+ * have at least one member; nr_groups is bounded by the bytes a group needs at least (a
+ * 4-byte empty string, leader, nr). */
+static int parse_group_desc(struct pk_data_reader *r, struct cur *c)
+{
+	uint32_t nr = cur_u32(c);
+	struct pk_data_group *v;
+
+	if (c->bad || nr > (c->len - c->off) / 12 || nr > r->nr_attrs)
+		return -PK_ERR_FORMAT;
+	v = nr ? calloc(nr, sizeof(*v)) : NULL;
+	if (nr && !v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++) {
+		char *name = cur_str(c);
+		uint32_t leader = cur_u32(c), members = cur_u32(c);
+		if (name && !strcmp(name, "{anon_group}")) {
+			free(name);
+			name = NULL;
+		} else if (!name) {
+			c->bad = true;
+		}
+		v[i].name = name;
+		v[i].leader_idx = leader;
+		v[i].nr_members = members;
+		if (c->bad || !members || leader >= r->nr_attrs || members > r->nr_attrs - leader) {
+			for (uint32_t j = 0; j <= i; j++)
+				free((char *)v[j].name);
+			free(v);
+			return -PK_ERR_FORMAT;
+		}
+	}
+	pk_rd_free_groups(r);
+	r->env.groups = v;
+	r->env.nr_groups = nr;
+	return 0;
+}
+
+/* Parse one feature payload. Unknown features are ignored (0). */
+int pk_rd_parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, size_t len)
+{
+	struct cur c = { .p = p, .len = len };
+	int idx = -1;
+
+	switch (feat) {
+	case PK_FEAT_HOSTNAME: idx = 0; break;
+	case PK_FEAT_OSRELEASE: idx = 1; break;
+	case PK_FEAT_VERSION: idx = 2; break;
+	case PK_FEAT_ARCH: idx = 3; break;
+	case PK_FEAT_CPUDESC: idx = 4; break;
+	case PK_FEAT_CPUID: idx = 5; break;
+	default: break;
+	}
+	if (idx >= 0) {
+		char *s = cur_str(&c);
+		if (!s)
+			return -PK_ERR_FORMAT;
+		const char **slot[6] = { &r->env.hostname, &r->env.osrelease, &r->env.version,
+					 &r->env.arch, &r->env.cpudesc, &r->env.cpuid };
+		free((char *)*slot[idx]);
+		*slot[idx] = s;
+		set_feat(r, feat);
+		return 0;
+	}
+	switch (feat) {
+	case PK_FEAT_NRCPUS: {
+		uint32_t avail = cur_u32(&c), online = cur_u32(&c);
+		if (c.bad)
+			return -PK_ERR_FORMAT;
+		r->env.nr_cpus_avail = avail;
+		r->env.nr_cpus_online = online;
+		break;
+	}
+	case PK_FEAT_TOTAL_MEM:
+		r->env.total_mem_kb = cur_u64(&c);
+		if (c.bad)
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_CMDLINE: {
+		uint32_t nr = 0;
+		char **v = cur_strlist(&c, &nr);
+		if (!v)
+			return -PK_ERR_FORMAT;
+		pk_rd_free_strv(r->cmdline, r->env.nr_cmdline);
+		r->cmdline = v;
+		r->env.cmdline = (const char *const *)v;
+		r->env.nr_cmdline = nr;
+		break;
+	}
+	case PK_FEAT_EVENT_DESC:
+		if (parse_event_desc(r, &c))
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_BUILD_ID:
+		if (parse_build_ids(r, &c))
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_CPU_TOPOLOGY:
+		if (parse_topology(r, &c))
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_GROUP_DESC:
+		if (parse_group_desc(r, &c))
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_SAMPLE_TIME: {
+		uint64_t a = cur_u64(&c), b = cur_u64(&c);
+		if (c.bad)
+			return -PK_ERR_FORMAT;
+		r->env.first_sample_time = a;
+		r->env.last_sample_time = b;
+		break;
+	}
+	case PK_FEAT_CLOCKID:
+		r->env.clockid_res_ns = cur_u64(&c);
+		if (c.bad)
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_COMPRESSED: {
+		uint32_t v[5];
+		for (int i = 0; i < 5; i++)
+			v[i] = cur_u32(&c);
+		if (c.bad)
+			return -PK_ERR_FORMAT;
+		r->env.comp_version = v[0];
+		r->env.comp_type = v[1];
+		r->env.comp_level = v[2];
+		r->env.comp_ratio = v[3];
+		r->env.comp_mmap_len = v[4];
+		break;
+	}
+	default:
+		break; /* not parsed; its bit is still reported */
+	}
+	set_feat(r, feat);
+	return 0;
+}
+
+void pk_rd_read_features(struct pk_data_reader *r, uint64_t table)
+{
+	const uint64_t *bits = r->fh.features;
+	size_t nr = 0, i = 0;
+
+	for (int b = 0; b < PK_FEAT_BITS; b++)
+		nr += (bits[b / 64] >> (b % 64)) & 1;
+	if (!nr)
+		return;
+	if (table > r->size || nr * 16 > r->size - table) {
+		pk_warn("perf.data: the feature section table at offset %#llx (%zu entries) lies "
+			"beyond the end of the file; header features ignored",
+			(unsigned long long)table, nr);
+		return;
+	}
+	for (int b = 0; b < PK_FEAT_BITS; b++) {
+		if (!((bits[b / 64] >> (b % 64)) & 1))
+			continue;
+		struct pk_file_section s;
+		uint64_t at = table + 16 * i++;
+		if (pk_rd_src_read(r, at, &s, sizeof(s)))
+			return;
+		if (b == 0 || b >= PK_FEAT_LAST_PERF61 + 8)
+			continue; /* reserved / unknown: skip */
+		if (s.offset > r->size || s.size > r->size - s.offset) {
+			pk_warn("perf.data: feature %s (bit %d) at offset %#llx claims %llu bytes "
+				"beyond the end of the file; skipped", pk_rd_feat_name(b), b,
+				(unsigned long long)s.offset, (unsigned long long)s.size);
+			continue;
+		}
+		if (b == PK_FEAT_TRACING_DATA && s.size && s.size <= MAX_FEATURE_SIZE) {
+			/* kept as is for pk_tracing_data__parse */
+			uint8_t *blob = malloc((size_t)s.size);
+			if (blob && pk_rd_src_read(r, s.offset, blob, (size_t)s.size) == 0) {
+				free(r->tracing);
+				r->tracing = blob;
+				r->tracing_len = (size_t)s.size;
+			} else {
+				free(blob);
+			}
+			set_feat(r, b);
+			continue;
+		}
+		if (b == PK_FEAT_TRACING_DATA || b == PK_FEAT_AUXTRACE || s.size > MAX_FEATURE_SIZE) {
+			set_feat(r, b);
+			continue; /* present, not parsed */
+		}
+		uint8_t *buf = NULL;
+		const uint8_t *p;
+		if (r->kind == SRC_MEM) {
+			p = r->mem + s.offset;
+		} else {
+			buf = malloc(s.size ? (size_t)s.size : 1);
+			if (!buf || pk_rd_src_read(r, s.offset, buf, (size_t)s.size)) {
+				free(buf);
+				continue;
+			}
+			p = buf;
+		}
+		if (pk_rd_parse_feature(r, b, p, (size_t)s.size))
+			pk_warn("perf.data: feature %s (bit %d) at offset %#llx, %llu bytes, is "
+				"malformed; skipped", pk_rd_feat_name(b), b, (unsigned long long)s.offset,
+				(unsigned long long)s.size);
+		free(buf);
+	}
+}
+
