@@ -223,4 +223,10 @@ int64_t pk_sign_extend(uint64_t v, unsigned width);
 			(dst)->sz = pk_oc_sz;                                              \
 		}                                                                          \
 	} while (0)
+/* (lib/sample/decode.c) u64 positions in a sample of sample_type st: of the id in the
+ * body (-1: none), of the id counted from the end of a sample_id trailer (1 = last; -1:
+ * none), of the time in the body (-1: none). The one place that computes them. */
+int pk_sample_id_pos(uint64_t st);
+int pk_sample_is_pos(uint64_t st);
+int pk_sample_time_pos(uint64_t st);
 #endif

@@ -63,8 +63,5 @@ int pk_host__cmdline(struct pk_dbuf *b, const struct pk_host_info *h,
 int pk_host__cpu_topology(struct pk_dbuf *b, const struct pk_host_info *h, uint32_t nr_avail);
 
 /* Sample-body u64 index of ID / TIME for a sample_type (-1 when absent). */
-int pk_data__id_pos(uint64_t sample_type);
-int pk_data__is_pos(uint64_t sample_type);
-int pk_data__time_pos(uint64_t sample_type);
 
 #endif

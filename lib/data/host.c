@@ -75,34 +75,6 @@ void pk_dbuf_release(struct pk_dbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* ---- sample layout positions (perf_event_open(2), PERF_RECORD_SAMPLE) ---- */
-
-int pk_data__id_pos(uint64_t st)
-{
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		return 0;
-	if (!(st & PERF_SAMPLE_ID))
-		return -1;
-	return !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
-	       !!(st & PERF_SAMPLE_ADDR);
-}
-
-int pk_data__is_pos(uint64_t st)
-{
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		return 1;
-	if (!(st & PERF_SAMPLE_ID))
-		return -1;
-	return 1 + !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_STREAM_ID);
-}
-
-int pk_data__time_pos(uint64_t st)
-{
-	if (!(st & PERF_SAMPLE_TIME))
-		return -1;
-	return !!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID);
-}
-
 /* ---- host features ---- */
 
 static void host_path(char *out, size_t len, const char *root, const char *def, const char *rel)

@@ -318,9 +318,9 @@ static int add_attr(struct pk_data_reader *r, const uint8_t *raw, size_t avail,
 	a->pub.idx = (int)r->nr_attrs;
 	a->pub.ids = a->ids;
 	a->pub.nr_ids = nr_ids;
-	a->pub.id_pos = pk_data__id_pos(a->pub.attr.attr.sample_type);
+	a->pub.id_pos = pk_sample_id_pos(a->pub.attr.attr.sample_type);
 	a->pub.is_pos = a->pub.attr.attr.sample_id_all ?
-			pk_data__is_pos(a->pub.attr.attr.sample_type) : -1;
+			pk_sample_is_pos(a->pub.attr.attr.sample_type) : -1;
 	a->pub.layout_ok = pk_sample_layout__init(&a->pub.layout, &a->pub.attr.attr) == 0;
 	r->attrs[r->nr_attrs++] = a;
 	r->nr_ids_total += nr_ids;

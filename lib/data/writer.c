@@ -643,7 +643,7 @@ static int start(struct pk_data_writer *w)
 	/* common TIME slot for the sample-time tracker */
 	w->time_pos = -1;
 	for (size_t i = 0; i < w->nr_attrs; i++) {
-		int tp = pk_data__time_pos(w->attrs[i].attr.attr.sample_type);
+		int tp = pk_sample_time_pos(w->attrs[i].attr.attr.sample_type);
 		if (i == 0)
 			w->time_pos = tp;
 		else if (tp != w->time_pos)

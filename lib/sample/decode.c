@@ -120,23 +120,38 @@ PK_API int pk_sample_layout__init(struct pk_sample_layout *l, const struct perf_
 		l->id_size = 8 * (uint32_t)__builtin_popcountll(st & PK_SAMPLE_ID_ALL_MASK);
 	l->min_sample_size = 8 + 8 * (uint32_t)__builtin_popcountll(st & FIXED_SAMPLE_BITS);
 
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		l->id_pos = 0;
-	else if (st & PERF_SAMPLE_ID)
-		l->id_pos = __builtin_popcountll(st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-						       PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR));
-	else
-		l->id_pos = -1;
-
-	if (!l->sample_id_all)
-		l->is_pos = -1;
-	else if (st & PERF_SAMPLE_IDENTIFIER)
-		l->is_pos = 1;
-	else if (st & PERF_SAMPLE_ID)
-		l->is_pos = 1 + !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_STREAM_ID);
-	else
-		l->is_pos = -1;
+	l->id_pos = pk_sample_id_pos(st);
+	l->is_pos = l->sample_id_all ? pk_sample_is_pos(st) : -1;
 	return 0;
+}
+
+/* ---- where the id and the time are (perf_event_open(2), PERF_RECORD_SAMPLE and the
+ * sample_id trailer): the one place that computes them ---- */
+
+int pk_sample_id_pos(uint64_t st)
+{
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		return 0;
+	if (!(st & PERF_SAMPLE_ID))
+		return -1;
+	return !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+	       !!(st & PERF_SAMPLE_ADDR);
+}
+
+int pk_sample_is_pos(uint64_t st)
+{
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		return 1;
+	if (!(st & PERF_SAMPLE_ID))
+		return -1;
+	return 1 + !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_STREAM_ID);
+}
+
+int pk_sample_time_pos(uint64_t st)
+{
+	if (!(st & PERF_SAMPLE_TIME))
+		return -1;
+	return !!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID);
 }
 
 PK_API int pk_sample_layout__record_id(const struct pk_sample_layout *l,

@@ -136,10 +136,7 @@ uint64_t pk_ordered__timestamp(const struct perf_event_header *hdr,
 	const uint64_t *u = (const uint64_t *)(hdr + 1);
 	size_t nu = (hdr->size - sizeof(*hdr)) / 8;
 	if (hdr->type == PERF_RECORD_SAMPLE) {
-		size_t pos = 0;
-		pos += !!(l->sample_type & PERF_SAMPLE_IDENTIFIER);
-		pos += !!(l->sample_type & PERF_SAMPLE_IP);
-		pos += !!(l->sample_type & PERF_SAMPLE_TID);
+		size_t pos = (size_t)pk_sample_time_pos(l->sample_type); /* TIME is set */
 		return pos < nu ? u[pos] : NO_TIME;
 	}
 	if (!l->sample_id_all || !l->id_size || hdr->size < sizeof(*hdr) + l->id_size)
