@@ -8,14 +8,40 @@
 #include <sys/types.h>
 
 /*
+ * A command's options, one table (tool/options.c): getopt_long's tables and the option
+ * lines of the usage text are made from it. The table ends with an entry whose id is 0.
+ */
+struct pk_tool_opt {
+	int id;                 /* what pk_tool_getopt returns: the short option's letter, or
+				 * a value >= 256 for an option with a long name only */
+	const char *name;       /* long name without "--", or NULL */
+	int has_arg;            /* no_argument, required_argument or optional_argument */
+	const char *arg;        /* the argument as the usage shows it ("<file>"), or NULL */
+	const char *help;       /* its lines ('\n' between them); NULL: a hidden alias */
+};
+/* A command's usage text: synopsis, intro, the option lines, outro. */
+struct pk_tool_help {
+	const char *synopsis;   /* "usage: perfkit <cmd> ...\n" */
+	const char *intro;      /* paragraphs after a blank line, or NULL */
+	const struct pk_tool_opt *opts;
+	const char *outro;      /* after the options and a blank line, or NULL */
+};
+/* getopt_long over the table (optind/optarg/opterr as for getopt_long). Flags:
+ * PK_OPT_STOP_AT_ARG stops at the first argument that is not an option (a command to
+ * run follows). */
+#define PK_OPT_STOP_AT_ARG 1u
+int pk_tool_getopt(int argc, char **argv, const struct pk_tool_opt *opts, unsigned flags);
+void pk_tool_print_usage(FILE *f, const struct pk_tool_help *h);
+
+/*
  * Each subcommand lives in tool/cmd-<name>.c and exports
  *     int cmd_<name>(int argc, char **argv);
- *     extern const char cmd_<name>_usage[];
+ *     extern const struct pk_tool_help cmd_<name>_help;
  * argv[0] is the command name. The return value is the process exit status.
  */
 #define PK_DECLARE_CMD(name)                    \
 	int cmd_##name(int argc, char **argv);  \
-	extern const char cmd_##name##_usage[]
+	extern const struct pk_tool_help cmd_##name##_help
 
 /* one line per command, e.g. PK_DECLARE_CMD(list); */
 PK_DECLARE_CMD(check);
@@ -23,8 +49,11 @@ PK_DECLARE_CMD(convert);
 PK_DECLARE_CMD(diff);
 PK_DECLARE_CMD(flamegraph);
 PK_DECLARE_CMD(list);
-PK_DECLARE_CMD(record);
-PK_DECLARE_CMD(report);
+/* (not yet on an option table: their usage is a string) */
+int cmd_record(int argc, char **argv);
+extern const char cmd_record_usage[];
+int cmd_report(int argc, char **argv);
+extern const char cmd_report_usage[];
 PK_DECLARE_CMD(script);
 PK_DECLARE_CMD(stat);
 
@@ -35,7 +64,7 @@ extern const char *pk_cmd_name;
 void pk_tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfkit <cmd>: warning: <fmt...>\n" on stderr. */
 void pk_tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print a command's usage text to `f`. */
+/* Print a usage string to `f` (commands not yet on an option table). */
 void pk_tool_usage(FILE *f, const char *usage);
 /* True if argv has -h/--help at the option level (stops at "--"). */
 bool pk_tool_wants_help(int argc, char **argv);

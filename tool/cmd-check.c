@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,18 +23,23 @@
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 
-const char cmd_check_usage[] =
-	"usage: perfkit check [--json]\n"
-	"\n"
-	"Show what perf_event_open(2) can measure on this machine: kernel, perf_event_paranoid\n"
-	"and capabilities, /proc/sys/kernel limits, PMUs, and each feature verified by opening\n"
-	"a real event (software and hardware counters, cache events, rdpmc, tracepoints,\n"
-	"breakpoints, system-wide mode, call-chain and user-stack sampling, kprobe/uprobe\n"
-	"PMUs). Every feature that does not work comes with the reason and the fix.\n"
-	"\n"
-	"    --json    print one JSON object instead of text\n"
-	"\n"
-	"Exit status: 0 if software events work, 1 if not, 129 on a usage error.\n";
+enum { OPT_JSON = 256 };
+
+static const struct pk_tool_opt opts[] = {
+	{ OPT_JSON, "json", no_argument, NULL, "print one JSON object instead of text" },
+	{ 0 },
+};
+
+const struct pk_tool_help cmd_check_help = {
+	.synopsis = "usage: perfkit check [--json]\n",
+	.intro = "Show what perf_event_open(2) can measure on this machine: kernel, perf_event_paranoid\n"
+		 "and capabilities, /proc/sys/kernel limits, PMUs, and each feature verified by opening\n"
+		 "a real event (software and hardware counters, cache events, rdpmc, tracepoints,\n"
+		 "breakpoints, system-wide mode, call-chain and user-stack sampling, kprobe/uprobe\n"
+		 "PMUs). Every feature that does not work comes with the reason and the fix.\n",
+	.opts = opts,
+	.outro = "Exit status: 0 if software events work, 1 if not, 129 on a usage error.\n",
+};
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -693,14 +699,22 @@ int cmd_check(int argc, char **argv)
 	bool json = false;
 	struct facts fx;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
+		if (c == OPT_JSON) {
 			json = true;
-		} else {
-			pk_tool_error("unknown option '%s'", argv[i]);
-			pk_tool_usage(stderr, cmd_check_usage);
-			return 129;
+			continue;
 		}
+		pk_tool_error("unknown option '%s'", argv[optind - 1]);
+		pk_tool_print_usage(stderr, &cmd_check_help);
+		return 129;
+	}
+	if (optind < argc) {
+		pk_tool_error("unexpected argument '%s'", argv[optind]);
+		pk_tool_print_usage(stderr, &cmd_check_help);
+		return 129;
 	}
 	pk_tool_setup_log(0);
 	gather(&fx);

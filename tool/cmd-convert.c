@@ -14,40 +14,35 @@
 #include "builtin.h"
 #include "profile-load.h"
 
-const char cmd_convert_usage[] =
-	"usage: perfkit convert --to FORMAT [-i perf.data] [-o FILE] [options]\n"
-	"\n"
-	"Convert the samples of a perf.data file for other tools. FORMAT:\n"
-	"  folded      collapsed stacks 'comm;root;...;leaf N' (flamegraph.pl, inferno)\n"
-	"  pprof       gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)\n"
-	"  speedscope  speedscope's JSON file format (one sampled profile per thread)\n"
-	"  gecko       the Firefox Profiler's Gecko format (profiler.firefox.com)\n"
-	"  json        the sample stream of 'perfkit script --json' (one object a line)\n"
-	"\n"
-	"  -i, --input FILE       perf.data to read (default perf.data; - = stdin)\n"
-	"  -o, --output FILE      file to write (default: stdout)\n"
-	"      --weight W         folded: period (default) or samples\n"
-	"      --annotate         folded: mark kernel frames _[k] and JIT frames _[j]\n"
-	"      --no-comm          folded: no process-name root frame\n"
-	"  -e, --event NAME       only this event (gecko: the first event by default; not json)\n"
-	"  -G, --no-call-graph    only the sampled functions, no callers\n"
-	"      --inline           expand inlined functions into frames (DWARF; slower; not json)\n"
-	"      --no-srcline       pprof/speedscope: skip source file:line lookups (faster)\n";
 
 enum { OPT_TO = 256, OPT_WEIGHT, OPT_ANNOTATE, OPT_NOCOMM, OPT_INLINE, OPT_NOSRC };
 
-static const struct option longopts[] = {
-	{ "to", required_argument, NULL, OPT_TO },
-	{ "input", required_argument, NULL, 'i' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "weight", required_argument, NULL, OPT_WEIGHT },
-	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
-	{ "no-comm", no_argument, NULL, OPT_NOCOMM },
-	{ "event", required_argument, NULL, 'e' },
-	{ "no-call-graph", no_argument, NULL, 'G' },
-	{ "inline", no_argument, NULL, OPT_INLINE },
-	{ "no-srcline", no_argument, NULL, OPT_NOSRC },
-	{ NULL, 0, NULL, 0 },
+static const struct pk_tool_opt opts[] = {
+	{ OPT_TO, "to", required_argument, "<format>", "folded, pprof, speedscope, gecko or json (required)" },
+	{ 'i', "input", required_argument, "<file>", "perf.data to read (default perf.data; - = stdin)" },
+	{ 'o', "output", required_argument, "<file>", "file to write (default: stdout)" },
+	{ OPT_WEIGHT, "weight", required_argument, "<w>", "folded: period (default) or samples" },
+	{ OPT_ANNOTATE, "annotate", no_argument, NULL, "folded: mark kernel frames _[k] and JIT frames _[j]" },
+	{ OPT_NOCOMM, "no-comm", no_argument, NULL, "folded: no process-name root frame" },
+	{ 'e', "event", required_argument, "<name>",
+	  "only this event (gecko: the first event by default; not json)" },
+	{ 'G', "no-call-graph", no_argument, NULL, "only the sampled functions, no callers" },
+	{ OPT_INLINE, "inline", no_argument, NULL,
+	  "expand inlined functions into frames (DWARF; slower;\nnot json)" },
+	{ OPT_NOSRC, "no-srcline", no_argument, NULL,
+	  "pprof/speedscope: skip source file:line lookups\n(faster)" },
+	{ 0 },
+};
+
+const struct pk_tool_help cmd_convert_help = {
+	.synopsis = "usage: perfkit convert --to <format> [-i perf.data] [-o <file>] [<options>]\n",
+	.intro = "Convert the samples of a perf.data file for other tools. <format>:\n"
+		 "  folded      collapsed stacks 'comm;root;...;leaf N' (flamegraph.pl, inferno)\n"
+		 "  pprof       gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)\n"
+		 "  speedscope  speedscope's JSON file format (one sampled profile per thread)\n"
+		 "  gecko       the Firefox Profiler's Gecko format (profiler.firefox.com)\n"
+		 "  json        the sample stream of 'perfkit script --json' (one object a line)\n",
+	.opts = opts,
 };
 
 enum fmt { F_NONE, F_FOLDED, F_PPROF, F_SPEEDSCOPE, F_GECKO, F_JSON };
@@ -99,7 +94,7 @@ int cmd_convert(int argc, char **argv)
 	PK_OPTS(pk_folded_opts, fo, .event = -1);
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:o:e:G", longopts, NULL)) != -1) {
+	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
 		switch (c) {
 		case 'i': input = optarg; break;
 		case 'o': output = optarg; break;
@@ -132,13 +127,13 @@ int cmd_convert(int argc, char **argv)
 			}
 			break;
 		default:
-			pk_tool_usage(stderr, cmd_convert_usage);
+			pk_tool_print_usage(stderr, &cmd_convert_help);
 			return 129;
 		}
 	}
 	if (fmt == F_NONE) {
 		pk_tool_error("--to FORMAT is required");
-		pk_tool_usage(stderr, cmd_convert_usage);
+		pk_tool_print_usage(stderr, &cmd_convert_help);
 		return 129;
 	}
 	if (optind < argc) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* perfkit diff: per-symbol comparison of two perf.data files (like perf diff). */
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h> /* (no_argument, ...) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,30 +10,25 @@
 #include "builtin.h"
 #include "profile-load.h"
 
-const char cmd_diff_usage[] =
-	"usage: perfkit diff [options] [BEFORE.data [AFTER.data]]\n"
-	"\n"
-	"Compare the self share of every symbol between two recordings (default:\n"
-	"perf.data.old and perf.data), largest change first.\n"
-	"\n"
-	"  -e, --event NAME       compare this event (default: the first of AFTER)\n"
-	"      --weight W         period (default) or samples\n"
-	"  -n, --limit N          print at most N rows (default: all)\n"
-	"      --min-delta P      hide rows whose share changed by less than P points\n"
-	"      --json             one JSON object per row\n"
-	"\n"
-	"Columns: Baseline (share in BEFORE), New (share in AFTER), Delta (New - Baseline,\n"
-	"percentage points), the object and the symbol.\n";
-
 enum { OPT_WEIGHT = 256, OPT_MINDELTA, OPT_JSON };
 
-static const struct option longopts[] = {
-	{ "event", required_argument, NULL, 'e' },
-	{ "weight", required_argument, NULL, OPT_WEIGHT },
-	{ "limit", required_argument, NULL, 'n' },
-	{ "min-delta", required_argument, NULL, OPT_MINDELTA },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ NULL, 0, NULL, 0 },
+static const struct pk_tool_opt opts[] = {
+	{ 'e', "event", required_argument, "<name>", "compare this event (default: the first of AFTER)" },
+	{ OPT_WEIGHT, "weight", required_argument, "<w>", "period (default) or samples" },
+	{ 'n', "limit", required_argument, "<n>", "print at most n rows (default: all)" },
+	{ OPT_MINDELTA, "min-delta", required_argument, "<p>",
+	  "hide rows whose share changed by less than p points" },
+	{ OPT_JSON, "json", no_argument, NULL, "one JSON object per row" },
+	{ 0 },
+};
+
+const struct pk_tool_help cmd_diff_help = {
+	.synopsis = "usage: perfkit diff [<options>] [BEFORE.data [AFTER.data]]\n",
+	.intro = "Compare the self share of every symbol between two recordings (default:\n"
+		 "perf.data.old and perf.data), largest change first.\n",
+	.opts = opts,
+	.outro = "Columns: Baseline (share in BEFORE), New (share in AFTER), Delta (New - Baseline,\n"
+		 "percentage points), the object and the symbol.\n",
 };
 
 static const char *base_name(const char *p)
@@ -51,7 +46,7 @@ int cmd_diff(int argc, char **argv)
 	bool json = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:n:", longopts, NULL)) != -1) {
+	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
 		char *end;
 		switch (c) {
 		case 'e': event = optarg; break;
@@ -79,7 +74,7 @@ int cmd_diff(int argc, char **argv)
 			}
 			break;
 		default:
-			pk_tool_usage(stderr, cmd_diff_usage);
+			pk_tool_print_usage(stderr, &cmd_diff_help);
 			return 129;
 		}
 	}

@@ -12,42 +12,34 @@
 #include "builtin.h"
 #include "profile-load.h"
 
-const char cmd_flamegraph_usage[] =
-	"usage: perfkit flamegraph [-i perf.data] [-o flamegraph.html] [options]\n"
-	"       perfkit flamegraph --diff BEFORE.data AFTER.data [-o diff.html] [options]\n"
-	"\n"
-	"Write one self-contained HTML file (no network access needed) with an interactive\n"
-	"flame graph per event: hover for details, click to zoom, search, flame/icicle toggle.\n"
-	"\n"
-	"  -i, --input FILE       perf.data to read (default perf.data; - = stdin)\n"
-	"  -o, --output FILE      HTML file to write (default flamegraph.html; - = stdout)\n"
-	"      --diff             differential flame graph of two files: widths from AFTER,\n"
-	"                         red = share grew since BEFORE, blue = shrank\n"
-	"      --title TEXT       page title (default: the input file name)\n"
-	"      --weight W         period (default: sum of sample periods) or samples\n"
-	"      --min-percent P    merge frames below P% of the total into their callers\n"
-	"                         (default 0.01; shown on the page)\n"
-	"      --max-nodes N      at most N frames per event (default 250000)\n"
-	"      --icicle           start with the root at the top\n"
-	"  -e, --event NAME       only this event\n"
-	"  -G, --no-call-graph    only the sampled functions, no callers\n"
-	"      --inline           expand inlined functions (DWARF; slower)\n";
 
 enum { OPT_DIFF = 256, OPT_TITLE, OPT_WEIGHT, OPT_MINPCT, OPT_MAXNODES, OPT_ICICLE, OPT_INLINE };
 
-static const struct option longopts[] = {
-	{ "input", required_argument, NULL, 'i' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "diff", no_argument, NULL, OPT_DIFF },
-	{ "title", required_argument, NULL, OPT_TITLE },
-	{ "weight", required_argument, NULL, OPT_WEIGHT },
-	{ "min-percent", required_argument, NULL, OPT_MINPCT },
-	{ "max-nodes", required_argument, NULL, OPT_MAXNODES },
-	{ "icicle", no_argument, NULL, OPT_ICICLE },
-	{ "event", required_argument, NULL, 'e' },
-	{ "no-call-graph", no_argument, NULL, 'G' },
-	{ "inline", no_argument, NULL, OPT_INLINE },
-	{ NULL, 0, NULL, 0 },
+static const struct pk_tool_opt opts[] = {
+	{ 'i', "input", required_argument, "<file>", "perf.data to read (default perf.data; - = stdin)" },
+	{ 'o', "output", required_argument, "<file>",
+	  "HTML file to write (default flamegraph.html;\n- = stdout)" },
+	{ OPT_DIFF, "diff", no_argument, NULL,
+	  "differential flame graph of two files: widths from\nAFTER, red = share grew since BEFORE, blue = shrank" },
+	{ OPT_TITLE, "title", required_argument, "<text>", "page title (default: the input file name)" },
+	{ OPT_WEIGHT, "weight", required_argument, "<w>",
+	  "period (default: sum of sample periods) or samples" },
+	{ OPT_MINPCT, "min-percent", required_argument, "<p>",
+	  "merge frames below p% of the total into their\ncallers (default 0.01; shown on the page)" },
+	{ OPT_MAXNODES, "max-nodes", required_argument, "<n>", "at most n frames per event (default 250000)" },
+	{ OPT_ICICLE, "icicle", no_argument, NULL, "start with the root at the top" },
+	{ 'e', "event", required_argument, "<name>", "only this event" },
+	{ 'G', "no-call-graph", no_argument, NULL, "only the sampled functions, no callers" },
+	{ OPT_INLINE, "inline", no_argument, NULL, "expand inlined functions (DWARF; slower)" },
+	{ 0 },
+};
+
+const struct pk_tool_help cmd_flamegraph_help = {
+	.synopsis = "usage: perfkit flamegraph [-i perf.data] [-o flamegraph.html] [<options>]\n"
+		    "       perfkit flamegraph --diff BEFORE.data AFTER.data [-o diff.html] [<options>]\n",
+	.intro = "Write one self-contained HTML file (no network access needed) with an interactive\n"
+		 "flame graph per event: hover for details, click to zoom, search, flame/icicle toggle.\n",
+	.opts = opts,
 };
 
 int cmd_flamegraph(int argc, char **argv)
@@ -58,7 +50,7 @@ int cmd_flamegraph(int argc, char **argv)
 	PK_OPTS(pk_flamegraph_opts, fo);
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:o:e:G", longopts, NULL)) != -1) {
+	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
 		char *end;
 		switch (c) {
 		case 'i': input = optarg; break;
@@ -98,7 +90,7 @@ int cmd_flamegraph(int argc, char **argv)
 			break;
 		}
 		default:
-			pk_tool_usage(stderr, cmd_flamegraph_usage);
+			pk_tool_print_usage(stderr, &cmd_flamegraph_help);
 			return 129;
 		}
 	}
@@ -107,7 +99,7 @@ int cmd_flamegraph(int argc, char **argv)
 		pk_tool_error(diff ? "--diff needs two files: BEFORE AFTER"
 				   : "unexpected argument '%s' (the input is given with -i)",
 			      diff ? "" : argv[optind]);
-		pk_tool_usage(stderr, cmd_flamegraph_usage);
+		pk_tool_print_usage(stderr, &cmd_flamegraph_help);
 		return 129;
 	}
 	struct pk_profile *before = NULL, *after = NULL;

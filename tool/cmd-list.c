@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,22 +17,28 @@
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 
-const char cmd_list_usage[] =
-	"usage: perfkit list [--json] [CLASS|GLOB...]\n"
-	"\n"
-	"List the events that can be named with -e on this machine.\n"
-	"\n"
-	"  CLASS    hw (hardware), sw (software), cache (hardware cache), tracepoint,\n"
-	"           pmu (sysfs PMUs with their aliases and format terms), pfm (libpfm4)\n"
-	"  GLOB     shell pattern matched against event names, e.g. 'sched:*', '*-misses',\n"
-	"           'msr/*'; several arguments are combined (CLASSes select sections, GLOBs\n"
-	"           then filter them)\n"
-	"\n"
-	"    --json    print one JSON array of {name, kind, available, description, ...}\n"
-	"\n"
-	"Software, hardware and cache events show 'yes'/'no': whether opening the event on this\n"
-	"process succeeded. Section titles are printed only when listing everything.\n"
-	"Exit status: 0, or 1 if a GLOB matched nothing, 129 on a usage error.\n";
+enum { OPT_JSON = 256 };
+
+static const struct pk_tool_opt opts[] = {
+	{ OPT_JSON, "json", no_argument, NULL,
+	  "print one JSON array of {name, kind, available,\ndescription, ...}" },
+	{ 0 },
+};
+
+const struct pk_tool_help cmd_list_help = {
+	.synopsis = "usage: perfkit list [--json] [CLASS|GLOB...]\n",
+	.intro = "List the events that can be named with -e on this machine.\n"
+		 "\n"
+		 "  CLASS    hw (hardware), sw (software), cache (hardware cache), tracepoint,\n"
+		 "           pmu (sysfs PMUs with their aliases and format terms), pfm (libpfm4)\n"
+		 "  GLOB     shell pattern matched against event names, e.g. 'sched:*', '*-misses',\n"
+		 "           'msr/*'; several arguments are combined (CLASSes select sections, GLOBs\n"
+		 "           then filter them)\n",
+	.opts = opts,
+	.outro = "Software, hardware and cache events show 'yes'/'no': whether opening the event on this\n"
+		 "process succeeded. Section titles are printed only when listing everything.\n"
+		 "Exit status: 0, or 1 if a GLOB matched nothing, 129 on a usage error.\n",
+};
 
 enum kind { K_SW, K_HW, K_CACHE, K_TP, K_PMU, K_PFM, K_NR };
 
@@ -380,19 +387,22 @@ int cmd_list(int argc, char **argv)
 		pk_tool_error("out of memory");
 		return 1;
 	}
-	for (int i = 1; i < argc; i++) {
-		int k;
-		if (!strcmp(argv[i], "--json")) {
+	int opt;
+	optind = 1;
+	opterr = 0;
+	while ((opt = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
+		if (opt == OPT_JSON) {
 			json = true;
-		} else if (!strcmp(argv[i], "--")) {
-			for (i++; i < argc; i++)
-				l.globs[l.nglobs++] = argv[i];
-		} else if (argv[i][0] == '-') {
-			pk_tool_error("unknown option '%s'", argv[i]);
-			pk_tool_usage(stderr, cmd_list_usage);
-			free(l.globs);
-			return 129;
-		} else if ((k = class_of(argv[i])) >= 0) {
+			continue;
+		}
+		pk_tool_error("unknown option '%s'", argv[optind - 1]);
+		pk_tool_print_usage(stderr, &cmd_list_help);
+		free(l.globs);
+		return 129;
+	}
+	for (int i = optind; i < argc; i++) {
+		int k;
+		if ((k = class_of(argv[i])) >= 0) {
 			l.want[k] = true;
 			any_class = true;
 		} else {

@@ -27,30 +27,41 @@
 #include "script-out.h"
 #include "script-trace.h"
 
-const char cmd_script_usage[] =
-	"usage: perfkit script [<options>]\n"
-	"\n"
-	"Print the samples (and with --show-all-records every record) of a perf.data file.\n"
-	"\n"
-	"    -i, --input <file>     input file (default perf.data; '-' reads stdin, pipe format)\n"
-	"    -j, --json             one JSON object per line instead of text\n"
-	"    -a, --show-all-records also the non-sample records (COMM, MMAP2, FORK, LOST, ...)\n"
-	"    -G, --hide-call-graph  do not print call chains\n"
-	"    -F, --fields <list>    text fields: comm,tid,pid,cpu,time,event,ip,sym,symoff,dso,\n"
-	"                           srcline,period,addr,trace (perf script's -F); +field,-field\n"
-	"                           change the default fields instead\n"
-	"        --no-symbols       do not resolve symbols (raw addresses, faster)\n"
-	"        --file-order       records in file order instead of time order\n"
-	"        --no-inline        no inlined-function lines in DWARF-unwound call chains\n"
-	"        --show-switch-events  also the context switch records (record --switch-events)\n"
-	"        --tracefs <dir>    tracepoint formats the recording does not carry are read\n"
-	"                           from <dir>/events (default: the mounted tracefs; 'none':\n"
-	"                           only the recording's)\n"
-	"\n"
-	"Text lines follow perf script's default: comm tid [cpu] time: period event: ip, then\n"
-	"one call-chain address per line. JSON samples carry event, ip, pid, tid, cpu, time,\n"
-	"period, count (the PERF_SAMPLE_READ value, when recorded), sym, symoff, dso and\n"
-	"callchain ([{\"ip\":...,\"sym\":...,\"dso\":...}]).\n";
+enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH };
+
+static const struct pk_tool_opt opts[] = {
+	{ 'i', "input", required_argument, "<file>",
+	  "input file (default perf.data; '-' reads stdin, pipe format)" },
+	{ 'j', "json", no_argument, NULL, "one JSON object per line instead of text" },
+	{ 'a', "show-all-records", no_argument, NULL,
+	  "also the non-sample records (COMM, MMAP2, FORK, LOST, ...)" },
+	{ 'G', "hide-call-graph", no_argument, NULL, "do not print call chains" },
+	{ 'F', "fields", required_argument, "<list>",
+	  "text fields: comm,tid,pid,cpu,time,event,ip,sym,symoff,dso,\n"
+	  "srcline,period,addr,trace (perf script's -F); +field,-field\n"
+	  "change the default fields instead" },
+	{ OPT_NO_SYMBOLS, "no-symbols", no_argument, NULL, "do not resolve symbols (raw addresses, faster)" },
+	{ OPT_FILE_ORDER, "file-order", no_argument, NULL, "records in file order instead of time order" },
+	{ OPT_NO_INLINE, "no-inline", no_argument, NULL,
+	  "no inlined-function lines in DWARF-unwound call chains" },
+	{ OPT_SHOW_SWITCH, "show-switch-events", no_argument, NULL,
+	  "also the context switch records (record --switch-events)" },
+	{ OPT_TRACEFS, "tracefs", required_argument, "<dir>",
+	  "tracepoint formats the recording does not carry are read\n"
+	  "from <dir>/events (default: the mounted tracefs; 'none':\n"
+	  "only the recording's)" },
+	{ 0 },
+};
+
+const struct pk_tool_help cmd_script_help = {
+	.synopsis = "usage: perfkit script [<options>]\n",
+	.intro = "Print the samples (and with --show-all-records every record) of a perf.data file.\n",
+	.opts = opts,
+	.outro = "Text lines follow perf script's default: comm tid [cpu] time: period event: ip, then\n"
+		 "one call-chain address per line. JSON samples carry event, ip, pid, tid, cpu, time,\n"
+		 "period, count (the PERF_SAMPLE_READ value, when recorded), sym, symoff, dso and\n"
+		 "callchain ([{\"ip\":...,\"sym\":...,\"dso\":...}]).\n",
+};
 
 enum sfield {
 	SF_COMM = 1 << 0, SF_TID = 1 << 1, SF_PID = 1 << 2, SF_CPU = 1 << 3, SF_TIME = 1 << 4,
@@ -1519,19 +1530,6 @@ static int finish_output(struct script *s, int status)
 
 int cmd_script(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "show-all-records", no_argument, NULL, 'a' },
-		{ "hide-call-graph", no_argument, NULL, 'G' },
-		{ "fields", required_argument, NULL, 'F' },
-		{ "no-symbols", no_argument, NULL, 'N' },
-		{ "file-order", no_argument, NULL, 'O' },
-		{ "tracefs", required_argument, NULL, 'T' },
-		{ "no-inline", no_argument, NULL, 'I' },
-		{ "show-switch-events", no_argument, NULL, 'W' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct script s = { .json = false };
 	const char *input = "perf.data";
 	struct pk_data_reader *rd;
@@ -1540,24 +1538,24 @@ int cmd_script(int argc, char **argv)
 	pk_tool_setup_log(0);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:jaGF:", longopts, NULL)) != -1) {
+	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
 		switch (c) {
 		case 'i': input = optarg; break;
 		case 'j': s.json = true; break;
 		case 'a': s.all = true; break;
 		case 'G': s.hide_cg = true; break;
-		case 'N': s.no_syms = true; break;
-		case 'O': s.file_order = true; break;
-		case 'T': s.tracefs = optarg; break;
-		case 'I': s.no_inline = true; break;
-		case 'W': s.show_switch = true; break;
+		case OPT_NO_SYMBOLS: s.no_syms = true; break;
+		case OPT_FILE_ORDER: s.file_order = true; break;
+		case OPT_TRACEFS: s.tracefs = optarg; break;
+		case OPT_NO_INLINE: s.no_inline = true; break;
+		case OPT_SHOW_SWITCH: s.show_switch = true; break;
 		case 'F':
 			if (parse_fields(&s, optarg))
 				return 129;
 			break;
 		default:
 			pk_tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			fputs(cmd_script_usage, stderr);
+			pk_tool_print_usage(stderr, &cmd_script_help);
 			return 129;
 		}
 	}

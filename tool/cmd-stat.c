@@ -57,40 +57,6 @@ static void cgroup_kick(const struct pk_evlist *el)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
-const char cmd_stat_usage[] =
-	"usage: perfkit stat [<options>] [--] [<command> [<args>]]\n"
-	"\n"
-	"Count events while <command> runs (or for -p/-t/-a/-C/-G targets until Ctrl-C,\n"
-	"--timeout or the end of <command>), then print the totals.\n"
-	"\n"
-	"    -e, --event <spec>     events to count (repeatable; comma lists; {groups});\n"
-	"                           default: task-clock, context-switches, cpu-migrations,\n"
-	"                           page-faults, cycles, instructions, branches, branch-misses\n"
-	"    -p, --pid <pid,...>    count existing processes (all their threads)\n"
-	"    -t, --tid <tid,...>    count existing threads\n"
-	"    -a, --all-cpus         system-wide: every online CPU\n"
-	"    -C, --cpu <list>       system-wide on these CPUs (\"0-3,6\")\n"
-	"    -G, --cgroup <name>    count only tasks of this cgroup (with -a or -C)\n"
-	"    -A, --no-aggr          one line per CPU\n"
-	"        --per-thread       one line per thread, largest first (with -p, -t or -a)\n"
-	"        --per-core         one line per physical core\n"
-	"        --per-socket       one line per socket\n"
-	"    -i, --no-inherit       do not count children created later\n"
-	"    -I, --interval-print <ms>  print the counts of every interval, timestamped\n"
-	"    -r, --repeat <n>       run the command n times; print means and +- relative stddev\n"
-	"    -x, --field-separator <sep>  CSV: value,unit,event,run time,percentage,metric,unit\n"
-	"    -j, --json-output      one JSON object per counter line\n"
-	"    -o, --output <file>    write the counts to <file> instead of stderr\n"
-	"        --append           append to the --output file\n"
-	"    -D, --delay <ms>       start counting <ms> after the command started\n"
-	"        --timeout <ms>     stop after <ms> (the command is sent SIGTERM)\n"
-	"    -B, --big-num          the locale's thousands separators (default); --no-big-num\n"
-	"                           turns them off\n"
-	"    -q, --quiet            print no counts\n"
-	"    -v, --verbose          show every perf_event_open (attr, pid, cpu, group_fd, flags)\n"
-	"\n"
-	"The exit status is the command's (128 + signal if a signal killed it); 127 if it could\n"
-	"not be executed.\n";
 
 #define DEFAULT_EVENTS "task-clock,context-switches,cpu-migrations,page-faults,cycles," \
 		       "instructions,branches,branch-misses"
@@ -1032,32 +998,47 @@ enum {
 	OPT_NO_BIG_NUM,
 };
 
-static const struct option long_opts[] = {
-	{ "event", required_argument, NULL, 'e' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "all-cpus", no_argument, NULL, 'a' },
-	{ "cpu", required_argument, NULL, 'C' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "no-aggr", no_argument, NULL, 'A' },
-	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-	{ "per-core", no_argument, NULL, OPT_PER_CORE },
-	{ "per-socket", no_argument, NULL, OPT_PER_SOCKET },
-	{ "no-inherit", no_argument, NULL, 'i' },
-	{ "interval-print", required_argument, NULL, 'I' },
-	{ "repeat", required_argument, NULL, 'r' },
-	{ "field-separator", required_argument, NULL, 'x' },
-	{ "json-output", no_argument, NULL, 'j' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "append", no_argument, NULL, OPT_APPEND },
-	{ "delay", required_argument, NULL, 'D' },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "big-num", no_argument, NULL, 'B' },
-	{ "no-big-num", no_argument, NULL, OPT_NO_BIG_NUM },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ NULL, 0, NULL, 0 },
+static const struct pk_tool_opt opts[] = {
+	{ 'e', "event", required_argument, "<spec>",
+	  "events to count (repeatable; comma lists; {groups});\ndefault: task-clock, context-switches, cpu-migrations,\npage-faults, cycles, instructions, branches, branch-misses" },
+	{ 'p', "pid", required_argument, "<pid,...>", "count existing processes (all their threads)" },
+	{ 't', "tid", required_argument, "<tid,...>", "count existing threads" },
+	{ 'a', "all-cpus", no_argument, NULL, "system-wide: every online CPU" },
+	{ 'C', "cpu", required_argument, "<list>", "system-wide on these CPUs (\"0-3,6\")" },
+	{ 'G', "cgroup", required_argument, "<name>", "count only tasks of this cgroup (with -a or -C)" },
+	{ 'A', "no-aggr", no_argument, NULL, "one line per CPU" },
+	{ OPT_PER_THREAD, "per-thread", no_argument, NULL,
+	  "one line per thread, largest first (with -p, -t or -a)" },
+	{ OPT_PER_CORE, "per-core", no_argument, NULL, "one line per physical core" },
+	{ OPT_PER_SOCKET, "per-socket", no_argument, NULL, "one line per socket" },
+	{ 'i', "no-inherit", no_argument, NULL, "do not count children created later" },
+	{ 'I', "interval-print", required_argument, "<ms>", "print the counts of every interval, timestamped" },
+	{ 'r', "repeat", required_argument, "<n>",
+	  "run the command n times; print means and +- relative\nstddev" },
+	{ 'x', "field-separator", required_argument, "<sep>",
+	  "CSV: value,unit,event,run time,percentage,metric,unit" },
+	{ 'j', "json-output", no_argument, NULL, "one JSON object per counter line" },
+	{ 'j', "json", no_argument, NULL, NULL },
+	{ 'o', "output", required_argument, "<file>", "write the counts to <file> instead of stderr" },
+	{ OPT_APPEND, "append", no_argument, NULL, "append to the --output file" },
+	{ 'D', "delay", required_argument, "<ms>", "start counting <ms> after the command started" },
+	{ OPT_TIMEOUT, "timeout", required_argument, "<ms>", "stop after <ms> (the command is sent SIGTERM)" },
+	{ 'B', "big-num", no_argument, NULL,
+	  "the locale's thousands separators (default);\n--no-big-num turns them off" },
+	{ OPT_NO_BIG_NUM, "no-big-num", no_argument, NULL, NULL },
+	{ 'q', "quiet", no_argument, NULL, "print no counts" },
+	{ 'v', "verbose", no_argument, NULL,
+	  "show every perf_event_open (attr, pid, cpu, group_fd,\nflags)" },
+	{ 0 },
+};
+
+const struct pk_tool_help cmd_stat_help = {
+	.synopsis = "usage: perfkit stat [<options>] [--] [<command> [<args>]]\n",
+	.intro = "Count events while <command> runs (or for -p/-t/-a/-C/-G targets until Ctrl-C,\n"
+		 "--timeout or the end of <command>), then print the totals.\n",
+	.opts = opts,
+	.outro = "The exit status is the command's (128 + signal if a signal killed it); 127 if it could\n"
+		 "not be executed.\n",
 };
 
 static bool parse_long(const char *s, long min, long max, long *out)
@@ -1093,7 +1074,7 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:p:t:aC:G:AiI:r:x:jo:D:Bqv", long_opts, NULL)) != -1) {
+	while ((c = pk_tool_getopt(argc, argv, opts, PK_OPT_STOP_AT_ARG)) != -1) {
 		switch (c) {
 		case 'e':
 			if (add_events(o, optarg) < 0)

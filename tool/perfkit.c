@@ -3,7 +3,8 @@
  * tool/perfkit.c - the command table and dispatcher.
  *
  * Adding a command:
- *   1. write tool/cmd-<name>.c with `int cmd_<name>(int, char **)` and `cmd_<name>_usage`;
+ *   1. write tool/cmd-<name>.c with `int cmd_<name>(int, char **)` and its option table
+ *      and usage, `const struct pk_tool_help cmd_<name>_help` (tool/options.c);
  *   2. PK_DECLARE_CMD(<name>) in builtin.h;
  *   3. add a row to `commands` below (keep it sorted by how often people use it);
  *   4. add docs/perfkit-<name>.md and tests/cli/cases/<name>-*.
@@ -20,21 +21,22 @@
 struct cmd {
 	const char *name;
 	int (*fn)(int, char **);
-	const char *usage;
+	const struct pk_tool_help *help;
+	const char *usage;      /* a command not yet on an option table */
 	const char *summary;
 };
 
 static const struct cmd commands[] = {
-	{ "stat", cmd_stat, cmd_stat_usage, "count events of a command, processes or CPUs" },
-	{ "record", cmd_record, cmd_record_usage, "sample a command, processes or CPUs into perf.data" },
-	{ "report", cmd_report, cmd_report_usage, "show where the samples of perf.data went (perf report --stdio)" },
-	{ "script", cmd_script, cmd_script_usage, "dump the records of a perf.data file (text or JSON)" },
-	{ "flamegraph", cmd_flamegraph, cmd_flamegraph_usage, "interactive HTML flame graph of perf.data (or of two: --diff)" },
-	{ "convert", cmd_convert, cmd_convert_usage, "perf.data to folded, pprof, speedscope, Firefox Profiler or JSON" },
-	{ "diff", cmd_diff, cmd_diff_usage, "per-symbol comparison of two perf.data files" },
-	{ "list", cmd_list, cmd_list_usage, "list the events that can be measured here" },
-	{ "check", cmd_check, cmd_check_usage, "show what can be measured here, and why not" },
-	{ "version", NULL, NULL, "print perfkit's version" },
+	{ "stat", cmd_stat, &cmd_stat_help, NULL, "count events of a command, processes or CPUs" },
+	{ "record", cmd_record, NULL, cmd_record_usage, "sample a command, processes or CPUs into perf.data" },
+	{ "report", cmd_report, NULL, cmd_report_usage, "show where the samples of perf.data went (perf report --stdio)" },
+	{ "script", cmd_script, &cmd_script_help, NULL, "dump the records of a perf.data file (text or JSON)" },
+	{ "flamegraph", cmd_flamegraph, &cmd_flamegraph_help, NULL, "interactive HTML flame graph of perf.data (or of two: --diff)" },
+	{ "convert", cmd_convert, &cmd_convert_help, NULL, "perf.data to folded, pprof, speedscope, Firefox Profiler or JSON" },
+	{ "diff", cmd_diff, &cmd_diff_help, NULL, "per-symbol comparison of two perf.data files" },
+	{ "list", cmd_list, &cmd_list_help, NULL, "list the events that can be measured here" },
+	{ "check", cmd_check, &cmd_check_help, NULL, "show what can be measured here, and why not" },
+	{ "version", NULL, NULL, NULL, "print perfkit's version" },
 };
 
 static void main_usage(FILE *f)
@@ -64,6 +66,14 @@ static void on_sigbus(int sig)
 	(void)r;
 	(void)sig;
 	_exit(1);
+}
+
+static void print_usage(FILE *f, const struct cmd *c)
+{
+	if (c->help)
+		pk_tool_print_usage(f, c->help);
+	else
+		pk_tool_usage(f, c->usage);
 }
 
 static const struct cmd *find_cmd(const char *name)
@@ -96,12 +106,12 @@ int main(int argc, char **argv)
 			return pk_tool_finish_stdout(0);
 		}
 		const struct cmd *c = find_cmd(argv[2]);
-		if (!c || !c->usage) {
+		if (!c || (!c->usage && !c->help)) {
 			fprintf(stderr, "perfkit: '%s' is not a perfkit command; see 'perfkit --help'\n",
 				argv[2]);
 			return 129;
 		}
-		pk_tool_usage(stdout, c->usage);
+		print_usage(stdout, c);
 		return pk_tool_finish_stdout(0);
 	}
 	const struct cmd *c = find_cmd(name);
@@ -111,7 +121,7 @@ int main(int argc, char **argv)
 	}
 	pk_cmd_name = c->name;
 	if (pk_tool_wants_help(argc - 1, argv + 1)) {
-		pk_tool_usage(stdout, c->usage);
+		print_usage(stdout, c);
 		return pk_tool_finish_stdout(0);
 	}
 	/* Writes to a closed pipe return EPIPE (reported quietly by pk_tool_finish_stdout)

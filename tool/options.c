@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/options.c - one table per command for its options: getopt_long's tables and the
+ * option lines of its usage text are both made from it, so the two cannot disagree.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "builtin.h"
+
+#define MAX_OPTS 96
+#define HELP_COL 27 /* where the help text starts */
+
+/* getopt_long's tables of the last table asked for (commands run one at a time) */
+static const struct pk_tool_opt *built_for;
+static unsigned built_flags;
+static struct option longopts[MAX_OPTS + 1];
+static char shortopts[3 * MAX_OPTS + 2];
+
+static void build(const struct pk_tool_opt *opts, unsigned flags)
+{
+	size_t nl = 0, ns = 0;
+	if (flags & PK_OPT_STOP_AT_ARG)
+		shortopts[ns++] = '+';
+	for (const struct pk_tool_opt *o = opts; o->id && nl < MAX_OPTS; o++) {
+		/* (a hidden alias, help NULL, is a long name only) */
+		if (o->id < 256 && o->help && ns + 3 < sizeof(shortopts)) {
+			shortopts[ns++] = (char)o->id;
+			if (o->has_arg == required_argument)
+				shortopts[ns++] = ':';
+			else if (o->has_arg == optional_argument) {
+				shortopts[ns++] = ':';
+				shortopts[ns++] = ':';
+			}
+		}
+		if (o->name)
+			longopts[nl++] = (struct option){ o->name, o->has_arg, NULL, o->id };
+	}
+	shortopts[ns] = 0;
+	longopts[nl] = (struct option){ NULL, 0, NULL, 0 };
+	built_for = opts;
+	built_flags = flags;
+}
+
+int pk_tool_getopt(int argc, char **argv, const struct pk_tool_opt *opts, unsigned flags)
+{
+	if (built_for != opts || built_flags != flags)
+		build(opts, flags);
+	return getopt_long(argc, argv, shortopts, longopts, NULL);
+}
+
+/* one option's lines: "    -e, --event <spec>     help", continuation lines aligned */
+static void print_opt(FILE *f, const struct pk_tool_opt *o)
+{
+	char lhs[128];
+	int n;
+	if (o->id < 256 && o->name)
+		n = snprintf(lhs, sizeof(lhs), "    -%c, --%s", o->id, o->name);
+	else if (o->id < 256)
+		n = snprintf(lhs, sizeof(lhs), "    -%c", o->id);
+	else
+		n = snprintf(lhs, sizeof(lhs), "        --%s", o->name);
+	if (o->arg && n > 0 && (size_t)n < sizeof(lhs))
+		n += snprintf(lhs + n, sizeof(lhs) - (size_t)n,
+			      o->has_arg == optional_argument ? "[=%s]" : " %s", o->arg);
+	fputs(lhs, f);
+	const char *h = o->help;
+	int col = n;
+	if (col + 2 > HELP_COL) {
+		fputs("  ", f);
+	} else {
+		fprintf(f, "%*s", HELP_COL - col, "");
+	}
+	for (;;) {
+		const char *nl = strchr(h, '\n');
+		fwrite(h, 1, nl ? (size_t)(nl - h) : strlen(h), f);
+		fputc('\n', f);
+		if (!nl || !nl[1])
+			break;
+		h = nl + 1;
+		fprintf(f, "%*s", HELP_COL, "");
+	}
+}
+
+void pk_tool_print_usage(FILE *f, const struct pk_tool_help *h)
+{
+	fputs(h->synopsis, f);
+	if (h->intro)
+		fprintf(f, "\n%s", h->intro);
+	if (h->opts && h->opts->id) {
+		fputc('\n', f);
+		for (const struct pk_tool_opt *o = h->opts; o->id; o++)
+			if (o->help)
+				print_opt(f, o);
+	}
+	if (h->outro)
+		fprintf(f, "\n%s", h->outro);
+}
