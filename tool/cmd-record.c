@@ -83,12 +83,8 @@ static volatile sig_atomic_t got_signal, got_usr2, got_chld, signal_from_user;
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
-	if (sig == SIGCHLD) {
-		got_chld = 1;
-		return;
-	}
-	if (sig == SIGUSR2) {
-		got_usr2 = 1;
+	if (sig == SIGCHLD || sig == SIGUSR2) {
+		*(sig == SIGCHLD ? &got_chld : &got_usr2) = 1;
 		return;
 	}
 	got_signal = sig;
@@ -104,31 +100,28 @@ static uint64_t now_ms(void)
 
 /* ---- argument parsing ---- */
 
+/* Print an error about the command line; the exit status for it. */
+#define bad(...) (pk_tool_error(__VA_ARGS__), 129)
+
+/* fp, no, dwarf[,size]: 0 or an exit status */
 static int parse_callgraph(struct rec_opts *o, const char *arg)
 {
-	if (!strcmp(arg, "fp")) {
-		o->ro.callgraph = PK_RECORDER_CG_FP;
+	char *end;
+	if (!strcmp(arg, "fp") || !strcmp(arg, "no")) {
+		o->ro.callgraph = arg[0] == 'f' ? PK_RECORDER_CG_FP : PK_RECORDER_CG_NONE;
 		return 0;
 	}
-	if (!strncmp(arg, "dwarf", 5) && (arg[5] == 0 || arg[5] == ',')) {
-		o->ro.callgraph = PK_RECORDER_CG_DWARF;
-				if (arg[5] == ',') {
-			char *end;
-			unsigned long v = strtoul(arg + 6, &end, 0);
-			if (*end || v == 0 || v > 65528) {
-				pk_tool_error("invalid dwarf stack size '%s' (1..65528 bytes)", arg + 6);
-				return -1;
-			}
-			o->ro.stack_size = (uint32_t)((v + 7) & ~7UL);
-		}
-		return 0;
+	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ','))
+		return bad("unsupported call-graph mode '%s' (fp, dwarf[,size] or no)", arg);
+	o->ro.callgraph = PK_RECORDER_CG_DWARF;
+	o->ro.stack_size = 0; /* the library's default, 8192 bytes */
+	if (arg[5] == ',') {
+		unsigned long v = strtoul(arg + 6, &end, 0);
+		if (*end || v == 0 || v > 65528)
+			return bad("invalid dwarf stack size '%s' (1..65528 bytes)", arg + 6);
+		o->ro.stack_size = (uint32_t)((v + 7) & ~7UL);
 	}
-	if (!strcmp(arg, "no")) {
-		o->ro.callgraph = PK_RECORDER_CG_NONE;
-		return 0;
-	}
-	pk_tool_error("unsupported call-graph mode '%s' (fp, dwarf[,size] or no)", arg);
-	return -1;
+	return 0;
 }
 
 enum {
@@ -140,32 +133,22 @@ enum {
 static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
+		{ "event", required_argument, NULL, 'e' }, { "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "call-graph", required_argument, NULL, OPT_CALLGRAPH },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "cgroup", required_argument, NULL, 'G' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' }, { "tid", required_argument, NULL, 't' },
+		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
+		{ "cgroup", required_argument, NULL, 'G' }, { "output", required_argument, NULL, 'o' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "compression-level", optional_argument, NULL, 'z' },
-		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
-		{ "timestamp", no_argument, NULL, 'T' },
-		{ "data", no_argument, NULL, 'd' },
-		{ "sample-cpu", no_argument, NULL, OPT_SAMPLE_CPU },
-		{ "stat", no_argument, NULL, 's' },
-		{ "switch-events", no_argument, NULL, OPT_SWITCH },
-		{ "namespaces", no_argument, NULL, OPT_NS },
-		{ "all-cgroups", no_argument, NULL, OPT_ALLCG },
+		{ "overwrite", no_argument, NULL, OPT_OVERWRITE }, { "timestamp", no_argument, NULL, 'T' },
+		{ "data", no_argument, NULL, 'd' }, { "sample-cpu", no_argument, NULL, OPT_SAMPLE_CPU },
+		{ "stat", no_argument, NULL, 's' }, { "switch-events", no_argument, NULL, OPT_SWITCH },
+		{ "namespaces", no_argument, NULL, OPT_NS }, { "all-cgroups", no_argument, NULL, OPT_ALLCG },
 		{ "no-inherit", no_argument, NULL, 'i' },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-		{ "no-buildid-cache", no_argument, NULL, 'N' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ NULL, 0, NULL, 0 },
+		{ "no-buildid-cache", no_argument, NULL, 'N' }, { "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' }, { NULL, 0, NULL, 0 },
 	};
 	struct pk_parse_error perr;
 	char *end;
@@ -176,10 +159,8 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:G:o:m:z::TdsiNqv", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			if (pk_event_list__parse(o->events, optarg, NULL, &perr) < 0) {
-				pk_tool_error("invalid event '%s': %s", optarg, perr.msg);
-				return 129;
-			}
+			if (pk_event_list__parse(o->events, optarg, NULL, &perr) < 0)
+				return bad("invalid event '%s': %s", optarg, perr.msg);
 			break;
 		case 'F':
 			if (!strcmp(optarg, "max")) {
@@ -187,23 +168,17 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 				break;
 			}
 			o->ro.freq = strtol(optarg, &end, 10);
-			if (*end || o->ro.freq <= 0) {
-				pk_tool_error("invalid frequency '%s'", optarg);
-				return 129;
-			}
+			if (*end || o->ro.freq <= 0)
+				return bad("invalid frequency '%s'", optarg);
 			break;
 		case 'c':
 			o->ro.period = strtoull(optarg, &end, 0);
-			if (*end || !o->ro.period) {
-				pk_tool_error("invalid period '%s'", optarg);
-				return 129;
-			}
+			if (*end || !o->ro.period)
+				return bad("invalid period '%s'", optarg);
 			break;
-		case 'g':
-			o->ro.callgraph = PK_RECORDER_CG_FP;
-			break;
+		case 'g': o->ro.callgraph = PK_RECORDER_CG_FP; break;
 		case OPT_CALLGRAPH:
-			if (parse_callgraph(o, optarg) < 0)
+			if (parse_callgraph(o, optarg))
 				return 129;
 			break;
 		case 'p': o->ro.pids = optarg; break;
@@ -214,24 +189,18 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		case 'o': o->output = optarg; break;
 		case 'm': {
 			unsigned long v = strtoul(optarg, &end, 0);
-			if (*end || !v || (v & (v - 1)) || v > (1UL << 20)) {
-				pk_tool_error("invalid --mmap-pages '%s': a power of two is needed", optarg);
-				return 129;
-			}
+			if (*end || !v || (v & (v - 1)) || v > (1UL << 20))
+				return bad("invalid --mmap-pages '%s': a power of two is needed", optarg);
 			o->ro.mmap_pages = v;
 			break;
 		}
-		case 'z':
-			o->ro.compress_level = 1;
-			if (optarg) {
-				long v = strtol(optarg, &end, 10);
-				if (*end || v < 1 || v > 22) {
-					pk_tool_error("invalid compression level '%s' (1..22)", optarg);
-					return 129;
-				}
-				o->ro.compress_level = (int)v;
-			}
+		case 'z': {
+			long v = optarg ? strtol(optarg, &end, 10) : 1;
+			if ((optarg && *end) || v < 1 || v > 22)
+				return bad("invalid compression level '%s' (1..22)", optarg);
+			o->ro.compress_level = (int)v;
 			break;
+		}
 		case OPT_OVERWRITE: o->ro.overwrite = true; break;
 		case 'T': break; /* timestamps are always recorded */
 		case 'd': o->ro.addr = true; break;
@@ -262,22 +231,14 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		fputs(cmd_record_usage, stderr);
 		return 129;
 	}
-	if (ntargets > 1 || (o->argv && (o->ro.pids || o->ro.tids))) {
-		pk_tool_error("-p, -t, -a/-C and a command exclude each other");
-		return 129;
-	}
-	if (o->cgroup && !o->ro.system_wide) {
-		pk_tool_error("-G needs -a or -C");
-		return 129;
-	}
-	if (o->ro.per_thread && o->ro.system_wide) {
-		pk_tool_error("--per-thread does not go with -a or -C");
-		return 129;
-	}
-	if (o->ro.period && (o->ro.freq || o->ro.freq_max)) {
-		pk_tool_error("-c and -F exclude each other");
-		return 129;
-	}
+	if (ntargets > 1 || (o->argv && (o->ro.pids || o->ro.tids)))
+		return bad("-p, -t, -a/-C and a command exclude each other");
+	if (o->cgroup && !o->ro.system_wide)
+		return bad("-G needs -a or -C");
+	if (o->ro.per_thread && o->ro.system_wide)
+		return bad("--per-thread does not go with -a or -C");
+	if (o->ro.period && (o->ro.freq || o->ro.freq_max))
+		return bad("-c and -F exclude each other");
 	if (!o->output)
 		o->output = "perf.data";
 	return -1;
@@ -289,27 +250,19 @@ static void on_notice(const struct pk_recorder_notice *n, void *ctx)
 {
 	const struct rec_opts *o = ctx;
 
-	switch (n->kind) {
-	case PK_RECORDER_FREQ_CLAMPED:
-		if (!o->quiet)
-			pk_tool_warn("-F %" PRIu64 " exceeds perf_event_max_sample_rate; using %" PRIu64
-				     " Hz", n->asked, n->used);
-		break;
-	case PK_RECORDER_CYCLES_FALLBACK:
-		if (!o->quiet)
-			fprintf(stderr, "perfkit record: notice: '%s' is not supported here (no "
-				"hardware PMU); sampling cpu-clock instead\n", n->name);
-		break;
-	case PK_RECORDER_PAGES_REDUCED:
+	if (n->kind == PK_RECORDER_FREQ_CLAMPED && !o->quiet)
+		pk_tool_warn("-F %" PRIu64 " exceeds perf_event_max_sample_rate; using %" PRIu64 " Hz",
+			     n->asked, n->used);
+	else if (n->kind == PK_RECORDER_CYCLES_FALLBACK && !o->quiet)
+		fprintf(stderr, "perfkit record: notice: '%s' is not supported here (no hardware "
+			"PMU); sampling cpu-clock instead\n", n->name);
+	else if (n->kind == PK_RECORDER_PAGES_REDUCED)
 		fprintf(stderr, "perfkit record: notice: %" PRIu64 "-page ring buffers exceed the "
 			"locked-memory limit (/proc/sys/kernel/perf_event_mlock_kb, ulimit -l); "
 			"using %" PRIu64 " pages\n", n->asked, n->used);
-		break;
-	case PK_RECORDER_NO_TRACING_DATA:
+	else if (n->kind == PK_RECORDER_NO_TRACING_DATA)
 		pk_tool_warn("cannot collect the tracepoint formats from tracefs (%s): perf will "
 			     "not be able to read the file", pk_strerror(n->err));
-		break;
-	}
 }
 
 static void print_open(const struct pk_evsel *ev, const struct perf_event_attr *attr, pid_t pid,
@@ -331,42 +284,29 @@ static void report_failure(const struct pk_recorder *r, const char *output)
 	char buf[1024];
 
 	pk_recorder__failure(r, &f);
-	switch (f.stage) {
-	case PK_RECORDER_FAIL_CPUS:
+	if (f.stage == PK_RECORDER_FAIL_CPUS) {
 		pk_tool_error("invalid CPU list '%s': %s", f.what, strerror(-f.err));
-		break;
-	case PK_RECORDER_FAIL_THREADS:
+	} else if (f.stage == PK_RECORDER_FAIL_THREADS) {
 		pk_tool_error("cannot find the threads of '%s': %s", f.what, strerror(-f.err));
-		break;
-	case PK_RECORDER_FAIL_OPEN:
-		if (!f.event) {
-			pk_tool_error("cannot open the events: %s", pk_strerror(f.err));
-			break;
-		}
+	} else if (f.stage == PK_RECORDER_FAIL_OPEN && !f.event) {
+		pk_tool_error("cannot open the events: %s", pk_strerror(f.err));
+	} else if (f.stage == PK_RECORDER_FAIL_OPEN) {
 		PK_OPTS(pk_open_ctx, ctx, .attr = &f.attr, .pid = f.pid, .cpu = f.cpu,
 			.group_fd = f.group_fd, .event_name = f.event);
 		pk_explain_open_error(buf, sizeof(buf), f.err, &ctx);
 		pk_tool_error("cannot open '%s': %s", f.event, buf);
-		break;
-	case PK_RECORDER_FAIL_MMAP:
+	} else if (f.stage == PK_RECORDER_FAIL_MMAP) {
 		pk_tool_error("cannot mmap the ring buffers: %s%s", strerror(-f.err),
 			      f.err == -EPERM || f.err == -ENOMEM ?
 			      " (locked memory limit: try a smaller -m, or raise "
 			      "/proc/sys/kernel/perf_event_mlock_kb / ulimit -l)" : "");
-		break;
-	case PK_RECORDER_FAIL_OUTPUT:
+	} else if (f.stage == PK_RECORDER_FAIL_OUTPUT) {
 		pk_tool_error("cannot open '%s': %s", output, strerror(-f.err));
-		break;
-	case PK_RECORDER_FAIL_WRITE:
+	} else if (f.stage == PK_RECORDER_FAIL_WRITE) {
 		pk_tool_error("cannot write '%s': %s", output, pk_strerror(f.err));
-		break;
-	case PK_RECORDER_FAIL_SETUP:
-	default:
-		if (f.err == -EOPNOTSUPP)
-			pk_tool_error("--call-graph dwarf is not supported on this architecture");
-		else
-			pk_tool_error("out of memory");
-		break;
+	} else {
+		pk_tool_error("%s", f.err == -EOPNOTSUPP ? "--call-graph dwarf is not supported "
+			      "on this architecture" : "out of memory");
 	}
 }
 
@@ -440,27 +380,6 @@ static void bid_cache_report(const struct rec_opts *o, const struct pk_recorder_
 
 /* ---- the run ---- */
 
-static struct pk_workload *prepare_workload(struct rec_opts *o, bool pipe_out)
-{
-	/* in pipe mode the command's stdout would corrupt the stream: send it to stderr */
-	int saved = -1;
-	struct pk_workload *w;
-
-	if (pipe_out) {
-		fflush(stdout);
-		saved = dup(1);
-		dup2(2, 1);
-	}
-	w = pk_workload__prepare(o->argv);
-	if (saved >= 0) {
-		dup2(saved, 1);
-		close(saved);
-	}
-	if (!w)
-		pk_tool_error("cannot start '%s': %s", o->argv[0], strerror(errno));
-	return w;
-}
-
 static int run(struct rec_opts *o)
 {
 	struct pk_workload *w = NULL;
@@ -468,6 +387,7 @@ static int run(struct rec_opts *o)
 	int status = 0, wstatus = 0, err, cgroup_fd = -1;
 	bool pipe_out = !strcmp(o->output, "-"), child_done = false, tty, done;
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	static const int stop[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR2, SIGCHLD };
 	sigset_t block, orig;
 	uint64_t next_status = 0;
 	PK_OPTS(pk_recorder_stats, st);
@@ -476,13 +396,25 @@ static int run(struct rec_opts *o)
 	 * arrives while events are still being opened ends the recording right after set-up
 	 * with a complete file, instead of killing us before the header exists. */
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL); /* a closed terminal must still leave a complete file */
+	for (int i = 0; i < 3; i++) /* SIGHUP: a closed terminal must still leave a whole file */
+		sigaction(stop[i], &sa, NULL);
 	sigprocmask(SIG_SETMASK, NULL, &orig); /* what the recorder waits with */
 
-	if (o->argv && !(w = prepare_workload(o, pipe_out)))
-		return 1;
+	if (o->argv) {
+		/* in pipe mode the command's stdout would corrupt the stream: send it to stderr */
+		int saved = pipe_out ? (fflush(stdout), dup(1)) : -1;
+		if (saved >= 0)
+			dup2(2, 1);
+		w = pk_workload__prepare(o->argv);
+		if (saved >= 0) {
+			dup2(saved, 1);
+			close(saved);
+		}
+		if (!w) {
+			pk_tool_error("cannot start '%s': %s", o->argv[0], strerror(errno));
+			return 1;
+		}
+	}
 	if (o->cgroup) {
 		cgroup_fd = pk_tool_open_cgroup(o->cgroup);
 		if (cgroup_fd < 0)
@@ -515,14 +447,11 @@ static int run(struct rec_opts *o)
 	cgroup_fd = -1;
 
 	/* signals: blocked except while the recorder waits (ppoll), so none is missed */
-	sigaction(SIGUSR2, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
 	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGUSR2);
-	sigaddset(&block, SIGCHLD);
+	for (int i = 0; i < 5; i++) {
+		sigaction(stop[i], &sa, NULL);
+		sigaddset(&block, stop[i]);
+	}
 	sigprocmask(SIG_BLOCK, &block, NULL);
 
 	if (w) {
@@ -622,14 +551,6 @@ int cmd_record(int argc, char **argv)
 	if (r >= 0) {
 		pk_event_list__free(o.events);
 		return r;
-	}
-	if (!pk_event_list__count(o.events)) {
-		struct pk_parse_error perr;
-		if (pk_event_list__parse(o.events, "cycles", NULL, &perr) < 0) {
-			pk_tool_error("cannot set up the default event: %s", perr.msg);
-			pk_event_list__free(o.events);
-			return 1;
-		}
 	}
 	for (size_t i = 0; i < pk_event_list__count(o.events); i++)
 		if (pk_event_spec__kind(pk_event_list__get(o.events, i)) == PK_EV_TRACEPOINT) {
