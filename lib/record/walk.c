@@ -87,9 +87,10 @@ int pk_rec_walk__add_attr(struct pk_rec_walk *w, const struct perf_event_attr *a
 	if (!l)
 		return -ENOMEM;
 	w->layouts = l;
-	int err = pk_sample_layout__init(&l[w->nr_layouts], attr);
-	if (err < 0)
-		return err;
+	/* an attr the decoder rejects (unknown sample bits) still has its records passed on;
+	 * they are only not looked into */
+	if (pk_sample_layout__init(&l[w->nr_layouts], attr) < 0)
+		memset(&l[w->nr_layouts], 0, sizeof(*l));
 	if (w->nr_layouts && l[w->nr_layouts].id_size != l[0].id_size)
 		w->mixed_trailers = true;
 	if (w->nr_ids + nr > w->cap_ids) {
