@@ -471,12 +471,11 @@ static int run(struct rec_opts *o)
 	tty = !o->quiet && isatty(2);
 	done = child_done;
 	for (;;) {
-		if (got_usr2) {
-			got_usr2 = 0;
-			if (o->ro.overwrite && pk_recorder__snapshot(r) < 0)
-				break;
-		}
 		int n = pk_recorder__drain(r, done ? 0 : tty ? STATUS_INTERVAL_MS : DRAIN_INTERVAL_MS);
+		if (n >= 0 && got_usr2 && o->ro.overwrite) { /* after the side band, as perf */
+			got_usr2 = 0;
+			n = pk_recorder__snapshot(r);
+		}
 		if (n < 0 || done)
 			break; /* a write error; or the pass after the end drained what was left */
 		if (got_signal)
