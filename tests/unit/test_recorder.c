@@ -239,14 +239,15 @@ static void read_back(const char *path, pid_t pid, const struct pk_recorder_stat
 	pk_data_reader__free(rd);
 }
 
+static volatile uint64_t sink;
+
 static void spin_ms(long ms)
 {
 	struct timespec t0, t;
-	volatile uint64_t x = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		for (int i = 0; i < 100000; i++)
-			x += (uint64_t)i * 7;
+			sink += (uint64_t)i * 7;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
