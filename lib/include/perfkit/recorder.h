@@ -31,6 +31,7 @@
 #define PERFKIT_RECORDER_H
 
 #include <signal.h>
+#include <sys/select.h> /* sigset_t, also under a strict -std=c11 */
 #include <sys/types.h>
 #include <perfkit/common.h>
 #include <perfkit/sys.h>
