@@ -16,6 +16,7 @@
 #include <perfkit/session.h>
 #include <perfkit/mmap.h>
 #include <perfkit/synth.h>
+#include <perfkit/recorder.h>
 #include <perfkit/export.h>
 #include <perfkit/self.h>
 #endif

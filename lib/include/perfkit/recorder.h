@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfkit/recorder.h - record samples into a perf.data file, as `perf record` does (the
+ * engine of `perfkit record`; perfkit/record.h is the *decoding* of records).
+ *
+ * Usage:
+ *     PK_OPTS(pk_recorder_opts, o, .events = list, .workload = w, .output = "perf.data");
+ *     struct pk_recorder *r = pk_recorder__new(&o);     // validates and copies the opts
+ *     if (pk_recorder__open(r) < 0) ...                 // pk_recorder__failure says what
+ *     pk_workload__start(w);
+ *     while (!stop && pk_recorder__drain(r, 250) >= 0)  // one pass of the drain loop
+ *         ;
+ *     pk_workload__wait(w, true, &status);
+ *     int err = pk_recorder__finish(r);                 // final drain, build-ids, close
+ *     pk_recorder__stats(r, &st);
+ *     pk_recorder__free(r);
+ *
+ * Policy (perf 6.1's evsel__config): IP, TID, TIME and PERIOD in every sample, IDENTIFIER
+ * when the file has more than one attr, CPU system-wide, a frequency of 4000 Hz clamped to
+ * perf_event_max_sample_rate, sample_id_all, the side-band bits (mmap, comm, task, ...) on
+ * the first event or on a dummy event when there are several events or CPU targets, cycles
+ * replaced by cpu-clock where there is no hardware PMU, leader sampling for "{a,b}:S".
+ * The initial state (kernel map, COMM/FORK/MMAP2 of the targets, FINISHED_INIT) is
+ * synthesised after the header; the BUILD_ID feature lists the executable files that
+ * MMAP records named.
+ *
+ * The recorder never prints and installs no signal handler: the caller handles signals
+ * (see opts.sigmask), messages come through opts.on_notice and pk_recorder__failure.
+ */
+#ifndef PERFKIT_RECORDER_H
+#define PERFKIT_RECORDER_H
+
+#include <signal.h>
+#include <sys/select.h> /* sigset_t, also under a strict -std=c11 */
+#include <sys/types.h>
+#include <perfkit/common.h>
+#include <perfkit/sys.h>
+#include <perfkit/count.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pk_recorder;
+struct pk_event_list;
+struct pk_workload;
+
+enum pk_recorder_callgraph {
+	PK_RECORDER_CG_NONE = 0,
+	PK_RECORDER_CG_FP,      /* frame pointers (PERF_SAMPLE_CALLCHAIN) */
+	PK_RECORDER_CG_DWARF,   /* user registers and a copy of the user stack (implies addr) */
+};
+
+/* Something worth telling the user that is not an error (the caller words it). */
+enum pk_recorder_notice_kind {
+	PK_RECORDER_FREQ_CLAMPED = 1,  /* asked -> used Hz: over perf_event_max_sample_rate */
+	PK_RECORDER_CYCLES_FALLBACK,   /* event `name` needs a hardware PMU: cpu-clock instead */
+	PK_RECORDER_PAGES_REDUCED,     /* asked -> used ring pages: over the locked-memory limit */
+	PK_RECORDER_NO_TRACING_DATA,   /* tracefs formats not readable (err): perf cannot read
+					* the tracepoint samples of the file */
+};
+struct pk_recorder_notice {
+	enum pk_recorder_notice_kind kind;
+	const char *name;       /* event name (CYCLES_FALLBACK), else NULL */
+	uint64_t asked, used;   /* FREQ_CLAMPED, PAGES_REDUCED */
+	int err;                /* NO_TRACING_DATA: negative errno */
+};
+typedef void (*pk_recorder_notice_fn)(const struct pk_recorder_notice *n, void *ctx);
+
+struct pk_recorder_opts {
+	size_t sz;
+	/* ---- events ---- */
+	/* The events (borrowed until pk_recorder__free). NULL: event_str is parsed; both NULL
+	 * (or an empty list): "cycles" (cpu-clock without a hardware PMU). */
+	const struct pk_event_list *events;
+	const char *event_str;
+	long freq;              /* Hz; 0 = 4000 */
+	bool freq_max;          /* perf_event_max_sample_rate */
+	uint64_t period;        /* sample every `period` events instead (excludes freq) */
+	enum pk_recorder_callgraph callgraph;
+	uint32_t stack_size;    /* DWARF: user stack bytes, 8..65528 (0 = 8192) */
+	bool addr;              /* -d: ADDR and DATA_SRC, data mappings */
+	bool sample_cpu;        /* CPU in samples (always system-wide) */
+	bool switch_events;     /* context switch records */
+	bool namespaces;        /* NAMESPACES records (and synthesised ones) */
+	bool all_cgroups;       /* CGROUP records and each sample's cgroup id */
+	bool no_inherit;        /* do not follow threads and children created later */
+	bool per_thread;        /* one ring per thread (no CPU targets, no inherit) */
+	bool overwrite;         /* flight recorder: see pk_recorder__snapshot */
+	bool stat;              /* inherit_stat: PERF_RECORD_READ at thread exit */
+	size_t mmap_pages;      /* data pages per ring, a power of two (0 = 128); halved
+				 * while over the locked-memory limit (PAGES_REDUCED) */
+	int compress_level;     /* zstd 1..22 (PERF_RECORD_COMPRESSED); 0 = none */
+	bool no_buildid_cache;  /* do not copy the recorded binaries into the cache */
+	const char *buildid_dir;/* the build-id cache; NULL = $PERF_BUILDID_DIR, ~/.debug */
+	pk_open_cb on_open;     /* every perf_event_open attempt (verbose output) */
+	pk_recorder_notice_fn on_notice;
+	void *ctx;              /* for on_open and on_notice */
+	/* ---- targets: one of pids, tids, system_wide, workload ---- */
+	const char *pids;       /* "12,34": every thread of these processes */
+	const char *tids;       /* exactly these threads */
+	bool system_wide;       /* every CPU (or `cpus`) */
+	const char *cpus;       /* "0-3,6" (implies system_wide) */
+	bool cgroup;            /* only tasks of the cgroup directory open as cgroup_fd */
+	int cgroup_fd;          /* borrowed; needs system_wide */
+	struct pk_workload *workload; /* prepared, not started (borrowed): it is recorded from
+				       * its exec (enable_on_exec) */
+	/* ---- output ---- */
+	const char *output;     /* path ("-" = stdout in pipe mode); NULL: output_fd */
+	int output_fd;          /* borrowed */
+	bool pipe;              /* pipe format (forced for "-" and for unseekable fds) */
+	bool keep_old;          /* rename an existing regular file `output` to output.old */
+	/* The signal mask to wait with in pk_recorder__drain (as ppoll's: the caller blocks
+	 * its stop signals and lets them in only while the recorder sleeps, so none is
+	 * missed). Copied. NULL: the mask is left alone. */
+	const sigset_t *sigmask;
+	size_t :0;
+};
+
+/*
+ * Validate and copy the options (strings and event list are borrowed until __free).
+ * Nothing is opened yet. NULL + errno: EINVAL (no target, or more than one; pids/tids
+ * with a workload; cgroup without system_wide; per_thread with system_wide; period with
+ * freq; mmap_pages not a power of two; compress_level or stack_size out of range; no
+ * output), ENOMEM. Free with pk_recorder__free.
+ */
+PK_API struct pk_recorder *pk_recorder__new(const struct pk_recorder_opts *opts);
+
+/*
+ * Build the evlist (the policy above), open every event on the targets, map the rings,
+ * open the output and write the header, attrs and synthesised state, then enable the
+ * events (with a workload: they start at its exec). Returns 0 or a negative errno;
+ * pk_recorder__failure then says which step failed and why. A failed open of the events
+ * (PK_RECORDER_FAIL_OPEN) may be retried (e.g. after raising RLIMIT_NOFILE on -EMFILE).
+ * -EALREADY if already open.
+ */
+PK_API int pk_recorder__open(struct pk_recorder *r);
+
+enum pk_recorder_stage {
+	PK_RECORDER_FAIL_NONE = 0,
+	PK_RECORDER_FAIL_SETUP,     /* evlist: out of memory, bad event list, no DWARF regs */
+	PK_RECORDER_FAIL_CPUS,      /* `what` = the CPU list */
+	PK_RECORDER_FAIL_THREADS,   /* `what` = the pid/tid list */
+	PK_RECORDER_FAIL_OPEN,      /* perf_event_open: event, attr, pid, cpu, group_fd */
+	PK_RECORDER_FAIL_MMAP,      /* the ring buffers */
+	PK_RECORDER_FAIL_OUTPUT,    /* creating the output, `what` = its path */
+	PK_RECORDER_FAIL_WRITE,     /* writing it */
+};
+struct pk_recorder_failure {
+	size_t sz;
+	enum pk_recorder_stage stage;
+	int err;                    /* negative errno */
+	const char *what;           /* see the stages; owned by the recorder */
+	const char *event;          /* OPEN: display name; NULL if no evsel is to blame */
+	struct perf_event_attr attr;/* OPEN: the attr as passed to perf_event_open */
+	pid_t pid;
+	int cpu, group_fd;
+};
+/* What the last failed __open (or __drain/__finish write) failed at; stage NONE if
+ * nothing failed. `out->sz` bounds what is written (0: the whole struct). */
+PK_API void pk_recorder__failure(const struct pk_recorder *r, struct pk_recorder_failure *out);
+
+/*
+ * One pass of the drain loop: every ring's bytes go to the file as raw spans (one scan of
+ * the record headers counts samples and losses and notes MMAP file names); a
+ * FINISHED_ROUND follows. In overwrite mode only the side-band rings are drained (the
+ * data rings at pk_recorder__snapshot and __finish). When nothing was pending, waits up to
+ * timeout_ms (0: no wait) for a ring wake-up, with opts.sigmask.
+ * Returns 1 when bytes were written, 0 when nothing was pending (after the wait),
+ * PK_RECORDER_HUNGUP when every target has gone (all fds hung up: -p/-t threads exited;
+ * never system-wide), or a negative errno when the file cannot be written (-EPIPE: the
+ * reader of a pipe went away); after a write error the events are disabled and every
+ * later call returns the same error.
+ */
+#define PK_RECORDER_HUNGUP 2
+PK_API int pk_recorder__drain(struct pk_recorder *r, int timeout_ms);
+
+/* Overwrite mode: write what the data rings hold now (the newest data). 0 or -errno;
+ * -EINVAL when not recording in overwrite mode. */
+PK_API int pk_recorder__snapshot(struct pk_recorder *r);
+
+/*
+ * End the recording: drain what is left (the overwrite snapshot included), disable the
+ * events, add the BUILD_ID feature (file mode) and fill the build-id cache (never fatal:
+ * see the stats), finish and close the file. Returns 0 or the first write error (-EPIPE:
+ * the reader went away). -EINVAL if not open.
+ */
+PK_API int pk_recorder__finish(struct pk_recorder *r);
+
+struct pk_recorder_stats {
+	size_t sz;                  /* the caller's sizeof; the library fills at most that */
+	uint64_t samples;           /* SAMPLE records written */
+	uint64_t lost;              /* events lost in LOST records */
+	uint64_t lost_records;      /* LOST records */
+	uint64_t lost_samples;      /* LOST_SAMPLES total */
+	uint64_t keepup;            /* times an overwrite ring was overrun while read */
+	uint64_t bytes;             /* ring bytes written */
+	uint64_t file_bytes;        /* size of the file (after __finish) */
+	uint64_t wakeups;           /* ring wake-ups, plus one for the end (as perf counts) */
+	uint64_t freq;              /* Hz in use (0 with a period) */
+	uint64_t mmap_pages;        /* data pages per ring in use */
+	uint64_t build_ids;         /* BUILD_ID entries written */
+	/* build-id cache: the first error that stopped filling it (0: none) and the file it
+	 * happened at (owned by the recorder), and the files not copied for their size */
+	int buildid_cache_err;
+	const char *buildid_cache_err_file;
+	uint64_t buildid_cache_too_big;
+};
+/* Counters so far (complete after __finish). */
+PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_stats *st);
+
+/* Close everything not yet closed (an unfinished file is finalised as it is) and free.
+ * The workload, event list and cgroup fd are the caller's. NULL is fine. */
+PK_API void pk_recorder__free(struct pk_recorder *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

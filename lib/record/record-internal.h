@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/record/record-internal.h - the parts of the recorder (perfkit/recorder.h) that the
+ * recorder's files share: the attr policy (policy.c) and the header walk over ring bytes
+ * (walk.c). Not installed; unit tests may include it.
+ */
+#ifndef PK_RECORD_INTERNAL_H
+#define PK_RECORD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <perfkit/perfkit.h>
+
+/* ---- the header walk (walk.c) ---- */
+
+/* A set of file names (open addressing, grown at half load). */
+struct pk_rec_nameset {
+	char **slot;
+	size_t cap, nr;
+};
+
+struct pk_rec_walk_id {
+	uint64_t id;
+	uint32_t layout;
+};
+
+/*
+ * What the drain loop learns from the records it passes on: it reads record headers
+ * only, except for the bodies of LOST/LOST_SAMPLES (counts) and of user-space MMAP/MMAP2
+ * (file names for the BUILD_ID feature), which pk_record__decode decodes with the layout
+ * of the attr that wrote them. Scanning allocates nothing (names aside).
+ */
+struct pk_rec_walk {
+	struct pk_sample_layout *layouts;  /* one per attr of the file */
+	size_t nr_layouts;
+	struct pk_rec_walk_id *ids;        /* sorted by id: which layout wrote a record */
+	size_t nr_ids, cap_ids;
+	bool mixed_trailers;               /* layouts differ in their trailer size */
+	uint8_t *scratch;                  /* 64 KiB: a record split by the ring's wrap */
+	uint64_t samples, lost, lost_records, lost_samples;
+	struct pk_rec_nameset dsos;        /* executable files of user-space MMAPs */
+};
+
+int pk_rec_walk__init(struct pk_rec_walk *w);
+/* Add the layout of one attr and the sample ids of its fds. 0 or -errno. */
+int pk_rec_walk__add_attr(struct pk_rec_walk *w, const struct perf_event_attr *attr,
+			  const uint64_t *ids, size_t nr);
+/* Sort the ids: call once after the last __add_attr. */
+void pk_rec_walk__seal(struct pk_rec_walk *w);
+/* Walk the (one or two) spans of ring bytes, whole records. */
+void pk_rec_walk__scan(struct pk_rec_walk *w, const struct pk_ring_chunk *c, int n);
+/* One whole, 8-aligned record (synthesised ones): note an MMAP's file. */
+void pk_rec_walk__record(struct pk_rec_walk *w, const struct perf_event_header *h);
+void pk_rec_walk__release(struct pk_rec_walk *w);
+
+/* ---- the attr policy (policy.c) ---- */
+
+/* The options as pk_recorder__new validated them, with the defaults filled in. */
+struct pk_rec_policy {
+	const struct pk_recorder_opts *o;  /* the recorder's copy */
+	long freq;                         /* effective (0 with a period) */
+	bool no_inherit;                   /* o->no_inherit, or forced by leader sampling */
+};
+
+/* The events of one recording as policy.c builds them. */
+struct pk_rec_events {
+	struct pk_evlist *el, *sb_el;      /* sb_el: forward side-band of --overwrite */
+	const char **names;                /* display name per evsel of el */
+	int nev;
+};
+
+/* The frequency in use: opts' (or 4000, or the maximum) clamped to
+ * perf_event_max_sample_rate (PK_RECORDER_FREQ_CLAMPED). */
+long pk_rec_policy__freq(const struct pk_recorder_opts *o, struct pk_recorder_notice *clamped);
+/* Build el (and sb_el) with perf record's attrs and the targets' maps. On failure, fills
+ * f (stage, err, what) and returns -errno. */
+int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *events,
+			 struct pk_rec_events *ev, struct pk_recorder_failure *f);
+void pk_rec_events__release(struct pk_rec_events *ev);
+
+#endif

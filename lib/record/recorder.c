@@ -1,0 +1,817 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/record/recorder.c - pk_recorder: sample targets into a perf.data file, as perf
+ * record does (perfkit/recorder.h).
+ *
+ * Shape: policy (policy.c) -> evlist over cpu_map x thread_map -> open (disabled or
+ * enable_on_exec) -> one ring per CPU (pk_evlist__mmap) -> perf.data writer with the attrs
+ * as opened and their ids -> synthesised state (kernel map, COMM/FORK/MMAP2,
+ * FINISHED_INIT) -> enable -> drain passes -> final drain, build-ids, header.
+ *
+ * The drain never parses records beyond their headers: ring bytes are handed to the
+ * writer as the (at most two) raw spans the ring exposes, and walk.c counts samples and
+ * losses and notes MMAP file names on the way.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "internal.h"
+#include "record/record-internal.h"
+
+#define DEFAULT_STACK 8192
+#define DEFAULT_PAGES 128
+
+struct pk_recorder {
+	struct pk_recorder_opts o;        /* the caller's, zero-extended */
+	sigset_t mask;
+	bool has_mask;
+	struct pk_event_list *own_events; /* parsed from event_str / the default */
+	const struct pk_event_list *events;
+	struct pk_rec_policy p;
+	struct pk_rec_events ev;
+	bool built, opened, finished;
+	struct pk_evlist_mmap *mm, *sb_mm;
+	struct pk_data_writer *w;
+	struct pk_attr *attrs;            /* attr as opened, per evsel of ev.el */
+	bool *attr_ok;
+	struct pk_attr sb_attr;
+	bool sb_attr_ok;
+	struct pk_rec_walk walk;
+	struct pollfd *pfds;
+	int npfds, nlive;
+	int write_err;
+	struct pk_recorder_failure fail;
+	struct pk_recorder_stats st;
+	char *bid_err_file;
+};
+
+/* ---- options ---- */
+
+static bool pow2(size_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static int check_opts(const struct pk_recorder_opts *o)
+{
+	int ntargets = !!o->pids + !!o->tids + !!o->system_wide;
+
+	if (!ntargets && !o->workload)
+		return -EINVAL;
+	if (ntargets > 1 || (o->workload && (o->pids || o->tids)))
+		return -EINVAL;
+	if ((o->cgroup && !o->system_wide) || (o->per_thread && o->system_wide))
+		return -EINVAL;
+	if (o->period && (o->freq || o->freq_max))
+		return -EINVAL;
+	if (o->freq < 0 || (o->mmap_pages && (!pow2(o->mmap_pages) || o->mmap_pages > (1UL << 20))))
+		return -EINVAL;
+	if (o->compress_level < 0 || o->compress_level > 22 || o->stack_size > 65528)
+		return -EINVAL;
+	if (o->callgraph > PK_RECORDER_CG_DWARF || (!o->output && o->output_fd < 0))
+		return -EINVAL;
+	return 0;
+}
+
+PK_API struct pk_recorder *pk_recorder__new(const struct pk_recorder_opts *opts)
+{
+	struct pk_recorder *r;
+	int err;
+
+	if (!opts || !PK_OPTS_VALID(opts, pk_recorder_opts))
+		return pk_err_ptr(-EINVAL);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return pk_err_ptr(-ENOMEM);
+	memcpy(&r->o, opts, PK_MIN(opts->sz, sizeof(r->o)));
+	r->o.sz = sizeof(r->o);
+	struct pk_recorder_opts *o = &r->o;
+	if (o->cpus)
+		o->system_wide = true;
+	if (o->per_thread)
+		o->no_inherit = true;
+	err = check_opts(o);
+	if (err < 0)
+		goto fail;
+	if (o->sigmask) {
+		r->mask = *o->sigmask;
+		r->has_mask = true;
+		o->sigmask = NULL;
+	}
+	if (o->callgraph == PK_RECORDER_CG_DWARF) {
+		o->stack_size = o->stack_size ? (o->stack_size + 7) & ~7u : DEFAULT_STACK;
+		/* DWARF call chains imply -d, as in perf: its unwinder finds .eh_frame_hdr and
+		 * the CFI through the non-executable mappings of a binary (the r--p segments of
+		 * a PIE linked with separate code), which only mmap_data records */
+		o->addr = true;
+	}
+	if (!o->mmap_pages)
+		o->mmap_pages = DEFAULT_PAGES;
+	r->events = o->events;
+	if (!r->events || !pk_event_list__count(r->events)) {
+		struct pk_parse_error perr;
+		r->own_events = pk_event_list__new();
+		if (!r->own_events) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		const char *s = !o->events && o->event_str ? o->event_str : "cycles";
+		if (pk_event_list__parse(r->own_events, s, NULL, &perr) < 0) {
+			pk_info("recorder: invalid event '%s': %s", s, perr.msg);
+			err = -EINVAL;
+			goto fail;
+		}
+		r->events = r->own_events;
+	}
+	o->events = NULL;
+	o->event_str = NULL;
+	r->p.o = o;
+	r->p.no_inherit = o->no_inherit;
+	r->write_err = 0;
+	return r;
+fail:
+	pk_recorder__free(r);
+	return pk_err_ptr(err);
+}
+
+/* ---- failures ---- */
+
+static int failed(struct pk_recorder *r, enum pk_recorder_stage stage, int err, const char *what)
+{
+	memset(&r->fail, 0, sizeof(r->fail));
+	r->fail.stage = stage;
+	r->fail.err = err < 0 ? err : -err;
+	r->fail.what = what;
+	r->fail.pid = -1;
+	r->fail.cpu = -1;
+	r->fail.group_fd = -1;
+	return r->fail.err;
+}
+
+static int open_failed(struct pk_recorder *r, struct pk_evlist *el, int err, bool named)
+{
+	const struct pk_evsel *ev;
+	struct pk_evsel *pos;
+	int idx = 0;
+
+	failed(r, PK_RECORDER_FAIL_OPEN, err, NULL);
+	ev = pk_evlist__open_failure(el, &r->fail.pid, &r->fail.cpu, &r->fail.group_fd,
+				     &r->fail.attr);
+	if (!ev)
+		return r->fail.err;
+	r->fail.event = pk_evsel__name(ev);
+	pk_evlist__for_each_evsel(el, pos) {
+		if (pos == ev) {
+			if (named && idx < r->ev.nev)
+				r->fail.event = r->ev.names[idx];
+			break;
+		}
+		idx++;
+	}
+	return r->fail.err;
+}
+
+PK_API void pk_recorder__failure(const struct pk_recorder *r, struct pk_recorder_failure *out)
+{
+	if (!out)
+		return;
+	if (!r) {
+		struct pk_recorder_failure none = { .stage = PK_RECORDER_FAIL_NONE };
+		PK_OUT_COPY(out, &none);
+		return;
+	}
+	PK_OUT_COPY(out, &r->fail);
+}
+
+/* ---- writing ---- */
+
+static int write_bytes(struct pk_recorder *r, const void *p, size_t len)
+{
+	int err;
+	if (r->write_err)
+		return r->write_err;
+	err = pk_data_writer__write(r->w, p, len);
+	if (err < 0)
+		r->write_err = err;
+	return err;
+}
+
+static int synth_cb(const struct perf_event_header *h, void *ctx)
+{
+	struct pk_recorder *r = ctx;
+	pk_rec_walk__record(&r->walk, h);
+	int err = pk_data_writer__write_record(r->w, h);
+	if (err < 0)
+		r->write_err = err;
+	return err;
+}
+
+/* Each evsel's attr as opened (after fallbacks), for the file; then --verbose's callback. */
+static void on_open(const struct pk_evsel *ev, const struct perf_event_attr *attr, pid_t pid,
+		    int cpu, int group_fd, unsigned long flags, int fd, void *ctx)
+{
+	struct pk_recorder *r = ctx;
+	struct pk_evsel *pos;
+	int idx = 0;
+
+	pk_evlist__for_each_evsel(r->ev.el, pos) {
+		if (pos == ev)
+			break;
+		idx++;
+	}
+	if (fd >= 0) {
+		if (pos && idx < r->ev.nev && !r->attr_ok[idx]) {
+			memset(&r->attrs[idx], 0, sizeof(r->attrs[idx]));
+			memcpy(&r->attrs[idx].attr, attr, sizeof(*attr));
+			r->attr_ok[idx] = true;
+		} else if (!pos && !r->sb_attr_ok) {
+			memset(&r->sb_attr, 0, sizeof(r->sb_attr));
+			memcpy(&r->sb_attr.attr, attr, sizeof(*attr));
+			r->sb_attr_ok = true;
+		}
+	}
+	if (r->o.on_open)
+		r->o.on_open(ev, attr, pid, cpu, group_fd, flags, fd, r->o.ctx);
+}
+
+/* The attrs of an evlist with the ids of their fds, to the file and to the walk. */
+static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband)
+{
+	int ncpus = pk_cpu_map__nr(pk_evlist__cpus(el));
+	int nthreads = pk_thread_map__nr(pk_evlist__threads(el));
+	uint64_t *ids = calloc((size_t)ncpus * (size_t)nthreads, sizeof(*ids));
+	struct pk_evsel *ev;
+	int i = 0, err = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	pk_evlist__for_each_evsel(el, ev) {
+		size_t n = 0;
+		const struct pk_attr *a = sideband ? &r->sb_attr : &r->attrs[i];
+		bool ok = sideband ? r->sb_attr_ok : r->attr_ok[i];
+		const char *name = sideband ? "dummy:u" : r->ev.names[i];
+		i++;
+		if (!ok)
+			continue;
+		for (int ci = 0; ci < ncpus; ci++)
+			for (int ti = 0; ti < nthreads; ti++) {
+				uint64_t id = pk_evsel__id(ev, ci, ti);
+				if (id)
+					ids[n++] = id;
+			}
+		err = pk_data_writer__add_attr(r->w, a, name, ids, n);
+		if (err >= 0)
+			err = pk_rec_walk__add_attr(&r->walk, &a->attr, ids, n);
+		if (err < 0)
+			break;
+		err = 0;
+	}
+	free(ids);
+	return err;
+}
+
+/* GROUP_DESC: one entry per group of two or more recorded events, by file attr index. */
+static int add_groups(struct pk_recorder *r)
+{
+	const struct pk_evsel *ev, *lead = NULL;
+	int i = 0, fidx = 0, lead_fidx = -1;
+	uint32_t members = 0;
+
+	for (ev = pk_evlist__next(r->ev.el, NULL);; ev = pk_evlist__next(r->ev.el, ev), i++) {
+		const struct pk_evsel *l = ev ? pk_evsel__leader(ev) : NULL;
+		if (lead && l != lead) {
+			if (members >= 2) {
+				int err = pk_data_writer__add_group(r->w, NULL, (uint32_t)lead_fidx,
+								    members);
+				if (err < 0)
+					return err;
+			}
+			lead = NULL;
+		}
+		if (!ev || i >= r->ev.nev)
+			break;
+		if (!r->attr_ok[i])
+			continue;
+		if (l == ev) {
+			lead = ev;
+			lead_fidx = fidx;
+			members = 1;
+		} else if (lead && l == lead) {
+			members++;
+		}
+		fidx++;
+	}
+	return 0;
+}
+
+/* The TRACING_DATA blob (tracefs formats of the recorded tracepoints): without it perf
+ * refuses the file. Not fatal: perfkit reads the file either way. */
+static int add_tracing_data(struct pk_recorder *r)
+{
+	uint64_t *ids = calloc((size_t)r->ev.nev, sizeof(*ids));
+	size_t n = 0, len = 0;
+	void *blob = NULL;
+	int err;
+
+	if (!ids)
+		return -ENOMEM;
+	for (int i = 0; i < r->ev.nev; i++)
+		if (r->attr_ok[i] && r->attrs[i].attr.type == PERF_TYPE_TRACEPOINT)
+			ids[n++] = r->attrs[i].attr.config;
+	if (!n) {
+		free(ids);
+		return 0;
+	}
+	err = pk_tracing_data__build(NULL, ids, n, &blob, &len);
+	free(ids);
+	if (err < 0) {
+		struct pk_recorder_notice nt = { .kind = PK_RECORDER_NO_TRACING_DATA, .err = err };
+		if (r->o.on_notice)
+			r->o.on_notice(&nt, r->o.ctx);
+		return 0;
+	}
+	err = pk_data_writer__set_tracing_data(r->w, blob, len);
+	free(blob);
+	return err < 0 ? err : 0;
+}
+
+static int synthesize(struct pk_recorder *r)
+{
+	const struct pk_recorder_opts *o = &r->o;
+	struct pk_sample_layout first;
+	pid_t child = o->workload ? pk_workload__pid(o->workload) : -1;
+
+	/* synthesised records carry the first attr's trailer (all zero), as perf writes */
+	if (pk_sample_layout__init(&first, &r->attrs[0].attr) < 0)
+		first.id_size = 0;
+	PK_OPTS(pk_synth_opts, so, .id_size = first.id_size, .mmap_data = o->addr);
+	/* the kernel reports namespace changes only: the namespaces the targets are in when
+	 * recording starts are synthesised, as perf does */
+	unsigned ns = o->namespaces ? PK_SYNTH_NAMESPACES : 0;
+	int err = 0;
+
+	pk_synth__kernel_mmap(synth_cb, r, &so);
+	if (o->system_wide) {
+		err = pk_synth__all(PK_SYNTH_FORK | PK_SYNTH_MMAPS | ns, synth_cb, r, &so);
+	} else if (child > 0) {
+		char comm[64] = "perfkit", path[64];
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)child);
+		FILE *f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(f);
+		}
+		err = pk_synth__comm(child, child, comm, synth_cb, r, &so);
+		if (!err && ns)
+			err = pk_synth__namespaces(child, child, synth_cb, r, &so);
+	} else if (o->pids || o->tids) {
+		struct pk_thread_map *ids = pk_thread_map__new_list(o->pids ? o->pids : o->tids);
+		for (int i = 0; ids && i < pk_thread_map__nr(ids) && !r->write_err; i++) {
+			pid_t t = pk_thread_map__tid(ids, i);
+			if (o->pids)
+				pk_synth__process(t, PK_SYNTH_MMAPS | ns, synth_cb, r, &so);
+			else
+				pk_synth__thread(t, PK_SYNTH_MMAPS | ns, synth_cb, r, &so);
+		}
+		pk_thread_map__free(ids);
+	}
+	if (!r->write_err)
+		pk_synth__finished_init(synth_cb, r);
+	(void)err; /* a target that vanished meanwhile is not an error */
+	return r->write_err;
+}
+
+/* ---- open ---- */
+
+static void rename_old(const char *path)
+{
+	struct stat st;
+	char old[4096];
+	if (!strcmp(path, "-") || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	snprintf(old, sizeof(old), "%s.old", path);
+	if (rename(path, old) < 0)
+		pk_warn("cannot rename '%s' to '%s': %s", path, old, strerror(errno));
+}
+
+/* Rings over the locked-memory allowance (perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK)
+ * fail with EPERM for an unprivileged user: halve them until they fit, as perf does. */
+static int map_rings(struct pk_recorder *r)
+{
+	const size_t asked = r->o.mmap_pages;
+
+	for (size_t pages = asked;; pages /= 2) {
+		PK_OPTS(pk_evlist_mmap_opts, mo, .pages = pages, .overwrite = r->o.overwrite);
+		r->mm = pk_evlist__mmap(r->ev.el, &mo);
+		if (r->mm && r->ev.sb_el) {
+			PK_OPTS(pk_evlist_mmap_opts, so, .pages = pages);
+			r->sb_mm = pk_evlist__mmap(r->ev.sb_el, &so);
+		}
+		if (r->mm && (!r->ev.sb_el || r->sb_mm)) {
+			if (pages != asked) {
+				struct pk_recorder_notice n = { .kind = PK_RECORDER_PAGES_REDUCED,
+								.asked = asked, .used = pages };
+				if (r->o.on_notice)
+					r->o.on_notice(&n, r->o.ctx);
+			}
+			r->st.mmap_pages = pages;
+			return 0;
+		}
+		int e = errno;
+		pk_evlist_mmap__free(r->mm);
+		r->mm = NULL;
+		if (e != EPERM || pages <= 1)
+			return failed(r, PK_RECORDER_FAIL_MMAP, -(e ? e : ENOMEM), NULL);
+	}
+}
+
+/* Poll set: the data rings' fds, then the side-band ones (overwrite mode). */
+static int make_pollfds(struct pk_recorder *r)
+{
+	int n1 = 0, n2 = 0;
+	struct pollfd *p1 = pk_evlist_mmap__pollfds(r->mm, &n1);
+	struct pollfd *p2 = r->sb_mm ? pk_evlist_mmap__pollfds(r->sb_mm, &n2) : NULL;
+
+	r->pfds = calloc((size_t)(n1 + n2) + 1, sizeof(*r->pfds));
+	if (!r->pfds)
+		return -ENOMEM;
+	if (n1)
+		memcpy(r->pfds, p1, sizeof(*r->pfds) * (size_t)n1);
+	if (n2)
+		memcpy(r->pfds + n1, p2, sizeof(*r->pfds) * (size_t)n2);
+	r->npfds = r->nlive = n1 + n2;
+	/* overwrite rings are only read on demand: wait for hang-ups only */
+	for (int i = 0; r->o.overwrite && i < n1; i++)
+		r->pfds[i].events = 0;
+	return 0;
+}
+
+/* Events that fell back to user space only are recorded under their new name
+ * ("cpu-clock:u"), as perf names them. */
+static void user_names(struct pk_recorder *r)
+{
+	int i = 0;
+	for (struct pk_evsel *ev = pk_evlist__next(r->ev.el, NULL); ev && i < r->ev.nev;
+	     ev = pk_evlist__next(r->ev.el, ev), i++) {
+		const struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
+		const char *name = r->ev.names[i];
+		size_t n = strlen(name);
+		if (!a->exclude_kernel || a->exclude_user || !strcmp(name, "dummy:u"))
+			continue;
+		if (!strcmp(name, "cpu-clock"))
+			r->ev.names[i] = "cpu-clock:u";
+		else if (strcmp(pk_evsel__name(ev), name) && n &&
+			 !strncmp(pk_evsel__name(ev), name, n))
+			r->ev.names[i] = pk_evsel__name(ev);
+	}
+}
+
+static int build(struct pk_recorder *r)
+{
+	struct pk_recorder_notice clamped;
+	int err;
+
+	r->p.freq = r->o.period ? 0 : pk_rec_policy__freq(&r->o, &clamped);
+	if (r->p.freq && clamped.kind && r->o.on_notice)
+		r->o.on_notice(&clamped, r->o.ctx);
+	r->st.freq = (uint64_t)r->p.freq;
+	memset(&r->fail, 0, sizeof(r->fail));
+	err = pk_rec_policy__build(&r->p, r->events, &r->ev, &r->fail);
+	if (err < 0) {
+		r->fail.err = err;
+		r->fail.pid = -1;
+		r->fail.cpu = -1;
+		r->fail.group_fd = -1;
+		pk_rec_events__release(&r->ev);
+		return err;
+	}
+	r->attrs = calloc((size_t)r->ev.nev, sizeof(*r->attrs));
+	r->attr_ok = calloc((size_t)r->ev.nev, sizeof(*r->attr_ok));
+	if (!r->attrs || !r->attr_ok)
+		return failed(r, PK_RECORDER_FAIL_SETUP, -ENOMEM, NULL);
+	r->built = true;
+	return 0;
+}
+
+static struct pk_data_writer *open_output(struct pk_recorder *r)
+{
+	const struct pk_recorder_opts *o = &r->o;
+	/* "-" is the pipe format even when stdout is a regular file, as with perf */
+	bool pipe = o->pipe || (o->output && !strcmp(o->output, "-"));
+	PK_OPTS(pk_data_writer_opts, wo, .compress_level = o->compress_level, .pipe = pipe);
+
+	if (!o->output)
+		return pk_data_writer__fdopen(o->output_fd, &wo);
+	if (o->keep_old)
+		rename_old(o->output);
+	return pk_data_writer__open(o->output, &wo);
+}
+
+PK_API int pk_recorder__open(struct pk_recorder *r)
+{
+	int err;
+
+	if (!r)
+		return pk_err(-EINVAL);
+	if (r->opened || r->finished)
+		return pk_err(-EALREADY);
+	if (!r->built && (err = build(r)) < 0)
+		return pk_err(err);
+
+	PK_OPTS(pk_evlist_open_opts, oo, .inherit = !r->p.no_inherit,
+		.enable_on_exec = r->o.workload && !r->o.system_wide,
+		.cgroup_fd = r->o.cgroup ? r->o.cgroup_fd : -1, .on_open = on_open, .ctx = r,
+		.user_fallback = true, .sampling = true);
+	err = pk_evlist__open(r->ev.el, &oo);
+	if (err < 0)
+		return pk_err(open_failed(r, r->ev.el, err, true));
+	user_names(r);
+	if (r->ev.sb_el) {
+		err = pk_evlist__open(r->ev.sb_el, &oo);
+		if (err < 0) {
+			open_failed(r, r->ev.sb_el, err, false);
+			pk_evlist__close(r->ev.el);
+			return pk_err(r->fail.err);
+		}
+	}
+	r->opened = true;
+	if ((err = map_rings(r)) < 0)
+		goto fail;
+	r->w = open_output(r);
+	if (!r->w) {
+		err = failed(r, PK_RECORDER_FAIL_OUTPUT, -errno, r->o.output ? r->o.output : "<fd>");
+		goto fail;
+	}
+	err = pk_rec_walk__init(&r->walk);
+	if (!err)
+		err = add_attrs(r, r->ev.el, false);
+	if (!err)
+		err = add_groups(r);
+	if (!err && r->ev.sb_el)
+		err = add_attrs(r, r->ev.sb_el, true);
+	if (!err)
+		err = add_tracing_data(r);
+	pk_rec_walk__seal(&r->walk);
+	if (!err)
+		err = synthesize(r);
+	if (!err)
+		err = make_pollfds(r);
+	if (err < 0) {
+		failed(r, PK_RECORDER_FAIL_WRITE, err, r->o.output ? r->o.output : "<fd>");
+		goto fail;
+	}
+	/* without enable_on_exec, enable now, before a workload execs, so that its exec COMM
+	 * and first mmaps are seen (the side-band evlist follows the same rule) */
+	if (!oo.enable_on_exec) {
+		pk_evlist__enable(r->ev.el);
+		if (r->ev.sb_el)
+			pk_evlist__enable(r->ev.sb_el);
+	}
+	return 0;
+fail:
+	/* not retryable past the events' open: the caller frees the recorder */
+	r->finished = true;
+	return pk_err(err);
+}
+
+/* ---- draining ---- */
+
+/* One pass over one ring: bytes written, or a negative error. */
+static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
+{
+	struct pk_ring_chunk c[2];
+	int err = pk_ring__read_init(ring), n;
+	uint64_t len;
+
+	if (err == -EOVERFLOW)
+		r->st.keepup++;
+	else if (err < 0)
+		return err;
+	n = pk_ring__chunks(ring, c);
+	if (n <= 0) {
+		pk_ring__read_done(ring);
+		return 0;
+	}
+	len = c[0].len + (n > 1 ? c[1].len : 0);
+	pk_rec_walk__scan(&r->walk, c, n);
+	err = write_bytes(r, c[0].ptr, c[0].len);
+	if (!err && n > 1)
+		err = write_bytes(r, c[1].ptr, c[1].len);
+	pk_ring__advance(ring, len);
+	pk_ring__read_done(ring);
+	if (err < 0)
+		return err;
+	r->st.bytes += len;
+	return (int64_t)len;
+}
+
+static int64_t drain_set(struct pk_recorder *r, struct pk_evlist_mmap *mm)
+{
+	int64_t total = 0;
+	for (int i = 0; mm && i < pk_evlist_mmap__nr(mm); i++) {
+		int64_t n = drain_ring(r, pk_evlist_mmap__ring(mm, i));
+		if (n < 0)
+			return n;
+		total += n;
+	}
+	return total;
+}
+
+/* The file cannot grow (disk full, reader gone): stop measuring now rather than when the
+ * targets end; they run on undisturbed. */
+static int write_failed(struct pk_recorder *r)
+{
+	if (r->fail.stage == PK_RECORDER_FAIL_NONE)
+		failed(r, PK_RECORDER_FAIL_WRITE, r->write_err, r->o.output ? r->o.output : "<fd>");
+	pk_evlist__disable(r->ev.el);
+	return pk_err(r->write_err);
+}
+
+PK_API int pk_recorder__drain(struct pk_recorder *r, int timeout_ms)
+{
+	int64_t wrote;
+
+	if (!r || !r->opened || r->finished)
+		return pk_err(-EINVAL);
+	if (r->write_err)
+		return pk_err(r->write_err);
+	wrote = drain_set(r, r->o.overwrite ? r->sb_mm : r->mm);
+	if (wrote < 0)
+		return write_failed(r);
+	if (wrote > 0) {
+		if (!r->o.overwrite)
+			pk_data_writer__finish_round(r->w);
+		return 1;
+	}
+	if (timeout_ms <= 0)
+		return 0;
+	struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+	int n = ppoll(r->pfds, (nfds_t)r->npfds, &ts, r->has_mask ? &r->mask : NULL);
+	if (n > 0) {
+		r->st.wakeups++;
+		for (int i = 0; i < r->npfds; i++) {
+			if (r->pfds[i].fd >= 0 && (r->pfds[i].revents & (POLLHUP | POLLERR))) {
+				r->pfds[i].fd = -1;
+				r->nlive--;
+			}
+		}
+	}
+	/* every target thread has gone (-p/-t, a workload); system-wide fds never hang up */
+	return r->nlive == 0 ? PK_RECORDER_HUNGUP : 0;
+}
+
+PK_API int pk_recorder__snapshot(struct pk_recorder *r)
+{
+	if (!r || !r->opened || r->finished || !r->o.overwrite)
+		return pk_err(-EINVAL);
+	if (r->write_err)
+		return pk_err(r->write_err);
+	if (drain_set(r, r->mm) < 0)
+		return write_failed(r);
+	return 0;
+}
+
+/* ---- the end ---- */
+
+/* Copies of the recorded binaries in perf's build-id cache, as perf record makes them, so
+ * that a report of this file still finds the symbols after a rebuild. Never fatal. */
+static void bid_cache_add(struct pk_recorder *r, bool *off, const char *name, const uint8_t *id,
+			  size_t len)
+{
+	PK_OPTS(pk_build_id_cache_opts, co, .dir = r->o.buildid_dir);
+	int err;
+
+	if (*off)
+		return;
+	err = name ? pk_build_id_cache__add(name, id, len, &co)
+		   : pk_build_id_cache__add_kallsyms(NULL, id, len, &co);
+	if (err == -EFBIG) {
+		r->st.buildid_cache_too_big++;
+	} else if (err == -EACCES || err == -EPERM || err == -EROFS || err == -ENOSPC ||
+		   err == -EDQUOT || err == -ENOTDIR || err == -ENOENT || err == -ENAMETOOLONG) {
+		/* the cache itself is the problem (or the file vanished: ENOENT from realpath
+		 * is told apart by still trying the other files) */
+		if (err == -ENOENT && name && access(name, F_OK) < 0)
+			return;
+		if (!name && err == -EACCES)
+			return; /* kallsyms addresses hidden (kptr_restrict): nothing to keep */
+		*off = true;
+		r->st.buildid_cache_err = err;
+		free(r->bid_err_file);
+		r->bid_err_file = strdup(name ? name : "[kernel.kallsyms]");
+	}
+}
+
+static void add_build_ids(struct pk_recorder *r)
+{
+	uint8_t id[PK_BUILD_ID_MAX], kid[PK_BUILD_ID_MAX];
+	size_t len, klen = sizeof(kid);
+	bool off = r->o.no_buildid_cache;
+	bool kernel = pk_kernel_build_id(NULL, kid, &klen) == 0;
+
+	if (kernel && pk_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_KERNEL, kid, klen,
+						   "[kernel.kallsyms]") == 0)
+		r->st.build_ids++;
+	for (size_t i = 0; i < r->walk.dsos.cap; i++) {
+		const char *name = r->walk.dsos.slot[i];
+		if (!name)
+			continue;
+		len = sizeof(id);
+		if (pk_build_id__read(name, id, &len) == 0) {
+			if (pk_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_USER, id, len,
+							 name) == 0)
+				r->st.build_ids++;
+			bid_cache_add(r, &off, name, id, len);
+		}
+	}
+	if (kernel)
+		bid_cache_add(r, &off, NULL, kid, klen);
+}
+
+PK_API int pk_recorder__finish(struct pk_recorder *r)
+{
+	const struct pk_recorder_opts *o;
+	int64_t n;
+	int err;
+
+	if (!r || !r->opened || r->finished)
+		return pk_err(-EINVAL);
+	o = &r->o;
+	r->finished = true;
+	/* a final pass over every ring (the overwrite snapshot included); the end of the
+	 * recording counts as a wake-up, as in perf's summary */
+	r->st.wakeups++;
+	if (!r->write_err) {
+		if (o->overwrite) {
+			drain_set(r, r->sb_mm);
+			drain_set(r, r->mm);
+		}
+		while ((n = drain_set(r, o->overwrite ? r->sb_mm : r->mm)) > 0)
+			pk_data_writer__finish_round(r->w);
+	}
+	pk_evlist__disable(r->ev.el);
+	if (r->ev.sb_el)
+		pk_evlist__disable(r->ev.sb_el);
+	bool pipe = o->pipe || (o->output && !strcmp(o->output, "-"));
+	if (!pipe)
+		add_build_ids(r);
+	pk_data_writer__stats(r->w, NULL, NULL, NULL, &r->st.file_bytes);
+	err = r->write_err;
+	int cerr = pk_data_writer__close(r->w);
+	r->w = NULL;
+	if (!err)
+		err = cerr;
+	if (!pipe) {
+		struct stat sb;
+		if (o->output ? stat(o->output, &sb) == 0 : fstat(o->output_fd, &sb) == 0)
+			r->st.file_bytes = (uint64_t)sb.st_size;
+	}
+	if (err < 0) {
+		if (r->fail.stage == PK_RECORDER_FAIL_NONE)
+			failed(r, PK_RECORDER_FAIL_WRITE, err, o->output ? o->output : "<fd>");
+		return pk_err(err);
+	}
+	return 0;
+}
+
+PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_stats *st)
+{
+	struct pk_recorder_stats s;
+
+	if (!st)
+		return;
+	memset(&s, 0, sizeof(s));
+	if (r) {
+		s = r->st;
+		s.samples = r->walk.samples;
+		s.lost = r->walk.lost;
+		s.lost_records = r->walk.lost_records;
+		s.lost_samples = r->walk.lost_samples;
+		s.buildid_cache_err_file = r->bid_err_file;
+	}
+	s.sz = sizeof(s);
+	PK_OUT_COPY(st, &s);
+}
+
+PK_API void pk_recorder__free(struct pk_recorder *r)
+{
+	if (!r)
+		return;
+	if (r->w)
+		pk_data_writer__close(r->w);
+	free(r->pfds);
+	pk_evlist_mmap__free(r->mm);
+	pk_evlist_mmap__free(r->sb_mm);
+	pk_rec_events__release(&r->ev);
+	free(r->attrs);
+	free(r->attr_ok);
+	pk_rec_walk__release(&r->walk);
+	pk_event_list__free(r->own_events);
+	free(r->bid_err_file);
+	free(r);
+}
