@@ -43,15 +43,15 @@ void pk_tool_print_usage(FILE *f, const struct pk_tool_help *h);
 	int cmd_##name(int argc, char **argv);  \
 	extern const struct pk_tool_help cmd_##name##_help
 
-/* one line per command, e.g. PK_DECLARE_CMD(list); */
+/* one line per command, e.g. PK_DECLARE_CMD(list);
+PK_DECLARE_CMD(record); */
 PK_DECLARE_CMD(check);
 PK_DECLARE_CMD(convert);
 PK_DECLARE_CMD(diff);
 PK_DECLARE_CMD(flamegraph);
 PK_DECLARE_CMD(list);
+PK_DECLARE_CMD(record);
 /* (not yet on an option table: their usage is a string) */
-int cmd_record(int argc, char **argv);
-extern const char cmd_record_usage[];
 int cmd_report(int argc, char **argv);
 extern const char cmd_report_usage[];
 PK_DECLARE_CMD(script);

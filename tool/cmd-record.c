@@ -22,48 +22,6 @@
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 
-const char cmd_record_usage[] =
-	"usage: perfkit record [<options>] [--] [<command> [<args>]]\n"
-	"\n"
-	"Sample <command> (or -p/-t/-a/-C targets until Ctrl-C or until they exit) into a\n"
-	"perf.data file that `perfkit script`, `perf report` and `perf script` read.\n"
-	"\n"
-	"    -e, --event <spec>     events to sample (repeatable; default: cycles, or cpu-clock\n"
-	"                           when there is no hardware PMU)\n"
-	"    -F, --freq <hz|max>    sampling frequency (default 4000; max: perf_event_max_sample_rate)\n"
-	"    -c, --count <n>        sample every n events instead of a frequency\n"
-	"    -g                     record frame-pointer call chains\n"
-	"        --call-graph <fp|dwarf[,size]>  call chains: frame pointers, or user registers\n"
-	"                           and a copy of the user stack (default 8192 bytes) for DWARF\n"
-	"                           unwinding later\n"
-	"    -p, --pid <pid,...>    record existing processes (all their threads)\n"
-	"    -t, --tid <tid,...>    record existing threads\n"
-	"    -a, --all-cpus         system-wide: every online CPU\n"
-	"    -C, --cpu <list>       system-wide on these CPUs (\"0-3,6\")\n"
-	"    -G, --cgroup <name>    only tasks of this cgroup (with -a or -C)\n"
-	"    -o, --output <file>    output file (default perf.data, an existing one becomes\n"
-	"                           perf.data.old); '-' writes the pipe format to stdout\n"
-	"    -m, --mmap-pages <n>   data pages per ring buffer, a power of two (default 128)\n"
-	"    -z, --compression-level[=<n>]  zstd-compress the data (level 1..22, default 1)\n"
-	"        --overwrite        flight recorder: keep only the newest data, written on\n"
-	"                           SIGUSR2 and at the end\n"
-	"    -T, --timestamp        sample timestamps (always recorded; accepted for perf habits)\n"
-	"    -d, --data             sample data addresses (and record data mappings)\n"
-	"        --sample-cpu       record the CPU in samples (always with -a/-C)\n"
-	"    -s, --stat             per-thread counts at thread exit (PERF_RECORD_READ)\n"
-	"        --switch-events    record context switches\n"
-	"        --namespaces       record namespace changes\n"
-	"        --all-cgroups      record cgroup changes and each sample's cgroup id\n"
-	"    -i, --no-inherit       do not follow threads and children created later\n"
-	"        --per-thread       one buffer per thread instead of per CPU (no inherit)\n"
-	"    -N, --no-buildid-cache  do not copy the recorded binaries into the build-id cache\n"
-	"                           ($PERF_BUILDID_DIR, default ~/.debug), where report finds\n"
-	"                           them once they are rebuilt or deleted\n"
-	"    -q, --quiet            print nothing but errors\n"
-	"    -v, --verbose          show every perf_event_open\n"
-	"\n"
-	"The exit status is the command's (128 + signal if a signal killed it); 127 if it could\n"
-	"not be executed; 1 for errors of perfkit itself.\n";
 
 #define DRAIN_INTERVAL_MS 250
 #define STATUS_INTERVAL_MS 500
@@ -130,33 +88,64 @@ enum {
 };
 
 /* Returns -1 to go on, else an exit status. */
+static const struct pk_tool_opt opts[] = {
+	{ 'e', "event", required_argument, "<spec>",
+	  "events to sample (repeatable; default: cycles, or cpu-clock\nwhen there is no hardware PMU)" },
+	{ 'F', "freq", required_argument, "<hz|max>",
+	  "sampling frequency (default 4000; max:\nperf_event_max_sample_rate)" },
+	{ 'c', "count", required_argument, "<n>", "sample every n events instead of a frequency" },
+	{ 'g', NULL, no_argument, NULL, "record frame-pointer call chains" },
+	{ OPT_CALLGRAPH, "call-graph", required_argument, "<fp|dwarf[,size]>",
+	  "call chains: frame pointers, or user registers\nand a copy of the user stack (default 8192 bytes) for DWARF\nunwinding later" },
+	{ 'p', "pid", required_argument, "<pid,...>", "record existing processes (all their threads)" },
+	{ 't', "tid", required_argument, "<tid,...>", "record existing threads" },
+	{ 'a', "all-cpus", no_argument, NULL, "system-wide: every online CPU" },
+	{ 'C', "cpu", required_argument, "<list>", "system-wide on these CPUs (\"0-3,6\")" },
+	{ 'G', "cgroup", required_argument, "<name>", "only tasks of this cgroup (with -a or -C)" },
+	{ 'o', "output", required_argument, "<file>",
+	  "output file (default perf.data, an existing one becomes\nperf.data.old); '-' writes the pipe format to stdout" },
+	{ 'm', "mmap-pages", required_argument, "<n>",
+	  "data pages per ring buffer, a power of two (default 128)" },
+	{ 'z', "compression-level", optional_argument, "<n>",
+	  "zstd-compress the data (level 1..22, default 1)" },
+	{ OPT_OVERWRITE, "overwrite", no_argument, NULL,
+	  "flight recorder: keep only the newest data, written on\nSIGUSR2 and at the end" },
+	{ 'T', "timestamp", no_argument, NULL,
+	  "sample timestamps (always recorded; accepted for perf\nhabits)" },
+	{ 'd', "data", no_argument, NULL, "sample data addresses (and record data mappings)" },
+	{ OPT_SAMPLE_CPU, "sample-cpu", no_argument, NULL, "record the CPU in samples (always with -a/-C)" },
+	{ 's', "stat", no_argument, NULL, "per-thread counts at thread exit (PERF_RECORD_READ)" },
+	{ OPT_SWITCH, "switch-events", no_argument, NULL, "record context switches" },
+	{ OPT_NS, "namespaces", no_argument, NULL, "record namespace changes" },
+	{ OPT_ALLCG, "all-cgroups", no_argument, NULL, "record cgroup changes and each sample's cgroup id" },
+	{ 'i', "no-inherit", no_argument, NULL, "do not follow threads and children created later" },
+	{ OPT_PER_THREAD, "per-thread", no_argument, NULL,
+	  "one buffer per thread instead of per CPU (no inherit)" },
+	{ 'N', "no-buildid-cache", no_argument, NULL,
+	  "do not copy the recorded binaries into the build-id cache\n($PERF_BUILDID_DIR, default ~/.debug), where report finds\nthem once they are rebuilt or deleted" },
+	{ 'q', "quiet", no_argument, NULL, "print nothing but errors" },
+	{ 'v', "verbose", no_argument, NULL, "show every perf_event_open" },
+	{ 0 },
+};
+
+const struct pk_tool_help cmd_record_help = {
+	.synopsis = "usage: perfkit record [<options>] [--] [<command> [<args>]]\n",
+	.intro = "Sample <command> (or -p/-t/-a/-C targets until Ctrl-C or until they exit) into a\n"
+		 "perf.data file that `perfkit script`, `perf report` and `perf script` read.\n",
+	.opts = opts,
+	.outro = "The exit status is the command's (128 + signal if a signal killed it); 127 if it could\n"
+		 "not be executed; 1 for errors of perfkit itself.\n",
+};
+
 static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' }, { "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "call-graph", required_argument, NULL, OPT_CALLGRAPH },
-		{ "pid", required_argument, NULL, 'p' }, { "tid", required_argument, NULL, 't' },
-		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
-		{ "cgroup", required_argument, NULL, 'G' }, { "output", required_argument, NULL, 'o' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "compression-level", optional_argument, NULL, 'z' },
-		{ "overwrite", no_argument, NULL, OPT_OVERWRITE }, { "timestamp", no_argument, NULL, 'T' },
-		{ "data", no_argument, NULL, 'd' }, { "sample-cpu", no_argument, NULL, OPT_SAMPLE_CPU },
-		{ "stat", no_argument, NULL, 's' }, { "switch-events", no_argument, NULL, OPT_SWITCH },
-		{ "namespaces", no_argument, NULL, OPT_NS }, { "all-cgroups", no_argument, NULL, OPT_ALLCG },
-		{ "no-inherit", no_argument, NULL, 'i' },
-		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-		{ "no-buildid-cache", no_argument, NULL, 'N' }, { "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' }, { NULL, 0, NULL, 0 },
-	};
 	struct pk_parse_error perr;
 	char *end;
 	int c;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:G:o:m:z::TdsiNqv", longopts, NULL)) != -1) {
+	while ((c = pk_tool_getopt(argc, argv, opts, PK_OPT_STOP_AT_ARG)) != -1) {
 		switch (c) {
 		case 'e':
 			if (pk_event_list__parse(o->events, optarg, NULL, &perr) < 0)
@@ -219,7 +208,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 				pk_tool_error("unknown or incomplete option '-%c'", optopt);
 			else
 				pk_tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			fputs(cmd_record_usage, stderr);
+			pk_tool_print_usage(stderr, &cmd_record_help);
 			return 129;
 		}
 	}
@@ -228,7 +217,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide;
 	if (!o->argv && !ntargets) {
 		pk_tool_error("nothing to record: give a command, -p, -t, -a or -C");
-		fputs(cmd_record_usage, stderr);
+		pk_tool_print_usage(stderr, &cmd_record_help);
 		return 129;
 	}
 	if (ntargets > 1 || (o->argv && (o->ro.pids || o->ro.tids)))

@@ -28,7 +28,7 @@ struct cmd {
 
 static const struct cmd commands[] = {
 	{ "stat", cmd_stat, &cmd_stat_help, NULL, "count events of a command, processes or CPUs" },
-	{ "record", cmd_record, NULL, cmd_record_usage, "sample a command, processes or CPUs into perf.data" },
+	{ "record", cmd_record, &cmd_record_help, NULL, "sample a command, processes or CPUs into perf.data" },
 	{ "report", cmd_report, NULL, cmd_report_usage, "show where the samples of perf.data went (perf report --stdio)" },
 	{ "script", cmd_script, &cmd_script_help, NULL, "dump the records of a perf.data file (text or JSON)" },
 	{ "flamegraph", cmd_flamegraph, &cmd_flamegraph_help, NULL, "interactive HTML flame graph of perf.data (or of two: --diff)" },
