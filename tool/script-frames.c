@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/* tool/script-frames.c - perfkit script: addresses resolved to symbols, and the frame text
+ * cache (each distinct frame formatted once per map generation) */
+#include "script.h"
+
+/* ---- symbols ---- */
+
+
+static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
+		       struct symres *r)
+{
+	r->sym = NULL;
+	r->off = 0;
+	r->found = false;
+	r->inlined = false;
+	memset(&r->loc, 0, sizeof(r->loc));
+	r->dso = "[unknown]";
+	if (!s->m)
+		return;
+	int err = pk_machine__resolve(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
+	/* in no code map: perf's maps hold the data mappings too (record -d), so a stray
+	 * frame address in the stack reads "[unknown] ([stack])" */
+	if (err == -ENOENT && cm == PK_CPUMODE_USER)
+		err = pk_machine__resolve_data(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
+	r->found = err == 0;
+	r->sym = r->loc.sym; /* already perf's form (pk_symbol__demangle) */
+	r->off = r->loc.sym_off;
+	if (r->loc.dso_name)
+		r->dso = r->loc.dso_name;
+}
+
+/* "file.c:12" of an address, or NULL */
+static const char *srcline(struct symres *r, char *buf, size_t len)
+{
+	const char *file;
+	unsigned int line;
+	if (!r->loc.dso || r->loc.kernel || pk_dso__srcline(r->loc.dso, r->loc.dso_addr, &file, &line))
+		return NULL;
+	snprintf(buf, len, "%s:%u", file, line);
+	return buf;
+}
+
+/* The chain of a sample (resolved, innermost first), or just the ip. */
+int sample_chain(struct script *s, const struct pk_sample *smp)
+{
+	if (s->m && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER))) {
+		int n = pk_machine__callchain(s->m, smp, s->chain, sizeof(s->chain) / sizeof(s->chain[0]));
+		if (n > 0)
+			return n;
+	}
+	if (!(smp->type & PERF_SAMPLE_CALLCHAIN) || !smp->callchain.nr) {
+		s->chain[0].ip = smp->ip;
+		s->chain[0].cpumode = smp->cpumode;
+		s->chain[0].flags = 0;
+		return 1;
+	}
+	int n = 0;
+	uint8_t cm = smp->cpumode;
+	for (uint64_t i = 0; i < smp->callchain.nr && n < 512; i++) {
+		uint64_t ip = smp->callchain.ips[i];
+		enum pk_callchain_ctx c = pk_callchain__context(ip);
+		if (c == PK_CTX_KERNEL)
+			cm = PK_CPUMODE_KERNEL;
+		else if (c == PK_CTX_USER)
+			cm = PK_CPUMODE_USER;
+		if (c != PK_CTX_NONE)
+			continue;
+		s->chain[n].ip = ip;
+		s->chain[n].flags = 0;
+		s->chain[n++].cpumode = cm;
+	}
+	return n;
+}
+
+/* ---- frame text cache ---- */
+
+int fc_init(struct script *s)
+{
+	s->fc = calloc(FC_MIN, sizeof(*s->fc));
+	s->fc_cap = FC_MIN;
+	s->fc_gen = 1;  /* calloc'd entries (gen 0) are free */
+	return s->fc ? 0 : -ENOMEM;
+}
+
+/* Forget every cached frame (the maps changed, or the cache is full). */
+void fc_flush(struct script *s)
+{
+	if (++s->fc_gen == 0) {
+		memset(s->fc, 0, s->fc_cap * sizeof(*s->fc));
+		s->fc_gen = 1;
+	}
+	s->fc_nr = 0;
+	s->arena_len = 0;
+}
+
+static inline size_t fc_hash(uint64_t ip, uint32_t pid, uint32_t tid, uint8_t cm)
+{
+	uint64_t h = ip ^ (((uint64_t)pid << 32 | tid) * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56);
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(h ^ (h >> 31));
+}
+
+/* The entry of a key, or the free slot where it goes (gen != s->fc_gen). */
+static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint32_t pid, uint32_t tid,
+				       uint8_t cm)
+{
+	size_t mask = s->fc_cap - 1, j = fc_hash(ip, pid, tid, cm) & mask;
+	for (;;) {
+		struct frag_ent *e = &s->fc[j];
+		if (e->gen != s->fc_gen ||
+		    (e->ip == ip && e->pid == pid && e->tid == tid && e->cm == cm))
+			return e;
+		j = (j + 1) & mask;
+	}
+}
+
+/* Make room for one more entry: double the table, or start over at the size limit. */
+static void fc_make_room(struct script *s)
+{
+	if ((s->fc_nr + 1) * 2 <= s->fc_cap)
+		return;
+	struct frag_ent *old = s->fc, *n = NULL;
+	size_t ocap = s->fc_cap;
+	if (ocap < FC_MAX)
+		n = calloc(ocap * 2, sizeof(*n));
+	if (!n) {
+		fc_flush(s);
+		return;
+	}
+	s->fc = n;
+	s->fc_cap = ocap * 2;
+	uint32_t gen = s->fc_gen;
+	s->fc_gen = 1;
+	for (size_t i = 0; i < ocap; i++) {
+		if (old[i].gen != gen)
+			continue;
+		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].pid, old[i].tid, old[i].cm);
+		*e = old[i];
+		e->gen = 1;
+	}
+	free(old);
+}
+
+
+/*
+ * An address as perf 6.1 prints it in a call chain: for a user map, the address within
+ * the map (ip - map start + file offset: perf's map_ip), except in the maps perf maps
+ * one to one (anonymous memory, the stack, the heap, SysV shared memory); kernel
+ * addresses and addresses no map covers as they are. Call chains of frame pointers and
+ * of DWARF unwinding print the same; the sample's own address is printed absolute.
+ */
+static uint64_t shown_ip(const struct symres *r, uint64_t ip)
+{
+	static const char *const identity[] = { "//anon", "/dev/zero", "/anon_hugepage",
+						"[stack", "/SYSV", "[heap]", "/tmp/perf-" };
+	if (!r->loc.dso || r->loc.kernel)
+		return ip;
+	for (size_t i = 0; i < sizeof(identity) / sizeof(identity[0]); i++)
+		if (!strncmp(r->dso, identity[i], strlen(identity[i])))
+			return ip;
+	return ip - r->loc.map_start + r->loc.map_pgoff;
+}
+
+/*
+ * The text of a frame: FR_FRAME is a JSON call-chain element ({"ip":...}), a text-mode
+ * frame ("ip sym+off (dso)") or an -F frame; FR_TOP the sample's own ,"sym":...,"dso":...
+ * (JSON). At most 96 + 6 * (sym, dso and srcline lengths) bytes.
+ */
+static char *build_frag(const struct script *s, int kind, uint64_t ip, const struct symres *r,
+			const char *sl, char *p)
+{
+	size_t sn = r->sym ? strlen(r->sym) : 0, dn = strlen(r->dso);
+
+	if (s->json) {
+		if (kind == FR_FRAME) {
+			p = PUT(p, "{\"ip\":\"0x");
+			p = fmt_hex(p, ip);
+			*p++ = '"';
+			if (!s->m) {
+				*p++ = '}';
+				return p;
+			}
+		}
+		p = PUT(p, ",\"sym\":");
+		p = r->sym ? fmt_json_str(p, r->sym, sn) : PUT(p, "null");
+		if (kind == FR_TOP && r->sym) {
+			p = PUT(p, ",\"symoff\":");
+			p = fmt_u64(p, r->off);
+		}
+		p = PUT(p, ",\"dso\":");
+		p = fmt_json_str(p, r->dso, dn);
+		if (kind == FR_FRAME)
+			*p++ = '}';
+		return p;
+	}
+	unsigned int F = s->frame_fields;
+	if (kind == FR_CHAIN)
+		ip = shown_ip(r, ip);
+	if (F & SF_IP)
+		p = fmt_hex16(p, ip);
+	if (!s->m)
+		return p;
+	if (F & SF_SYM) {
+		*p++ = ' ';
+		p = r->sym ? put_lit(p, r->sym, sn) : PUT(p, "[unknown]");
+		if ((F & SF_SYMOFF) && r->sym) {
+			p = PUT(p, "+0x");
+			p = fmt_hex(p, r->off);
+		}
+	}
+	if ((F & SF_DSO) && !r->inlined) {
+		p = PUT(p, " (");
+		p = put_lit(p, r->dso, dn);
+		*p++ = ')';
+	}
+	if (F & SF_SRCLINE) {
+		p = PUT(p, "\n  ");
+		p = sl ? put_lit(p, sl, strlen(sl)) : PUT(p, "??:0");
+	}
+	if (r->inlined)
+		p = PUT(p, " (inlined)");
+	return p;
+}
+
+/*
+ * FR_UNW: the lines of a frame of DWARF unwinding, as perf 6.1 prints them (each
+ * "\tip sym+off (dso)\n"): the address within its map (ip - map start + file offset)
+ * and, when DWARF knows functions inlined there (ifr[0..ni), innermost first, then the
+ * containing function), one line per function, "(inlined)" in place of the DSO for
+ * those that are not the ELF symbol itself.
+ */
+static char *build_unwound(const struct script *s, uint64_t ip, const struct symres *r,
+			   const struct pk_inline_frame *ifr, int ni, const char *sl, char *p)
+{
+	uint64_t shown = shown_ip(r, ip);
+	for (int k = 0; k < (ni > 0 ? ni : 1); k++) {
+		struct symres t = *r;
+		if (ni > 0) {
+			const char *fn = ifr[k].func ? ifr[k].func : "??";
+			if (!pk_symbol__same_function(fn, r->sym)) {
+				t.sym = fn;
+				t.inlined = true;
+			}
+		}
+		*p++ = '\t';
+		p = build_frag(s, FR_FRAME, shown, &t, sl, p);
+		*p++ = '\n';
+	}
+	return p;
+}
+
+/*
+ * Append the text of frame (ip, cm) of sample smp to the output, from the cache or
+ * resolved and formatted now (then cached). The key is what pk_machine__resolve looks
+ * at: the thread (whose maps change only through the records that flush the cache) and
+ * the address; kernel lookups ignore the thread. An address no map covers is formatted
+ * every time instead: besides keeping garbage out, this never caches the answer for a
+ * thread whose maps are still empty (the machine may later attach it to its process).
+ */
+void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
+		     int kind)
+{
+	uint32_t pid = smp->pid, tid = smp->tid;
+	/* kernel lookups do not depend on the thread (pk_machine__resolve) */
+	if (cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL || cm == PK_CPUMODE_HYPERVISOR)
+		pid = tid = UINT32_MAX;
+	uint32_t mg = s->pgen[pid % PGEN_BUCKETS];
+	struct frag_ent *e = fc_slot(s, ip, pid, tid, cm);
+	if (e->gen == s->fc_gen && e->mgen == mg && e->len[kind] != UINT32_MAX) {
+		ob_put(&s->ob, s->arena + e->off[kind], e->len[kind]);
+		return;
+	}
+
+	struct symres r;
+	char sb[1024];
+	const char *sl = NULL;
+	resolve_ip(s, smp, ip, cm, &r);
+	if (kind != FR_TOP && !s->json && (s->frame_fields & SF_SRCLINE))
+		sl = srcline(&r, sb, sizeof(sb));
+	size_t bound = 96 + 6 * ((r.sym ? strlen(r.sym) : 0) + strlen(r.dso) + (sl ? strlen(sl) : 0));
+	const struct pk_inline_frame *ifr = NULL;
+	int ni = 0;
+	if (kind == FR_UNW) {
+		if (!s->no_inline && r.loc.dso && r.sym && !r.loc.kernel)
+			ni = pk_dso__inline_names(r.loc.dso, r.loc.dso_addr, &ifr);
+		ni = ni < 0 ? 0 : ni > 64 ? 64 : ni;
+		size_t lmax = 0;
+		for (int k = 0; k < ni; k++) {
+			size_t l = ifr[k].func ? strlen(ifr[k].func) : 2;
+			if (l > lmax)
+				lmax = l;
+		}
+		bound = (size_t)(ni + 1) * (bound + 2 + 6 * lmax);
+		if (bound > ARENA_MAX / 4)
+			return; /* absurd names: nothing sensible to print */
+	}
+	if (!r.loc.dso && bound <= OB_CAP) {
+		/* no map: the text is the address alone. Not cached, so that the garbage
+		 * addresses of broken frame-pointer chains do not crowd out real frames. */
+		char *p = ob_room(&s->ob, bound);
+		p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p)
+				   : build_frag(s, kind, ip, &r, sl, p);
+		s->ob.len = (size_t)(p - s->ob.buf);
+		return;
+	}
+	if (bound > s->arena_cap - s->arena_len) {
+		if (s->arena_len && s->arena_len + bound > ARENA_MAX)
+			fc_flush(s);
+		if (bound > s->arena_cap - s->arena_len) {
+			size_t ncap = s->arena_cap ? s->arena_cap * 2 : (size_t)1 << 16;
+			while (ncap < s->arena_len + bound)
+				ncap *= 2;
+			char *na = realloc(s->arena, ncap);
+			if (!na) {
+				s->ob.err = ENOMEM;
+				return;
+			}
+			s->arena = na;
+			s->arena_cap = ncap;
+		}
+	}
+	if (e->gen != s->fc_gen || e->ip != ip || e->pid != pid || e->tid != tid || e->cm != cm) {
+		/* new entry (the table may have been flushed or grown meanwhile) */
+		fc_make_room(s);
+		e = fc_slot(s, ip, pid, tid, cm);
+		if (e->gen != s->fc_gen) {
+			e->gen = s->fc_gen;
+			e->ip = ip;
+			e->pid = pid;
+			e->tid = tid;
+			e->cm = cm;
+			for (int k = 0; k < FR_NR; k++)
+				e->len[k] = UINT32_MAX;
+			s->fc_nr++;
+		}
+	}
+	if (e->mgen != mg) {
+		/* formatted under maps that changed since: its texts are stale */
+		for (int k = 0; k < FR_NR; k++)
+			e->len[k] = UINT32_MAX;
+		e->mgen = mg;
+	}
+	char *p0 = s->arena + s->arena_len;
+	char *p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p0)
+				 : build_frag(s, kind, ip, &r, sl, p0);
+	e->off[kind] = (uint32_t)s->arena_len;
+	e->len[kind] = (uint32_t)(p - p0);
+	s->arena_len += (size_t)(p - p0);
+	ob_put(&s->ob, p0, (size_t)(p - p0));
+}

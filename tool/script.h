@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* tool/script.h - `perfkit script`'s state and the functions its files share:
+ * cmd-script.c (options, fields, samples, the session's callbacks), script-frames.c
+ * (symbols and the frame text cache), script-records.c (non-sample records). */
+#ifndef PK_TOOL_SCRIPT_H
+#define PK_TOOL_SCRIPT_H
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+#include "script-out.h"
+#include "script-trace.h"
+
+enum sfield {
+	SF_COMM = 1 << 0, SF_TID = 1 << 1, SF_PID = 1 << 2, SF_CPU = 1 << 3, SF_TIME = 1 << 4,
+	SF_EVENT = 1 << 5, SF_IP = 1 << 6, SF_SYM = 1 << 7, SF_SYMOFF = 1 << 8, SF_DSO = 1 << 9,
+	SF_SRCLINE = 1 << 10, SF_PERIOD = 1 << 11, SF_ADDR = 1 << 12, SF_TRACE = 1 << 13,
+};
+
+/* the fields perf script prints by default: for tracepoints (plus the frames when the
+ * event has call chains), and for every other event type */
+#define SF_DEFAULT_TP (SF_COMM | SF_TID | SF_CPU | SF_TIME | SF_EVENT | SF_TRACE)
+#define SF_FRAME_DEFAULT (SF_IP | SF_SYM | SF_SYMOFF | SF_DSO)
+#define SF_DEFAULT (SF_COMM | SF_TID | SF_CPU | SF_TIME | SF_EVENT | SF_FRAME_DEFAULT | SF_PERIOD)
+#define SF_FRAME_MASK (SF_IP | SF_SYM | SF_SYMOFF | SF_DSO | SF_SRCLINE)
+
+/* how -F was given: not at all, as the list of fields, or as +field/-field changes to
+ * the defaults (perf script's rules: the two forms cannot be mixed) */
+enum { FM_DEFAULT, FM_SET, FM_CHANGE };
+
+/* kinds of preformatted frame text: FR_FRAME the sample's own address (text) or a JSON
+ * call-chain element, FR_CHAIN a text call-chain frame (user addresses within their
+ * map, as perf 6.1 prints call chains), FR_TOP the JSON sample's symbol, FR_UNW the
+ * lines of a DWARF-unwound frame */
+enum { FR_FRAME, FR_CHAIN, FR_TOP, FR_UNW, FR_NR };
+
+/* One cached frame: valid while gen is the cache's generation. */
+struct frag_ent {
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint32_t gen;
+	uint32_t mgen;          /* pgen[] of its pid's bucket when formatted */
+	uint32_t off[FR_NR], len[FR_NR]; /* in the arena; len UINT32_MAX: not formatted yet */
+	uint8_t cm;
+};
+
+#define FC_MIN ((size_t)1 << 12)
+#define FC_MAX ((size_t)1 << 16)      /* entries (2.5 MiB) */
+#define ARENA_MAX ((size_t)8 << 20)   /* bytes of frame text */
+#define PGEN_BUCKETS 4096
+
+struct script {
+	bool json, all, hide_cg, no_inline;
+	struct obuf ob;
+	bool line_flush;        /* stdout is a terminal: write each line at once */
+	struct pk_data_reader *rd;
+	/* tid -> comm */
+	struct comm_slot { uint32_t tid; char comm[16]; bool used; } *comms;
+	size_t comm_cap, comm_nr;
+	uint64_t nr_samples;
+	struct pk_count_value *vals;
+	size_t nvals;
+	/* symbols */
+	bool no_syms, file_order;
+	int fmode;              /* FM_*: how -F was given */
+	unsigned int fields;    /* FM_SET: the SF_* fields; FM_CHANGE: those added */
+	unsigned int fields_rm; /* FM_CHANGE: the SF_* fields removed */
+	unsigned int frame_fields; /* the SF_FRAME_MASK part, the same for every event */
+	bool show_switch;       /* --show-switch-events */
+	int name_width;         /* the longest event name (perf aligns names to it) */
+	size_t name_width_attrs; /* attrs it was computed over (a pipe adds attrs later) */
+	char unk_comm[16];      /* ":<tid>", the comm of a thread without COMM */
+	bool fields_failed;     /* -F asks for a field an event cannot have (check_fields) */
+	struct pk_machine *m;
+	struct pk_chain_entry chain[512];
+	/* frame text cache (see the top of the file) */
+	struct frag_ent *fc;
+	size_t fc_cap, fc_nr;
+	uint32_t fc_gen;
+	/* map generations by pid bucket: a record that changes the maps of a process bumps
+	 * its bucket, which makes the cached frames of that process (and of the few others
+	 * in the bucket) stale; the kernel's maps changing empties the whole cache */
+	uint32_t pgen[PGEN_BUCKETS];
+	char *arena;
+	size_t arena_len, arena_cap;
+	/* tracepoint fields (script-trace.c), set up at the first tracepoint sample */
+	struct script_trace *trace;
+	const char *tracefs;    /* --tracefs: NULL = the mounted one, "none" = none */
+	/* PERF_SAMPLE_READ: one line per counter read, with its delta (print_read_sample) */
+	struct pk_read_delta *rdelta;
+	struct pk_count_value *rvals;
+	size_t nrvals;
+	bool read_line;
+};
+
+struct symres {
+	const char *sym, *dso;
+	uint64_t off;
+	struct pk_addr_loc loc;
+	bool found;
+	bool inlined;           /* a function DWARF says is inlined at the address */
+};
+static inline char *put_lit(char *p, const char *lit, size_t n)
+{
+	memcpy(p, lit, n);
+	return p + n;
+}
+#define PUT(p, lit) put_lit((p), (lit), sizeof(lit) - 1)
+
+/* script-frames.c: the frame text cache (set up; emptied), a frame's text appended to
+ * the output (from the cache, or resolved and formatted now), a sample's call chain
+ * into s->chain (its length) */
+int fc_init(struct script *s);
+void fc_flush(struct script *s);
+void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm, int kind);
+int sample_chain(struct script *s, const struct pk_sample *smp);
+/* script-records.c: a context switch line (text); any other record (-a), kernel or user */
+void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
+void print_record(struct script *s, const struct pk_record *r);
+void print_user_record(struct script *s, const struct pk_data_event *ev);
+/* cmd-script.c: JSON members, a line's leading fields (comm, tid, cpu, time) at p, the
+ * fields printed for samples of attr a, the name of a user record type */
+void json_hex(struct obuf *o, const char *key, uint64_t v, bool comma);
+void json_u64(struct obuf *o, const char *key, uint64_t v);
+char *put_start(struct script *s, char *p, unsigned int F, bool chain, uint32_t pid,
+		uint32_t tid, uint32_t cpu, uint64_t time);
+unsigned int sample_fields(const struct script *s, const struct pk_data_attr *a, uint64_t st,
+			   unsigned int *user);
+const char *user_record_name(uint32_t type);
+
+#endif
