@@ -34,8 +34,10 @@ const struct pk_tool_help cmd_check_help = {
 	.synopsis = "usage: perfkit check [--json]\n",
 	.intro = "Show what perf_event_open(2) can measure on this machine: kernel, perf_event_paranoid\n"
 		 "and capabilities, /proc/sys/kernel limits, PMUs, and each feature verified by opening\n"
+		 ""
 		 "a real event (software and hardware counters, cache events, rdpmc, tracepoints,\n"
 		 "breakpoints, system-wide mode, call-chain and user-stack sampling, kprobe/uprobe\n"
+		 ""
 		 "PMUs). Every feature that does not work comes with the reason and the fix.\n",
 	.opts = opts,
 	.outro = "Exit status: 0 if software events work, 1 if not, 129 on a usage error.\n",

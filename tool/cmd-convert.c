@@ -18,11 +18,14 @@
 enum { OPT_TO = 256, OPT_WEIGHT, OPT_ANNOTATE, OPT_NOCOMM, OPT_INLINE, OPT_NOSRC };
 
 static const struct pk_tool_opt opts[] = {
-	{ OPT_TO, "to", required_argument, "<format>", "folded, pprof, speedscope, gecko or json (required)" },
-	{ 'i', "input", required_argument, "<file>", "perf.data to read (default perf.data; - = stdin)" },
+	{ OPT_TO, "to", required_argument, "<format>",
+	  "folded, pprof, speedscope, gecko or json (required)" },
+	{ 'i', "input", required_argument, "<file>",
+	  "perf.data to read (default perf.data; - = stdin)" },
 	{ 'o', "output", required_argument, "<file>", "file to write (default: stdout)" },
 	{ OPT_WEIGHT, "weight", required_argument, "<w>", "folded: period (default) or samples" },
-	{ OPT_ANNOTATE, "annotate", no_argument, NULL, "folded: mark kernel frames _[k] and JIT frames _[j]" },
+	{ OPT_ANNOTATE, "annotate", no_argument, NULL,
+	  "folded: mark kernel frames _[k] and JIT frames _[j]" },
 	{ OPT_NOCOMM, "no-comm", no_argument, NULL, "folded: no process-name root frame" },
 	{ 'e', "event", required_argument, "<name>",
 	  "only this event (gecko: the first event by default; not json)" },

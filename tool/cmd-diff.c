@@ -13,7 +13,8 @@
 enum { OPT_WEIGHT = 256, OPT_MINDELTA, OPT_JSON };
 
 static const struct pk_tool_opt opts[] = {
-	{ 'e', "event", required_argument, "<name>", "compare this event (default: the first of AFTER)" },
+	{ 'e', "event", required_argument, "<name>",
+	  "compare this event (default: the first of AFTER)" },
 	{ OPT_WEIGHT, "weight", required_argument, "<w>", "period (default) or samples" },
 	{ 'n', "limit", required_argument, "<n>", "print at most n rows (default: all)" },
 	{ OPT_MINDELTA, "min-delta", required_argument, "<p>",

@@ -16,17 +16,22 @@
 enum { OPT_DIFF = 256, OPT_TITLE, OPT_WEIGHT, OPT_MINPCT, OPT_MAXNODES, OPT_ICICLE, OPT_INLINE };
 
 static const struct pk_tool_opt opts[] = {
-	{ 'i', "input", required_argument, "<file>", "perf.data to read (default perf.data; - = stdin)" },
+	{ 'i', "input", required_argument, "<file>",
+	  "perf.data to read (default perf.data; - = stdin)" },
 	{ 'o', "output", required_argument, "<file>",
 	  "HTML file to write (default flamegraph.html;\n- = stdout)" },
 	{ OPT_DIFF, "diff", no_argument, NULL,
-	  "differential flame graph of two files: widths from\nAFTER, red = share grew since BEFORE, blue = shrank" },
-	{ OPT_TITLE, "title", required_argument, "<text>", "page title (default: the input file name)" },
+	  "differential flame graph of two files: widths from\n"
+	  "AFTER, red = share grew since BEFORE, blue = shrank" },
+	{ OPT_TITLE, "title", required_argument, "<text>",
+	  "page title (default: the input file name)" },
 	{ OPT_WEIGHT, "weight", required_argument, "<w>",
 	  "period (default: sum of sample periods) or samples" },
 	{ OPT_MINPCT, "min-percent", required_argument, "<p>",
-	  "merge frames below p% of the total into their\ncallers (default 0.01; shown on the page)" },
-	{ OPT_MAXNODES, "max-nodes", required_argument, "<n>", "at most n frames per event (default 250000)" },
+	  "merge frames below p% of the total into their\n"
+	  "callers (default 0.01; shown on the page)" },
+	{ OPT_MAXNODES, "max-nodes", required_argument, "<n>",
+	  "at most n frames per event (default 250000)" },
 	{ OPT_ICICLE, "icicle", no_argument, NULL, "start with the root at the top" },
 	{ 'e', "event", required_argument, "<name>", "only this event" },
 	{ 'G', "no-call-graph", no_argument, NULL, "only the sampled functions, no callers" },

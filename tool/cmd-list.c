@@ -32,7 +32,9 @@ const struct pk_tool_help cmd_list_help = {
 		 "  CLASS    hw (hardware), sw (software), cache (hardware cache), tracepoint,\n"
 		 "           pmu (sysfs PMUs with their aliases and format terms), pfm (libpfm4)\n"
 		 "  GLOB     shell pattern matched against event names, e.g. 'sched:*', '*-misses',\n"
+		 ""
 		 "           'msr/*'; several arguments are combined (CLASSes select sections, GLOBs\n"
+		 ""
 		 "           then filter them)\n",
 	.opts = opts,
 	.outro = "Software, hardware and cache events show 'yes'/'no': whether opening the event on this\n"

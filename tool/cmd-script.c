@@ -29,8 +29,10 @@ static const struct pk_tool_opt opts[] = {
 	  "text fields: comm,tid,pid,cpu,time,event,ip,sym,symoff,dso,\n"
 	  "srcline,period,addr,trace (perf script's -F); +field,-field\n"
 	  "change the default fields instead" },
-	{ OPT_NO_SYMBOLS, "no-symbols", no_argument, NULL, "do not resolve symbols (raw addresses, faster)" },
-	{ OPT_FILE_ORDER, "file-order", no_argument, NULL, "records in file order instead of time order" },
+	{ OPT_NO_SYMBOLS, "no-symbols", no_argument, NULL,
+	  "do not resolve symbols (raw addresses, faster)" },
+	{ OPT_FILE_ORDER, "file-order", no_argument, NULL,
+	  "records in file order instead of time order" },
 	{ OPT_NO_INLINE, "no-inline", no_argument, NULL,
 	  "no inlined-function lines in DWARF-unwound call chains" },
 	{ OPT_SHOW_SWITCH, "show-switch-events", no_argument, NULL,
@@ -48,6 +50,7 @@ const struct pk_tool_help cmd_script_help = {
 	.opts = opts,
 	.outro = "Text lines follow perf script's default: comm tid [cpu] time: period event: ip, then\n"
 		 "one call-chain address per line. JSON samples carry event, ip, pid, tid, cpu, time,\n"
+		 ""
 		 "period, count (the PERF_SAMPLE_READ value, when recorded), sym, symoff, dso and\n"
 		 "callchain ([{\"ip\":...,\"sym\":...,\"dso\":...}]).\n",
 };

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* tool/stat.h - `perfkit stat`'s options, run state and the functions its files share:
+ * cmd-stat.c (options, the runs, signals), stat-run.c (opening the events, one run),
+ * stat-print.c (the counts as text, CSV or JSON). */
+#ifndef PK_TOOL_STAT_H
+#define PK_TOOL_STAT_H
+
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+
+#define DEFAULT_EVENTS "task-clock,context-switches,cpu-migrations,page-faults,cycles," \
+		       "instructions,branches,branch-misses"
+#define NSEC_PER_SEC 1000000000ULL
+
+enum target_kind { T_WORKLOAD, T_PID, T_TID, T_CPU };
+
+struct stat_opts {
+	struct pk_event_list *events;
+	enum target_kind target;
+	const char *pid_list, *tid_list, *cpu_list, *cgroup;
+	bool system_wide;
+	enum pk_aggr_mode aggr;
+	bool no_inherit;
+	long interval_ms;
+	int repeat;
+	const char *sep;     /* CSV separator or NULL */
+	bool json;
+	const char *outfile;
+	bool append;
+	long delay_ms;
+	long timeout_ms;
+	bool quiet;
+	bool big_num;
+	int verbose;
+	char **argv;         /* workload or NULL */
+	FILE *out;
+};
+
+/* Per (evsel, key) statistics across -r runs (Welford). */
+struct rstat {
+	int n;
+	double mean, m2;
+	double ena, run;          /* mean enabled / running times of the counted runs */
+	struct pk_count last;
+};
+
+struct run_state {
+	struct pk_evlist *el;
+	struct pk_aggr_key *keys;
+	int nkeys;
+	struct rstat *stats;      /* [evsel][key] */
+	int nev;
+	struct rstat wall;        /* elapsed seconds across runs */
+	uint64_t wall_ns;         /* elapsed of the last run (or of the interval) */
+	double ru_user, ru_sys;
+	bool use_stats;           /* -r: print means over the runs */
+};
+
+/* the signal that ended counting (0: none yet), and whether a user sent it */
+extern volatile sig_atomic_t stat_got_signal;
+extern volatile sig_atomic_t stat_signal_from_user;
+
+void stat_accumulate(struct stat_opts *o, struct run_state *st);
+void stat_cgroup_kick(const struct pk_evlist *el);
+uint64_t stat_now_ns(void);
+void stat_print_counts(struct stat_opts *o, struct run_state *st, unsigned flags, double ts);
+void stat_print_counts_locale(struct stat_opts *o, struct run_state *st, unsigned flags, double ts);
+void stat_print_footer(struct stat_opts *o, struct run_state *st);
+void stat_print_header(struct stat_opts *o, int runs);
+int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *counted);
+bool stat_text_locale_begin(const struct stat_opts *o);
+void stat_text_locale_end(bool switched);
+
+#endif
