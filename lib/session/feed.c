@@ -207,7 +207,7 @@ static bool reader_may_half(struct pk_feed *f, size_t k)
  */
 static void reader_sleep(struct pk_feed *f, size_t k)
 {
-	f->waits.full_sleeps++;
+	__atomic_fetch_add(&f->waits.full_sleeps, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&f->mu);
 	atomic_store(&f->wake_at, k - NR_BATCHES / 2);
 	atomic_fetch_add(&f->sleepers, 1);
@@ -364,6 +364,11 @@ int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it)
 		f->cur = &f->b[atomic_load_explicit(&f->consumed, memory_order_relaxed) % NR_BATCHES];
 		f->pos = 0;
 	}
+}
+
+uint64_t pk_feed_full_sleeps(const struct pk_feed *f)
+{
+	return __atomic_load_n(&f->waits.full_sleeps, __ATOMIC_RELAXED);
 }
 
 void pk_feed__stop(struct pk_feed *f, struct pk_ordered_stats *st)

@@ -41,6 +41,8 @@ struct pk_feed_waits {
 	uint64_t full_sleeps;   /* times it slept on a full ring of batches */
 	uint64_t ring;          /* batches in the ring */
 };
+/* The reader thread's sleeps on a full ring so far (any thread may ask). */
+uint64_t pk_feed_full_sleeps(const struct pk_feed *f);
 /* pk_feed__stop, and *waits (if not NULL) = the reader thread's waits (zero unthreaded) */
 void pk_feed__stop_waits(struct pk_feed *f, struct pk_ordered_stats *st,
 			 struct pk_feed_waits *waits);

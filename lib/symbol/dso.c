@@ -672,6 +672,8 @@ static int pk_sym_start_cmp(const void *pa, const void *pb)
  */
 static void pk_data_syms_sizes(struct pk_sym *v, size_t nr)
 {
+	if (!nr)
+		return; /* (v may be NULL) */
 	qsort(v, nr, sizeof(*v), pk_sym_start_cmp);
 	for (size_t i = 0, j = 0; i < nr; i++) {
 		if (v[i].end > v[i].start)

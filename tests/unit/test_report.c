@@ -760,9 +760,11 @@ static void test_reader_thread(void **state)
 	free(dir);
 }
 
-/* Read path through a threaded feed, sleeping pause_us after every 1024 records; returns
- * how the reader thread waited for this consumer. */
-static struct pk_feed_waits feed_reader_waits(const char *path, unsigned pause_us, int n_expect)
+/* Read path through a threaded feed, sleeping pause_us after every 1024 records; with
+ * wait_full, first (after the first record) until the reader has slept on a full ring, at
+ * most 20 s. Returns how the reader thread waited for this consumer. */
+static struct pk_feed_waits feed_reader_waits(const char *path, unsigned pause_us, bool wait_full,
+					      int n_expect)
 {
 	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
 	assert_non_null(r);
@@ -773,6 +775,9 @@ static struct pk_feed_waits feed_reader_waits(const char *path, unsigned pause_u
 	while ((err = pk_feed__next(f, &it)) > 0) {
 		if (it->ev.hdr->type == PERF_RECORD_SAMPLE)
 			nr++;
+		for (int i = 0; wait_full && i < 20000 && !pk_feed_full_sleeps(f); i++)
+			usleep(1000);
+		wait_full = false;
 		if (pause_us && !(nr & 1023))
 			usleep(pause_us);
 	}
@@ -790,10 +795,11 @@ static struct pk_feed_waits feed_reader_waits(const char *path, unsigned pause_u
  * spin, and is woken once half the ring is free, not at every batch given back: a
  * spinning reader took as much CPU time as the aggregation on files where that is the
  * slower side, and on a machine whose CPUs are shared that time is taken from the
- * consumer. Counted, not timed: the consumer here sleeps 1.5 ms per 1024 records, shorter
- * than the reader's spin limit, so the reader fills the ring and must sleep on it (a
- * reader that spun instead never would), and each sleep must last until half the ring
- * is free (a reader woken per batch would sleep about once per batch).
+ * consumer. Counted, not timed: the consumer stops after its first record until the
+ * reader has slept on the full ring (a reader that spun instead never would: the test
+ * then fails after 20 s), then goes on with a pause per 1024 records; every sleep must
+ * last until half the ring is free (a reader woken per batch would sleep about once per
+ * batch), however fast either side runs (sanitizer builds, a loaded machine).
  */
 static void test_feed_reader_sleeps_when_ahead(void **state)
 {
@@ -806,7 +812,7 @@ static void test_feed_reader_sleeps_when_ahead(void **state)
 	const int n = 100000;
 	struct feed_expect ex;
 	write_feed_file(path, n, &ex);
-	struct pk_feed_waits w = feed_reader_waits(path, 1500, n);
+	struct pk_feed_waits w = feed_reader_waits(path, 1500, true, n);
 	print_message("reader: %llu batches in a ring of %llu, %llu sleeps on a full ring\n",
 		      (unsigned long long)w.batches, (unsigned long long)w.ring,
 		      (unsigned long long)w.full_sleeps);
@@ -814,7 +820,7 @@ static void test_feed_reader_sleeps_when_ahead(void **state)
 	assert_true(w.full_sleeps >= 1);
 	assert_true(w.full_sleeps <= (w.batches - w.ring) / (w.ring / 2) + 1);
 	/* a consumer that never waits: no more sleeps than that bound either */
-	w = feed_reader_waits(path, 0, n);
+	w = feed_reader_waits(path, 0, false, n);
 	assert_true(w.full_sleeps <= (w.batches - w.ring) / (w.ring / 2) + 1);
 	pk_test_rmtree(dir);
 	free(dir);
