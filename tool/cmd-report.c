@@ -828,10 +828,13 @@ static void print_hist(struct report *R, const struct pk_hist *h)
 	uint64_t shown = h->nr_samples - h->nr_filtered;
 	R->total = R->by_samples ? h->nr_samples : h->total_period;
 	fmt_samples(nb, sizeof(nb), shown);
-	fprintf(f, "# Samples: %s of event '%s'\n", nb, h->name);
-	if (h->nr_filtered)
-		fprintf(f, "# (%" PRIu64 " samples filtered out)\n", h->nr_filtered);
-	fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+	/* -q: perf prints no "#" line at all, only the rows and call graphs */
+	if (!R->quiet) {
+		fprintf(f, "# Samples: %s of event '%s'\n", nb, h->name);
+		if (h->nr_filtered)
+			fprintf(f, "# (%" PRIu64 " samples filtered out)\n", h->nr_filtered);
+		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+	}
 	/* widths */
 	for (size_t c = 0; c < R->nr_cols; c++) {
 		R->width[c] = (int)strlen(col_title(R->cols[c]));
@@ -844,21 +847,21 @@ static void print_hist(struct report *R, const struct pk_hist *h)
 			if (w > R->width[c])
 				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
 		}
-	fputs("# ", f);
-	for (size_t c = 0; c < R->nr_cols; c++) {
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
 		const char *t = col_title(R->cols[c]);
+		fputs(c ? "  " : "# ", f);
 		if (col_numeric(R->cols[c]))
-			fprintf(f, "%s%*s", c ? "  " : "", R->width[c], t);
+			fprintf(f, "%*s", R->width[c], t);
 		else
-			fprintf(f, "%s%-*s", c ? "  " : "", R->width[c], t);
+			fprintf(f, "%-*s", R->width[c], t);
 	}
-	fputs("\n# ", f);
-	for (size_t c = 0; c < R->nr_cols; c++) {
-		fputs(c ? "  " : "", f);
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
+		fputs(c ? "  " : "\n# ", f);
 		for (int i = 0; i < R->width[c]; i++)
 			fputc('.', f);
 	}
-	fputs("\n#\n", f);
+	if (!R->quiet)
+		fputs("\n#\n", f);
 	for (size_t i = 0; i < h->nr_entries; i++) {
 		const struct pk_hist_entry *e = h->entries[i];
 		uint64_t key = R->children == 1 ? weight_total(R, e) : weight_self(R, e);
@@ -1064,10 +1067,12 @@ static int print_group(struct report *R, const struct pk_hist *const *h, size_t 
 	qsort(rows, nrows, sizeof(*rows), grow_cmp);
 
 	fmt_samples(nb, sizeof(nb), samples - filtered);
-	fprintf(f, "# Samples: %s of events '%s'\n", nb, gname);
-	if (filtered)
-		fprintf(f, "# (%" PRIu64 " samples filtered out)\n", filtered);
-	fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", period);
+	if (!R->quiet) {
+		fprintf(f, "# Samples: %s of events '%s'\n", nb, gname);
+		if (filtered)
+			fprintf(f, "# (%" PRIu64 " samples filtered out)\n", filtered);
+		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", period);
+	}
 	/* widths: a weight column holds nr fields of width[c] each */
 	for (size_t c = 0; c < R->nr_cols; c++) {
 		int t = (int)strlen(col_title(R->cols[c]));
@@ -1094,23 +1099,23 @@ static int print_group(struct report *R, const struct pk_hist *const *h, size_t 
 		if (col_weight(R->cols[c]) && R->width[c] * (int)nr < t)
 			R->width[c] = (t + (int)nr - 1) / (int)nr;
 	}
-	fputs("# ", f);
-	for (size_t c = 0; c < R->nr_cols; c++) {
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
 		const char *t = col_title(R->cols[c]);
 		int w = col_weight(R->cols[c]) ? R->width[c] * (int)nr : R->width[c];
+		fputs(c ? "  " : "# ", f);
 		if (col_numeric(R->cols[c]))
-			fprintf(f, "%s%*s", c ? "  " : "", w, t);
+			fprintf(f, "%*s", w, t);
 		else
-			fprintf(f, "%s%-*s", c ? "  " : "", w, t);
+			fprintf(f, "%-*s", w, t);
 	}
-	fputs("\n# ", f);
-	for (size_t c = 0; c < R->nr_cols; c++) {
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
 		int w = col_weight(R->cols[c]) ? R->width[c] * (int)nr : R->width[c];
-		fputs(c ? "  " : "", f);
+		fputs(c ? "  " : "\n# ", f);
 		for (int i = 0; i < w; i++)
 			fputc('.', f);
 	}
-	fputs("\n#\n", f);
+	if (!R->quiet)
+		fputs("\n#\n", f);
 	for (size_t i = 0; i < nrows; i++) {
 		const struct grow *r = &rows[i];
 		const struct pk_hist_entry *any = NULL;
@@ -1578,6 +1583,10 @@ int cmd_report(int argc, char **argv)
 	if (pk_data_reader__truncated(rd) && !R.quiet)
 		pk_tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     R.input);
+	/* perf -q prints no header block: -q --header is the report alone, and so is
+	 * -q --header-only (perf 6.1 then goes on to the report) */
+	if (R.quiet)
+		R.header = R.header_only = false;
 	if (R.header || R.header_only)
 		print_header(&R, rd);
 	if (R.header_only) {
@@ -1711,10 +1720,11 @@ int cmd_report(int argc, char **argv)
 			if (h)
 				lost += h->nr_lost;
 		}
-		if (!R.header)
+		if (!R.header && !R.quiet)
 			fprintf(R.out, "# To display the perf.data header info, please use "
 				"--header/--header-only options.\n#\n");
-		fprintf(R.out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", lost);
+		if (!R.quiet)
+			fprintf(R.out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", lost);
 		if (print_sections(&R, rd, rep) < 0) {
 			pk_tool_error("out of memory");
 			err = -ENOMEM;
