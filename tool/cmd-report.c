@@ -1366,7 +1366,13 @@ static void warn_unresolved(const char *dso, uint64_t samples, void *ctx)
 	if (dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]"))
 		return;
 	w->shown++;
-	if (!strcmp(dso, "[kernel.kallsyms]"))
+	const char *base = strrchr(dso, '/');
+	base = base ? base + 1 : dso;
+	if (!strncmp(base, "perf-", 5) && strstr(base, ".map"))
+		pk_tool_warn("%" PRIu64 " samples in JIT code have no symbol: '%s' names none "
+			     "(JIT compilers write it when asked, e.g. node --perf-basic-prof)",
+			     samples, dso);
+	else if (!strcmp(dso, "[kernel.kallsyms]"))
 		pk_tool_warn("%" PRIu64 " samples in the kernel have no symbol: the recording is "
 			     "from another kernel, or /proc/kallsyms hides addresses "
 			     "(kernel.kptr_restrict)", samples);
