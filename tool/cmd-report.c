@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ const char cmd_report_usage[] =
 	"\n"
 	"    -i, --input <file>       input file (default perf.data; '-' reads stdin)\n"
 	"    -s, --sort <keys>        sort keys: comm,pid,tid,dso,sym,srcline,cpu\n"
-	"                             (default comm,dso,sym)\n"
+	"                             (default comm,dso,sym; pid: per thread, shown as\n"
+	"                             tid:comm like perf's, tid: the thread id alone)\n"
 	"    -F, --fields <fields>    output columns: overhead,children,self,samples,period\n"
 	"                             and sort keys (the keys among them become the sort)\n"
 	"        --children           accumulate callees into callers (default with callchains)\n"
@@ -81,6 +83,7 @@ struct report {
 	int verbose;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];
+	enum col sort_col[PK_SORT__MAX]; /* the column of each key */
 	size_t nr_sort;
 	bool sym_first;
 	enum col cols[16];
@@ -96,6 +99,7 @@ struct report {
 	/* per hist */
 	uint64_t total;
 	int width[16];
+	int comm_w;             /* the Command column's width, the comm part of Pid:Command's */
 	/* the line being formatted (see lb_*) */
 	char *lb;
 	size_t lbn, lbcap;
@@ -248,6 +252,18 @@ static int parse_ints(const char *s, int32_t **out, size_t *nr)
 	return 0;
 }
 
+/* The column of a sort key (pid: see parse_sort) */
+static enum col key_col(enum pk_sort_key k)
+{
+	static const enum col kc[PK_SORT__MAX] = {
+		[PK_SORT_COMM] = COL_COMM, [PK_SORT_PID] = COL_PID,
+		[PK_SORT_TID] = COL_TID, [PK_SORT_DSO] = COL_DSO,
+		[PK_SORT_SYM] = COL_SYM, [PK_SORT_SRCLINE] = COL_SRCLINE,
+		[PK_SORT_CPU] = COL_CPU,
+	};
+	return (unsigned)k < PK_SORT__MAX ? kc[k] : COL_SYM;
+}
+
 static int parse_sort(struct report *R, const char *s)
 {
 	char **keys = NULL;
@@ -256,6 +272,12 @@ static int parse_sort(struct report *R, const char *s)
 	R->nr_sort = 0;
 	for (size_t i = 0; !err && i < n; i++) {
 		int k = pk_sort_key__parse(keys[i]);
+		enum col col = k >= 0 ? key_col((enum pk_sort_key)k) : COL_SYM;
+		if (!strcmp(keys[i], "pid")) {
+			/* perf's pid key is the thread: its tid and last comm */
+			k = PK_SORT_TID;
+			col = COL_PID;
+		}
 		if (k < 0) {
 			pk_tool_error("unknown sort key '%s' (known: comm,pid,tid,dso,sym,srcline,cpu)",
 				      keys[i]);
@@ -264,8 +286,10 @@ static int parse_sort(struct report *R, const char *s)
 			bool dup = false;
 			for (size_t j = 0; j < R->nr_sort; j++)
 				dup |= R->sort[j] == (enum pk_sort_key)k;
-			if (!dup)
+			if (!dup) {
+				R->sort_col[R->nr_sort] = col;
 				R->sort[R->nr_sort++] = (enum pk_sort_key)k;
+			}
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -281,7 +305,7 @@ static int parse_fields(struct report *R, const char *s)
 		{ "overhead_children", COL_CHILDREN, -1 }, { "self", COL_SELF, -1 },
 		{ "sample", COL_SAMPLES, -1 }, { "samples", COL_SAMPLES, -1 },
 		{ "period", COL_PERIOD, -1 }, { "comm", COL_COMM, PK_SORT_COMM },
-		{ "pid", COL_PID, PK_SORT_PID }, { "tid", COL_TID, PK_SORT_TID },
+		{ "pid", COL_PID, PK_SORT_TID }, { "tid", COL_TID, PK_SORT_TID },
 		{ "dso", COL_DSO, PK_SORT_DSO }, { "sym", COL_SYM, PK_SORT_SYM },
 		{ "symbol", COL_SYM, PK_SORT_SYM }, { "srcline", COL_SRCLINE, PK_SORT_SRCLINE },
 		{ "cpu", COL_CPU, PK_SORT_CPU },
@@ -303,8 +327,10 @@ static int parse_fields(struct report *R, const char *s)
 		}
 		if (R->nr_cols < 16)
 			R->cols[R->nr_cols++] = tab[j].c;
-		if (tab[j].key >= 0 && R->nr_sort < PK_SORT__MAX)
+		if (tab[j].key >= 0 && R->nr_sort < PK_SORT__MAX) {
+			R->sort_col[R->nr_sort] = tab[j].c;
 			R->sort[R->nr_sort++] = (enum pk_sort_key)tab[j].key;
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		free(f[i]);
@@ -491,7 +517,7 @@ static const char *col_title(enum col c)
 	case COL_SAMPLES: return "Samples";
 	case COL_PERIOD: return "Period";
 	case COL_COMM: return "Command";
-	case COL_PID: return "Pid";
+	case COL_PID: return "    Pid:Command"; /* perf's title, spaces included */
 	case COL_TID: return "Tid";
 	case COL_DSO: return "Shared Object";
 	case COL_SYM: return "Symbol";
@@ -570,6 +596,52 @@ static int sym_text(const struct pk_hist_entry *e, char *buf, size_t len)
 	return (int)(p - buf) + n;
 }
 
+/* A comm as perf prints it in a column comm_w wide: cut to comm_w characters, padded to
+ * it (the padding is the caller's) */
+static int comm_text(const struct report *R, const char *comm, char *buf, size_t len)
+{
+	int n = str_text(comm ? comm : "", buf, len);
+	if (n > R->comm_w && R->comm_w >= 0 && (size_t)R->comm_w < len) {
+		buf[R->comm_w] = 0;
+		n = R->comm_w;
+	}
+	return n;
+}
+
+/* perf's "pid" column: "%7d:" the thread id, then its last comm in comm_w characters */
+static int pid_text(const struct report *R, const struct pk_hist_entry *e, char *buf, size_t len)
+{
+	const char *tc = e->thread_comm ? e->thread_comm : e->comm ? e->comm : "";
+	if (len < 16)
+		return snprintf(buf, len, "%7d:%s", e->tid, tc);
+	int n = snprintf(buf, len, "%7d:", e->tid);
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	int m = comm_text(R, tc, buf + n, len - (size_t)n);
+	int w = R->comm_w <= 1024 ? R->comm_w : 0;
+	/* padded here: the comm part is as wide as the Command column */
+	while (m < w && (size_t)(n + m) + 1 < len)
+		buf[n + m++] = ' ';
+	buf[n + m] = 0;
+	return n + m;
+}
+
+/* perf's width of the Command column (and of Pid:Command's comm part): the longest last
+ * comm of the entries' threads (not the entries' own comms), at least "Command"'s 7 */
+static int comm_width(const struct pk_hist *const *h, size_t nr)
+{
+	size_t w = 7;
+	for (size_t m = 0; m < nr; m++)
+		for (size_t i = 0; i < h[m]->nr_entries; i++) {
+			const struct pk_hist_entry *e = h[m]->entries[i];
+			const char *tc = e->thread_comm ? e->thread_comm : e->comm;
+			size_t l = tc ? strlen(tc) : 0;
+			if (l > w)
+				w = l;
+		}
+	return w < 1024 ? (int)w : 1024;
+}
+
 static int col_text(const struct report *R, enum col c, const struct pk_hist_entry *e,
 		    char *buf, size_t len)
 {
@@ -579,8 +651,8 @@ static int col_text(const struct report *R, enum col c, const struct pk_hist_ent
 	case COL_OVERHEAD: return pct_text(R, weight_self(R, e), buf, len);
 	case COL_SAMPLES: return snprintf(buf, len, "%" PRIu64, e->self_samples);
 	case COL_PERIOD: return snprintf(buf, len, "%" PRIu64, e->self_period);
-	case COL_COMM: return str_text(e->comm ? e->comm : "", buf, len);
-	case COL_PID: return snprintf(buf, len, "%d", e->pid);
+	case COL_COMM: return comm_text(R, e->comm, buf, len);
+	case COL_PID: return pid_text(R, e, buf, len);
 	case COL_TID: return snprintf(buf, len, "%d", e->tid);
 	case COL_DSO: return str_text(e->dso ? e->dso : "[unknown]", buf, len);
 	case COL_SYM: return sym_text(e, buf, len);
@@ -592,7 +664,7 @@ static int col_text(const struct report *R, enum col c, const struct pk_hist_ent
 
 static bool col_numeric(enum col c)
 {
-	return c <= COL_PERIOD || c == COL_PID || c == COL_TID || c == COL_CPU;
+	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU;
 }
 
 /* ---- call graphs ---- */
@@ -836,6 +908,7 @@ static void print_hist(struct report *R, const struct pk_hist *h)
 		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
 	}
 	/* widths */
+	R->comm_w = comm_width(&h, 1);
 	for (size_t c = 0; c < R->nr_cols; c++) {
 		R->width[c] = (int)strlen(col_title(R->cols[c]));
 		if (R->cols[c] <= COL_OVERHEAD && R->width[c] < 8)
@@ -1018,6 +1091,7 @@ static int print_group(struct report *R, const struct pk_hist *const *h, size_t 
 	}
 	for (hcap = 16; hcap < all * 2; hcap *= 2)
 		;
+	R->comm_w = INT_MAX; /* rows are merged by whole comms, not the cut ones shown */
 	slots = malloc(hcap * sizeof(*slots));
 	if (!slots)
 		goto out;
@@ -1065,6 +1139,7 @@ static int print_group(struct report *R, const struct pk_hist *const *h, size_t 
 	gsort_ctx.R = R;
 	gsort_ctx.nr = nr;
 	qsort(rows, nrows, sizeof(*rows), grow_cmp);
+	R->comm_w = comm_width(h, nr);
 
 	fmt_samples(nb, sizeof(nb), samples - filtered);
 	if (!R->quiet) {
@@ -1296,7 +1371,10 @@ static void json_hist(struct report *R, const struct pk_hist *h)
 			switch (R->sort[k]) {
 			case PK_SORT_COMM: fprintf(f, ",\"comm\":"); pk_json_str(f, e->comm); break;
 			case PK_SORT_PID: fprintf(f, ",\"pid\":%d", e->pid); break;
-			case PK_SORT_TID: fprintf(f, ",\"tid\":%d", e->tid); break;
+			case PK_SORT_TID:
+				fprintf(f, ",\"pid\":%d,\"tid\":%d,\"thread_comm\":", e->pid, e->tid);
+				pk_json_str(f, e->thread_comm);
+				break;
 			case PK_SORT_CPU: fprintf(f, ",\"cpu\":%d", e->cpu); break;
 			case PK_SORT_DSO: fprintf(f, ",\"dso\":"); pk_json_str(f, e->dso); break;
 			case PK_SORT_SYM:
@@ -1613,6 +1691,8 @@ int cmd_report(int argc, char **argv)
 		R.sort[0] = PK_SORT_COMM;
 		R.sort[1] = PK_SORT_DSO;
 		R.sort[2] = PK_SORT_SYM;
+		for (size_t k = 0; k < 3; k++)
+			R.sort_col[k] = key_col(R.sort[k]);
 		R.nr_sort = 3;
 	}
 	R.sym_first = R.sort[0] == PK_SORT_SYM;
@@ -1626,15 +1706,8 @@ int cmd_report(int argc, char **argv)
 		}
 		if (R.show_nr)
 			R.cols[R.nr_cols++] = COL_SAMPLES;
-		for (size_t k = 0; k < R.nr_sort; k++) {
-			static const enum col kc[PK_SORT__MAX] = {
-				[PK_SORT_COMM] = COL_COMM, [PK_SORT_PID] = COL_PID,
-				[PK_SORT_TID] = COL_TID, [PK_SORT_DSO] = COL_DSO,
-				[PK_SORT_SYM] = COL_SYM, [PK_SORT_SRCLINE] = COL_SRCLINE,
-				[PK_SORT_CPU] = COL_CPU,
-			};
-			R.cols[R.nr_cols++] = kc[R.sort[k]];
-		}
+		for (size_t k = 0; k < R.nr_sort; k++)
+			R.cols[R.nr_cols++] = R.sort_col[k];
 	} else if (!R.nr_sort) {
 		R.sort[R.nr_sort++] = PK_SORT_SYM;
 	}
