@@ -49,6 +49,8 @@ const char cmd_report_usage[] =
 	"                             or a share of the run: 10%-20%\n"
 	"        --header             print the perf.data header block first\n"
 	"        --header-only        print only the header block\n"
+	"    -I, --show-info          with --header/--header-only: the CPU and NUMA\n"
+	"                             topology, caches and memory nodes in full\n"
 	"        --json               print a JSON document (same numbers, whole trees)\n"
 	"        --inline             expand inlined functions in every call-chain frame\n"
 	"                             (default: in DWARF-unwound frames only, as perf 6.1)\n"
@@ -79,6 +81,7 @@ struct report {
 	bool show_nr;
 	bool by_samples;
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
+	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
 	int verbose;
 	unsigned int max_stack;
@@ -405,7 +408,9 @@ static void print_attr_line(FILE *f, const struct pk_data_attr *a)
 	fprintf(f, ", type = %u, size = %u", at->type, a->file_attr_size);
 	if (at->config)
 		fprintf(f, ", config = %#llx", (unsigned long long)at->config);
-	fprintf(f, ", { sample_period, sample_freq } = %llu", (unsigned long long)at->sample_period);
+	if (at->sample_period)
+		fprintf(f, ", { sample_period, sample_freq } = %llu",
+			(unsigned long long)at->sample_period);
 	static const char *const st[] = { "IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID",
 					  "CPU", "PERIOD", "STREAM_ID", "RAW", "BRANCH_STACK",
 					  "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC",
@@ -443,6 +448,66 @@ static void print_attr_line(FILE *f, const struct pk_data_attr *a)
 	fputc('\n', f);
 }
 
+static bool has_feat(const struct pk_data_env *e, int b)
+{
+	return e->features[b / 64] & (1ULL << (b % 64));
+}
+
+/* CPU_TOPOLOGY in full (-I), as perf prints it */
+static void print_cpu_topology(FILE *f, const struct pk_data_env *e)
+{
+	for (uint32_t i = 0; i < e->nr_package_cpus; i++)
+		fprintf(f, "# sibling sockets : %s\n", e->package_cpus[i]);
+	for (uint32_t i = 0; i < e->nr_die_cpus; i++)
+		fprintf(f, "# sibling dies    : %s\n", e->die_cpus[i]);
+	for (uint32_t i = 0; i < e->nr_core_cpus; i++)
+		fprintf(f, "# sibling threads : %s\n", e->core_cpus[i]);
+	for (uint32_t i = 0; i < e->nr_cpu_topo; i++) {
+		const struct pk_data_cpu_topo *c = &e->cpu[i];
+		if (c->core_id == (uint32_t)-1)
+			fprintf(f, "# CPU %u: not available\n", i);
+		else if (e->nr_die_cpus)
+			fprintf(f, "# CPU %u: Core ID %d, Die ID %d, Socket ID %d\n", i,
+				(int)c->core_id, (int)c->die_id, (int)c->socket_id);
+		else
+			fprintf(f, "# CPU %u: Core ID %d, Socket ID %d\n", i, (int)c->core_id,
+				(int)c->socket_id);
+	}
+}
+
+/* bytes as perf's short form: divided by 1024 while more than twice that remains */
+static void fmt_units(char *b, size_t len, uint64_t n)
+{
+	static const char unit[] = "BKMGTPEZY";
+	int i = 0;
+	while (n / 1024 > 1 && i < 8) {
+		n /= 1024;
+		i++;
+	}
+	snprintf(b, len, "%" PRIu64 "%c", n, unit[i]);
+}
+
+/* a bitmap as a CPU-list-like text: "0-23,32-199" */
+static void print_bitmap(FILE *f, const uint64_t *w, uint64_t bits)
+{
+	bool first = true;
+	for (uint64_t b = 0; b < bits;) {
+		if (!(w[b / 64] >> (b % 64) & 1)) {
+			b++;
+			continue;
+		}
+		uint64_t e = b;
+		while (e + 1 < bits && (w[(e + 1) / 64] >> ((e + 1) % 64) & 1))
+			e++;
+		if (e == b)
+			fprintf(f, "%s%" PRIu64, first ? "" : ",", b);
+		else
+			fprintf(f, "%s%" PRIu64 "-%" PRIu64, first ? "" : ",", b, e);
+		first = false;
+		b = e + 1;
+	}
+}
+
 static void print_header(struct report *R, struct pk_data_reader *rd)
 {
 	FILE *f = R->out;
@@ -456,6 +521,15 @@ static void print_header(struct report *R, struct pk_data_reader *rd)
 		strftime(tb, sizeof(tb), "%a %b %e %H:%M:%S %Y", &tm);
 		fprintf(f, "# captured on    : %s\n", tb);
 	}
+	fprintf(f, "# header version : %u\n", e->header_version);
+	fprintf(f, "# data offset    : %" PRIu64 "\n", e->data_offset);
+	fprintf(f, "# data size      : %" PRIu64 "\n", e->data_size);
+	fprintf(f, "# feat offset    : %" PRIu64 "\n", e->feat_offset);
+	/* the pipe format: perf closes the block here and prints the features as their
+	 * records come, with no list of missing ones */
+	bool pipe = pk_data_reader__is_pipe(rd);
+	if (pipe)
+		fprintf(f, "# ========\n#\n");
 	if (e->hostname)
 		fprintf(f, "# hostname : %s\n", e->hostname);
 	if (e->osrelease)
@@ -482,9 +556,54 @@ static void print_header(struct report *R, struct pk_data_reader *rd)
 	}
 	for (size_t i = 0; i < pk_data_reader__nr_attrs(rd); i++)
 		print_attr_line(f, pk_data_reader__attr(rd, i));
-	if (e->nr_cpu_topo || e->nr_core_cpus)
-		fprintf(f, "# CPU_TOPOLOGY info available, use -I to display\n");
-	if (e->first_sample_time || e->last_sample_time) {
+	if (has_feat(e, PK_FEAT_CPU_TOPOLOGY)) {
+		if (R->show_info)
+			print_cpu_topology(f, e);
+		else
+			fprintf(f, "# CPU_TOPOLOGY info available, use -I to display\n");
+	}
+	if (has_feat(e, PK_FEAT_NUMA_TOPOLOGY)) {
+		for (uint32_t i = 0; R->show_info && i < e->nr_numa_nodes; i++) {
+			const struct pk_data_numa_node *n = &e->numa_nodes[i];
+			fprintf(f, "# node%u meminfo  : total = %" PRIu64 " kB, free = %" PRIu64
+				" kB\n", n->node, n->mem_total_kb, n->mem_free_kb);
+			fprintf(f, "# node%u cpu list : %s\n", n->node, n->cpus ? n->cpus : "");
+		}
+		if (!R->show_info)
+			fprintf(f, "# NUMA_TOPOLOGY info available, use -I to display\n");
+	}
+	if (has_feat(e, PK_FEAT_PMU_MAPPINGS)) {
+		fprintf(f, "# pmu mappings:");
+		for (uint32_t i = 0; i < e->nr_pmu_mappings; i++)
+			fprintf(f, "%s %s = %u", i ? "," : "",
+				e->pmu_mappings[i].name ? e->pmu_mappings[i].name : "",
+				e->pmu_mappings[i].type);
+		if (!e->nr_pmu_mappings)
+			fprintf(f, " not available");
+		fputc('\n', f);
+	}
+	for (uint32_t g = 0; g < e->nr_groups; g++) {
+		const struct pk_data_group *gr = &e->groups[g];
+		fprintf(f, "# group: %s{", gr->name ? gr->name : "");
+		for (uint32_t m = 0; m < gr->nr_members; m++) {
+			const struct pk_data_attr *a = pk_data_reader__attr(rd, gr->leader_idx + m);
+			fprintf(f, "%s%s", m ? "," : "", a && a->name ? a->name : "?");
+		}
+		fprintf(f, "}\n");
+	}
+	if (has_feat(e, PK_FEAT_CACHE)) {
+		if (R->show_info) {
+			fprintf(f, "# CPU cache info:\n");
+			for (uint32_t i = 0; i < e->nr_caches; i++) {
+				const struct pk_data_cache *c = &e->caches[i];
+				fprintf(f, "#  L%u %-15s %8s [%s]\n", c->level, c->type ? c->type : "",
+					c->size ? c->size : "", c->map ? c->map : "");
+			}
+		} else {
+			fprintf(f, "# CACHE info available, use -I to display\n");
+		}
+	}
+	if (has_feat(e, PK_FEAT_SAMPLE_TIME)) {
 		fprintf(f, "# time of first sample : %" PRIu64 ".%06" PRIu64 "\n",
 			e->first_sample_time / 1000000000, e->first_sample_time % 1000000000 / 1000);
 		fprintf(f, "# time of last sample : %" PRIu64 ".%06" PRIu64 "\n",
@@ -492,16 +611,41 @@ static void print_header(struct report *R, struct pk_data_reader *rd)
 		fprintf(f, "# sample duration : %10.3f ms\n",
 			(double)(e->last_sample_time - e->first_sample_time) / 1e6);
 	}
-	if (e->nr_build_ids)
-		fprintf(f, "# build ids : %zu DSOs\n", e->nr_build_ids);
-	static const char *const fn[] = { [1] = "TRACING_DATA", [15] = "BRANCH_STACK",
-					  [17] = "GROUP_DESC", [18] = "AUXTRACE", [19] = "STAT",
-					  [23] = "CLOCKID", [24] = "DIR_FORMAT", [27] = "COMPRESSED",
-					  [28] = "CPU_PMU_CAPS", [29] = "CLOCK_DATA",
-					  [30] = "HYBRID_TOPOLOGY" };
+	if (has_feat(e, PK_FEAT_MEM_TOPOLOGY)) {
+		if (R->show_info) {
+			fprintf(f, "# memory nodes (nr %u, block size 0x%" PRIx64 "):\n",
+				e->nr_mem_nodes, e->mem_block_size);
+			for (uint32_t i = 0; i < e->nr_mem_nodes; i++) {
+				const struct pk_data_mem_node *n = &e->mem_nodes[i];
+				char sz[32];
+				uint64_t set = 0;
+				for (uint64_t w = 0; n->blocks && w * 64 < n->nr_blocks; w++)
+					set += (uint64_t)__builtin_popcountll(n->blocks[w]);
+				/* (perf's size: the blocks of the node's bitmap) */
+				fmt_units(sz, sizeof(sz), set * e->mem_block_size);
+				fprintf(f, "#  %3" PRIu64 " [%s]: ", n->node, sz);
+				if (n->blocks)
+					print_bitmap(f, n->blocks, n->nr_blocks);
+				fputc('\n', f);
+			}
+		} else {
+			fprintf(f, "# MEM_TOPOLOGY info available, use -I to display\n");
+		}
+	}
+	/* every feature perf 6.1 knows that the file lacks */
+	static const char *const fn[] = {
+		[1] = "TRACING_DATA", "BUILD_ID", "HOSTNAME", "OSRELEASE", "VERSION", "ARCH",
+		"NRCPUS", "CPUDESC", "CPUID", "TOTAL_MEM", "CMDLINE", "EVENT_DESC",
+		"CPU_TOPOLOGY", "NUMA_TOPOLOGY", "BRANCH_STACK", "PMU_MAPPINGS", "GROUP_DESC",
+		"AUXTRACE", "STAT", "CACHE", "SAMPLE_TIME", "MEM_TOPOLOGY", "CLOCKID",
+		"DIR_FORMAT", "BPF_PROG_INFO", "BPF_BTF", "COMPRESSED", "CPU_PMU_CAPS",
+		"CLOCK_DATA", "HYBRID_TOPOLOGY", "PMU_CAPS",
+	};
+	if (pipe)
+		return;
 	fprintf(f, "# missing features:");
-	for (unsigned b = 0; b < sizeof(fn) / sizeof(fn[0]); b++)
-		if (fn[b] && !(e->features[b / 64] & (1ULL << (b % 64))))
+	for (unsigned b = 1; b < sizeof(fn) / sizeof(fn[0]); b++)
+		if (!has_feat(e, (int)b))
 			fprintf(f, " %s", fn[b]);
 	fprintf(f, " \n# ========\n#\n");
 }
@@ -1544,6 +1688,7 @@ int cmd_report(int argc, char **argv)
 		{ "time", required_argument, NULL, O_TIME },
 		{ "header", no_argument, NULL, O_HEADER },
 		{ "header-only", no_argument, NULL, O_HEADER_ONLY },
+		{ "show-info", no_argument, NULL, 'I' },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "stdio", no_argument, NULL, O_STDIO },
 		{ "max-stack", required_argument, NULL, O_MAX_STACK },
@@ -1594,7 +1739,7 @@ int cmd_report(int argc, char **argv)
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(ac, av, "i:s:F:g::Gnd:S:C:qv", longopts, NULL)) != -1) {
+	while ((c = getopt_long(ac, av, "i:s:F:g::Gnd:S:C:qvI", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': R.input = optarg; break;
 		case 's': err = parse_sort(&R, optarg); break;
@@ -1621,6 +1766,7 @@ int cmd_report(int argc, char **argv)
 		case O_TIME: R.time_spec = optarg; break;
 		case O_HEADER: R.header = true; break;
 		case O_HEADER_ONLY: R.header_only = true; break;
+		case 'I': R.show_info = true; break;
 		case O_JSON: R.json = true; break;
 		case O_STDIO: break;
 		case O_MAX_STACK: R.max_stack = (unsigned)strtoul(optarg, NULL, 10); break;
