@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ const char cmd_report_usage[] =
 	"\n"
 	"    -i, --input <file>       input file (default perf.data; '-' reads stdin)\n"
 	"    -s, --sort <keys>        sort keys: comm,pid,tid,dso,sym,srcline,cpu\n"
-	"                             (default comm,dso,sym)\n"
+	"                             (default comm,dso,sym; pid: per thread, shown as\n"
+	"                             tid:comm like perf's, tid: the thread id alone)\n"
 	"    -F, --fields <fields>    output columns: overhead,children,self,samples,period\n"
 	"                             and sort keys (the keys among them become the sort)\n"
 	"        --children           accumulate callees into callers (default with callchains)\n"
@@ -47,6 +49,8 @@ const char cmd_report_usage[] =
 	"                             or a share of the run: 10%-20%\n"
 	"        --header             print the perf.data header block first\n"
 	"        --header-only        print only the header block\n"
+	"    -I, --show-info          with --header/--header-only: the CPU and NUMA\n"
+	"                             topology, caches and memory nodes in full\n"
 	"        --json               print a JSON document (same numbers, whole trees)\n"
 	"        --inline             expand inlined functions in every call-chain frame\n"
 	"                             (default: in DWARF-unwound frames only, as perf 6.1)\n"
@@ -77,10 +81,12 @@ struct report {
 	bool show_nr;
 	bool by_samples;
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
+	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
 	int verbose;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];
+	enum col sort_col[PK_SORT__MAX]; /* the column of each key */
 	size_t nr_sort;
 	bool sym_first;
 	enum col cols[16];
@@ -96,6 +102,7 @@ struct report {
 	/* per hist */
 	uint64_t total;
 	int width[16];
+	int comm_w;             /* the Command column's width, the comm part of Pid:Command's */
 	/* the line being formatted (see lb_*) */
 	char *lb;
 	size_t lbn, lbcap;
@@ -248,6 +255,18 @@ static int parse_ints(const char *s, int32_t **out, size_t *nr)
 	return 0;
 }
 
+/* The column of a sort key (pid: see parse_sort) */
+static enum col key_col(enum pk_sort_key k)
+{
+	static const enum col kc[PK_SORT__MAX] = {
+		[PK_SORT_COMM] = COL_COMM, [PK_SORT_PID] = COL_PID,
+		[PK_SORT_TID] = COL_TID, [PK_SORT_DSO] = COL_DSO,
+		[PK_SORT_SYM] = COL_SYM, [PK_SORT_SRCLINE] = COL_SRCLINE,
+		[PK_SORT_CPU] = COL_CPU,
+	};
+	return (unsigned)k < PK_SORT__MAX ? kc[k] : COL_SYM;
+}
+
 static int parse_sort(struct report *R, const char *s)
 {
 	char **keys = NULL;
@@ -256,6 +275,12 @@ static int parse_sort(struct report *R, const char *s)
 	R->nr_sort = 0;
 	for (size_t i = 0; !err && i < n; i++) {
 		int k = pk_sort_key__parse(keys[i]);
+		enum col col = k >= 0 ? key_col((enum pk_sort_key)k) : COL_SYM;
+		if (!strcmp(keys[i], "pid")) {
+			/* perf's pid key is the thread: its tid and last comm */
+			k = PK_SORT_TID;
+			col = COL_PID;
+		}
 		if (k < 0) {
 			pk_tool_error("unknown sort key '%s' (known: comm,pid,tid,dso,sym,srcline,cpu)",
 				      keys[i]);
@@ -264,8 +289,10 @@ static int parse_sort(struct report *R, const char *s)
 			bool dup = false;
 			for (size_t j = 0; j < R->nr_sort; j++)
 				dup |= R->sort[j] == (enum pk_sort_key)k;
-			if (!dup)
+			if (!dup) {
+				R->sort_col[R->nr_sort] = col;
 				R->sort[R->nr_sort++] = (enum pk_sort_key)k;
+			}
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -281,7 +308,7 @@ static int parse_fields(struct report *R, const char *s)
 		{ "overhead_children", COL_CHILDREN, -1 }, { "self", COL_SELF, -1 },
 		{ "sample", COL_SAMPLES, -1 }, { "samples", COL_SAMPLES, -1 },
 		{ "period", COL_PERIOD, -1 }, { "comm", COL_COMM, PK_SORT_COMM },
-		{ "pid", COL_PID, PK_SORT_PID }, { "tid", COL_TID, PK_SORT_TID },
+		{ "pid", COL_PID, PK_SORT_TID }, { "tid", COL_TID, PK_SORT_TID },
 		{ "dso", COL_DSO, PK_SORT_DSO }, { "sym", COL_SYM, PK_SORT_SYM },
 		{ "symbol", COL_SYM, PK_SORT_SYM }, { "srcline", COL_SRCLINE, PK_SORT_SRCLINE },
 		{ "cpu", COL_CPU, PK_SORT_CPU },
@@ -303,8 +330,10 @@ static int parse_fields(struct report *R, const char *s)
 		}
 		if (R->nr_cols < 16)
 			R->cols[R->nr_cols++] = tab[j].c;
-		if (tab[j].key >= 0 && R->nr_sort < PK_SORT__MAX)
+		if (tab[j].key >= 0 && R->nr_sort < PK_SORT__MAX) {
+			R->sort_col[R->nr_sort] = tab[j].c;
 			R->sort[R->nr_sort++] = (enum pk_sort_key)tab[j].key;
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		free(f[i]);
@@ -379,7 +408,9 @@ static void print_attr_line(FILE *f, const struct pk_data_attr *a)
 	fprintf(f, ", type = %u, size = %u", at->type, a->file_attr_size);
 	if (at->config)
 		fprintf(f, ", config = %#llx", (unsigned long long)at->config);
-	fprintf(f, ", { sample_period, sample_freq } = %llu", (unsigned long long)at->sample_period);
+	if (at->sample_period)
+		fprintf(f, ", { sample_period, sample_freq } = %llu",
+			(unsigned long long)at->sample_period);
 	static const char *const st[] = { "IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID",
 					  "CPU", "PERIOD", "STREAM_ID", "RAW", "BRANCH_STACK",
 					  "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC",
@@ -417,6 +448,66 @@ static void print_attr_line(FILE *f, const struct pk_data_attr *a)
 	fputc('\n', f);
 }
 
+static bool has_feat(const struct pk_data_env *e, int b)
+{
+	return e->features[b / 64] & (1ULL << (b % 64));
+}
+
+/* CPU_TOPOLOGY in full (-I), as perf prints it */
+static void print_cpu_topology(FILE *f, const struct pk_data_env *e)
+{
+	for (uint32_t i = 0; i < e->nr_package_cpus; i++)
+		fprintf(f, "# sibling sockets : %s\n", e->package_cpus[i]);
+	for (uint32_t i = 0; i < e->nr_die_cpus; i++)
+		fprintf(f, "# sibling dies    : %s\n", e->die_cpus[i]);
+	for (uint32_t i = 0; i < e->nr_core_cpus; i++)
+		fprintf(f, "# sibling threads : %s\n", e->core_cpus[i]);
+	for (uint32_t i = 0; i < e->nr_cpu_topo; i++) {
+		const struct pk_data_cpu_topo *c = &e->cpu[i];
+		if (c->core_id == (uint32_t)-1)
+			fprintf(f, "# CPU %u: not available\n", i);
+		else if (e->nr_die_cpus)
+			fprintf(f, "# CPU %u: Core ID %d, Die ID %d, Socket ID %d\n", i,
+				(int)c->core_id, (int)c->die_id, (int)c->socket_id);
+		else
+			fprintf(f, "# CPU %u: Core ID %d, Socket ID %d\n", i, (int)c->core_id,
+				(int)c->socket_id);
+	}
+}
+
+/* bytes as perf's short form: divided by 1024 while more than twice that remains */
+static void fmt_units(char *b, size_t len, uint64_t n)
+{
+	static const char unit[] = "BKMGTPEZY";
+	int i = 0;
+	while (n / 1024 > 1 && i < 8) {
+		n /= 1024;
+		i++;
+	}
+	snprintf(b, len, "%" PRIu64 "%c", n, unit[i]);
+}
+
+/* a bitmap as a CPU-list-like text: "0-23,32-199" */
+static void print_bitmap(FILE *f, const uint64_t *w, uint64_t bits)
+{
+	bool first = true;
+	for (uint64_t b = 0; b < bits;) {
+		if (!(w[b / 64] >> (b % 64) & 1)) {
+			b++;
+			continue;
+		}
+		uint64_t e = b;
+		while (e + 1 < bits && (w[(e + 1) / 64] >> ((e + 1) % 64) & 1))
+			e++;
+		if (e == b)
+			fprintf(f, "%s%" PRIu64, first ? "" : ",", b);
+		else
+			fprintf(f, "%s%" PRIu64 "-%" PRIu64, first ? "" : ",", b, e);
+		first = false;
+		b = e + 1;
+	}
+}
+
 static void print_header(struct report *R, struct pk_data_reader *rd)
 {
 	FILE *f = R->out;
@@ -430,6 +521,15 @@ static void print_header(struct report *R, struct pk_data_reader *rd)
 		strftime(tb, sizeof(tb), "%a %b %e %H:%M:%S %Y", &tm);
 		fprintf(f, "# captured on    : %s\n", tb);
 	}
+	fprintf(f, "# header version : %u\n", e->header_version);
+	fprintf(f, "# data offset    : %" PRIu64 "\n", e->data_offset);
+	fprintf(f, "# data size      : %" PRIu64 "\n", e->data_size);
+	fprintf(f, "# feat offset    : %" PRIu64 "\n", e->feat_offset);
+	/* the pipe format: perf closes the block here and prints the features as their
+	 * records come, with no list of missing ones */
+	bool pipe = pk_data_reader__is_pipe(rd);
+	if (pipe)
+		fprintf(f, "# ========\n#\n");
 	if (e->hostname)
 		fprintf(f, "# hostname : %s\n", e->hostname);
 	if (e->osrelease)
@@ -456,9 +556,54 @@ static void print_header(struct report *R, struct pk_data_reader *rd)
 	}
 	for (size_t i = 0; i < pk_data_reader__nr_attrs(rd); i++)
 		print_attr_line(f, pk_data_reader__attr(rd, i));
-	if (e->nr_cpu_topo || e->nr_core_cpus)
-		fprintf(f, "# CPU_TOPOLOGY info available, use -I to display\n");
-	if (e->first_sample_time || e->last_sample_time) {
+	if (has_feat(e, PK_FEAT_CPU_TOPOLOGY)) {
+		if (R->show_info)
+			print_cpu_topology(f, e);
+		else
+			fprintf(f, "# CPU_TOPOLOGY info available, use -I to display\n");
+	}
+	if (has_feat(e, PK_FEAT_NUMA_TOPOLOGY)) {
+		for (uint32_t i = 0; R->show_info && i < e->nr_numa_nodes; i++) {
+			const struct pk_data_numa_node *n = &e->numa_nodes[i];
+			fprintf(f, "# node%u meminfo  : total = %" PRIu64 " kB, free = %" PRIu64
+				" kB\n", n->node, n->mem_total_kb, n->mem_free_kb);
+			fprintf(f, "# node%u cpu list : %s\n", n->node, n->cpus ? n->cpus : "");
+		}
+		if (!R->show_info)
+			fprintf(f, "# NUMA_TOPOLOGY info available, use -I to display\n");
+	}
+	if (has_feat(e, PK_FEAT_PMU_MAPPINGS)) {
+		fprintf(f, "# pmu mappings:");
+		for (uint32_t i = 0; i < e->nr_pmu_mappings; i++)
+			fprintf(f, "%s %s = %u", i ? "," : "",
+				e->pmu_mappings[i].name ? e->pmu_mappings[i].name : "",
+				e->pmu_mappings[i].type);
+		if (!e->nr_pmu_mappings)
+			fprintf(f, " not available");
+		fputc('\n', f);
+	}
+	for (uint32_t g = 0; g < e->nr_groups; g++) {
+		const struct pk_data_group *gr = &e->groups[g];
+		fprintf(f, "# group: %s{", gr->name ? gr->name : "");
+		for (uint32_t m = 0; m < gr->nr_members; m++) {
+			const struct pk_data_attr *a = pk_data_reader__attr(rd, gr->leader_idx + m);
+			fprintf(f, "%s%s", m ? "," : "", a && a->name ? a->name : "?");
+		}
+		fprintf(f, "}\n");
+	}
+	if (has_feat(e, PK_FEAT_CACHE)) {
+		if (R->show_info) {
+			fprintf(f, "# CPU cache info:\n");
+			for (uint32_t i = 0; i < e->nr_caches; i++) {
+				const struct pk_data_cache *c = &e->caches[i];
+				fprintf(f, "#  L%u %-15s %8s [%s]\n", c->level, c->type ? c->type : "",
+					c->size ? c->size : "", c->map ? c->map : "");
+			}
+		} else {
+			fprintf(f, "# CACHE info available, use -I to display\n");
+		}
+	}
+	if (has_feat(e, PK_FEAT_SAMPLE_TIME)) {
 		fprintf(f, "# time of first sample : %" PRIu64 ".%06" PRIu64 "\n",
 			e->first_sample_time / 1000000000, e->first_sample_time % 1000000000 / 1000);
 		fprintf(f, "# time of last sample : %" PRIu64 ".%06" PRIu64 "\n",
@@ -466,16 +611,41 @@ static void print_header(struct report *R, struct pk_data_reader *rd)
 		fprintf(f, "# sample duration : %10.3f ms\n",
 			(double)(e->last_sample_time - e->first_sample_time) / 1e6);
 	}
-	if (e->nr_build_ids)
-		fprintf(f, "# build ids : %zu DSOs\n", e->nr_build_ids);
-	static const char *const fn[] = { [1] = "TRACING_DATA", [15] = "BRANCH_STACK",
-					  [17] = "GROUP_DESC", [18] = "AUXTRACE", [19] = "STAT",
-					  [23] = "CLOCKID", [24] = "DIR_FORMAT", [27] = "COMPRESSED",
-					  [28] = "CPU_PMU_CAPS", [29] = "CLOCK_DATA",
-					  [30] = "HYBRID_TOPOLOGY" };
+	if (has_feat(e, PK_FEAT_MEM_TOPOLOGY)) {
+		if (R->show_info) {
+			fprintf(f, "# memory nodes (nr %u, block size 0x%" PRIx64 "):\n",
+				e->nr_mem_nodes, e->mem_block_size);
+			for (uint32_t i = 0; i < e->nr_mem_nodes; i++) {
+				const struct pk_data_mem_node *n = &e->mem_nodes[i];
+				char sz[32];
+				uint64_t set = 0;
+				for (uint64_t w = 0; n->blocks && w * 64 < n->nr_blocks; w++)
+					set += (uint64_t)__builtin_popcountll(n->blocks[w]);
+				/* (perf's size: the blocks of the node's bitmap) */
+				fmt_units(sz, sizeof(sz), set * e->mem_block_size);
+				fprintf(f, "#  %3" PRIu64 " [%s]: ", n->node, sz);
+				if (n->blocks)
+					print_bitmap(f, n->blocks, n->nr_blocks);
+				fputc('\n', f);
+			}
+		} else {
+			fprintf(f, "# MEM_TOPOLOGY info available, use -I to display\n");
+		}
+	}
+	/* every feature perf 6.1 knows that the file lacks */
+	static const char *const fn[] = {
+		[1] = "TRACING_DATA", "BUILD_ID", "HOSTNAME", "OSRELEASE", "VERSION", "ARCH",
+		"NRCPUS", "CPUDESC", "CPUID", "TOTAL_MEM", "CMDLINE", "EVENT_DESC",
+		"CPU_TOPOLOGY", "NUMA_TOPOLOGY", "BRANCH_STACK", "PMU_MAPPINGS", "GROUP_DESC",
+		"AUXTRACE", "STAT", "CACHE", "SAMPLE_TIME", "MEM_TOPOLOGY", "CLOCKID",
+		"DIR_FORMAT", "BPF_PROG_INFO", "BPF_BTF", "COMPRESSED", "CPU_PMU_CAPS",
+		"CLOCK_DATA", "HYBRID_TOPOLOGY", "PMU_CAPS",
+	};
+	if (pipe)
+		return;
 	fprintf(f, "# missing features:");
-	for (unsigned b = 0; b < sizeof(fn) / sizeof(fn[0]); b++)
-		if (fn[b] && !(e->features[b / 64] & (1ULL << (b % 64))))
+	for (unsigned b = 1; b < sizeof(fn) / sizeof(fn[0]); b++)
+		if (!has_feat(e, (int)b))
 			fprintf(f, " %s", fn[b]);
 	fprintf(f, " \n# ========\n#\n");
 }
@@ -491,7 +661,7 @@ static const char *col_title(enum col c)
 	case COL_SAMPLES: return "Samples";
 	case COL_PERIOD: return "Period";
 	case COL_COMM: return "Command";
-	case COL_PID: return "Pid";
+	case COL_PID: return "    Pid:Command"; /* perf's title, spaces included */
 	case COL_TID: return "Tid";
 	case COL_DSO: return "Shared Object";
 	case COL_SYM: return "Symbol";
@@ -570,6 +740,52 @@ static int sym_text(const struct pk_hist_entry *e, char *buf, size_t len)
 	return (int)(p - buf) + n;
 }
 
+/* A comm as perf prints it in a column comm_w wide: cut to comm_w characters, padded to
+ * it (the padding is the caller's) */
+static int comm_text(const struct report *R, const char *comm, char *buf, size_t len)
+{
+	int n = str_text(comm ? comm : "", buf, len);
+	if (n > R->comm_w && R->comm_w >= 0 && (size_t)R->comm_w < len) {
+		buf[R->comm_w] = 0;
+		n = R->comm_w;
+	}
+	return n;
+}
+
+/* perf's "pid" column: "%7d:" the thread id, then its last comm in comm_w characters */
+static int pid_text(const struct report *R, const struct pk_hist_entry *e, char *buf, size_t len)
+{
+	const char *tc = e->thread_comm ? e->thread_comm : e->comm ? e->comm : "";
+	if (len < 16)
+		return snprintf(buf, len, "%7d:%s", e->tid, tc);
+	int n = snprintf(buf, len, "%7d:", e->tid);
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	int m = comm_text(R, tc, buf + n, len - (size_t)n);
+	int w = R->comm_w <= 1024 ? R->comm_w : 0;
+	/* padded here: the comm part is as wide as the Command column */
+	while (m < w && (size_t)(n + m) + 1 < len)
+		buf[n + m++] = ' ';
+	buf[n + m] = 0;
+	return n + m;
+}
+
+/* perf's width of the Command column (and of Pid:Command's comm part): the longest last
+ * comm of the entries' threads (not the entries' own comms), at least "Command"'s 7 */
+static int comm_width(const struct pk_hist *const *h, size_t nr)
+{
+	size_t w = 7;
+	for (size_t m = 0; m < nr; m++)
+		for (size_t i = 0; i < h[m]->nr_entries; i++) {
+			const struct pk_hist_entry *e = h[m]->entries[i];
+			const char *tc = e->thread_comm ? e->thread_comm : e->comm;
+			size_t l = tc ? strlen(tc) : 0;
+			if (l > w)
+				w = l;
+		}
+	return w < 1024 ? (int)w : 1024;
+}
+
 static int col_text(const struct report *R, enum col c, const struct pk_hist_entry *e,
 		    char *buf, size_t len)
 {
@@ -579,8 +795,8 @@ static int col_text(const struct report *R, enum col c, const struct pk_hist_ent
 	case COL_OVERHEAD: return pct_text(R, weight_self(R, e), buf, len);
 	case COL_SAMPLES: return snprintf(buf, len, "%" PRIu64, e->self_samples);
 	case COL_PERIOD: return snprintf(buf, len, "%" PRIu64, e->self_period);
-	case COL_COMM: return str_text(e->comm ? e->comm : "", buf, len);
-	case COL_PID: return snprintf(buf, len, "%d", e->pid);
+	case COL_COMM: return comm_text(R, e->comm, buf, len);
+	case COL_PID: return pid_text(R, e, buf, len);
 	case COL_TID: return snprintf(buf, len, "%d", e->tid);
 	case COL_DSO: return str_text(e->dso ? e->dso : "[unknown]", buf, len);
 	case COL_SYM: return sym_text(e, buf, len);
@@ -592,7 +808,7 @@ static int col_text(const struct report *R, enum col c, const struct pk_hist_ent
 
 static bool col_numeric(enum col c)
 {
-	return c <= COL_PERIOD || c == COL_PID || c == COL_TID || c == COL_CPU;
+	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU;
 }
 
 /* ---- call graphs ---- */
@@ -828,11 +1044,15 @@ static void print_hist(struct report *R, const struct pk_hist *h)
 	uint64_t shown = h->nr_samples - h->nr_filtered;
 	R->total = R->by_samples ? h->nr_samples : h->total_period;
 	fmt_samples(nb, sizeof(nb), shown);
-	fprintf(f, "# Samples: %s of event '%s'\n", nb, h->name);
-	if (h->nr_filtered)
-		fprintf(f, "# (%" PRIu64 " samples filtered out)\n", h->nr_filtered);
-	fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+	/* -q: perf prints no "#" line at all, only the rows and call graphs */
+	if (!R->quiet) {
+		fprintf(f, "# Samples: %s of event '%s'\n", nb, h->name);
+		if (h->nr_filtered)
+			fprintf(f, "# (%" PRIu64 " samples filtered out)\n", h->nr_filtered);
+		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+	}
 	/* widths */
+	R->comm_w = comm_width(&h, 1);
 	for (size_t c = 0; c < R->nr_cols; c++) {
 		R->width[c] = (int)strlen(col_title(R->cols[c]));
 		if (R->cols[c] <= COL_OVERHEAD && R->width[c] < 8)
@@ -844,21 +1064,21 @@ static void print_hist(struct report *R, const struct pk_hist *h)
 			if (w > R->width[c])
 				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
 		}
-	fputs("# ", f);
-	for (size_t c = 0; c < R->nr_cols; c++) {
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
 		const char *t = col_title(R->cols[c]);
+		fputs(c ? "  " : "# ", f);
 		if (col_numeric(R->cols[c]))
-			fprintf(f, "%s%*s", c ? "  " : "", R->width[c], t);
+			fprintf(f, "%*s", R->width[c], t);
 		else
-			fprintf(f, "%s%-*s", c ? "  " : "", R->width[c], t);
+			fprintf(f, "%-*s", R->width[c], t);
 	}
-	fputs("\n# ", f);
-	for (size_t c = 0; c < R->nr_cols; c++) {
-		fputs(c ? "  " : "", f);
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
+		fputs(c ? "  " : "\n# ", f);
 		for (int i = 0; i < R->width[c]; i++)
 			fputc('.', f);
 	}
-	fputs("\n#\n", f);
+	if (!R->quiet)
+		fputs("\n#\n", f);
 	for (size_t i = 0; i < h->nr_entries; i++) {
 		const struct pk_hist_entry *e = h->entries[i];
 		uint64_t key = R->children == 1 ? weight_total(R, e) : weight_self(R, e);
@@ -1015,6 +1235,7 @@ static int print_group(struct report *R, const struct pk_hist *const *h, size_t 
 	}
 	for (hcap = 16; hcap < all * 2; hcap *= 2)
 		;
+	R->comm_w = INT_MAX; /* rows are merged by whole comms, not the cut ones shown */
 	slots = malloc(hcap * sizeof(*slots));
 	if (!slots)
 		goto out;
@@ -1062,12 +1283,15 @@ static int print_group(struct report *R, const struct pk_hist *const *h, size_t 
 	gsort_ctx.R = R;
 	gsort_ctx.nr = nr;
 	qsort(rows, nrows, sizeof(*rows), grow_cmp);
+	R->comm_w = comm_width(h, nr);
 
 	fmt_samples(nb, sizeof(nb), samples - filtered);
-	fprintf(f, "# Samples: %s of events '%s'\n", nb, gname);
-	if (filtered)
-		fprintf(f, "# (%" PRIu64 " samples filtered out)\n", filtered);
-	fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", period);
+	if (!R->quiet) {
+		fprintf(f, "# Samples: %s of events '%s'\n", nb, gname);
+		if (filtered)
+			fprintf(f, "# (%" PRIu64 " samples filtered out)\n", filtered);
+		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", period);
+	}
 	/* widths: a weight column holds nr fields of width[c] each */
 	for (size_t c = 0; c < R->nr_cols; c++) {
 		int t = (int)strlen(col_title(R->cols[c]));
@@ -1094,23 +1318,23 @@ static int print_group(struct report *R, const struct pk_hist *const *h, size_t 
 		if (col_weight(R->cols[c]) && R->width[c] * (int)nr < t)
 			R->width[c] = (t + (int)nr - 1) / (int)nr;
 	}
-	fputs("# ", f);
-	for (size_t c = 0; c < R->nr_cols; c++) {
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
 		const char *t = col_title(R->cols[c]);
 		int w = col_weight(R->cols[c]) ? R->width[c] * (int)nr : R->width[c];
+		fputs(c ? "  " : "# ", f);
 		if (col_numeric(R->cols[c]))
-			fprintf(f, "%s%*s", c ? "  " : "", w, t);
+			fprintf(f, "%*s", w, t);
 		else
-			fprintf(f, "%s%-*s", c ? "  " : "", w, t);
+			fprintf(f, "%-*s", w, t);
 	}
-	fputs("\n# ", f);
-	for (size_t c = 0; c < R->nr_cols; c++) {
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
 		int w = col_weight(R->cols[c]) ? R->width[c] * (int)nr : R->width[c];
-		fputs(c ? "  " : "", f);
+		fputs(c ? "  " : "\n# ", f);
 		for (int i = 0; i < w; i++)
 			fputc('.', f);
 	}
-	fputs("\n#\n", f);
+	if (!R->quiet)
+		fputs("\n#\n", f);
 	for (size_t i = 0; i < nrows; i++) {
 		const struct grow *r = &rows[i];
 		const struct pk_hist_entry *any = NULL;
@@ -1291,7 +1515,10 @@ static void json_hist(struct report *R, const struct pk_hist *h)
 			switch (R->sort[k]) {
 			case PK_SORT_COMM: fprintf(f, ",\"comm\":"); pk_json_str(f, e->comm); break;
 			case PK_SORT_PID: fprintf(f, ",\"pid\":%d", e->pid); break;
-			case PK_SORT_TID: fprintf(f, ",\"tid\":%d", e->tid); break;
+			case PK_SORT_TID:
+				fprintf(f, ",\"pid\":%d,\"tid\":%d,\"thread_comm\":", e->pid, e->tid);
+				pk_json_str(f, e->thread_comm);
+				break;
 			case PK_SORT_CPU: fprintf(f, ",\"cpu\":%d", e->cpu); break;
 			case PK_SORT_DSO: fprintf(f, ",\"dso\":"); pk_json_str(f, e->dso); break;
 			case PK_SORT_SYM:
@@ -1361,7 +1588,13 @@ static void warn_unresolved(const char *dso, uint64_t samples, void *ctx)
 	if (dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]"))
 		return;
 	w->shown++;
-	if (!strcmp(dso, "[kernel.kallsyms]"))
+	const char *base = strrchr(dso, '/');
+	base = base ? base + 1 : dso;
+	if (!strncmp(base, "perf-", 5) && strstr(base, ".map"))
+		pk_tool_warn("%" PRIu64 " samples in JIT code have no symbol: '%s' names none "
+			     "(JIT compilers write it when asked, e.g. node --perf-basic-prof)",
+			     samples, dso);
+	else if (!strcmp(dso, "[kernel.kallsyms]"))
 		pk_tool_warn("%" PRIu64 " samples in the kernel have no symbol: the recording is "
 			     "from another kernel, or /proc/kallsyms hides addresses "
 			     "(kernel.kptr_restrict)", samples);
@@ -1455,6 +1688,7 @@ int cmd_report(int argc, char **argv)
 		{ "time", required_argument, NULL, O_TIME },
 		{ "header", no_argument, NULL, O_HEADER },
 		{ "header-only", no_argument, NULL, O_HEADER_ONLY },
+		{ "show-info", no_argument, NULL, 'I' },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "stdio", no_argument, NULL, O_STDIO },
 		{ "max-stack", required_argument, NULL, O_MAX_STACK },
@@ -1505,7 +1739,7 @@ int cmd_report(int argc, char **argv)
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(ac, av, "i:s:F:g::Gnd:S:C:qv", longopts, NULL)) != -1) {
+	while ((c = getopt_long(ac, av, "i:s:F:g::Gnd:S:C:qvI", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': R.input = optarg; break;
 		case 's': err = parse_sort(&R, optarg); break;
@@ -1532,6 +1766,7 @@ int cmd_report(int argc, char **argv)
 		case O_TIME: R.time_spec = optarg; break;
 		case O_HEADER: R.header = true; break;
 		case O_HEADER_ONLY: R.header_only = true; break;
+		case 'I': R.show_info = true; break;
 		case O_JSON: R.json = true; break;
 		case O_STDIO: break;
 		case O_MAX_STACK: R.max_stack = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -1578,6 +1813,10 @@ int cmd_report(int argc, char **argv)
 	if (pk_data_reader__truncated(rd) && !R.quiet)
 		pk_tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     R.input);
+	/* perf -q prints no header block: -q --header is the report alone, and so is
+	 * -q --header-only (perf 6.1 then goes on to the report) */
+	if (R.quiet)
+		R.header = R.header_only = false;
 	if (R.header || R.header_only)
 		print_header(&R, rd);
 	if (R.header_only) {
@@ -1598,6 +1837,8 @@ int cmd_report(int argc, char **argv)
 		R.sort[0] = PK_SORT_COMM;
 		R.sort[1] = PK_SORT_DSO;
 		R.sort[2] = PK_SORT_SYM;
+		for (size_t k = 0; k < 3; k++)
+			R.sort_col[k] = key_col(R.sort[k]);
 		R.nr_sort = 3;
 	}
 	R.sym_first = R.sort[0] == PK_SORT_SYM;
@@ -1611,15 +1852,8 @@ int cmd_report(int argc, char **argv)
 		}
 		if (R.show_nr)
 			R.cols[R.nr_cols++] = COL_SAMPLES;
-		for (size_t k = 0; k < R.nr_sort; k++) {
-			static const enum col kc[PK_SORT__MAX] = {
-				[PK_SORT_COMM] = COL_COMM, [PK_SORT_PID] = COL_PID,
-				[PK_SORT_TID] = COL_TID, [PK_SORT_DSO] = COL_DSO,
-				[PK_SORT_SYM] = COL_SYM, [PK_SORT_SRCLINE] = COL_SRCLINE,
-				[PK_SORT_CPU] = COL_CPU,
-			};
-			R.cols[R.nr_cols++] = kc[R.sort[k]];
-		}
+		for (size_t k = 0; k < R.nr_sort; k++)
+			R.cols[R.nr_cols++] = R.sort_col[k];
 	} else if (!R.nr_sort) {
 		R.sort[R.nr_sort++] = PK_SORT_SYM;
 	}
@@ -1711,10 +1945,11 @@ int cmd_report(int argc, char **argv)
 			if (h)
 				lost += h->nr_lost;
 		}
-		if (!R.header)
+		if (!R.header && !R.quiet)
 			fprintf(R.out, "# To display the perf.data header info, please use "
 				"--header/--header-only options.\n#\n");
-		fprintf(R.out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", lost);
+		if (!R.quiet)
+			fprintf(R.out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", lost);
 		if (print_sections(&R, rd, rep) < 0) {
 			pk_tool_error("out of memory");
 			err = -ENOMEM;

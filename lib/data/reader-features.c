@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/data/reader-features.c - the feature sections of a perf.data header (HOSTNAME,
- * OSRELEASE, ..., BUILD_ID, EVENT_DESC, topology, GROUP_DESC): each read with bounds
- * checks into the reader's env; a malformed one is skipped with a warning.
+ * OSRELEASE, ..., BUILD_ID, EVENT_DESC, topology, GROUP_DESC, NUMA, PMU mappings, caches,
+ * memory): each read with bounds checks into the reader's env; a malformed one is
+ * skipped with a warning.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,8 @@ static const char *const feat_names[] = {
 	[PK_FEAT_EVENT_DESC] = "EVENT_DESC", [PK_FEAT_CPU_TOPOLOGY] = "CPU_TOPOLOGY",
 	[PK_FEAT_SAMPLE_TIME] = "SAMPLE_TIME", [PK_FEAT_CLOCKID] = "CLOCKID",
 	[PK_FEAT_COMPRESSED] = "COMPRESSED", [PK_FEAT_GROUP_DESC] = "GROUP_DESC",
+	[PK_FEAT_NUMA_TOPOLOGY] = "NUMA_TOPOLOGY", [PK_FEAT_PMU_MAPPINGS] = "PMU_MAPPINGS",
+	[PK_FEAT_CACHE] = "CACHE", [PK_FEAT_MEM_TOPOLOGY] = "MEM_TOPOLOGY",
 };
 
 const char *pk_rd_feat_name(int feat)
@@ -280,6 +283,174 @@ static int parse_group_desc(struct pk_data_reader *r, struct cur *c)
 	return 0;
 }
 
+/* ---- NUMA_TOPOLOGY, PMU_MAPPINGS, CACHE, MEM_TOPOLOGY ---- */
+
+void pk_rd_free_numa(struct pk_data_reader *r)
+{
+	struct pk_data_numa_node *v = (struct pk_data_numa_node *)r->env.numa_nodes;
+	for (uint32_t i = 0; v && i < r->env.nr_numa_nodes; i++)
+		free((char *)v[i].cpus);
+	free(v);
+	r->env.numa_nodes = NULL;
+	r->env.nr_numa_nodes = 0;
+}
+
+void pk_rd_free_pmu_mappings(struct pk_data_reader *r)
+{
+	struct pk_data_pmu_map *v = (struct pk_data_pmu_map *)r->env.pmu_mappings;
+	for (uint32_t i = 0; v && i < r->env.nr_pmu_mappings; i++)
+		free((char *)v[i].name);
+	free(v);
+	r->env.pmu_mappings = NULL;
+	r->env.nr_pmu_mappings = 0;
+}
+
+void pk_rd_free_caches(struct pk_data_reader *r)
+{
+	struct pk_data_cache *v = (struct pk_data_cache *)r->env.caches;
+	for (uint32_t i = 0; v && i < r->env.nr_caches; i++) {
+		free((char *)v[i].type);
+		free((char *)v[i].size);
+		free((char *)v[i].map);
+	}
+	free(v);
+	r->env.caches = NULL;
+	r->env.nr_caches = 0;
+}
+
+void pk_rd_free_mem_nodes(struct pk_data_reader *r)
+{
+	struct pk_data_mem_node *v = (struct pk_data_mem_node *)r->env.mem_nodes;
+	for (uint32_t i = 0; v && i < r->env.nr_mem_nodes; i++)
+		free((void *)v[i].blocks);
+	free(v);
+	r->env.mem_nodes = NULL;
+	r->env.nr_mem_nodes = 0;
+	r->env.mem_block_size = 0;
+}
+
+/* u32 nr, then per node: u32 node, u64 total, u64 free (kB), string cpus. A node needs
+ * at least 24 bytes, which bounds nr. */
+static int parse_numa(struct pk_data_reader *r, struct cur *c)
+{
+	uint32_t nr = cur_u32(c);
+	if (c->bad || nr > (c->len - c->off) / 24)
+		return -PK_ERR_FORMAT;
+	struct pk_data_numa_node *v = calloc(nr ? nr : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	uint32_t i;
+	for (i = 0; i < nr && !c->bad; i++) {
+		v[i].node = cur_u32(c);
+		v[i].mem_total_kb = cur_u64(c);
+		v[i].mem_free_kb = cur_u64(c);
+		v[i].cpus = cur_str(c);
+	}
+	pk_rd_free_numa(r);
+	r->env.numa_nodes = v;
+	r->env.nr_numa_nodes = i;
+	if (c->bad) {
+		pk_rd_free_numa(r);
+		return -PK_ERR_FORMAT;
+	}
+	return 0;
+}
+
+/* u32 nr, then per PMU: u32 type, string name (8 bytes at least) */
+static int parse_pmu_mappings(struct pk_data_reader *r, struct cur *c)
+{
+	uint32_t nr = cur_u32(c);
+	if (c->bad || nr > (c->len - c->off) / 8)
+		return -PK_ERR_FORMAT;
+	struct pk_data_pmu_map *v = calloc(nr ? nr : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	uint32_t i;
+	for (i = 0; i < nr && !c->bad; i++) {
+		v[i].type = cur_u32(c);
+		v[i].name = cur_str(c);
+	}
+	pk_rd_free_pmu_mappings(r);
+	r->env.pmu_mappings = v;
+	r->env.nr_pmu_mappings = i;
+	if (c->bad) {
+		pk_rd_free_pmu_mappings(r);
+		return -PK_ERR_FORMAT;
+	}
+	return 0;
+}
+
+/* u32 version (1), u32 nr, then per cache: u32 level, line size, sets, ways, strings
+ * type, size, map (28 bytes at least) */
+static int parse_caches(struct pk_data_reader *r, struct cur *c)
+{
+	uint32_t version = cur_u32(c), nr = cur_u32(c);
+	if (c->bad || version != 1 || nr > (c->len - c->off) / 28)
+		return -PK_ERR_FORMAT;
+	struct pk_data_cache *v = calloc(nr ? nr : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	uint32_t i;
+	for (i = 0; i < nr && !c->bad; i++) {
+		v[i].level = cur_u32(c);
+		v[i].line_size = cur_u32(c);
+		v[i].sets = cur_u32(c);
+		v[i].ways = cur_u32(c);
+		v[i].type = cur_str(c);
+		v[i].size = v[i].type ? cur_str(c) : NULL;
+		v[i].map = v[i].size ? cur_str(c) : NULL;
+	}
+	pk_rd_free_caches(r);
+	r->env.caches = v;
+	r->env.nr_caches = i;
+	if (c->bad) {
+		pk_rd_free_caches(r);
+		return -PK_ERR_FORMAT;
+	}
+	return 0;
+}
+
+/* u64 version, u64 block size, u64 nr, then per node: u64 node, u64 size, u64 nr_bits and
+ * the bitmap's (nr_bits + 63) / 64 words (24 bytes a node at least) */
+static int parse_mem_topology(struct pk_data_reader *r, struct cur *c)
+{
+	(void)cur_u64(c);
+	uint64_t bsize = cur_u64(c), nr = cur_u64(c);
+	if (c->bad || nr > (c->len - c->off) / 24)
+		return -PK_ERR_FORMAT;
+	struct pk_data_mem_node *v = calloc(nr ? nr : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	uint64_t i;
+	for (i = 0; i < nr && !c->bad; i++) {
+		v[i].node = cur_u64(c);
+		v[i].size = cur_u64(c);
+		uint64_t bits = cur_u64(c);
+		uint64_t words = bits / 64 + (bits % 64 != 0);
+		if (c->bad || words > (c->len - c->off) / 8) {
+			c->bad = true;
+			break;
+		}
+		uint64_t *b = calloc(words ? words : 1, 8);
+		if (!b) {
+			c->bad = true;
+			break;
+		}
+		cur_get(c, b, words * 8);
+		v[i].blocks = b;
+		v[i].nr_blocks = bits;
+	}
+	pk_rd_free_mem_nodes(r);
+	r->env.mem_nodes = v;
+	r->env.nr_mem_nodes = (uint32_t)(i < nr ? i + 1 : i); /* (a half-read node freed too) */
+	r->env.mem_block_size = bsize;
+	if (c->bad) {
+		pk_rd_free_mem_nodes(r);
+		return -PK_ERR_FORMAT;
+	}
+	return 0;
+}
+
 /* Parse one feature payload. Unknown features are ignored (0). */
 int pk_rd_parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, size_t len)
 {
@@ -345,6 +516,22 @@ int pk_rd_parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, si
 		break;
 	case PK_FEAT_GROUP_DESC:
 		if (parse_group_desc(r, &c))
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_NUMA_TOPOLOGY:
+		if (parse_numa(r, &c))
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_PMU_MAPPINGS:
+		if (parse_pmu_mappings(r, &c))
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_CACHE:
+		if (parse_caches(r, &c))
+			return -PK_ERR_FORMAT;
+		break;
+	case PK_FEAT_MEM_TOPOLOGY:
+		if (parse_mem_topology(r, &c))
 			return -PK_ERR_FORMAT;
 		break;
 	case PK_FEAT_SAMPLE_TIME: {
@@ -446,4 +633,3 @@ void pk_rd_read_features(struct pk_data_reader *r, uint64_t table)
 		free(buf);
 	}
 }
-

@@ -469,6 +469,10 @@ static int open_file_mode(struct pk_data_reader *r)
 	if (ret)
 		return ret;
 
+	r->env.header_version = 1;
+	r->env.data_offset = fh->data.offset;
+	r->env.data_size = fh->data.size;
+	r->env.feat_offset = fh->data.offset + fh->data.size;
 	r->pos = fh->data.offset;
 	if (fh->data.size == 0 &&
 	    !plausible_feature_table(r, fh->data.offset)) {
@@ -507,6 +511,7 @@ static int truncated_end(struct pk_data_reader *r, uint64_t off, const char *wha
 static int open_pipe_mode(struct pk_data_reader *r)
 {
 	r->pipe = true;
+	r->env.header_version = 1; /* "PERFILE2" too; no sections to locate */
 	r->pos = PK_DATA_PIPE_HEADER_SIZE;
 	/* consume the leading HEADER_ATTR / HEADER_FEATURE records */
 	for (;;) {

@@ -2575,6 +2575,17 @@ int pk_report__finish(struct pk_report *rep)
 			p->comm = str_get(&rep->strs, e->comm_id);
 			p->pid = e->pid;
 			p->tid = e->tid;
+			p->thread_comm = p->comm;
+			/* (the machine's comm of a thread without a COMM record is
+			 * ":tid"; the idle task's is the entry's "swapper") */
+			const char *tc = e->tid > 0 ? pk_machine__comm_of(rep->m, (uint32_t)e->tid)
+						    : NULL;
+			if (tc && tc[0] && tc[0] != ':' && strcmp0(tc, p->comm)) {
+				uint32_t id;
+				if (str_intern(&rep->strs, tc, &id))
+					return pk_err(-ENOMEM);
+				p->thread_comm = str_get(&rep->strs, id);
+			}
 			p->cpu = e->cpu;
 			p->dso = str_get(&rep->strs, f->dso);
 			p->dso_long = str_get(&rep->strs, f->dso_long);

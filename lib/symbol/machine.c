@@ -483,17 +483,33 @@ PK_API const char *pk_machine__comm_of(struct pk_machine *m, uint32_t tid)
 /* ------------------------------------------------------------------------------------ */
 /* Resolution                                                                           */
 
-/* An anonymous executable map may be JIT code described by <jit_dir>/perf-PID.map. */
-static struct pk_dso *pk_machine_jit_dso(struct pk_machine *m, uint32_t pid)
+/*
+ * An anonymous executable map may be JIT code described by <jit_dir>/perf-PID.map. The
+ * DSO of that path is returned whether or not the file exists (then without symbols):
+ * perf names such code by it, "[JIT] tid PID" in reports (PID: the process), the path in
+ * perf script. *loaded: the map file was read.
+ */
+static struct pk_dso *pk_machine_jit_dso(struct pk_machine *m, uint32_t pid, bool *loaded)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/perf-%u.map", m->jit_dir, pid);
 	struct pk_dso *d = pk_dso_findnew(m, path);
+	*loaded = false;
 	if (!d)
 		return NULL;
+	if (d->kind != PK_DSO_JIT || d->jit_pid != pid || strncmp(d->short_name, "[JIT]", 5)) {
+		char sn[32];
+		snprintf(sn, sizeof(sn), "[JIT] tid %u", pid);
+		char *dup = strdup(sn);
+		if (!dup)
+			return NULL;
+		free(d->short_name);
+		d->short_name = dup;
+	}
 	d->kind = PK_DSO_JIT;
 	d->jit_pid = pid;
-	return pk_dso_ensure_loaded(d) ? NULL : d;
+	*loaded = pk_dso_ensure_loaded(d) == 0;
+	return d;
 }
 
 static bool pk_anon_may_be_jit(const char *name)
@@ -569,10 +585,12 @@ static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_
 	if (d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) {
 		loc->dso_addr = pk_dso__offset_to_addr(d, addr - e->start + e->pgoff);
 	} else if (d->kind == PK_DSO_ANON && t && pk_anon_may_be_jit(d->name)) {
-		struct pk_dso *j = pk_machine_jit_dso(m, t->maps ? t->maps->pid : pid);
-		if (j)
-			d = j;
-		else if (!strncmp(d->name, "/memfd:", 7))
+		bool loaded;
+		bool memfd = !strncmp(d->name, "/memfd:", 7);
+		struct pk_dso *j = pk_machine_jit_dso(m, t->maps ? t->maps->pid : pid, &loaded);
+		if (j && (loaded || !memfd))
+			d = j; /* perf's "[JIT] tid PID", with or without a map file */
+		else if (memfd)
 			/* no JIT map: a memfd is a file, addressed by offset as perf does */
 			loc->dso_addr = addr - e->start + e->pgoff;
 	}

@@ -1031,6 +1031,93 @@ static void test_group_desc(void **state)
 	}
 }
 
+/* The section {offset, size} of feature bit `feat` in a file image, or 0. */
+static uint64_t feat_section(const uint8_t *b, int feat, uint64_t *size)
+{
+	uint64_t doff, dsize, feats[4];
+	memcpy(&doff, b + 40, 8);
+	memcpy(&dsize, b + 48, 8);
+	memcpy(feats, b + 72, sizeof(feats));
+	if (feat >= 64 || !(feats[0] & (1ULL << feat)))
+		return 0;
+	size_t slot = (size_t)__builtin_popcountll(feats[0] & ((1ULL << feat) - 1));
+	uint64_t off;
+	memcpy(&off, b + doff + dsize + slot * 16, 8);
+	memcpy(size, b + doff + dsize + slot * 16 + 8, 8);
+	return off;
+}
+
+/* NUMA_TOPOLOGY, PMU_MAPPINGS, CACHE and MEM_TOPOLOGY of a file perf recorded here: parsed
+ * (the values of this machine's sysfs), and dropped whole when a count claims more than
+ * the section holds or the section is cut short. */
+static void test_topology_features(void **state)
+{
+	(void)state;
+	if (!have_perf())
+		PK_SKIP("perf is not installed");
+	if (pk_test_sh("perf record -q -e cpu-clock -o topo.data true >/dev/null 2>&1"))
+		PK_SKIP("perf record failed");
+	pk_test_quiet_log();
+	size_t len;
+	uint8_t *b = load("topo.data", &len);
+	struct pk_data_reader *rd = pk_data_reader__open_mem(b, len, NULL);
+	assert_non_null(rd);
+	const struct pk_data_env *e = pk_data_reader__env(rd);
+	assert_int_equal(e->header_version, 1);
+	uint64_t doff;
+	memcpy(&doff, b + 40, 8);
+	assert_int_equal(e->data_offset, doff);
+	assert_int_equal(e->feat_offset, e->data_offset + e->data_size);
+	bool sw = false;
+	for (uint32_t i = 0; i < e->nr_pmu_mappings; i++)
+		sw |= !strcmp(e->pmu_mappings[i].name, "software") && e->pmu_mappings[i].type == 1;
+	assert_true(sw);
+	if (e->nr_numa_nodes)
+		assert_non_null(e->numa_nodes[0].cpus);
+	for (uint32_t i = 0; i < e->nr_caches; i++)
+		assert_true(e->caches[i].level >= 1 && e->caches[i].map && e->caches[i].size);
+	for (uint32_t i = 0; i < e->nr_mem_nodes; i++)
+		assert_true(!e->mem_nodes[i].nr_blocks || e->mem_nodes[i].blocks);
+	pk_data_reader__free(rd);
+
+	/* hostile: a count past the section (at the count's offset), a bitmap longer than
+	 * the section (MEM_TOPOLOGY's first node), a section cut to a few bytes */
+	static const struct { int feat; uint64_t at; } cnt[] = {
+		{ PK_FEAT_NUMA_TOPOLOGY, 0 }, { PK_FEAT_PMU_MAPPINGS, 0 }, { PK_FEAT_CACHE, 4 },
+		{ PK_FEAT_MEM_TOPOLOGY, 16 }, { PK_FEAT_MEM_TOPOLOGY, 40 },
+	};
+	for (size_t i = 0; i < sizeof(cnt) / sizeof(cnt[0]) * 2; i++) {
+		int feat = cnt[i % 5].feat;
+		uint64_t size, off = feat_section(b, feat, &size);
+		if (!off || size < cnt[i % 5].at + 8)
+			continue;
+		uint8_t *m = malloc(len);
+		memcpy(m, b, len);
+		if (i < 5) {
+			uint32_t big = 0x7ffffff0u;
+			memcpy(m + off + cnt[i].at, &big, 4);
+		} else {
+			/* the table entry's size: 6 bytes */
+			uint64_t six = 6, dsize, feats;
+			memcpy(&dsize, m + 48, 8);
+			memcpy(&feats, m + 72, 8);
+			size_t slot = (size_t)__builtin_popcountll(feats & ((1ULL << feat) - 1));
+			memcpy(m + doff + dsize + slot * 16 + 8, &six, 8);
+		}
+		rd = pk_data_reader__open_mem(m, len, NULL);
+		assert_non_null(rd);
+		e = pk_data_reader__env(rd);
+		uint32_t n = feat == PK_FEAT_NUMA_TOPOLOGY ? e->nr_numa_nodes :
+			     feat == PK_FEAT_PMU_MAPPINGS ? e->nr_pmu_mappings :
+			     feat == PK_FEAT_CACHE ? e->nr_caches : e->nr_mem_nodes;
+		assert_int_equal(n, 0);
+		assert_false(e->features[0] & (1ULL << feat));
+		pk_data_reader__free(rd);
+		free(m);
+	}
+	free(b);
+}
+
 /* Pipe mode: HEADER_ATTR carries a 128-byte attr whatever the attr's own minimal size,
  * because perf 6.1 (and up to 6.5) reads the ids at 8 + sizeof(its attr) = 136. With ids
  * whose bit 11 is set, a short attr made perf read an id as branch_sample_type with
@@ -1151,6 +1238,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_group_desc),
+		cmocka_unit_test(test_topology_features),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_hostile_pread),
 		cmocka_unit_test(test_interop_ours),

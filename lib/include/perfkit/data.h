@@ -315,6 +315,37 @@ struct pk_data_cpu_topo {
 	uint32_t die_id;         /* (u32)-1 when the file has no die information */
 };
 
+/* NUMA_TOPOLOGY: one memory node. */
+struct pk_data_numa_node {
+	uint32_t node;
+	uint64_t mem_total_kb, mem_free_kb;
+	const char *cpus;        /* its CPUs as a list, e.g. "0-3" */
+};
+
+/* PMU_MAPPINGS: a PMU's name and its perf_event_attr.type. */
+struct pk_data_pmu_map {
+	uint32_t type;
+	const char *name;
+};
+
+/* CACHE: one CPU cache, as sysfs describes it. */
+struct pk_data_cache {
+	uint32_t level, line_size, sets, ways;
+	const char *type;        /* "Data", "Instruction", "Unified" */
+	const char *size;        /* sysfs's text, e.g. "32K" */
+	const char *map;         /* the CPUs sharing it, e.g. "0-1" */
+};
+
+/* MEM_TOPOLOGY: one memory node and the memory blocks (of env's mem_block_size bytes)
+ * it holds. */
+struct pk_data_mem_node {
+	uint64_t node;
+	uint64_t size;           /* the file's size field: blocks spanned (the bitmap's length
+				  * as perf writes it); the node's memory is the bits set */
+	const uint64_t *blocks;  /* bitmap: block b is bit b % 64 of blocks[b / 64] */
+	uint64_t nr_blocks;      /* bits in the bitmap */
+};
+
 /* One event group of GROUP_DESC: attrs leader_idx .. leader_idx + nr_members - 1. */
 struct pk_data_group {
 	const char *name;        /* NULL for an unnamed group ("{anon_group}" in the file) */
@@ -350,6 +381,23 @@ struct pk_data_env {
 	/* GROUP_DESC (a section naming a group beyond the attrs is dropped whole) */
 	const struct pk_data_group *groups;
 	uint32_t nr_groups;
+	/* The file's layout (0 in the pipe format): header version (1 for "PERFILE2"),
+	 * offset and size of the data section, offset of the feature section table. */
+	uint32_t header_version;
+	uint64_t data_offset, data_size, feat_offset;
+	/* NUMA_TOPOLOGY */
+	const struct pk_data_numa_node *numa_nodes;
+	uint32_t nr_numa_nodes;
+	/* PMU_MAPPINGS, in the file's order */
+	const struct pk_data_pmu_map *pmu_mappings;
+	uint32_t nr_pmu_mappings;
+	/* CACHE */
+	const struct pk_data_cache *caches;
+	uint32_t nr_caches;
+	/* MEM_TOPOLOGY */
+	uint64_t mem_block_size;
+	const struct pk_data_mem_node *mem_nodes;
+	uint32_t nr_mem_nodes;
 };
 
 struct pk_data_reader_opts {

@@ -118,6 +118,10 @@ struct pk_hist_entry {
 	uint64_t total_period, total_samples; /* children mode: self + callees; else = self */
 	const struct pk_callnode *callchain;  /* virtual root (its children are the top
 					       * frames), NULL without callgraph */
+	/* The last comm of thread `tid` (the thread of the entry's first sample) when the
+	 * input was read: what perf shows in its "Pid:Command" column and sizes the
+	 * Command column by. `comm` when the thread is unknown. */
+	const char *thread_comm;
 };
 
 struct pk_hist {
