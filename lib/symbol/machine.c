@@ -584,7 +584,9 @@ static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_
 	loc->kernel = kmode;
 	if (d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) {
 		loc->dso_addr = pk_dso__offset_to_addr(d, addr - e->start + e->pgoff);
-	} else if (d->kind == PK_DSO_ANON && t && pk_anon_may_be_jit(d->name)) {
+	} else if (d->kind == PK_DSO_ANON && t && !(in_data && *in_data) &&
+		   pk_anon_may_be_jit(d->name)) {
+		/* (code maps only: an anonymous data map stays "//anon", as in perf) */
 		bool loaded;
 		bool memfd = !strncmp(d->name, "/memfd:", 7);
 		struct pk_dso *j = pk_machine_jit_dso(m, t->maps ? t->maps->pid : pid, &loaded);
