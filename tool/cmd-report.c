@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <perfkit/perfkit.h>
@@ -1638,16 +1637,6 @@ static int parse_time(struct report *R, struct pk_data_reader *rd, uint64_t *sta
 	return 0;
 }
 
-/* The recording was made here if its os release matches the running kernel. */
-static bool recorded_here(struct pk_data_reader *rd)
-{
-	const struct pk_data_env *e = pk_data_reader__env(rd);
-	struct utsname u;
-	if (!e->osrelease)
-		return true;
-	return uname(&u) == 0 && !strcmp(u.release, e->osrelease);
-}
-
 static void free_strs(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -1878,10 +1867,10 @@ int cmd_report(int argc, char **argv)
 	}
 	PK_OPTS(pk_report_opts, o, .sort = R.sort, .nr_sort = R.nr_sort,
 		.children = R.children == 1, .callgraph = any_cc && R.cg != CG_NONE,
-		.order = R.order, .max_stack = R.max_stack, .host = recorded_here(rd),
+		.order = R.order, .max_stack = R.max_stack, .host = pk_data_env__same_host(pk_data_reader__env(rd)),
 		.inlines = !R.no_inline,
 		.inlines_all = R.all_inline,
-		.no_reader_thread = getenv("PERFKIT_NO_THREADS") != NULL,
+		.no_reader_thread = !pk_tool_threads_allowed(),
 		.pids = R.pids, .nr_pids = R.nr_pids, .tids = R.tids, .nr_tids = R.nr_tids,
 		.cpus = R.cpus, .nr_cpus = R.nr_cpus,
 		.comms = (const char *const *)R.comms, .nr_comms = R.nr_comms,
