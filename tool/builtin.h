@@ -44,16 +44,15 @@ void pk_tool_print_usage(FILE *f, const struct pk_tool_help *h);
 	extern const struct pk_tool_help cmd_##name##_help
 
 /* one line per command, e.g. PK_DECLARE_CMD(list);
-PK_DECLARE_CMD(record); */
+PK_DECLARE_CMD(record);
+PK_DECLARE_CMD(report); */
 PK_DECLARE_CMD(check);
 PK_DECLARE_CMD(convert);
 PK_DECLARE_CMD(diff);
 PK_DECLARE_CMD(flamegraph);
 PK_DECLARE_CMD(list);
 PK_DECLARE_CMD(record);
-/* (not yet on an option table: their usage is a string) */
-int cmd_report(int argc, char **argv);
-extern const char cmd_report_usage[];
+PK_DECLARE_CMD(report);
 PK_DECLARE_CMD(script);
 PK_DECLARE_CMD(stat);
 
@@ -64,8 +63,6 @@ extern const char *pk_cmd_name;
 void pk_tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfkit <cmd>: warning: <fmt...>\n" on stderr. */
 void pk_tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print a usage string to `f` (commands not yet on an option table). */
-void pk_tool_usage(FILE *f, const char *usage);
 /* True if argv has -h/--help at the option level (stops at "--"). */
 bool pk_tool_wants_help(int argc, char **argv);
 /* Flush stdout and report a write error (full disk, closed pipe) as failure. Returns

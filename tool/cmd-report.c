@@ -18,49 +18,69 @@
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 
-const char cmd_report_usage[] =
-	"usage: perfkit report [<options>]\n"
-	"\n"
-	"Show where the samples of a perf.data file went, like `perf report --stdio`.\n"
-	"\n"
-	"    -i, --input <file>       input file (default perf.data; '-' reads stdin)\n"
-	"    -s, --sort <keys>        sort keys: comm,pid,tid,dso,sym,srcline,cpu\n"
-	"                             (default comm,dso,sym; pid: per thread, shown as\n"
-	"                             tid:comm like perf's, tid: the thread id alone)\n"
-	"    -F, --fields <fields>    output columns: overhead,children,self,samples,period\n"
-	"                             and sort keys (the keys among them become the sort)\n"
-	"        --children           accumulate callees into callers (default with callchains)\n"
-	"        --no-children        self overhead only\n"
-	"    -g, --call-graph <spec>  graph|flat|folded|fractal|none[,threshold][,caller|callee]\n"
-	"                             (default graph,0.5; caller order with --children)\n"
-	"    -G, --inverted           caller-based call graphs\n"
-	"        --no-call-graph      do not show call graphs (same as -g none)\n"
-	"        --percent-limit <p>  hide entries below p percent\n"
-	"    -n, --show-nr-samples    add a Samples column\n"
-	"        --weight <w>         overhead by 'period' (default) or by 'samples'\n"
-	"        --pid <pids>         only these processes (comma separated)\n"
-	"        --tid <tids>         only these threads\n"
-	"        --comm <comms>       only these command names\n"
-	"    -d, --dso <dsos>         only these DSOs\n"
-	"    -S, --symbols <syms>     only these symbols\n"
-	"    -C, --cpu <cpus>         only these CPUs (list or ranges: 0,2-3)\n"
-	"        --time <start,end>   only samples in [start,end] (seconds, perf's timestamps),\n"
-	"                             or a share of the run: 10%-20%\n"
-	"        --header             print the perf.data header block first\n"
-	"        --header-only        print only the header block\n"
-	"    -I, --show-info          with --header/--header-only: the CPU and NUMA\n"
-	"                             topology, caches and memory nodes in full\n"
-	"        --json               print a JSON document (same numbers, whole trees)\n"
-	"        --inline             expand inlined functions in every call-chain frame\n"
-	"                             (default: in DWARF-unwound frames only, as perf 6.1)\n"
-	"        --no-inline          do not expand inlined functions in call chains\n"
-	"        --show-empty         also events without samples\n"
-	"        --group / --no-group show an event group of the file as one section with\n"
-	"                             a column per member (default: when the file has groups)\n"
-	"        --max-stack <n>      use at most n frames of every call chain (default 127)\n"
-	"        --stdio              text output (the default; accepted for perf habits)\n"
-	"    -q, --quiet              no warnings\n"
-	"    -v, --verbose            more messages\n";
+enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
+       O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT,
+       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP };
+
+static const struct pk_tool_opt opts[] = {
+	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
+	{ 's', "sort", required_argument, "<keys>",
+	  "sort keys: comm,pid,tid,dso,sym,srcline,cpu\n"
+	  "(default comm,dso,sym; pid: per thread, shown as\n"
+	  "tid:comm like perf's, tid: the thread id alone)" },
+	{ 'F', "fields", required_argument, "<fields>",
+	  "output columns: overhead,children,self,samples,period\n"
+	  "and sort keys (the keys among them become the sort)" },
+	{ O_CHILDREN, "children", no_argument, NULL,
+	  "accumulate callees into callers (default with callchains)" },
+	{ O_NO_CHILDREN, "no-children", no_argument, NULL, "self overhead only" },
+	{ 'g', "call-graph", optional_argument, "<spec>",
+	  "graph|flat|folded|fractal|none[,threshold][,caller|callee]\n"
+	  "(default graph,0.5; caller order with --children)" },
+	{ 'G', "inverted", no_argument, NULL, "caller-based call graphs" },
+	{ O_NO_CG, "no-call-graph", no_argument, NULL, "do not show call graphs (same as -g none)" },
+	{ O_PCT, "percent-limit", required_argument, "<p>", "hide entries below p percent" },
+	{ 'n', "show-nr-samples", no_argument, NULL, "add a Samples column" },
+	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
+	{ O_PID, "pid", required_argument, "<pids>", "only these processes (comma separated)" },
+	{ O_TID, "tid", required_argument, "<tids>", "only these threads" },
+	{ O_COMM, "comm", required_argument, "<comms>", "only these command names" },
+	{ O_COMM, "comms", required_argument, NULL, NULL },
+	{ 'd', "dso", required_argument, "<dsos>", "only these DSOs" },
+	{ 'd', "dsos", required_argument, NULL, NULL },
+	{ 'S', "symbols", required_argument, "<syms>", "only these symbols" },
+	{ 'C', "cpu", required_argument, "<cpus>", "only these CPUs (list or ranges: 0,2-3)" },
+	{ O_TIME, "time", required_argument, "<start,end>",
+	  "only samples in [start,end] (seconds, perf's timestamps),\n"
+	  "or a share of the run: 10%-20%" },
+	{ O_HEADER, "header", no_argument, NULL, "print the perf.data header block first" },
+	{ O_HEADER_ONLY, "header-only", no_argument, NULL, "print only the header block" },
+	{ 'I', "show-info", no_argument, NULL,
+	  "with --header/--header-only: the CPU and NUMA\n"
+	  "topology, caches and memory nodes in full" },
+	{ O_JSON, "json", no_argument, NULL, "print a JSON document (same numbers, whole trees)" },
+	{ O_INLINE, "inline", no_argument, NULL,
+	  "expand inlined functions in every call-chain frame\n"
+	  "(default: in DWARF-unwound frames only, as perf 6.1)" },
+	{ O_NO_INLINE, "no-inline", no_argument, NULL, "do not expand inlined functions in call chains" },
+	{ O_SHOW_EMPTY, "show-empty", no_argument, NULL, "also events without samples" },
+	{ O_GROUP, "group", no_argument, NULL,
+	  "show an event group of the file as one section with\n"
+	  "a column per member (default: when the file has groups)" },
+	{ O_NO_GROUP, "no-group", no_argument, NULL, "one section per event, groups or not" },
+	{ O_MAX_STACK, "max-stack", required_argument, "<n>",
+	  "use at most n frames of every call chain (default 127)" },
+	{ O_STDIO, "stdio", no_argument, NULL, "text output (the default; accepted for perf habits)" },
+	{ 'q', "quiet", no_argument, NULL, "no warnings" },
+	{ 'v', "verbose", no_argument, NULL, "more messages" },
+	{ 0 },
+};
+
+const struct pk_tool_help cmd_report_help = {
+	.synopsis = "usage: perfkit report [<options>]\n",
+	.intro = "Show where the samples of a perf.data file went, like `perf report --stdio`.\n",
+	.opts = opts,
+};
 
 enum cg_mode { CG_GRAPH, CG_FRACTAL, CG_FLAT, CG_FOLDED, CG_NONE };
 
@@ -1651,45 +1671,6 @@ static struct pk_data_reader *volatile exit_keep_rd;
 
 int cmd_report(int argc, char **argv)
 {
-	enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
-	       O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT,
-	       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP };
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "fields", required_argument, NULL, 'F' },
-		{ "children", no_argument, NULL, O_CHILDREN },
-		{ "no-children", no_argument, NULL, O_NO_CHILDREN },
-		{ "call-graph", optional_argument, NULL, 'g' },
-		{ "inverted", no_argument, NULL, 'G' },
-		{ "no-call-graph", no_argument, NULL, O_NO_CG },
-		{ "percent-limit", required_argument, NULL, O_PCT },
-		{ "show-nr-samples", no_argument, NULL, 'n' },
-		{ "weight", required_argument, NULL, O_WEIGHT },
-		{ "pid", required_argument, NULL, O_PID },
-		{ "tid", required_argument, NULL, O_TID },
-		{ "comm", required_argument, NULL, O_COMM },
-		{ "comms", required_argument, NULL, O_COMM },
-		{ "dso", required_argument, NULL, 'd' },
-		{ "dsos", required_argument, NULL, 'd' },
-		{ "symbols", required_argument, NULL, 'S' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "time", required_argument, NULL, O_TIME },
-		{ "header", no_argument, NULL, O_HEADER },
-		{ "header-only", no_argument, NULL, O_HEADER_ONLY },
-		{ "show-info", no_argument, NULL, 'I' },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "stdio", no_argument, NULL, O_STDIO },
-		{ "max-stack", required_argument, NULL, O_MAX_STACK },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "no-inline", no_argument, NULL, O_NO_INLINE },
-		{ "inline", no_argument, NULL, O_INLINE },
-		{ "show-empty", no_argument, NULL, O_SHOW_EMPTY },
-		{ "group", no_argument, NULL, O_GROUP },
-		{ "no-group", no_argument, NULL, O_NO_GROUP },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct report R = { .input = "perf.data", .children = -1, .group = -1, .cg = CG_GRAPH,
 			    .cg_threshold = 0.5, .out = stdout };
 	int c, err = 0, status = 1;
@@ -1728,7 +1709,7 @@ int cmd_report(int argc, char **argv)
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(ac, av, "i:s:F:g::Gnd:S:C:qvI", longopts, NULL)) != -1) {
+	while ((c = pk_tool_getopt(ac, av, opts, 0)) != -1) {
 		switch (c) {
 		case 'i': R.input = optarg; break;
 		case 's': err = parse_sort(&R, optarg); break;
@@ -1768,7 +1749,7 @@ int cmd_report(int argc, char **argv)
 		case 'v': R.verbose++; break;
 		default:
 			pk_tool_error("unknown or incomplete option '%s'", av[optind - 1]);
-			fputs(cmd_report_usage, stderr);
+			pk_tool_print_usage(stderr, &cmd_report_help);
 			status = 129;
 			goto out;
 		}

@@ -22,21 +22,20 @@ struct cmd {
 	const char *name;
 	int (*fn)(int, char **);
 	const struct pk_tool_help *help;
-	const char *usage;      /* a command not yet on an option table */
 	const char *summary;
 };
 
 static const struct cmd commands[] = {
-	{ "stat", cmd_stat, &cmd_stat_help, NULL, "count events of a command, processes or CPUs" },
-	{ "record", cmd_record, &cmd_record_help, NULL, "sample a command, processes or CPUs into perf.data" },
-	{ "report", cmd_report, NULL, cmd_report_usage, "show where the samples of perf.data went (perf report --stdio)" },
-	{ "script", cmd_script, &cmd_script_help, NULL, "dump the records of a perf.data file (text or JSON)" },
-	{ "flamegraph", cmd_flamegraph, &cmd_flamegraph_help, NULL, "interactive HTML flame graph of perf.data (or of two: --diff)" },
-	{ "convert", cmd_convert, &cmd_convert_help, NULL, "perf.data to folded, pprof, speedscope, Firefox Profiler or JSON" },
-	{ "diff", cmd_diff, &cmd_diff_help, NULL, "per-symbol comparison of two perf.data files" },
-	{ "list", cmd_list, &cmd_list_help, NULL, "list the events that can be measured here" },
-	{ "check", cmd_check, &cmd_check_help, NULL, "show what can be measured here, and why not" },
-	{ "version", NULL, NULL, NULL, "print perfkit's version" },
+	{ "stat", cmd_stat, &cmd_stat_help, "count events of a command, processes or CPUs" },
+	{ "record", cmd_record, &cmd_record_help, "sample a command, processes or CPUs into perf.data" },
+	{ "report", cmd_report, &cmd_report_help, "show where the samples of perf.data went (perf report --stdio)" },
+	{ "script", cmd_script, &cmd_script_help, "dump the records of a perf.data file (text or JSON)" },
+	{ "flamegraph", cmd_flamegraph, &cmd_flamegraph_help, "interactive HTML flame graph of perf.data (or of two: --diff)" },
+	{ "convert", cmd_convert, &cmd_convert_help, "perf.data to folded, pprof, speedscope, Firefox Profiler or JSON" },
+	{ "diff", cmd_diff, &cmd_diff_help, "per-symbol comparison of two perf.data files" },
+	{ "list", cmd_list, &cmd_list_help, "list the events that can be measured here" },
+	{ "check", cmd_check, &cmd_check_help, "show what can be measured here, and why not" },
+	{ "version", NULL, NULL, "print perfkit's version" },
 };
 
 static void main_usage(FILE *f)
@@ -70,10 +69,7 @@ static void on_sigbus(int sig)
 
 static void print_usage(FILE *f, const struct cmd *c)
 {
-	if (c->help)
-		pk_tool_print_usage(f, c->help);
-	else
-		pk_tool_usage(f, c->usage);
+	pk_tool_print_usage(f, c->help);
 }
 
 static const struct cmd *find_cmd(const char *name)
@@ -106,7 +102,7 @@ int main(int argc, char **argv)
 			return pk_tool_finish_stdout(0);
 		}
 		const struct cmd *c = find_cmd(argv[2]);
-		if (!c || (!c->usage && !c->help)) {
+		if (!c || !c->help) {
 			fprintf(stderr, "perfkit: '%s' is not a perfkit command; see 'perfkit --help'\n",
 				argv[2]);
 			return 129;

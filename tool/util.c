@@ -43,11 +43,6 @@ void pk_tool_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-void pk_tool_usage(FILE *f, const char *usage)
-{
-	fputs(usage, f);
-}
-
 bool pk_tool_wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
