@@ -5,18 +5,7 @@
  * same numbers as JSON. Aggregation lives in lib/report; this file parses options and
  * formats.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-#include <perfkit/perfkit.h>
-#include "builtin.h"
+#include "report.h"
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT,
@@ -82,55 +71,9 @@ const struct pk_tool_help cmd_report_help = {
 	.opts = opts,
 };
 
-enum cg_mode { CG_GRAPH, CG_FRACTAL, CG_FLAT, CG_FOLDED, CG_NONE };
-
-enum col {
-	COL_CHILDREN, COL_SELF, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
-	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU,
-};
-
-struct report {
-	const char *input;
-	int children;           /* -1 auto */
-	enum cg_mode cg;
-	bool cg_given;
-	double cg_threshold;
-	enum pk_cg_order order;
-	double percent_limit;
-	bool show_nr;
-	bool by_samples;
-	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
-	bool show_info;         /* -I: the topology sections in full */
-	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
-	int verbose;
-	unsigned int max_stack;
-	enum pk_sort_key sort[PK_SORT__MAX];
-	enum col sort_col[PK_SORT__MAX]; /* the column of each key */
-	size_t nr_sort;
-	bool sym_first;
-	enum col cols[16];
-	size_t nr_cols;
-	bool fields_given;
-	int32_t *pids, *tids, *cpus;
-	size_t nr_pids, nr_tids, nr_cpus;
-	char **comms, **dsos, **syms;
-	size_t nr_comms, nr_dsos, nr_syms;
-	const char *time_spec;
-	FILE *out;
-	struct pk_report *rep;
-	/* per hist */
-	uint64_t total;
-	int width[16];
-	int comm_w;             /* the Command column's width, the comm part of Pid:Command's */
-	/* the line being formatted (see lb_*) */
-	char *lb;
-	size_t lbn, lbcap;
-	bool lb_oom;
-};
-
 /* ---- line buffer: output text is assembled by hand and written a line at a time ---- */
 
-static bool lb_reserve(struct report *R, size_t n)
+bool rpt_lb_reserve(struct report *R, size_t n)
 {
 	if (R->lbcap - R->lbn >= n)
 		return true;
@@ -147,30 +90,30 @@ static bool lb_reserve(struct report *R, size_t n)
 	return true;
 }
 
-static void lb_put(struct report *R, const char *s, size_t n)
+void rpt_lb_put(struct report *R, const char *s, size_t n)
 {
-	if (!lb_reserve(R, n))
+	if (!rpt_lb_reserve(R, n))
 		return;
 	memcpy(R->lb + R->lbn, s, n);
 	R->lbn += n;
 }
 
-static void lb_putc(struct report *R, char c)
+void rpt_lb_putc(struct report *R, char c)
 {
-	if (!lb_reserve(R, 1))
+	if (!rpt_lb_reserve(R, 1))
 		return;
 	R->lb[R->lbn++] = c;
 }
 
-static void lb_fill(struct report *R, char c, size_t n)
+void rpt_lb_fill(struct report *R, char c, size_t n)
 {
-	if (!lb_reserve(R, n))
+	if (!rpt_lb_reserve(R, n))
 		return;
 	memset(R->lb + R->lbn, c, n);
 	R->lbn += n;
 }
 
-static void lb_flush(struct report *R)
+void rpt_lb_flush(struct report *R)
 {
 	if (R->lbn)
 		fwrite(R->lb, 1, R->lbn, R->out);
@@ -180,7 +123,7 @@ static void lb_flush(struct report *R)
 /* "%.2f" of x into b (at least 32 bytes); returns the length. printf rounds the exact
  * binary value; away from a tie of the third decimal that is the nearest of x * 100, and
  * the rare values close to a tie are left to snprintf. */
-static int fmt_2f(char *b, double x)
+int rpt_fmt_2f(char *b, double x)
 {
 	double t = x * 100.0;
 	if (!(t >= 0.0 && t < 1e8))
@@ -207,7 +150,7 @@ static int fmt_2f(char *b, double x)
 	return len;
 }
 
-static int fmt_hex(char *b, uint64_t v)
+int rpt_fmt_hex(char *b, uint64_t v)
 {
 	static const char hx[] = "0123456789abcdef";
 	char tmp[16];
@@ -412,266 +355,9 @@ static bool looks_like_cg_spec(const char *s)
 	return false;
 }
 
-/* ---- header block ---- */
-
-static void print_attr_line(FILE *f, const struct pk_data_attr *a)
-{
-	const struct perf_event_attr *at = &a->attr.attr;
-	fprintf(f, "# event : name = %s, ", a->name ? a->name : "?");
-	if (a->nr_ids) {
-		fprintf(f, ", id = {");
-		for (size_t i = 0; i < a->nr_ids; i++)
-			fprintf(f, "%s %" PRIu64, i ? "," : "", a->ids[i]);
-		fprintf(f, " }");
-	}
-	fprintf(f, ", type = %u, size = %u", at->type, a->file_attr_size);
-	if (at->config)
-		fprintf(f, ", config = %#llx", (unsigned long long)at->config);
-	if (at->sample_period)
-		fprintf(f, ", { sample_period, sample_freq } = %llu",
-			(unsigned long long)at->sample_period);
-	static const char *const st[] = { "IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID",
-					  "CPU", "PERIOD", "STREAM_ID", "RAW", "BRANCH_STACK",
-					  "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC",
-					  "IDENTIFIER", "TRANSACTION", "REGS_INTR", "PHYS_ADDR",
-					  "AUX", "CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE",
-					  "WEIGHT_STRUCT" };
-	fprintf(f, ", sample_type = ");
-	bool first = true;
-	for (unsigned i = 0; i < sizeof(st) / sizeof(st[0]); i++)
-		if (at->sample_type & (1ULL << i)) {
-			fprintf(f, "%s%s", first ? "" : "|", st[i]);
-			first = false;
-		}
-	if (at->read_format) {
-		static const char *const rf[] = { "TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID",
-						  "GROUP", "LOST" };
-		fprintf(f, ", read_format = ");
-		first = true;
-		for (unsigned i = 0; i < 5; i++)
-			if (at->read_format & (1ULL << i)) {
-				fprintf(f, "%s%s", first ? "" : "|", rf[i]);
-				first = false;
-			}
-	}
-#define FLAG(x) if (at->x) fprintf(f, ", " #x " = %u", (unsigned)at->x)
-	FLAG(disabled); FLAG(inherit); FLAG(exclude_user); FLAG(exclude_kernel);
-	FLAG(exclude_hv); FLAG(mmap); FLAG(comm); FLAG(freq); FLAG(enable_on_exec); FLAG(task);
-	FLAG(precise_ip); FLAG(sample_id_all); FLAG(exclude_guest); FLAG(mmap2);
-	FLAG(comm_exec); FLAG(context_switch); FLAG(ksymbol); FLAG(bpf_event);
-#undef FLAG
-	if (at->sample_regs_user)
-		fprintf(f, ", sample_regs_user = %#llx", (unsigned long long)at->sample_regs_user);
-	if (at->sample_stack_user)
-		fprintf(f, ", sample_stack_user = %u", at->sample_stack_user);
-	fputc('\n', f);
-}
-
-static bool has_feat(const struct pk_data_env *e, int b)
-{
-	return e->features[b / 64] & (1ULL << (b % 64));
-}
-
-/* CPU_TOPOLOGY in full (-I), as perf prints it */
-static void print_cpu_topology(FILE *f, const struct pk_data_env *e)
-{
-	for (uint32_t i = 0; i < e->nr_package_cpus; i++)
-		fprintf(f, "# sibling sockets : %s\n", e->package_cpus[i]);
-	for (uint32_t i = 0; i < e->nr_die_cpus; i++)
-		fprintf(f, "# sibling dies    : %s\n", e->die_cpus[i]);
-	for (uint32_t i = 0; i < e->nr_core_cpus; i++)
-		fprintf(f, "# sibling threads : %s\n", e->core_cpus[i]);
-	for (uint32_t i = 0; i < e->nr_cpu_topo; i++) {
-		const struct pk_data_cpu_topo *c = &e->cpu[i];
-		if (c->core_id == (uint32_t)-1)
-			fprintf(f, "# CPU %u: not available\n", i);
-		else if (e->nr_die_cpus)
-			fprintf(f, "# CPU %u: Core ID %d, Die ID %d, Socket ID %d\n", i,
-				(int)c->core_id, (int)c->die_id, (int)c->socket_id);
-		else
-			fprintf(f, "# CPU %u: Core ID %d, Socket ID %d\n", i, (int)c->core_id,
-				(int)c->socket_id);
-	}
-}
-
-/* bytes as perf's short form: divided by 1024 while more than twice that remains */
-static void fmt_units(char *b, size_t len, uint64_t n)
-{
-	static const char unit[] = "BKMGTPEZY";
-	int i = 0;
-	while (n / 1024 > 1 && i < 8) {
-		n /= 1024;
-		i++;
-	}
-	snprintf(b, len, "%" PRIu64 "%c", n, unit[i]);
-}
-
-/* a bitmap as a CPU-list-like text: "0-23,32-199" */
-static void print_bitmap(FILE *f, const uint64_t *w, uint64_t bits)
-{
-	bool first = true;
-	for (uint64_t b = 0; b < bits;) {
-		if (!(w[b / 64] >> (b % 64) & 1)) {
-			b++;
-			continue;
-		}
-		uint64_t e = b;
-		while (e + 1 < bits && (w[(e + 1) / 64] >> ((e + 1) % 64) & 1))
-			e++;
-		if (e == b)
-			fprintf(f, "%s%" PRIu64, first ? "" : ",", b);
-		else
-			fprintf(f, "%s%" PRIu64 "-%" PRIu64, first ? "" : ",", b, e);
-		first = false;
-		b = e + 1;
-	}
-}
-
-static void print_header(struct report *R, struct pk_data_reader *rd)
-{
-	FILE *f = R->out;
-	const struct pk_data_env *e = pk_data_reader__env(rd);
-	struct stat st;
-	fprintf(f, "# ========\n");
-	if (strcmp(R->input, "-") && stat(R->input, &st) == 0) {
-		char tb[64];
-		struct tm tm;
-		localtime_r(&st.st_mtime, &tm);
-		strftime(tb, sizeof(tb), "%a %b %e %H:%M:%S %Y", &tm);
-		fprintf(f, "# captured on    : %s\n", tb);
-	}
-	fprintf(f, "# header version : %u\n", e->header_version);
-	fprintf(f, "# data offset    : %" PRIu64 "\n", e->data_offset);
-	fprintf(f, "# data size      : %" PRIu64 "\n", e->data_size);
-	fprintf(f, "# feat offset    : %" PRIu64 "\n", e->feat_offset);
-	/* the pipe format: perf closes the block here and prints the features as their
-	 * records come, with no list of missing ones */
-	bool pipe = pk_data_reader__is_pipe(rd);
-	if (pipe)
-		fprintf(f, "# ========\n#\n");
-	if (e->hostname)
-		fprintf(f, "# hostname : %s\n", e->hostname);
-	if (e->osrelease)
-		fprintf(f, "# os release : %s\n", e->osrelease);
-	if (e->version)
-		fprintf(f, "# perf version : %s\n", e->version);
-	if (e->arch)
-		fprintf(f, "# arch : %s\n", e->arch);
-	if (e->nr_cpus_online || e->nr_cpus_avail) {
-		fprintf(f, "# nrcpus online : %u\n", e->nr_cpus_online);
-		fprintf(f, "# nrcpus avail : %u\n", e->nr_cpus_avail);
-	}
-	if (e->cpudesc)
-		fprintf(f, "# cpudesc : %s\n", e->cpudesc);
-	if (e->cpuid)
-		fprintf(f, "# cpuid : %s\n", e->cpuid);
-	if (e->total_mem_kb)
-		fprintf(f, "# total memory : %" PRIu64 " kB\n", e->total_mem_kb);
-	if (e->nr_cmdline) {
-		fprintf(f, "# cmdline : ");
-		for (uint32_t i = 0; i < e->nr_cmdline; i++)
-			fprintf(f, "%s ", e->cmdline[i]);
-		fputc('\n', f);
-	}
-	for (size_t i = 0; i < pk_data_reader__nr_attrs(rd); i++)
-		print_attr_line(f, pk_data_reader__attr(rd, i));
-	if (has_feat(e, PK_FEAT_CPU_TOPOLOGY)) {
-		if (R->show_info)
-			print_cpu_topology(f, e);
-		else
-			fprintf(f, "# CPU_TOPOLOGY info available, use -I to display\n");
-	}
-	if (has_feat(e, PK_FEAT_NUMA_TOPOLOGY)) {
-		for (uint32_t i = 0; R->show_info && i < e->nr_numa_nodes; i++) {
-			const struct pk_data_numa_node *n = &e->numa_nodes[i];
-			fprintf(f, "# node%u meminfo  : total = %" PRIu64 " kB, free = %" PRIu64
-				" kB\n", n->node, n->mem_total_kb, n->mem_free_kb);
-			fprintf(f, "# node%u cpu list : %s\n", n->node, n->cpus ? n->cpus : "");
-		}
-		if (!R->show_info)
-			fprintf(f, "# NUMA_TOPOLOGY info available, use -I to display\n");
-	}
-	if (has_feat(e, PK_FEAT_PMU_MAPPINGS)) {
-		fprintf(f, "# pmu mappings:");
-		for (uint32_t i = 0; i < e->nr_pmu_mappings; i++)
-			fprintf(f, "%s %s = %u", i ? "," : "",
-				e->pmu_mappings[i].name ? e->pmu_mappings[i].name : "",
-				e->pmu_mappings[i].type);
-		if (!e->nr_pmu_mappings)
-			fprintf(f, " not available");
-		fputc('\n', f);
-	}
-	for (uint32_t g = 0; g < e->nr_groups; g++) {
-		const struct pk_data_group *gr = &e->groups[g];
-		fprintf(f, "# group: %s{", gr->name ? gr->name : "");
-		for (uint32_t m = 0; m < gr->nr_members; m++) {
-			const struct pk_data_attr *a = pk_data_reader__attr(rd, gr->leader_idx + m);
-			fprintf(f, "%s%s", m ? "," : "", a && a->name ? a->name : "?");
-		}
-		fprintf(f, "}\n");
-	}
-	if (has_feat(e, PK_FEAT_CACHE)) {
-		if (R->show_info) {
-			fprintf(f, "# CPU cache info:\n");
-			for (uint32_t i = 0; i < e->nr_caches; i++) {
-				const struct pk_data_cache *c = &e->caches[i];
-				fprintf(f, "#  L%u %-15s %8s [%s]\n", c->level, c->type ? c->type : "",
-					c->size ? c->size : "", c->map ? c->map : "");
-			}
-		} else {
-			fprintf(f, "# CACHE info available, use -I to display\n");
-		}
-	}
-	if (has_feat(e, PK_FEAT_SAMPLE_TIME)) {
-		fprintf(f, "# time of first sample : %" PRIu64 ".%06" PRIu64 "\n",
-			e->first_sample_time / 1000000000, e->first_sample_time % 1000000000 / 1000);
-		fprintf(f, "# time of last sample : %" PRIu64 ".%06" PRIu64 "\n",
-			e->last_sample_time / 1000000000, e->last_sample_time % 1000000000 / 1000);
-		fprintf(f, "# sample duration : %10.3f ms\n",
-			(double)(e->last_sample_time - e->first_sample_time) / 1e6);
-	}
-	if (has_feat(e, PK_FEAT_MEM_TOPOLOGY)) {
-		if (R->show_info) {
-			fprintf(f, "# memory nodes (nr %u, block size 0x%" PRIx64 "):\n",
-				e->nr_mem_nodes, e->mem_block_size);
-			for (uint32_t i = 0; i < e->nr_mem_nodes; i++) {
-				const struct pk_data_mem_node *n = &e->mem_nodes[i];
-				char sz[32];
-				uint64_t set = 0;
-				for (uint64_t w = 0; n->blocks && w * 64 < n->nr_blocks; w++)
-					set += (uint64_t)__builtin_popcountll(n->blocks[w]);
-				/* (perf's size: the blocks of the node's bitmap) */
-				fmt_units(sz, sizeof(sz), set * e->mem_block_size);
-				fprintf(f, "#  %3" PRIu64 " [%s]: ", n->node, sz);
-				if (n->blocks)
-					print_bitmap(f, n->blocks, n->nr_blocks);
-				fputc('\n', f);
-			}
-		} else {
-			fprintf(f, "# MEM_TOPOLOGY info available, use -I to display\n");
-		}
-	}
-	/* every feature perf 6.1 knows that the file lacks */
-	static const char *const fn[] = {
-		[1] = "TRACING_DATA", "BUILD_ID", "HOSTNAME", "OSRELEASE", "VERSION", "ARCH",
-		"NRCPUS", "CPUDESC", "CPUID", "TOTAL_MEM", "CMDLINE", "EVENT_DESC",
-		"CPU_TOPOLOGY", "NUMA_TOPOLOGY", "BRANCH_STACK", "PMU_MAPPINGS", "GROUP_DESC",
-		"AUXTRACE", "STAT", "CACHE", "SAMPLE_TIME", "MEM_TOPOLOGY", "CLOCKID",
-		"DIR_FORMAT", "BPF_PROG_INFO", "BPF_BTF", "COMPRESSED", "CPU_PMU_CAPS",
-		"CLOCK_DATA", "HYBRID_TOPOLOGY", "PMU_CAPS",
-	};
-	if (pipe)
-		return;
-	fprintf(f, "# missing features:");
-	for (unsigned b = 1; b < sizeof(fn) / sizeof(fn[0]); b++)
-		if (!has_feat(e, (int)b))
-			fprintf(f, " %s", fn[b]);
-	fprintf(f, " \n# ========\n#\n");
-}
-
 /* ---- rows ---- */
 
-static const char *col_title(enum col c)
+const char *rpt_col_title(enum col c)
 {
 	switch (c) {
 	case COL_CHILDREN: return "Children";
@@ -690,17 +376,17 @@ static const char *col_title(enum col c)
 	return "?";
 }
 
-static double pct(const struct report *R, uint64_t v)
+double rpt_pct(const struct report *R, uint64_t v)
 {
 	return R->total ? 100.0 * (double)v / (double)R->total : 0.0;
 }
 
-static uint64_t weight_self(const struct report *R, const struct pk_hist_entry *e)
+uint64_t rpt_weight_self(const struct report *R, const struct pk_hist_entry *e)
 {
 	return R->by_samples ? e->self_samples : e->self_period;
 }
 
-static uint64_t weight_total(const struct report *R, const struct pk_hist_entry *e)
+uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e)
 {
 	return R->by_samples ? e->total_samples : e->total_period;
 }
@@ -708,8 +394,8 @@ static uint64_t weight_total(const struct report *R, const struct pk_hist_entry 
 static int pct_text(const struct report *R, uint64_t v, char *buf, size_t len)
 {
 	if (len < 33)
-		return snprintf(buf, len, "%.2f%%", pct(R, v));
-	int n = fmt_2f(buf, pct(R, v));
+		return snprintf(buf, len, "%.2f%%", rpt_pct(R, v));
+	int n = rpt_fmt_2f(buf, rpt_pct(R, v));
 	buf[n++] = '%';
 	buf[n] = 0;
 	return n;
@@ -752,7 +438,7 @@ static int sym_text(const struct pk_hist_entry *e, char *buf, size_t len)
 		*p++ = 'x';
 	}
 	char hx[24];
-	int n = fmt_hex(hx, e->addr);
+	int n = rpt_fmt_hex(hx, e->addr);
 	for (int i = n; i < 16; i++)
 		*p++ = '0';
 	memcpy(p, hx, (size_t)n + 1);
@@ -791,7 +477,7 @@ static int pid_text(const struct report *R, const struct pk_hist_entry *e, char 
 
 /* perf's width of the Command column (and of Pid:Command's comm part): the longest last
  * comm of the entries' threads (not the entries' own comms), at least "Command"'s 7 */
-static int comm_width(const struct pk_hist *const *h, size_t nr)
+int rpt_comm_width(const struct pk_hist *const *h, size_t nr)
 {
 	size_t w = 7;
 	for (size_t m = 0; m < nr; m++)
@@ -805,13 +491,13 @@ static int comm_width(const struct pk_hist *const *h, size_t nr)
 	return w < 1024 ? (int)w : 1024;
 }
 
-static int col_text(const struct report *R, enum col c, const struct pk_hist_entry *e,
+int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry *e,
 		    char *buf, size_t len)
 {
 	switch (c) {
-	case COL_CHILDREN: return pct_text(R, weight_total(R, e), buf, len);
+	case COL_CHILDREN: return pct_text(R, rpt_weight_total(R, e), buf, len);
 	case COL_SELF:
-	case COL_OVERHEAD: return pct_text(R, weight_self(R, e), buf, len);
+	case COL_OVERHEAD: return pct_text(R, rpt_weight_self(R, e), buf, len);
 	case COL_SAMPLES: return snprintf(buf, len, "%" PRIu64, e->self_samples);
 	case COL_PERIOD: return snprintf(buf, len, "%" PRIu64, e->self_period);
 	case COL_COMM: return comm_text(R, e->comm, buf, len);
@@ -825,229 +511,14 @@ static int col_text(const struct report *R, enum col c, const struct pk_hist_ent
 	return 0;
 }
 
-static bool col_numeric(enum col c)
+bool rpt_col_numeric(enum col c)
 {
 	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU;
 }
 
-/* ---- call graphs ---- */
-
-/* last node of the single-child run starting at n (perf's radix-tree node) */
-static const struct pk_callnode *run_end(const struct pk_callnode *n)
-{
-	while (n->child && !n->child->next && !n->self_period)
-		n = n->child;
-	return n;
-}
-
-static void cg_name(const struct pk_callnode *n, char *buf, size_t len)
-{
-	if (n->sym)
-		snprintf(buf, len, "%s", n->sym);
-	else
-		snprintf(buf, len, "0x%" PRIx64, n->addr);
-}
-
-/* cg_name into the line buffer (names longer than cg_name's 1023 bytes are cut the same) */
-static void lb_name(struct report *R, const struct pk_callnode *n)
-{
-	if (n->sym) {
-		size_t l = strlen(n->sym);
-		lb_put(R, n->sym, l < 1023 ? l : 1023);
-	} else {
-		char b[24] = "0x";
-		lb_put(R, b, 2 + (size_t)fmt_hex(b + 2, n->addr));
-	}
-}
-
-#define MARGIN "            "
-#define MARGIN_LEN 12
-
-static bool printable(const struct report *R, const struct pk_callnode *n, uint64_t parent_total)
-{
-	uint64_t base = R->cg == CG_FRACTAL ? parent_total : R->total;
-	return (double)n->period >= (double)base * R->cg_threshold / 100.0 && n->period;
-}
-
-static void graph_level(struct report *R, const struct pk_callnode *first, uint64_t total,
-			int depth, uint64_t mask, int lm);
-
-static void graph_node_lines(struct report *R, const struct pk_callnode *n, uint64_t total,
-			     int depth, uint64_t mask, int lm)
-{
-	const struct pk_callnode *end = run_end(n);
-	int i = 0;
-	for (const struct pk_callnode *c = n;; c = c->child, i++) {
-		if (!lb_reserve(R, MARGIN_LEN + (size_t)lm + (size_t)depth * 11 + 40))
-			return;
-		char *p = R->lb + R->lbn;
-		memcpy(p, MARGIN, MARGIN_LEN);
-		p += MARGIN_LEN;
-		memset(p, ' ', (size_t)lm);
-		p += lm;
-		for (int d = 0; d < depth; d++) {
-			*p++ = mask & (1ULL << d) ? '|' : ' ';
-			if (!i && d == depth - 1) {
-				memcpy(p, "--", 2);
-				p += 2;
-				p += fmt_2f(p, total ? 100.0 * (double)n->period / (double)total : 0.0);
-				memcpy(p, "%--", 3);
-				p += 3;
-			} else {
-				memset(p, ' ', 10);
-				p += 10;
-			}
-		}
-		R->lbn = (size_t)(p - R->lb);
-		lb_name(R, c);
-		lb_putc(R, '\n');
-		lb_flush(R);
-		if (c == end)
-			break;
-	}
-}
-
-static void graph_level(struct report *R, const struct pk_callnode *first, uint64_t total,
-			int depth, uint64_t mask, int lm)
-{
-	uint64_t parent_total = total;
-	const struct pk_callnode *c = first;
-	while (c && !printable(R, c, parent_total))
-		c = c->next;
-	while (c) {
-		const struct pk_callnode *nx = c->next;
-		while (nx && !printable(R, nx, parent_total))
-			nx = nx->next;
-		uint64_t nmask = mask;
-		if (!nx && depth <= 63)
-			nmask &= ~(1ULL << (depth - 1));
-		/* separator line keeps the old mask */
-		lb_put(R, MARGIN, MARGIN_LEN);
-		lb_fill(R, ' ', (size_t)lm);
-		for (int d = 0; d < depth; d++)
-			lb_put(R, mask & (1ULL << d) ? "|          " : "           ", 11);
-		lb_putc(R, '\n');
-		lb_flush(R);
-		uint64_t pct_base = R->cg == CG_FRACTAL ? parent_total : R->total;
-		graph_node_lines(R, c, pct_base, depth, nmask, lm);
-		const struct pk_callnode *end = run_end(c);
-		uint64_t ntotal = R->cg == CG_FRACTAL ? end->period : R->total;
-		if (depth < 63)
-			graph_level(R, end->child, ntotal, depth + 1, nmask | (1ULL << depth), lm);
-		c = nx;
-	}
-}
-
-static void print_graph(struct report *R, const struct pk_callnode *root)
-{
-	const struct pk_callnode *first = root->child;
-	int lm = 0;
-	const struct pk_callnode *c = first;
-	uint64_t total = R->cg == CG_FRACTAL ? root->period : R->total;
-	bool printed = false;
-	if (first && !first->next && printable(R, first, total)) {
-		/* one top-level chain: printed with '---' */
-		const struct pk_callnode *end = run_end(first);
-		int i = 0;
-		for (c = first;; c = c->child, i++) {
-			if (!(i == 0 && R->sym_first)) {
-				lb_put(R, MARGIN, MARGIN_LEN);
-				if (!printed) {
-					lb_put(R, "|\n" MARGIN "---", 2 + MARGIN_LEN + 3);
-					lm = 3;
-					printed = true;
-				} else {
-					lb_fill(R, ' ', (size_t)lm);
-				}
-				lb_name(R, c);
-				lb_putc(R, '\n');
-				lb_flush(R);
-			}
-			if (c == end)
-				break;
-		}
-		first = end->child;
-		if (R->cg == CG_FRACTAL)
-			total = end->period;
-	}
-	graph_level(R, first, total, 1, 1, lm);
-	if (printed || (first && printable(R, first, total)))
-		fputc('\n', R->out);
-}
-
-/* flat and folded: one line per path that ends (self period) */
-static void print_paths(struct report *R, const struct pk_callnode *n, const struct pk_callnode **stack,
-			int depth)
-{
-	if (depth >= 1024)
-		return;
-	if (n->sym || n->dso || n->addr)
-		stack[depth++] = n;
-	if (n->self_period && depth && (double)n->self_period >= (double)R->total * R->cg_threshold / 100.0) {
-		char nb[1024];
-		double p = R->total ? 100.0 * (double)n->self_period / (double)R->total : 0.0;
-		/* paths are stored in display order; flat/folded print the callee first */
-		bool rev = R->order == PK_CG_ORDER_CALLER;
-		if (R->cg == CG_FOLDED) {
-			fprintf(R->out, "%.2f%% ", p);
-			for (int i = 0; i < depth; i++) {
-				cg_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
-				fprintf(R->out, "%s%s", i ? ";" : "", nb);
-			}
-			fputc('\n', R->out);
-		} else {
-			fprintf(R->out, "%16.2f%%\n", p);
-			for (int i = 0; i < depth; i++) {
-				cg_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
-				fprintf(R->out, "                %s\n", nb);
-			}
-			fputc('\n', R->out);
-		}
-	}
-	for (const struct pk_callnode *c = n->child; c; c = c->next)
-		print_paths(R, c, stack, depth);
-}
-
-/* An entry's tree (built on demand). The graph view never descends into a node that is
- * not printable(), i.e. below an absolute period: those need no children. */
-static const struct pk_callnode *entry_tree(struct report *R, const struct pk_hist_entry *e)
-{
-	uint64_t min = 0;
-	if (R->cg == CG_GRAPH && R->cg_threshold > 0) {
-		double x = (double)R->total * R->cg_threshold / 100.0;
-		/* floor: a superset of the printable nodes keeps their children */
-		if (x >= 1.0 && x < 1e18)
-			min = (uint64_t)x;
-	}
-	return pk_report__callchain(R->rep, e, min);
-}
-
-static void print_callchain(struct report *R, const struct pk_hist_entry *e)
-{
-	if (R->cg == CG_NONE)
-		return;
-	/* no node of the graph is printable (printable()) if the root is not: every node's
-	 * period is at most the root's, the entry's total; most entries of a big report are
-	 * such (their trees are not even built) */
-	if (R->cg == CG_GRAPH && (double)e->total_period < (double)R->total * R->cg_threshold / 100.0)
-		return;
-	const struct pk_callnode *root = entry_tree(R, e);
-	if (!root)
-		return;
-	if (R->cg == CG_GRAPH || R->cg == CG_FRACTAL) {
-		print_graph(R, root);
-		return;
-	}
-	const struct pk_callnode **stack = calloc(1024, sizeof(*stack));
-	if (!stack)
-		return;
-	print_paths(R, root, stack, 0);
-	free(stack);
-}
-
 /* ---- one event section ---- */
 
-static void fmt_samples(char *buf, size_t len, uint64_t n)
+void rpt_fmt_samples(char *buf, size_t len, uint64_t n)
 {
 	char unit = ' ';
 	if (n > 1000) { n /= 1000; unit = 'K'; }
@@ -1056,13 +527,13 @@ static void fmt_samples(char *buf, size_t len, uint64_t n)
 	snprintf(buf, len, "%" PRIu64 "%c", n, unit);
 }
 
-static void print_hist(struct report *R, const struct pk_hist *h)
+void rpt_print_hist(struct report *R, const struct pk_hist *h)
 {
 	FILE *f = R->out;
 	char nb[32], buf[2048];
 	uint64_t shown = h->nr_samples - h->nr_filtered;
 	R->total = R->by_samples ? h->nr_samples : h->total_period;
-	fmt_samples(nb, sizeof(nb), shown);
+	rpt_fmt_samples(nb, sizeof(nb), shown);
 	/* -q: perf prints no "#" line at all, only the rows and call graphs */
 	if (!R->quiet) {
 		fprintf(f, "# Samples: %s of event '%s'\n", nb, h->name);
@@ -1071,22 +542,22 @@ static void print_hist(struct report *R, const struct pk_hist *h)
 		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
 	}
 	/* widths */
-	R->comm_w = comm_width(&h, 1);
+	R->comm_w = rpt_comm_width(&h, 1);
 	for (size_t c = 0; c < R->nr_cols; c++) {
-		R->width[c] = (int)strlen(col_title(R->cols[c]));
+		R->width[c] = (int)strlen(rpt_col_title(R->cols[c]));
 		if (R->cols[c] <= COL_OVERHEAD && R->width[c] < 8)
 			R->width[c] = 8;
 	}
 	for (size_t i = 0; i < h->nr_entries; i++)
 		for (size_t c = 0; c < R->nr_cols; c++) {
-			int w = col_text(R, R->cols[c], h->entries[i], buf, sizeof(buf));
+			int w = rpt_col_text(R, R->cols[c], h->entries[i], buf, sizeof(buf));
 			if (w > R->width[c])
 				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
 		}
 	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
-		const char *t = col_title(R->cols[c]);
+		const char *t = rpt_col_title(R->cols[c]);
 		fputs(c ? "  " : "# ", f);
-		if (col_numeric(R->cols[c]))
+		if (rpt_col_numeric(R->cols[c]))
 			fprintf(f, "%*s", R->width[c], t);
 		else
 			fprintf(f, "%-*s", R->width[c], t);
@@ -1100,476 +571,35 @@ static void print_hist(struct report *R, const struct pk_hist *h)
 		fputs("\n#\n", f);
 	for (size_t i = 0; i < h->nr_entries; i++) {
 		const struct pk_hist_entry *e = h->entries[i];
-		uint64_t key = R->children == 1 ? weight_total(R, e) : weight_self(R, e);
+		uint64_t key = R->children == 1 ? rpt_weight_total(R, e) : rpt_weight_self(R, e);
 		if (!key)
 			continue;
-		if (R->percent_limit > 0 && pct(R, key) < R->percent_limit)
+		if (R->percent_limit > 0 && rpt_pct(R, key) < R->percent_limit)
 			continue;
-		lb_put(R, "  ", 2);
+		rpt_lb_put(R, "  ", 2);
 		for (size_t c = 0; c < R->nr_cols; c++) {
-			int w = col_text(R, R->cols[c], e, buf, sizeof(buf));
+			int w = rpt_col_text(R, R->cols[c], e, buf, sizeof(buf));
 			size_t bl = w < 0 ? 0 : (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1;
 			size_t pad = (size_t)R->width[c] > bl ? (size_t)R->width[c] - bl : 0;
 			bool last = c + 1 == R->nr_cols;
 			if (c)
-				lb_put(R, "  ", 2);
-			if (col_numeric(R->cols[c])) {
-				lb_fill(R, ' ', pad);
-				lb_put(R, buf, bl);
+				rpt_lb_put(R, "  ", 2);
+			if (rpt_col_numeric(R->cols[c])) {
+				rpt_lb_fill(R, ' ', pad);
+				rpt_lb_put(R, buf, bl);
 			} else if (last && (R->cols[c] == COL_SYM || R->cols[c] == COL_SRCLINE)) {
-				lb_put(R, buf, bl);
+				rpt_lb_put(R, buf, bl);
 			} else {
-				lb_put(R, buf, bl);
-				lb_fill(R, ' ', pad);
+				rpt_lb_put(R, buf, bl);
+				rpt_lb_fill(R, ' ', pad);
 			}
 		}
-		lb_putc(R, '\n');
-		lb_flush(R);
-		print_callchain(R, e);
+		rpt_lb_putc(R, '\n');
+		rpt_lb_flush(R);
+		rpt_print_callchain(R, e);
 		pk_report__callchain_release(R->rep); /* one tree in memory at a time */
 	}
 	fputs("\n\n", f);
-}
-
-/* ---- event groups (GROUP_DESC) ---- */
-
-/* A row of a group section: the entry of each member hist with that key (or NULL). */
-struct grow {
-	const struct pk_hist_entry **e; /* nr members */
-	size_t *rank;                   /* position in each member's own order */
-	char *key;
-};
-
-struct gsort {
-	const struct report *R;
-	size_t nr;
-};
-static struct gsort gsort_ctx;
-
-static bool col_weight(enum col c)
-{
-	return c <= COL_PERIOD;
-}
-
-static uint64_t row_weight(const struct report *R, const struct grow *r, size_t m)
-{
-	if (!r->e[m])
-		return 0;
-	return R->children == 1 ? weight_total(R, r->e[m]) : weight_self(R, r->e[m]);
-}
-
-/* the leader's weight first, then each member's (perf sorts a group this way), then the
- * order the entries have in their own hists */
-static int grow_cmp(const void *pa, const void *pb)
-{
-	const struct grow *a = pa, *b = pb;
-	for (size_t m = 0; m < gsort_ctx.nr; m++) {
-		uint64_t x = row_weight(gsort_ctx.R, a, m), y = row_weight(gsort_ctx.R, b, m);
-		if (x != y)
-			return x > y ? -1 : 1;
-	}
-	for (size_t m = 0; m < gsort_ctx.nr; m++) {
-		if (a->e[m] && b->e[m] && a->rank[m] != b->rank[m])
-			return a->rank[m] < b->rank[m] ? -1 : 1;
-		if (!a->e[m] != !b->e[m])
-			return a->e[m] ? -1 : 1;
-	}
-	return 0;
-}
-
-/* The key of an entry: the text of every column that is not a weight. */
-static char *entry_key(const struct report *R, const struct pk_hist_entry *e)
-{
-	char buf[2048];
-	size_t len = 0, cap = 256;
-	char *k = malloc(cap);
-	if (!k)
-		return NULL;
-	for (size_t c = 0; c < R->nr_cols; c++) {
-		if (col_weight(R->cols[c]))
-			continue;
-		int w = col_text(R, R->cols[c], e, buf, sizeof(buf));
-		size_t bl = w < 0 ? 0 : (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1;
-		if (len + bl + 2 > cap) {
-			while (len + bl + 2 > cap)
-				cap *= 2;
-			char *n = realloc(k, cap);
-			if (!n) {
-				free(k);
-				return NULL;
-			}
-			k = n;
-		}
-		memcpy(k + len, buf, bl);
-		len += bl;
-		k[len++] = '\x1f';
-	}
-	k[len] = 0;
-	return k;
-}
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
-/* The text of member m's share of weight column c in row r ("" when it has no entry). */
-static int gcol_text(const struct report *R, enum col c, const struct grow *r, size_t m,
-		     const uint64_t *totals, char *buf, size_t len)
-{
-	static const struct pk_hist_entry zero;
-	struct report tmp = *R;
-	tmp.total = totals[m];
-	return col_text(&tmp, c, r->e[m] ? r->e[m] : &zero, buf, len);
-}
-
-/*
- * One section for a group, as perf shows it: "of events 'anon group { a, b }'", the sum of
- * the members' samples and periods, and every weight column once per member (each member's
- * share of its own total), on the rows of all members merged by their keys.
- */
-static int print_group(struct report *R, const struct pk_hist *const *h, size_t nr,
-		       const char *gname)
-{
-	FILE *f = R->out;
-	char nb[32], buf[2048];
-	uint64_t samples = 0, filtered = 0, period = 0;
-	uint64_t *totals = calloc(nr, sizeof(*totals));
-	size_t nrows = 0, cap = 0, hcap = 0, all = 0;
-	struct grow *rows = NULL;
-	size_t *slots = NULL;
-	int ret = -ENOMEM;
-
-	if (!totals)
-		return -ENOMEM;
-	for (size_t m = 0; m < nr; m++) {
-		samples += h[m]->nr_samples;
-		filtered += h[m]->nr_filtered;
-		period += h[m]->total_period;
-		totals[m] = R->by_samples ? h[m]->nr_samples : h[m]->total_period;
-		all += h[m]->nr_entries;
-	}
-	for (hcap = 16; hcap < all * 2; hcap *= 2)
-		;
-	R->comm_w = INT_MAX; /* rows are merged by whole comms, not the cut ones shown */
-	slots = malloc(hcap * sizeof(*slots));
-	if (!slots)
-		goto out;
-	memset(slots, 0xff, hcap * sizeof(*slots));
-	for (size_t m = 0; m < nr; m++)
-		for (size_t i = 0; i < h[m]->nr_entries; i++) {
-			const struct pk_hist_entry *e = h[m]->entries[i];
-			char *k = entry_key(R, e);
-			if (!k)
-				goto out;
-			size_t sl = (size_t)str_hash(k) & (hcap - 1);
-			while (slots[sl] != (size_t)-1 && strcmp(rows[slots[sl]].key, k))
-				sl = (sl + 1) & (hcap - 1);
-			if (slots[sl] == (size_t)-1) {
-				if (nrows == cap) {
-					size_t nc = cap ? cap * 2 : 64;
-					struct grow *n = realloc(rows, nc * sizeof(*n));
-					if (!n) {
-						free(k);
-						goto out;
-					}
-					rows = n;
-					cap = nc;
-				}
-				struct grow *r = &rows[nrows];
-				r->e = calloc(nr, sizeof(*r->e));
-				r->rank = calloc(nr, sizeof(*r->rank));
-				r->key = k;
-				if (!r->e || !r->rank) {
-					free(r->e);
-					free(r->rank);
-					free(k);
-					goto out;
-				}
-				slots[sl] = nrows++;
-			} else {
-				free(k);
-			}
-			struct grow *r = &rows[slots[sl]];
-			if (!r->e[m]) {
-				r->e[m] = e;
-				r->rank[m] = i;
-			}
-		}
-	gsort_ctx.R = R;
-	gsort_ctx.nr = nr;
-	qsort(rows, nrows, sizeof(*rows), grow_cmp);
-	R->comm_w = comm_width(h, nr);
-
-	fmt_samples(nb, sizeof(nb), samples - filtered);
-	if (!R->quiet) {
-		fprintf(f, "# Samples: %s of events '%s'\n", nb, gname);
-		if (filtered)
-			fprintf(f, "# (%" PRIu64 " samples filtered out)\n", filtered);
-		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", period);
-	}
-	/* widths: a weight column holds nr fields of width[c] each */
-	for (size_t c = 0; c < R->nr_cols; c++) {
-		int t = (int)strlen(col_title(R->cols[c]));
-		if (col_weight(R->cols[c]))
-			R->width[c] = R->cols[c] <= COL_OVERHEAD ? 8 : 12; /* perf's widths */
-		else
-			R->width[c] = t;
-	}
-	for (size_t i = 0; i < nrows; i++) {
-		const struct pk_hist_entry *any = NULL;
-		for (size_t m = 0; m < nr && !any; m++)
-			any = rows[i].e[m];
-		for (size_t c = 0; any && c < R->nr_cols; c++)
-			for (size_t m = 0; m < (col_weight(R->cols[c]) ? nr : 1); m++) {
-				int w = col_weight(R->cols[c])
-					? gcol_text(R, R->cols[c], &rows[i], m, totals, buf, sizeof(buf))
-					: col_text(R, R->cols[c], any, buf, sizeof(buf));
-				if (w > R->width[c])
-					R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
-			}
-	}
-	for (size_t c = 0; c < R->nr_cols; c++) {
-		int t = (int)strlen(col_title(R->cols[c]));
-		if (col_weight(R->cols[c]) && R->width[c] * (int)nr < t)
-			R->width[c] = (t + (int)nr - 1) / (int)nr;
-	}
-	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
-		const char *t = col_title(R->cols[c]);
-		int w = col_weight(R->cols[c]) ? R->width[c] * (int)nr : R->width[c];
-		fputs(c ? "  " : "# ", f);
-		if (col_numeric(R->cols[c]))
-			fprintf(f, "%*s", w, t);
-		else
-			fprintf(f, "%-*s", w, t);
-	}
-	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
-		int w = col_weight(R->cols[c]) ? R->width[c] * (int)nr : R->width[c];
-		fputs(c ? "  " : "\n# ", f);
-		for (int i = 0; i < w; i++)
-			fputc('.', f);
-	}
-	if (!R->quiet)
-		fputs("\n#\n", f);
-	for (size_t i = 0; i < nrows; i++) {
-		const struct grow *r = &rows[i];
-		const struct pk_hist_entry *any = NULL;
-		bool shown = false;
-		for (size_t m = 0; m < nr && !any; m++)
-			any = r->e[m];
-		for (size_t m = 0; m < nr; m++)
-			if (row_weight(R, r, m))
-				shown = true;
-		if (!shown || !any)
-			continue;
-		if (R->percent_limit > 0) {
-			R->total = totals[0];
-			if (pct(R, row_weight(R, r, 0)) < R->percent_limit)
-				continue;
-		}
-		lb_put(R, "  ", 2);
-		for (size_t c = 0; c < R->nr_cols; c++) {
-			bool last = c + 1 == R->nr_cols;
-			if (c)
-				lb_put(R, "  ", 2);
-			for (size_t m = 0; m < (col_weight(R->cols[c]) ? nr : 1); m++) {
-				int w = col_weight(R->cols[c])
-					? gcol_text(R, R->cols[c], r, m, totals, buf, sizeof(buf))
-					: col_text(R, R->cols[c], any, buf, sizeof(buf));
-				size_t bl = w < 0 ? 0 : (size_t)w < sizeof(buf) ? (size_t)w
-										  : sizeof(buf) - 1;
-				size_t pad = (size_t)R->width[c] > bl ? (size_t)R->width[c] - bl : 0;
-				if (col_numeric(R->cols[c])) {
-					lb_fill(R, ' ', pad);
-					lb_put(R, buf, bl);
-				} else if (last && (R->cols[c] == COL_SYM ||
-						    R->cols[c] == COL_SRCLINE)) {
-					lb_put(R, buf, bl);
-				} else {
-					lb_put(R, buf, bl);
-					lb_fill(R, ' ', pad);
-				}
-			}
-		}
-		lb_putc(R, '\n');
-		lb_flush(R);
-		if (r->e[0]) {
-			R->total = totals[0];
-			print_callchain(R, r->e[0]);
-			pk_report__callchain_release(R->rep);
-		}
-	}
-	fputs("\n\n", f);
-	ret = 0;
-out:
-	for (size_t i = 0; i < nrows; i++) {
-		free(rows[i].e);
-		free(rows[i].rank);
-		free(rows[i].key);
-	}
-	free(rows);
-	free(slots);
-	free(totals);
-	return ret;
-}
-
-/* The group (of env) whose leader is hist attr index idx, or NULL; *member: idx is a
- * member (not the leader) of some group. */
-static const struct pk_data_group *group_of(const struct pk_data_env *env, int idx,
-					    bool *member)
-{
-	*member = false;
-	for (uint32_t g = 0; env && idx >= 0 && g < env->nr_groups; g++) {
-		const struct pk_data_group *d = &env->groups[g];
-		if ((uint32_t)idx == d->leader_idx)
-			return d->nr_members > 1 ? d : NULL;
-		if ((uint32_t)idx > d->leader_idx && (uint32_t)idx - d->leader_idx < d->nr_members)
-			*member = true;
-	}
-	return NULL;
-}
-
-/* Print the text sections: a group (GROUP_DESC, unless --no-group) as one section, every
- * other event as its own. Returns 0 or -ENOMEM. */
-static int print_sections(struct report *R, struct pk_data_reader *rd, struct pk_report *rep)
-{
-	const struct pk_data_env *env = R->group ? pk_data_reader__env(rd) : NULL;
-	size_t nh = pk_report__nr_hists(rep);
-
-	for (size_t i = 0; i < nh; i++) {
-		const struct pk_hist *h = pk_report__hist(rep, i);
-		bool member;
-		if (!h)
-			continue;
-		const struct pk_data_group *g = group_of(env, h->attr ? h->attr->idx : -1, &member);
-		if (member && env)
-			continue;
-		if (!g) {
-			if (h->nr_samples || R->show_empty)
-				print_hist(R, h);
-			continue;
-		}
-		const struct pk_hist *mh[64];
-		size_t n = 0;
-		uint64_t samples = 0;
-		char gname[1024];
-		int gl = snprintf(gname, sizeof(gname), "%s { ", g->name ? g->name : "anon group");
-		for (size_t j = 0; j < nh && n < sizeof(mh) / sizeof(mh[0]); j++) {
-			const struct pk_hist *x = pk_report__hist(rep, j);
-			if (!x || !x->attr || x->attr->idx < (int)g->leader_idx ||
-			    (uint32_t)x->attr->idx - g->leader_idx >= g->nr_members)
-				continue;
-			mh[n++] = x;
-			samples += x->nr_samples;
-			if (gl >= 0 && (size_t)gl < sizeof(gname))
-				gl += snprintf(gname + gl, sizeof(gname) - (size_t)gl, "%s%s",
-					       n > 1 ? ", " : "", x->name);
-		}
-		if (gl >= 0 && (size_t)gl < sizeof(gname))
-			snprintf(gname + gl, sizeof(gname) - (size_t)gl, " }");
-		if (!samples && !R->show_empty)
-			continue;
-		int err = print_group(R, mh, n, gname);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* ---- JSON ---- */
-
-static void json_node(struct report *R, const struct pk_callnode *n, int depth)
-{
-	FILE *f = R->out;
-	char nb[1024];
-	cg_name(n, nb, sizeof(nb));
-	fprintf(f, "{\"sym\":");
-	pk_json_str(f, nb);
-	fprintf(f, ",\"dso\":");
-	pk_json_str(f, n->dso);
-	fprintf(f, ",\"kernel\":%s,\"period\":%" PRIu64 ",\"samples\":%" PRIu64
-		",\"self_period\":%" PRIu64 ",\"percent\":%.4f",
-		n->kernel ? "true" : "false", n->period, n->samples, n->self_period,
-		pct(R, n->period));
-	if (n->child && depth < 512) {
-		fprintf(f, ",\"children\":[");
-		for (const struct pk_callnode *c = n->child; c; c = c->next) {
-			json_node(R, c, depth + 1);
-			if (c->next)
-				fputc(',', f);
-		}
-		fputc(']', f);
-	}
-	fputc('}', f);
-}
-
-static void json_hist(struct report *R, const struct pk_hist *h)
-{
-	FILE *f = R->out;
-	char buf[2048];
-	R->total = R->by_samples ? h->nr_samples : h->total_period;
-	fprintf(f, "{\"event\":");
-	pk_json_str(f, h->name);
-	fprintf(f, ",\"samples\":%" PRIu64 ",\"filtered\":%" PRIu64 ",\"event_count\":%" PRIu64
-		",\"lost\":%" PRIu64 ",\"children_mode\":%s,\"entries\":[",
-		h->nr_samples, h->nr_filtered, h->total_period, h->nr_lost,
-		R->children == 1 ? "true" : "false");
-	bool first = true;
-	for (size_t i = 0; i < h->nr_entries; i++) {
-		const struct pk_hist_entry *e = h->entries[i];
-		uint64_t key = R->children == 1 ? weight_total(R, e) : weight_self(R, e);
-		if (!key || (R->percent_limit > 0 && pct(R, key) < R->percent_limit))
-			continue;
-		fprintf(f, "%s{\"overhead\":%.4f,\"self\":%.4f", first ? "" : ",",
-			pct(R, key), pct(R, weight_self(R, e)));
-		if (R->children == 1)
-			fprintf(f, ",\"children\":%.4f", pct(R, weight_total(R, e)));
-		fprintf(f, ",\"period\":%" PRIu64 ",\"samples\":%" PRIu64
-			",\"total_period\":%" PRIu64 ",\"total_samples\":%" PRIu64,
-			e->self_period, e->self_samples, e->total_period, e->total_samples);
-		for (size_t k = 0; k < R->nr_sort; k++) {
-			switch (R->sort[k]) {
-			case PK_SORT_COMM: fprintf(f, ",\"comm\":"); pk_json_str(f, e->comm); break;
-			case PK_SORT_PID: fprintf(f, ",\"pid\":%d", e->pid); break;
-			case PK_SORT_TID:
-				fprintf(f, ",\"pid\":%d,\"tid\":%d,\"thread_comm\":", e->pid, e->tid);
-				pk_json_str(f, e->thread_comm);
-				break;
-			case PK_SORT_CPU: fprintf(f, ",\"cpu\":%d", e->cpu); break;
-			case PK_SORT_DSO: fprintf(f, ",\"dso\":"); pk_json_str(f, e->dso); break;
-			case PK_SORT_SYM:
-				if (e->sym) {
-					fprintf(f, ",\"sym\":");
-					pk_json_str(f, e->sym);
-				} else {
-					fprintf(f, ",\"sym\":null,\"addr\":\"0x%" PRIx64 "\"", e->addr);
-				}
-				fprintf(f, ",\"kernel\":%s", e->kernel ? "true" : "false");
-				break;
-			case PK_SORT_SRCLINE: fprintf(f, ",\"srcline\":"); pk_json_str(f, e->srcline); break;
-			default: break;
-			}
-		}
-		(void)buf;
-		const struct pk_callnode *root = R->cg != CG_NONE ?
-						 pk_report__callchain(R->rep, e, 0) : NULL;
-		if (root) {
-			fprintf(f, ",\"callchain\":[");
-			for (const struct pk_callnode *c = root->child; c; c = c->next) {
-				json_node(R, c, 0);
-				if (c->next)
-					fputc(',', f);
-			}
-			fputc(']', f);
-			pk_report__callchain_release(R->rep);
-		}
-		fputc('}', f);
-		first = false;
-	}
-	fprintf(f, "]}");
 }
 
 /* ---- progress and warnings ---- */
@@ -1788,7 +818,7 @@ int cmd_report(int argc, char **argv)
 	if (R.quiet)
 		R.header = R.header_only = false;
 	if (R.header || R.header_only)
-		print_header(&R, rd);
+		rpt_print_header(&R, rd);
 	if (R.header_only) {
 		status = pk_tool_finish_stdout(0);
 		goto out;
@@ -1904,7 +934,7 @@ int cmd_report(int argc, char **argv)
 				continue;
 			if (!first)
 				fputc(',', R.out);
-			json_hist(&R, h);
+			rpt_json_hist(&R, h);
 			first = false;
 		}
 		fprintf(R.out, "]}\n");
@@ -1920,7 +950,7 @@ int cmd_report(int argc, char **argv)
 				"--header/--header-only options.\n#\n");
 		if (!R.quiet)
 			fprintf(R.out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", lost);
-		if (print_sections(&R, rd, rep) < 0) {
+		if (rpt_print_sections(&R, rd, rep) < 0) {
 			pk_tool_error("out of memory");
 			err = -ENOMEM;
 		}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* tool/report.h - `perfkit report`'s state and the functions its files share: cmd-report.c
+ * (options, rows, one event's section, the line buffer), report-header.c (the header
+ * block), report-graph.c (call graphs), report-group.c (event groups and the sections),
+ * report-json.c (--json). */
+#ifndef PK_TOOL_REPORT_H
+#define PK_TOOL_REPORT_H
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+
+enum cg_mode { CG_GRAPH, CG_FRACTAL, CG_FLAT, CG_FOLDED, CG_NONE };
+
+enum col {
+	COL_CHILDREN, COL_SELF, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
+	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU,
+};
+
+struct report {
+	const char *input;
+	int children;           /* -1 auto */
+	enum cg_mode cg;
+	bool cg_given;
+	double cg_threshold;
+	enum pk_cg_order order;
+	double percent_limit;
+	bool show_nr;
+	bool by_samples;
+	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
+	bool show_info;         /* -I: the topology sections in full */
+	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
+	int verbose;
+	unsigned int max_stack;
+	enum pk_sort_key sort[PK_SORT__MAX];
+	enum col sort_col[PK_SORT__MAX]; /* the column of each key */
+	size_t nr_sort;
+	bool sym_first;
+	enum col cols[16];
+	size_t nr_cols;
+	bool fields_given;
+	int32_t *pids, *tids, *cpus;
+	size_t nr_pids, nr_tids, nr_cpus;
+	char **comms, **dsos, **syms;
+	size_t nr_comms, nr_dsos, nr_syms;
+	const char *time_spec;
+	FILE *out;
+	struct pk_report *rep;
+	/* per hist */
+	uint64_t total;
+	int width[16];
+	int comm_w;             /* the Command column's width, the comm part of Pid:Command's */
+	/* the line being formatted (see lb_*) */
+	char *lb;
+	size_t lbn, lbcap;
+	bool lb_oom;
+};
+
+void rpt_cg_name(const struct pk_callnode *n, char *buf, size_t len);
+bool rpt_col_numeric(enum col c);
+int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry *e, char *buf, size_t len);
+const char *rpt_col_title(enum col c);
+int rpt_comm_width(const struct pk_hist *const *h, size_t nr);
+int rpt_fmt_2f(char *b, double x);
+int rpt_fmt_hex(char *b, uint64_t v);
+void rpt_fmt_samples(char *buf, size_t len, uint64_t n);
+void rpt_json_hist(struct report *R, const struct pk_hist *h);
+void rpt_lb_fill(struct report *R, char c, size_t n);
+void rpt_lb_flush(struct report *R);
+void rpt_lb_put(struct report *R, const char *s, size_t n);
+void rpt_lb_putc(struct report *R, char c);
+bool rpt_lb_reserve(struct report *R, size_t n);
+double rpt_pct(const struct report *R, uint64_t v);
+void rpt_print_callchain(struct report *R, const struct pk_hist_entry *e);
+void rpt_print_header(struct report *R, struct pk_data_reader *rd);
+void rpt_print_hist(struct report *R, const struct pk_hist *h);
+int rpt_print_sections(struct report *R, struct pk_data_reader *rd, struct pk_report *rep);
+uint64_t rpt_weight_self(const struct report *R, const struct pk_hist_entry *e);
+uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e);
+
+#endif
