@@ -19,220 +19,11 @@
 #include <perfkit/event.h>
 #include "internal.h"
 #include "session/feed.h"
+#include "core/intern.h"
 
 #define NONE32 UINT32_MAX
 #define RHOT_BITS 14
 #define MAX_CHAIN 1024
-
-static inline uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
-/* ---- growable arrays ---- */
-
-/*
- * Arrays of BIG_MIN bytes or more live in their own anonymous mapping: doubling one is an
- * mremap (no copy, and the pages already touched stay), and they may get huge pages
- * (pk_thp_hint: only on request, see there). Whether
- * an array is mapped follows from its size in bytes, so every array managed here is
- * allocated, grown and freed only through these helpers.
- */
-#define BIG_MIN ((size_t)256 << 10)
-
-static size_t big_len(size_t bytes)
-{
-	return (bytes + 4095) & ~(size_t)4095;
-}
-
-static void *big_map(size_t bytes)
-{
-	void *p = mmap(NULL, big_len(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	pk_thp_hint(p, big_len(bytes));
-	pk_mem_prefault(p, big_len(bytes));
-	return p;
-}
-
-static void arr_free(void *p, size_t bytes)
-{
-	if (!p)
-		return;
-	if (bytes >= BIG_MIN)
-		munmap(p, big_len(bytes));
-	else
-		free(p);
-}
-
-/* zeroed */
-static void *arr_calloc(size_t bytes)
-{
-	return bytes >= BIG_MIN ? big_map(bytes) : calloc(1, bytes);
-}
-
-/* old -> nbytes (> old); NULL (p unchanged) on failure */
-static void *arr_resize(void *p, size_t old, size_t nbytes)
-{
-	if (nbytes < BIG_MIN) {
-		uint8_t *n = realloc(p, nbytes);
-		if (n)
-			pk_mem_prefault(n + old, nbytes - old);
-		return n;
-	}
-	if (p && old >= BIG_MIN) {
-		void *n = mremap(p, big_len(old), big_len(nbytes), MREMAP_MAYMOVE);
-		if (n == MAP_FAILED)
-			return NULL;
-		pk_thp_hint(n, big_len(nbytes));
-		pk_mem_prefault((uint8_t *)n + big_len(old), big_len(nbytes) - big_len(old));
-		return n;
-	}
-	void *n = big_map(nbytes);
-	if (!n)
-		return NULL;
-	if (p)
-		memcpy(n, p, old);
-	free(p);
-	return n;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	void *n = arr_resize(*p, *cap * elem, nc * elem);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = nc;
-	return 0;
-}
-
-/*
- * ---- open-addressing index ----
- * A slot is one 64-bit word: the high half is a tag (the high half of the key's hash,
- * whose low bits also give the home slot), the low half the entry's index + 1 (0 =
- * empty). A probe reads one word; the entry itself is compared only when the tag matches.
- */
-
-struct index {
-	uint64_t *slot;
-	size_t mask, n;
-};
-
-#define IX_TAG(v) ((uint32_t)((v) >> 32))
-#define IX_ID(v) ((uint32_t)(v) - 1u)
-/* for (j over the probe sequence of hash h) if (the tag of slot j is h's) body */
-#define IX_FOR(x, h, j)                                                                  \
-	for (size_t j = (size_t)((h) >> 32) & (x)->mask; (x)->slot[j]; j = (j + 1) & (x)->mask) \
-		if (IX_TAG((x)->slot[j]) == (uint32_t)((h) >> 32))
-
-static void index_release(struct index *x)
-{
-	if (x->slot)
-		arr_free(x->slot, (x->mask + 1) * sizeof(*x->slot));
-	memset(x, 0, sizeof(*x));
-}
-
-static void ix_insert(uint64_t *s, size_t mask, uint64_t v)
-{
-	size_t j = IX_TAG(v) & mask;
-	while (s[j])
-		j = (j + 1) & mask;
-	s[j] = v;
-}
-
-/* room for one more entry (the table is at most 3/4 full) */
-static int index_grow(struct index *x)
-{
-	if (x->slot && (x->n + 1) * 4 < (x->mask + 1) * 3)
-		return 0;
-	size_t ns = x->slot ? (x->mask + 1) * 2 : 1024;
-	size_t n = x->n;
-	uint64_t *s = arr_calloc(ns * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; x->slot && i <= x->mask; i++)
-		if (x->slot[i])
-			ix_insert(s, ns - 1, x->slot[i]);
-	index_release(x);
-	x->slot = s;
-	x->mask = ns - 1;
-	x->n = n;
-	return 0;
-}
-
-/* Put id with hash h into an index that has room (index_grow first). */
-static void index_put(struct index *x, uint64_t h, uint32_t id)
-{
-	ix_insert(x->slot, x->mask, (h & ~(uint64_t)UINT32_MAX) | ((uint64_t)id + 1));
-	x->n++;
-}
-
-/* ---- string interning ---- */
-
-struct strtab {
-	struct index idx;
-	char **str;
-	size_t nr, cap;
-};
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return mix64(h);
-}
-
-/* id >= 1; 0 is reserved for "none" */
-static int str_intern(struct strtab *t, const char *s, uint32_t *id)
-{
-	uint64_t h = str_hash(s);
-	if (t->idx.slot) {
-		IX_FOR(&t->idx, h, j) {
-			if (!strcmp(t->str[IX_ID(t->idx.slot[j])], s)) {
-				*id = IX_ID(t->idx.slot[j]);
-				return 0;
-			}
-		}
-	}
-	if (!t->nr)
-		t->nr = 1; /* index 0 unused */
-	if (index_grow(&t->idx) || grow((void **)&t->str, &t->cap, t->nr + 1, sizeof(char *)))
-		return -ENOMEM;
-	char *c = strdup(s);
-	if (!c)
-		return -ENOMEM;
-	uint32_t nid = (uint32_t)t->nr++;
-	t->str[nid] = c;
-	index_put(&t->idx, h, nid);
-	*id = nid;
-	return 0;
-}
-
-static const char *str_get(const struct strtab *t, uint32_t id)
-{
-	return id && id < t->nr ? t->str[id] : NULL;
-}
-
-static void str_release(struct strtab *t)
-{
-	for (size_t i = 1; i < t->nr; i++)
-		free(t->str[i]);
-	arr_free(t->str, t->cap * sizeof(*t->str));
-	index_release(&t->idx);
-}
 
 /* ---- frames ---- */
 
@@ -311,7 +102,7 @@ struct hist {
 	struct ent *ents;
 	size_t nr_ents, cap_ents;
 	struct ent_cc *ccs;     /* nr_ents, allocated at the first lazy tree */
-	struct index eidx;
+	struct pk_index eidx;
 	struct pk_hist_entry *pub_ents;
 	const struct pk_hist_entry **pub_sorted;
 	size_t nr_pub, nr_ccs;  /* entries pub_ents/pub_sorted and ccs were made for */
@@ -364,10 +155,10 @@ struct pk_report {
 	struct pk_ordered_stats ost;
 	pk_report_progress_fn progress; /* pk_report__process's, and its ctx */
 	void *progress_ctx;
-	struct strtab strs;
+	struct pk_strtab strs;
 	struct frame *frames;
 	size_t nr_frames, cap_frames;
-	struct index fidx;
+	struct pk_index fidx;
 	struct rent *rents;
 	size_t nr_rents, cap_rents;
 	/* resolved addresses by process and address (direct-mapped): what resolve() finds
@@ -376,7 +167,7 @@ struct pk_report {
 	struct rhot { uint64_t ip; uint32_t pid, gen, rent, frame; uint8_t cm; } *rhot;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
-	struct index nidx;
+	struct pk_index nidx;
 	struct hist *hists;
 	size_t nr_hists;
 	/* map generations: pid -> gen (bumped by MMAP/exec), kernel generation */
@@ -439,7 +230,7 @@ struct pk_report {
 	size_t nr_ppool, cap_ppool;
 	struct pchain *pch;
 	size_t nr_pch, cap_pch;
-	struct index pidx;
+	struct pk_index pidx;
 	/* the pending key under construction (pending_key) */
 	uint32_t kbuf[PK_HDR_WORDS + 3 * MAX_CHAIN];
 	uint32_t flush_epoch;   /* flush_pending calls: pchain ids of older epochs are gone */
@@ -636,17 +427,17 @@ static void cc_trees_release(struct pk_report *rep, bool keep)
 static void cc_release(struct pk_report *rep)
 {
 	if (rep->kid_off) {
-		arr_free(rep->kid_off, (rep->nr_kid_nodes + 1) * sizeof(*rep->kid_off));
-		arr_free(rep->kid, rep->nr_kid_nodes * sizeof(*rep->kid));
+		pk_arr_free(rep->kid_off, (rep->nr_kid_nodes + 1) * sizeof(*rep->kid_off));
+		pk_arr_free(rep->kid, rep->nr_kid_nodes * sizeof(*rep->kid));
 	}
 	rep->kid_off = rep->kid = NULL;
 	rep->nr_kid_nodes = 0;
 	cc_trees_release(rep, false);
-	arr_free(rep->cc_built, rep->cap_cc_built * sizeof(*rep->cc_built));
+	pk_arr_free(rep->cc_built, rep->cap_cc_built * sizeof(*rep->cc_built));
 	rep->cc_built = NULL;
 	rep->cap_cc_built = 0;
 	for (size_t i = 0; i < rep->nr_hists; i++) {
-		arr_free(rep->hists[i].ccs, rep->hists[i].nr_ccs * sizeof(*rep->hists[i].ccs));
+		pk_arr_free(rep->hists[i].ccs, rep->hists[i].nr_ccs * sizeof(*rep->hists[i].ccs));
 		rep->hists[i].ccs = NULL;
 	}
 }
@@ -654,11 +445,11 @@ static void cc_release(struct pk_report *rep)
 static void hist_release(struct hist *h)
 {
 	free(h->name);
-	arr_free(h->ccs, h->nr_ccs * sizeof(*h->ccs));
-	arr_free(h->ents, h->cap_ents * sizeof(*h->ents));
-	index_release(&h->eidx);
-	arr_free(h->pub_ents, h->nr_pub * sizeof(*h->pub_ents));
-	arr_free(h->pub_sorted, h->nr_pub * sizeof(*h->pub_sorted));
+	pk_arr_free(h->ccs, h->nr_ccs * sizeof(*h->ccs));
+	pk_arr_free(h->ents, h->cap_ents * sizeof(*h->ents));
+	pk_index_release(&h->eidx);
+	pk_arr_free(h->pub_ents, h->nr_pub * sizeof(*h->pub_ents));
+	pk_arr_free(h->pub_sorted, h->nr_pub * sizeof(*h->pub_sorted));
 }
 
 static void rents_release(struct pk_report *rep);
@@ -671,23 +462,23 @@ void pk_report__free(struct pk_report *rep)
 	pk_read_delta__free(rep->rdelta);
 	free(rep->rvals);
 	pk_machine__free(rep->m);
-	str_release(&rep->strs);
-	arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
-	index_release(&rep->fidx);
+	pk_str_release(&rep->strs);
+	pk_arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
+	pk_index_release(&rep->fidx);
 	rents_release(rep);
-	arr_free(rep->nodes, rep->cap_nodes * sizeof(*rep->nodes));
-	index_release(&rep->nidx);
-	arr_free(rep->nkey, rep->cap_nkey * sizeof(*rep->nkey));
+	pk_arr_free(rep->nodes, rep->cap_nodes * sizeof(*rep->nodes));
+	pk_index_release(&rep->nidx);
+	pk_arr_free(rep->nkey, rep->cap_nkey * sizeof(*rep->nkey));
 	free(rep->iname);
 	for (size_t i = 0; i < rep->nr_hists; i++)
 		hist_release(&rep->hists[i]);
 	free(rep->hists);
 	free(rep->gens);
-	arr_free(rep->udsos, rep->cap_udsos * sizeof(*rep->udsos));
+	pk_arr_free(rep->udsos, rep->cap_udsos * sizeof(*rep->udsos));
 	free(rep->pub_nodes);
-	arr_free(rep->ppool, rep->cap_ppool * sizeof(*rep->ppool));
-	arr_free(rep->pch, rep->cap_pch * sizeof(*rep->pch));
-	index_release(&rep->pidx);
+	pk_arr_free(rep->ppool, rep->cap_ppool * sizeof(*rep->ppool));
+	pk_arr_free(rep->pch, rep->cap_pch * sizeof(*rep->pch));
+	pk_index_release(&rep->pidx);
 	free(rep->pids);
 	free(rep->tids);
 	free(rep->cpus);
@@ -731,7 +522,7 @@ static uint32_t *gen_slot(struct pk_report *rep, uint32_t pid, bool create)
 		for (size_t i = 0; rep->gens && i <= rep->gen_mask; i++) {
 			if (!rep->gens[i].gen)
 				continue;
-			size_t j = mix64(rep->gens[i].pid) & (ns - 1);
+			size_t j = pk_mix64(rep->gens[i].pid) & (ns - 1);
 			while (n[j].gen)
 				j = (j + 1) & (ns - 1);
 			n[j] = rep->gens[i];
@@ -742,7 +533,7 @@ static uint32_t *gen_slot(struct pk_report *rep, uint32_t pid, bool create)
 	}
 	if (!rep->gens)
 		return NULL;
-	for (size_t j = mix64(pid) & rep->gen_mask;; j = (j + 1) & rep->gen_mask) {
+	for (size_t j = pk_mix64(pid) & rep->gen_mask;; j = (j + 1) & rep->gen_mask) {
 		if (!rep->gens[j].gen) {
 			if (!create)
 				return NULL;
@@ -781,8 +572,8 @@ static bool frame_same(const struct frame *g, const struct frame *f)
 
 static uint64_t frame_hash(const struct frame *f)
 {
-	return mix64(((uint64_t)f->dso << 32 | (f->sym ? 1u : 0u) | (f->inlined ? f->sym << 1 : 0)) ^
-		     mix64(f->sym ? f->sym_start * 31 + f->sym_len : f->addr) ^
+	return pk_mix64(((uint64_t)f->dso << 32 | (f->sym ? 1u : 0u) | (f->inlined ? f->sym << 1 : 0)) ^
+		     pk_mix64(f->sym ? f->sym_start * 31 + f->sym_len : f->addr) ^
 		     (f->kernel ? 0x5bd1e995 : 0) ^ ((uint64_t)f->srcline << 17));
 }
 
@@ -791,7 +582,7 @@ static uint64_t frame_hash(const struct frame *f)
  * aggregated; pk_report__finish releases them (memory for the output phase) and they are
  * rebuilt here from the arrays when more samples come.
  */
-static int index_rebuild(struct index *x, size_t n, uint64_t (*hash)(const void *, size_t, bool *),
+static int index_rebuild(struct pk_index *x, size_t n, uint64_t (*hash)(const void *, size_t, bool *),
 			 const void *ctx)
 {
 	if (x->slot || !n)
@@ -799,11 +590,11 @@ static int index_rebuild(struct index *x, size_t n, uint64_t (*hash)(const void 
 	size_t ns = 1024;
 	while (ns * 3 <= (n + 1) * 4)
 		ns *= 2;
-	x->slot = arr_calloc(ns * sizeof(*x->slot));
+	x->slot = pk_arr_calloc(ns * sizeof(*x->slot));
 	x->mask = ns - 1;
 	x->n = 0;
 	if (!x->slot) {
-		index_release(x);
+		pk_index_release(x);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -811,9 +602,9 @@ static int index_rebuild(struct index *x, size_t n, uint64_t (*hash)(const void 
 		uint64_t h = hash(ctx, i, &skip);
 		if (skip)
 			continue;
-		if (index_grow(x))
+		if (pk_index_grow(x))
 			return -ENOMEM;
-		index_put(x, h, (uint32_t)i);
+		pk_index_put(x, h, (uint32_t)i);
 	}
 	return 0;
 }
@@ -832,22 +623,22 @@ static int frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *
 	if (index_rebuild(&rep->fidx, rep->nr_frames, frame_hash_at, rep))
 		return -ENOMEM;
 	if (rep->fidx.slot) {
-		IX_FOR(&rep->fidx, h, j) {
-			const struct frame *g = &rep->frames[IX_ID(rep->fidx.slot[j])];
+		PK_IX_FOR(&rep->fidx, h, j) {
+			const struct frame *g = &rep->frames[PK_IX_ID(rep->fidx.slot[j])];
 			if (frame_same(g, f)) {
-				*id = IX_ID(rep->fidx.slot[j]);
+				*id = PK_IX_ID(rep->fidx.slot[j]);
 				return 0;
 			}
 		}
 	}
-	if (index_grow(&rep->fidx) ||
-	    grow((void **)&rep->frames, &rep->cap_frames, rep->nr_frames + 1, sizeof(*f)))
+	if (pk_index_grow(&rep->fidx) ||
+	    pk_grow((void **)&rep->frames, &rep->cap_frames, rep->nr_frames + 1, sizeof(*f)))
 		return -ENOMEM;
 	uint32_t nid = (uint32_t)rep->nr_frames++;
 	rep->frames[nid] = *f;
 	rep->frames[nid].node1 = NONE32;
 	rep->frames[nid].ent1 = NONE32;
-	index_put(&rep->fidx, h, nid);
+	pk_index_put(&rep->fidx, h, nid);
 	*id = nid;
 	return 0;
 }
@@ -887,7 +678,7 @@ static inline size_t rhot_slot(uint32_t pid, uint64_t ip, uint8_t cm)
 
 static int nomap_frame(struct pk_report *rep, uint64_t ip, uint8_t cm, uint32_t *fid)
 {
-	if (!rep->unknown_id && str_intern(&rep->strs, "[unknown]", &rep->unknown_id))
+	if (!rep->unknown_id && pk_str_intern(&rep->strs, "[unknown]", &rep->unknown_id))
 		return -ENOMEM;
 	struct frame f = { .dso = rep->unknown_id, .dso_long = rep->unknown_id, .addr = ip,
 			   .nomap = true,
@@ -931,7 +722,7 @@ static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uin
 static inline size_t dent_hash(const struct pk_dso *dso, uint64_t dso_addr, uint64_t off,
 			       bool kernel)
 {
-	return (size_t)mix64((uintptr_t)dso ^ dso_addr * 0x9e3779b97f4a7c15ULL ^
+	return (size_t)pk_mix64((uintptr_t)dso ^ dso_addr * 0x9e3779b97f4a7c15ULL ^
 			     off * 0xc2b2ae3d27d4eb4fULL ^ kernel);
 }
 
@@ -984,10 +775,10 @@ static int dso_frame(struct pk_report *rep, struct pk_addr_loc *loc, uint64_t of
 	rep->nr_lookups++;
 	const char *sname = pk_dso__short_name(loc->dso);
 	const char *lname = loc->dso_name ? loc->dso_name : sname;
-	if (str_intern(&rep->strs, sname, &f.dso) || str_intern(&rep->strs, lname, &f.dso_long))
+	if (pk_str_intern(&rep->strs, sname, &f.dso) || pk_str_intern(&rep->strs, lname, &f.dso_long))
 		return -ENOMEM;
 	loc->sym = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start, &loc->sym_size);
-	if (loc->sym && str_intern(&rep->strs, loc->sym, &f.sym))
+	if (loc->sym && pk_str_intern(&rep->strs, loc->sym, &f.sym))
 		return -ENOMEM;
 	f.kernel = loc->kernel;
 	f.addr = loc->dso_addr;
@@ -1053,7 +844,7 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 		*fid = d->frame;
 	} else {
 		if (dso_frame(rep, &loc, off, fid) ||
-		    grow((void **)&rep->rents, &rep->cap_rents, rep->nr_rents + 1,
+		    pk_grow((void **)&rep->rents, &rep->cap_rents, rep->nr_rents + 1,
 			 sizeof(struct rent)))
 			return -ENOMEM;
 		nid = (uint32_t)rep->nr_rents++;
@@ -1081,19 +872,19 @@ static uint32_t srcline_of(struct pk_report *rep, struct rent *e, uint32_t fid)
 	const struct frame *f = &rep->frames[fid];
 	if (!e) {
 		/* outside every map: the address (not cached: the string table is the cache) */
-		snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", str_get(&rep->strs, f->dso), f->addr);
+		snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", pk_str_get(&rep->strs, f->dso), f->addr);
 	} else if (e->dso && !f->kernel && pk_dso__srcline(e->dso, e->dso_addr, &file, &line) == 0 && file) {
 		const char *b = strrchr(file, '/');
 		snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
 	} else if (f->sym && e->dso_addr >= f->sym_start) {
 		/* no line information: perf's "symbol+offset" */
-		snprintf(buf, sizeof(buf), "%s+%" PRIu64, str_get(&rep->strs, f->sym),
+		snprintf(buf, sizeof(buf), "%s+%" PRIu64, pk_str_get(&rep->strs, f->sym),
 			 e->dso_addr - f->sym_start);
 	} else {
-		snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", str_get(&rep->strs, f->dso), f->addr);
+		snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", pk_str_get(&rep->strs, f->dso), f->addr);
 	}
 	uint32_t id = 0;
-	if (str_intern(&rep->strs, buf, &id))
+	if (pk_str_intern(&rep->strs, buf, &id))
 		return 0;
 	if (e)
 		e->srcline = id;
@@ -1125,15 +916,15 @@ static struct hist *hist_get(struct pk_report *rep, int idx, const char *name)
 
 static uint64_t hkey_hash(const struct hkey *k)
 {
-	uint64_t h = mix64((uint64_t)k->comm << 32 | k->pid);
-	h = mix64(h ^ ((uint64_t)k->tid << 32 | k->cpu));
-	h = mix64(h ^ ((uint64_t)k->frame << 32 | k->dso));
-	return mix64(h ^ k->srcline);
+	uint64_t h = pk_mix64((uint64_t)k->comm << 32 | k->pid);
+	h = pk_mix64(h ^ ((uint64_t)k->tid << 32 | k->cpu));
+	h = pk_mix64(h ^ ((uint64_t)k->frame << 32 | k->dso));
+	return pk_mix64(h ^ k->srcline);
 }
 
 static int node_new(struct pk_report *rep, uint32_t parent, uint32_t frame, uint32_t *id)
 {
-	if (grow((void **)&rep->nodes, &rep->cap_nodes, rep->nr_nodes + 1, sizeof(struct node)))
+	if (pk_grow((void **)&rep->nodes, &rep->cap_nodes, rep->nr_nodes + 1, sizeof(struct node)))
 		return -ENOMEM;
 	*id = (uint32_t)rep->nr_nodes++;
 	rep->nodes[*id] = (struct node){ .parent = parent, .frame = frame, .kid1 = NONE32 };
@@ -1144,7 +935,7 @@ static uint64_t node_hash_at(const void *ctx, size_t i, bool *skip)
 {
 	const struct node *n = &((const struct pk_report *)ctx)->nodes[i];
 	*skip = n->parent == NONE32; /* roots are found through their entry */
-	return mix64((uint64_t)n->parent << 32 | n->frame);
+	return pk_mix64((uint64_t)n->parent << 32 | n->frame);
 }
 
 /*
@@ -1183,21 +974,21 @@ static int node_child(struct pk_report *rep, uint32_t parent, uint32_t frame, ui
 		*id = first;
 		return 0;
 	}
-	uint64_t h = mix64((uint64_t)parent << 32 | frame);
+	uint64_t h = pk_mix64((uint64_t)parent << 32 | frame);
 	if (index_rebuild(&rep->nidx, rep->nr_nodes, node_hash_at, rep))
 		return -ENOMEM;
 	if (rep->nidx.slot) {
-		IX_FOR(&rep->nidx, h, j) {
-			const struct node *n = &rep->nodes[IX_ID(rep->nidx.slot[j])];
+		PK_IX_FOR(&rep->nidx, h, j) {
+			const struct node *n = &rep->nodes[PK_IX_ID(rep->nidx.slot[j])];
 			if (n->parent == parent && n->frame == frame) {
-				*id = IX_ID(rep->nidx.slot[j]);
+				*id = PK_IX_ID(rep->nidx.slot[j]);
 				return 0;
 			}
 		}
 	}
-	if (index_grow(&rep->nidx) || node_new(rep, parent, frame, id))
+	if (pk_index_grow(&rep->nidx) || node_new(rep, parent, frame, id))
 		return -ENOMEM;
-	index_put(&rep->nidx, h, *id);
+	pk_index_put(&rep->nidx, h, *id);
 	return 0;
 }
 
@@ -1216,10 +1007,10 @@ static uint32_t node_find(struct pk_report *rep, uint32_t parent, uint32_t frame
 		return first;
 	if (index_rebuild(&rep->nidx, rep->nr_nodes, node_hash_at, rep) || !rep->nidx.slot)
 		return NONE32;
-	IX_FOR(&rep->nidx, mix64((uint64_t)parent << 32 | frame), j) {
-		const struct node *nd = &rep->nodes[IX_ID(rep->nidx.slot[j])];
+	PK_IX_FOR(&rep->nidx, pk_mix64((uint64_t)parent << 32 | frame), j) {
+		const struct node *nd = &rep->nodes[PK_IX_ID(rep->nidx.slot[j])];
 		if (nd->parent == parent && nd->frame == frame)
-			return IX_ID(rep->nidx.slot[j]);
+			return PK_IX_ID(rep->nidx.slot[j]);
 	}
 	return NONE32;
 }
@@ -1236,7 +1027,7 @@ static struct iname *iname_get(struct pk_report *rep, uint32_t name)
 		for (size_t i = 0; rep->iname && i <= rep->iname_mask; i++) {
 			if (!rep->iname[i].name)
 				continue;
-			size_t j = mix64(rep->iname[i].name) & (ns - 1);
+			size_t j = pk_mix64(rep->iname[i].name) & (ns - 1);
 			while (n[j].name)
 				j = (j + 1) & (ns - 1);
 			n[j] = rep->iname[i];
@@ -1245,7 +1036,7 @@ static struct iname *iname_get(struct pk_report *rep, uint32_t name)
 		rep->iname = n;
 		rep->iname_mask = ns - 1;
 	}
-	for (size_t j = mix64(name) & rep->iname_mask;; j = (j + 1) & rep->iname_mask) {
+	for (size_t j = pk_mix64(name) & rep->iname_mask;; j = (j + 1) & rep->iname_mask) {
 		struct iname *e = &rep->iname[j];
 		if (e->name == name)
 			return e;
@@ -1296,7 +1087,7 @@ static int chain_child(struct pk_report *rep, uint32_t parent, uint32_t frame, u
 static int chain_key_inline(struct pk_report *rep, uint32_t frame, uint32_t name)
 {
 	if (frame >= rep->nr_nkey) {
-		if (grow((void **)&rep->nkey, &rep->cap_nkey, (size_t)frame + 1, sizeof(*rep->nkey)))
+		if (pk_grow((void **)&rep->nkey, &rep->cap_nkey, (size_t)frame + 1, sizeof(*rep->nkey)))
 			return -ENOMEM;
 		for (size_t i = rep->nr_nkey; i <= frame; i++)
 			rep->nkey[i] = (struct nkey){ NONE32, 0 };
@@ -1367,16 +1158,16 @@ static struct ent *entry_get(struct pk_report *rep, struct hist *h, const struct
 		if (index_rebuild(&h->eidx, h->nr_ents, ent_hash_at, h))
 			return NULL;
 		if (h->eidx.slot) {
-			IX_FOR(&h->eidx, hh, j) {
-				struct ent *e = &h->ents[IX_ID(h->eidx.slot[j])];
+			PK_IX_FOR(&h->eidx, hh, j) {
+				struct ent *e = &h->ents[PK_IX_ID(h->eidx.slot[j])];
 				if (!memcmp(&e->k, k, sizeof(*k)))
 					return e;
 			}
 		}
-		if (index_grow(&h->eidx))
+		if (pk_index_grow(&h->eidx))
 			return NULL;
 	}
-	if (grow((void **)&h->ents, &h->cap_ents, h->nr_ents + 1, sizeof(struct ent)))
+	if (pk_grow((void **)&h->ents, &h->cap_ents, h->nr_ents + 1, sizeof(struct ent)))
 		return NULL;
 	size_t nid = h->nr_ents++;
 	struct ent *e = &h->ents[nid];
@@ -1384,7 +1175,7 @@ static struct ent *entry_get(struct pk_report *rep, struct hist *h, const struct
 			   .frame = frame, .srcline = srcline, .root = NONE32, .last_seen = 0,
 			   .kernel = rep->frames[frame].kernel };
 	if (indexed) {
-		index_put(&h->eidx, hh, (uint32_t)nid);
+		pk_index_put(&h->eidx, hh, (uint32_t)nid);
 	} else {
 		rep->frames[frame].ent1 = (uint32_t)nid;
 		rep->frames[frame].ent1_hist = hi;
@@ -1438,10 +1229,10 @@ static uint32_t frame_abs(struct pk_report *rep, uint32_t fid, uint64_t ip)
 static bool frame_passes(struct pk_report *rep, uint32_t fid)
 {
 	const struct frame *f = &rep->frames[fid];
-	if (rep->nr_dsos && !match_str(rep->dsos, rep->nr_dsos, str_get(&rep->strs, f->dso)) &&
-	    !match_str(rep->dsos, rep->nr_dsos, str_get(&rep->strs, f->dso_long)))
+	if (rep->nr_dsos && !match_str(rep->dsos, rep->nr_dsos, pk_str_get(&rep->strs, f->dso)) &&
+	    !match_str(rep->dsos, rep->nr_dsos, pk_str_get(&rep->strs, f->dso_long)))
 		return false;
-	if (rep->nr_symbols && !match_str(rep->symbols, rep->nr_symbols, str_get(&rep->strs, f->sym)))
+	if (rep->nr_symbols && !match_str(rep->symbols, rep->nr_symbols, pk_str_get(&rep->strs, f->sym)))
 		return false;
 	return true;
 }
@@ -1457,7 +1248,7 @@ static void count_unresolved(struct pk_report *rep, uint32_t fid, uint64_t w)
 			return;
 		}
 	}
-	if (grow((void **)&rep->udsos, &rep->cap_udsos, rep->nr_udsos + 1, sizeof(struct udso)))
+	if (pk_grow((void **)&rep->udsos, &rep->cap_udsos, rep->nr_udsos + 1, sizeof(struct udso)))
 		return;
 	rep->udsos[rep->nr_udsos++] = (struct udso){ .dso = f->dso_long, .samples = w };
 }
@@ -1565,10 +1356,10 @@ static void rents_release(struct pk_report *rep)
 	free(rep->dcache);
 	rep->dcache = NULL;
 	rep->dcache_mask = rep->dcache_n = 0;
-	arr_free(rep->rents, rep->cap_rents * sizeof(*rep->rents));
+	pk_arr_free(rep->rents, rep->cap_rents * sizeof(*rep->rents));
 	rep->rents = NULL;
 	rep->nr_rents = rep->cap_rents = 0;
-	arr_free(rep->inl_pool, rep->cap_inl * sizeof(*rep->inl_pool));
+	pk_arr_free(rep->inl_pool, rep->cap_inl * sizeof(*rep->inl_pool));
 	rep->inl_pool = NULL;
 	rep->nr_inl = rep->cap_inl = 0;
 }
@@ -1576,16 +1367,16 @@ static void rents_release(struct pk_report *rep)
 /* What only aggregation needs (pending samples, lookup indexes): released at finish. */
 static void agg_release(struct pk_report *rep)
 {
-	arr_free(rep->ppool, rep->cap_ppool * sizeof(*rep->ppool));
-	arr_free(rep->pch, rep->cap_pch * sizeof(*rep->pch));
+	pk_arr_free(rep->ppool, rep->cap_ppool * sizeof(*rep->ppool));
+	pk_arr_free(rep->pch, rep->cap_pch * sizeof(*rep->pch));
 	rep->ppool = NULL;
 	rep->pch = NULL;
 	rep->nr_ppool = rep->cap_ppool = rep->nr_pch = rep->cap_pch = 0;
-	index_release(&rep->pidx);
-	index_release(&rep->nidx);
-	index_release(&rep->fidx);
+	pk_index_release(&rep->pidx);
+	pk_index_release(&rep->nidx);
+	pk_index_release(&rep->fidx);
 	for (size_t i = 0; i < rep->nr_hists; i++)
-		index_release(&rep->hists[i].eidx);
+		pk_index_release(&rep->hists[i].eidx);
 }
 
 /* Aggregate everything pending, in the order each key first appeared (so entries and
@@ -1635,7 +1426,7 @@ static uint64_t key_hash(const uint32_t *k, size_t len)
 	}
 	for (; i < len; i++)
 		a = (a ^ k[i]) * 0xff51afd7ed558ccdULL;
-	return mix64(a ^ (b >> 31) ^ (b << 33));
+	return pk_mix64(a ^ (b >> 31) ^ (b << 33));
 }
 
 /*
@@ -1652,12 +1443,12 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 		     uint32_t *idp)
 {
 	if (rep->pidx.slot && !fresh) {
-		IX_FOR(&rep->pidx, hv, j) {
-			struct pchain *c = &rep->pch[IX_ID(rep->pidx.slot[j])];
+		PK_IX_FOR(&rep->pidx, hv, j) {
+			struct pchain *c = &rep->pch[PK_IX_ID(rep->pidx.slot[j])];
 			if (c->len == len && !memcmp(rep->ppool + c->off, k, len * sizeof(*k))) {
 				c->period += period;
 				c->samples++;
-				*idp = IX_ID(rep->pidx.slot[j]);
+				*idp = PK_IX_ID(rep->pidx.slot[j]);
 				return 0;
 			}
 		}
@@ -1667,9 +1458,9 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 		if (err)
 			return err;
 	}
-	if (grow((void **)&rep->ppool, &rep->cap_ppool, rep->nr_ppool + len, sizeof(uint32_t)) ||
-	    grow((void **)&rep->pch, &rep->cap_pch, rep->nr_pch + 1, sizeof(struct pchain)) ||
-	    (!fresh && index_grow(&rep->pidx)))
+	if (pk_grow((void **)&rep->ppool, &rep->cap_ppool, rep->nr_ppool + len, sizeof(uint32_t)) ||
+	    pk_grow((void **)&rep->pch, &rep->cap_pch, rep->nr_pch + 1, sizeof(struct pchain)) ||
+	    (!fresh && pk_index_grow(&rep->pidx)))
 		return -ENOMEM;
 	memcpy(rep->ppool + rep->nr_ppool, k, len * sizeof(*k));
 	size_t id = rep->nr_pch++;
@@ -1678,7 +1469,7 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 					.samples = 1 };
 	rep->nr_ppool += len;
 	if (!fresh)
-		index_put(&rep->pidx, hv, (uint32_t)id);
+		pk_index_put(&rep->pidx, hv, (uint32_t)id);
 	*idp = (uint32_t)id;
 	return 0;
 }
@@ -1730,13 +1521,13 @@ static uint32_t comm_id(struct pk_report *rep, uint32_t tid, const char *comm, u
 		if (tid)
 			comm = buf;
 	}
-	struct ccache *c = &rep->ccache[mix64(tid) & (PK_ARRAY_SIZE(rep->ccache) - 1)];
+	struct ccache *c = &rep->ccache[pk_mix64(tid) & (PK_ARRAY_SIZE(rep->ccache) - 1)];
 	if (c->used && c->tid == tid && !strcmp(c->comm, comm)) {
 		c->epoch = epoch;
 		return c->id;
 	}
 	uint32_t id = 0;
-	if (str_intern(&rep->strs, comm, &id))
+	if (pk_str_intern(&rep->strs, comm, &id))
 		return 0;
 	c->used = true;
 	c->tid = tid;
@@ -1750,7 +1541,7 @@ static uint32_t comm_id(struct pk_report *rep, uint32_t tid, const char *comm, u
  * came since it was looked up, else from the machine model again. */
 static uint32_t sample_comm_id(struct pk_report *rep, uint32_t tid)
 {
-	const struct ccache *c = &rep->ccache[mix64(tid) & (PK_ARRAY_SIZE(rep->ccache) - 1)];
+	const struct ccache *c = &rep->ccache[pk_mix64(tid) & (PK_ARRAY_SIZE(rep->ccache) - 1)];
 	if (c->used && c->tid == tid && c->epoch == rep->cepoch)
 		return c->id;
 	return comm_id(rep, tid, pk_machine__comm_of(rep->m, tid), rep->cepoch);
@@ -1789,8 +1580,8 @@ int pk_report__add_sample(struct pk_report *rep, const struct pk_report_sample *
 		const struct pk_report_frame *pf = &frames[i];
 		struct frame f = { 0 };
 		const char *d = pf->dso ? pf->dso : "[unknown]";
-		if (str_intern(&rep->strs, d, &f.dso) || str_intern(&rep->strs, d, &f.dso_long) ||
-		    (pf->sym && str_intern(&rep->strs, pf->sym, &f.sym)))
+		if (pk_str_intern(&rep->strs, d, &f.dso) || pk_str_intern(&rep->strs, d, &f.dso_long) ||
+		    (pf->sym && pk_str_intern(&rep->strs, pf->sym, &f.sym)))
 			return pk_err(-ENOMEM);
 		f.kernel = pf->kernel;
 		f.addr = pf->addr;
@@ -1803,7 +1594,7 @@ int pk_report__add_sample(struct pk_report *rep, const struct pk_report_sample *
 				snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", d, pf->addr);
 				s = buf;
 			}
-			if (str_intern(&rep->strs, s, &sl))
+			if (pk_str_intern(&rep->strs, s, &sl))
 				return pk_err(-ENOMEM);
 		}
 		if (frame_intern(rep, &f, &rep->cframes[i]))
@@ -1844,14 +1635,14 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 		    (ni = pk_dso__inline_names(e->dso, e->dso_addr, &ifr)) < 1)
 			return 0;
 		if (ni == 1 && ifr[0].func &&
-		    pk_symbol__same_function(ifr[0].func, str_get(&rep->strs, f->sym)))
+		    pk_symbol__same_function(ifr[0].func, pk_str_get(&rep->strs, f->sym)))
 			return 0; /* just the function itself */
 		if (ni > 64)
 			ni = 64;
-		if (grow((void **)&rep->inl_pool, &rep->cap_inl, rep->nr_inl + (size_t)ni,
+		if (pk_grow((void **)&rep->inl_pool, &rep->cap_inl, rep->nr_inl + (size_t)ni,
 			 sizeof(uint32_t)))
 			return 0;
-		const char *base = str_get(&rep->strs, f->sym);
+		const char *base = pk_str_get(&rep->strs, f->sym);
 		size_t first = rep->nr_inl;
 		for (int i = 0; i < ni; i++) {
 			struct frame g = *f;
@@ -1866,7 +1657,7 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 			 * is an inline frame); the looser rule is for the containing function,
 			 * whose name an assembler entry point may not share with its symbol */
 			if (i + 1 < ni ? strcmp(fn, base) != 0 : !pk_symbol__same_function(fn, base)) {
-				if (str_intern(&rep->strs, fn, &name))
+				if (pk_str_intern(&rep->strs, fn, &name))
 					return 0;
 				snprintf(buf, sizeof(buf), "%s (inlined)", fn);
 				fn = buf;
@@ -1874,7 +1665,7 @@ static size_t inlines_of(struct pk_report *rep, struct rent *e, const uint32_t *
 			} else {
 				fn = base;
 			}
-			if (str_intern(&rep->strs, fn, &g.sym) || frame_intern(rep, &g, &rep->inl_pool[rep->nr_inl]))
+			if (pk_str_intern(&rep->strs, fn, &g.sym) || frame_intern(rep, &g, &rep->inl_pool[rep->nr_inl]))
 				return 0;
 			if (name && chain_key_inline(rep, rep->inl_pool[rep->nr_inl], name))
 				return 0;
@@ -1923,7 +1714,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		return 0;
 	}
 	uint32_t cid = sample_comm_id(rep, s->tid);
-	if (rep->nr_comms && !match_str(rep->comms, rep->nr_comms, str_get(&rep->strs, cid))) {
+	if (rep->nr_comms && !match_str(rep->comms, rep->nr_comms, pk_str_get(&rep->strs, cid))) {
 		h->pub.nr_filtered++;
 		return 0;
 	}
@@ -2290,9 +2081,9 @@ static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t
 	const struct node *nd = &rep->nodes[id];
 	if (nd->frame != NONE32) {
 		const struct frame *f = &rep->frames[nd->frame];
-		p->sym = str_get(&rep->strs, f->sym);
-		p->dso = str_get(&rep->strs, f->dso);
-		p->srcline = str_get(&rep->strs, f->srcline);
+		p->sym = pk_str_get(&rep->strs, f->sym);
+		p->dso = pk_str_get(&rep->strs, f->dso);
+		p->srcline = pk_str_get(&rep->strs, f->srcline);
 		p->addr = f->addr;
 		p->kernel = f->kernel;
 	}
@@ -2373,11 +2164,11 @@ static int build_kids(struct pk_report *rep)
 	size_t n = rep->nr_nodes;
 	if (!n)
 		return 0;
-	uint32_t *off = arr_calloc((n + 1) * sizeof(*off));
-	uint32_t *kid = arr_calloc(n * sizeof(*kid));
+	uint32_t *off = pk_arr_calloc((n + 1) * sizeof(*off));
+	uint32_t *kid = pk_arr_calloc(n * sizeof(*kid));
 	if (!off || !kid) {
-		arr_free(off, (n + 1) * sizeof(*off));
-		arr_free(kid, n * sizeof(*kid));
+		pk_arr_free(off, (n + 1) * sizeof(*off));
+		pk_arr_free(kid, n * sizeof(*kid));
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -2508,7 +2299,7 @@ const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
 		struct hist *h = &rep->hists[hi];
 		if (h->pub_ents && pe >= h->pub_ents && pe < h->pub_ents + h->nr_pub) {
 			if (!h->ccs && (h->nr_ccs = h->nr_ents) &&
-			    !(h->ccs = arr_calloc(h->nr_ccs * sizeof(*h->ccs))))
+			    !(h->ccs = pk_arr_calloc(h->nr_ccs * sizeof(*h->ccs))))
 				return pk_err_ptr(-ENOMEM);
 			e = &h->ents[pe - h->pub_ents];
 			ec = &h->ccs[pe - h->pub_ents];
@@ -2525,7 +2316,7 @@ const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
 	if (cc_expand(rep, root, e->root, min_period, 0))
 		return pk_err_ptr(-ENOMEM);
 	if (!ec->cc) {
-		if (grow((void **)&rep->cc_built, &rep->cap_cc_built, rep->nr_cc_built + 1,
+		if (pk_grow((void **)&rep->cc_built, &rep->cap_cc_built, rep->nr_cc_built + 1,
 			 sizeof(*rep->cc_built)))
 			return pk_err_ptr(-ENOMEM);
 		rep->cc_built[rep->nr_cc_built++] = ec;
@@ -2554,8 +2345,8 @@ int pk_report__finish(struct pk_report *rep)
 		return pk_err(-ENOMEM);
 	for (size_t hi = 0; hi < rep->nr_hists; hi++) {
 		struct hist *h = &rep->hists[hi];
-		arr_free(h->pub_ents, h->nr_pub * sizeof(*h->pub_ents));
-		arr_free(h->pub_sorted, h->nr_pub * sizeof(*h->pub_sorted));
+		pk_arr_free(h->pub_ents, h->nr_pub * sizeof(*h->pub_ents));
+		pk_arr_free(h->pub_sorted, h->nr_pub * sizeof(*h->pub_sorted));
 		h->pub_ents = NULL;
 		h->pub_sorted = NULL;
 		h->nr_pub = 0;
@@ -2564,15 +2355,15 @@ int pk_report__finish(struct pk_report *rep)
 		if (!h->nr_ents)
 			continue;
 		h->nr_pub = h->nr_ents;
-		h->pub_ents = arr_calloc(h->nr_pub * sizeof(*h->pub_ents));
-		h->pub_sorted = arr_calloc(h->nr_pub * sizeof(*h->pub_sorted));
+		h->pub_ents = pk_arr_calloc(h->nr_pub * sizeof(*h->pub_ents));
+		h->pub_sorted = pk_arr_calloc(h->nr_pub * sizeof(*h->pub_sorted));
 		if (!h->pub_ents || !h->pub_sorted)
 			return pk_err(-ENOMEM);
 		for (size_t i = 0; i < h->nr_ents; i++) {
 			const struct ent *e = &h->ents[i];
 			const struct frame *f = &rep->frames[e->frame];
 			struct pk_hist_entry *p = &h->pub_ents[i];
-			p->comm = str_get(&rep->strs, e->comm_id);
+			p->comm = pk_str_get(&rep->strs, e->comm_id);
 			p->pid = e->pid;
 			p->tid = e->tid;
 			p->thread_comm = p->comm;
@@ -2582,17 +2373,17 @@ int pk_report__finish(struct pk_report *rep)
 						    : NULL;
 			if (tc && tc[0] && tc[0] != ':' && strcmp0(tc, p->comm)) {
 				uint32_t id;
-				if (str_intern(&rep->strs, tc, &id))
+				if (pk_str_intern(&rep->strs, tc, &id))
 					return pk_err(-ENOMEM);
-				p->thread_comm = str_get(&rep->strs, id);
+				p->thread_comm = pk_str_get(&rep->strs, id);
 			}
 			p->cpu = e->cpu;
-			p->dso = str_get(&rep->strs, f->dso);
-			p->dso_long = str_get(&rep->strs, f->dso_long);
-			p->sym = str_get(&rep->strs, f->sym);
+			p->dso = pk_str_get(&rep->strs, f->dso);
+			p->dso_long = pk_str_get(&rep->strs, f->dso_long);
+			p->sym = pk_str_get(&rep->strs, f->sym);
 			p->addr = f->addr;
 			p->kernel = e->kernel;
-			p->srcline = str_get(&rep->strs, e->srcline);
+			p->srcline = pk_str_get(&rep->strs, e->srcline);
 			p->self_period = e->self_period;
 			p->self_samples = e->self_samples;
 			p->total_period = rep->children ? e->total_period : e->self_period;
@@ -2628,5 +2419,5 @@ void pk_report__for_each_unresolved_dso(const struct pk_report *rep,
 	if (!rep || !fn)
 		return;
 	for (size_t i = 0; i < rep->nr_udsos; i++)
-		fn(str_get(&rep->strs, rep->udsos[i].dso), rep->udsos[i].samples, ctx);
+		fn(pk_str_get(&rep->strs, rep->udsos[i].dso), rep->udsos[i].samples, ctx);
 }
