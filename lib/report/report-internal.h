@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/report/report-internal.h - the report's state, shared by report.c (options, new,
+ * free), hist.c (the record stream aggregated into entries and call-chain nodes) and
+ * tree.c (finishing: sorted entries, public call-chain trees).
+ */
+#ifndef PK_REPORT_INTERNAL_H
+#define PK_REPORT_INTERNAL_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <perfkit/report.h>
+#include <perfkit/event.h>
+#include "internal.h"
+#include "session/feed.h"
+#include "core/intern.h"
+
+#define NONE32 UINT32_MAX
+#define RHOT_BITS 14
+#define MAX_CHAIN 1024
+
+/* ---- frames ---- */
+
+struct frame {
+	uint32_t dso;           /* short name id */
+	uint32_t dso_long;      /* long name id (the key) */
+	uint32_t sym;           /* 0 = unresolved */
+	uint32_t srcline;       /* for pk_report__add_sample frames */
+	uint64_t addr;          /* unresolved: the DSO-relative address (key) */
+	uint64_t sym_start;     /* resolved symbols are keyed by their range (start, length),
+				 * as perf's sym sort key compares them */
+	uint32_t sym_len;       /* (a size beyond 4 GiB, only in a hostile file, is cut) */
+	/* not part of the identity: */
+	uint32_t node1;         /* the first call-chain node made for this frame (NONE32
+				 * none); the others are in nidx */
+	uint32_t ent1;          /* the first entry made for it (NONE32 none), in hist
+				 * ent1_hist, when entries are keyed by frame; others in eidx */
+	uint16_t ent1_hist;
+	uint8_t kernel : 1;
+	uint8_t nomap : 1;      /* no map covered the address */
+	uint8_t inlined : 1;    /* an inline pseudo-frame: keyed by name too */
+};
+_Static_assert(sizeof(struct frame) == 48, "one frame per 48 bytes (a few hundred thousand "
+	       "of them in a recording through garbage callers)");
+
+/* ---- resolved address cache ---- */
+
+/* A mapped address's entry, one per DSO address (dso, dso_addr, file offset, kernel:
+ * what decides its frame), shared by every process that maps it. */
+struct rent {
+	uint32_t frame;
+	uint32_t srcline;       /* 0 = not looked up yet */
+	struct pk_dso *dso;
+	uint64_t dso_addr;
+	int32_t inl_first;      /* -1: not looked up; else index into inl_pool */
+	uint32_t inl_n;         /* 0: no inline information (use frame) */
+};
+
+/* ---- entries and nodes ---- */
+
+struct hkey {
+	uint32_t comm, pid, tid, cpu, frame, dso, srcline;
+};
+
+struct ent {
+	struct hkey k;
+	uint32_t comm_id;       /* display values */
+	int32_t pid, tid, cpu;
+	uint32_t frame;
+	uint32_t srcline;
+	uint32_t root;          /* call-chain root node, NONE32 if none */
+	uint32_t last_seen;     /* sample serial, to count an entry once per chain */
+	bool kernel;            /* "[k]" as shown: the level when the entry was created */
+	uint16_t max_depth;     /* the longest chain appended to its tree (ent_cmp) */
+	uint64_t self_period, self_samples, total_period, total_samples;
+};
+
+/* lazy_callchains: the public tree of an entry built so far, and its min_period */
+struct ent_cc {
+	const struct pk_callnode *cc;
+	uint64_t min;
+};
+
+/* A node's own period (of the chains that end at it) is not stored: it is its period
+ * minus its children's, computed when the public trees are built. */
+struct node {
+	uint32_t parent, frame;
+	uint32_t kid1;          /* the first child made (NONE32 none); see node_child */
+	uint64_t period, samples;
+};
+
+struct hist {
+	struct pk_hist pub;
+	bool used;
+	char *name;
+	struct ent *ents;
+	size_t nr_ents, cap_ents;
+	struct ent_cc *ccs;     /* nr_ents, allocated at the first lazy tree */
+	struct pk_index eidx;
+	struct pk_hist_entry *pub_ents;
+	const struct pk_hist_entry **pub_sorted;
+	size_t nr_pub, nr_ccs;  /* entries pub_ents/pub_sorted and ccs were made for */
+};
+
+struct udso {
+	uint32_t dso;
+	uint64_t samples;
+};
+
+/* public call-chain nodes built on demand (lazy_callchains) */
+struct ccpool {
+	struct ccpool *next;
+	size_t used, cap;
+	struct pk_callnode n[];
+};
+
+/* key layout in ppool (see struct pchain) */
+enum { PK_HIST, PK_COMM, PK_PID, PK_TID, PK_CPU, PK_FLAGS, PK_N, PK_SELF, PK_HDR };
+#define PK_HDR_WORDS 8
+_Static_assert(PK_HDR == PK_HDR_WORDS, "pending key header");
+
+#define GAP_SLOTS 8
+
+static inline size_t gap_slot(uint32_t pid)
+{
+	return (pid * 0x9e3779b1u) >> 29;
+}
+
+struct pk_report {
+	/* PERF_SAMPLE_READ samples: the reader (attrs by id) and each counter's last total */
+	struct pk_data_reader *read_rd;
+	struct pk_read_delta *rdelta;
+	struct pk_count_value *rvals;
+	size_t nrvals;
+	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread;
+	enum pk_cg_order order;
+	unsigned int max_stack;
+	enum pk_sort_key sort[PK_SORT__MAX];
+	size_t nr_sort;
+	bool key_on[PK_SORT__MAX];
+	/* filters (copies) */
+	int32_t *pids, *tids, *cpus;
+	size_t nr_pids, nr_tids, nr_cpus;
+	char **comms, **dsos, **symbols;
+	size_t nr_comms, nr_dsos, nr_symbols;
+	uint64_t time_start, time_end;
+
+	struct pk_machine *m;
+	struct pk_ordered_stats ost;
+	pk_report_progress_fn progress; /* pk_report__process's, and its ctx */
+	void *progress_ctx;
+	struct pk_strtab strs;
+	struct frame *frames;
+	size_t nr_frames, cap_frames;
+	struct pk_index fidx;
+	struct rent *rents;
+	size_t nr_rents, cap_rents;
+	/* resolved addresses by process and address (direct-mapped): what resolve() finds
+	 * without a look at the maps; rent = index + 1, 0 = empty. Past it, the maps are
+	 * searched and the entry found by DSO address (dcache) */
+	struct rhot { uint64_t ip; uint32_t pid, gen, rent, frame; uint8_t cm; } *rhot;
+	struct node *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct pk_index nidx;
+	struct hist *hists;
+	size_t nr_hists;
+	/* map generations: pid -> gen (bumped by MMAP/exec), kernel generation */
+	struct { uint32_t pid, gen; } *gens;
+	size_t gen_mask, gen_n;
+	uint32_t kgen;
+	/* the last gen_of answer (pid, its generation), valid while cepoch is gc_epoch: only
+	 * records other than samples change generations, and each starts a cepoch */
+	uint32_t gc_pid, gc_gen, gc_epoch;
+	/* comm cache per tid; an entry of epoch cepoch is current without a look at the
+	 * thread (records other than samples may rename a thread: each starts an epoch) */
+	struct ccache { uint32_t tid, id, epoch; char comm[32]; bool used; } ccache[1024];
+	uint32_t cepoch;        /* >= 1 */
+	struct udso *udsos;
+	size_t nr_udsos, cap_udsos;
+	uint32_t serial;
+	bool finished;
+	/* scratch */
+	struct pk_chain_entry chain[MAX_CHAIN];
+	uint32_t cframes[MAX_CHAIN];
+	uint32_t csrc[MAX_CHAIN];
+	uint64_t cip[MAX_CHAIN];
+	bool cip_valid;
+	uint32_t seq[MAX_CHAIN];
+	struct pk_callnode *pub_nodes;
+	/* lazy_callchains: children of node i are kid[kid_off[i] .. kid_off[i + 1]) */
+	uint32_t *kid_off, *kid;
+	size_t nr_kid_nodes;
+	struct ccpool *ccpool;
+	struct ent_cc **cc_built; /* entries whose cc is set (lazy_callchains) */
+	size_t nr_cc_built, cap_cc_built;
+	uint32_t *inl_pool;
+	size_t nr_inl, cap_inl;
+	uint32_t self_frame;
+	uint32_t unknown_id;    /* string id of "[unknown]", 0 until needed */
+	/* per process (a few slots by pid), the last unmapped range a user address fell in
+	 * (map generation gen): other addresses in it are unmapped too, known without a
+	 * look-up. (One slot for all: two processes sampled in turn, as in the bench's fp
+	 * file, replaced each other's range at every sample.) */
+	struct { uint64_t lo, hi; uint32_t pid, gen; bool valid; } gap[GAP_SLOTS];
+	uint32_t cabs[MAX_CHAIN];
+	/* frame_abs answers, direct-mapped by (frame, ip): id + 1, 0 = empty. Every
+	 * unresolved frame of a chain asks (a stripped library's frames, all of them), and
+	 * the answer is fixed (frames are never removed), where interning the twin anew took
+	 * a hash and an index probe each time */
+	struct absc { uint64_t ip; uint32_t fid, abs; } *absc;
+	/* the resolved-address entries by DSO address, for every process. They used to be
+	 * keyed by process, address and map generation: a system-wide recording of a
+	 * compile (2370 processes, most running the same few binaries) made 322k entries
+	 * for 100k DSO addresses, each new one a symbol look-up and the interning of its
+	 * names again, and one more probe of a big index than now. Open addressing, linear
+	 * probing; rent = index + 1, 0 = empty; the entry's frame too, which spares a cache
+	 * miss on the entry itself (frame ids stay far below 2^31: 48 bytes each). */
+	struct dent { const struct pk_dso *dso; uint64_t dso_addr, off; uint32_t rent;
+		      uint32_t frame : 31, kernel : 1; } *dcache;
+	size_t dcache_mask, dcache_n;
+	uint64_t nr_lookups;    /* dso_frame calls (pk_report_symbol_lookups) */
+	/* samples waiting to be aggregated, merged by identical key (see defer_key) */
+	uint32_t *ppool;
+	size_t nr_ppool, cap_ppool;
+	struct pchain *pch;
+	size_t nr_pch, cap_pch;
+	struct pk_index pidx;
+	/* the pending key under construction (pending_key) */
+	uint32_t kbuf[PK_HDR_WORDS + 3 * MAX_CHAIN];
+	uint32_t flush_epoch;   /* flush_pending calls: pchain ids of older epochs are gone */
+	struct lastsample *last; /* LAST_SLOTS, allocated at the first use */
+	/* call-chain nodes of inline frames (chain_key): per inline frame id (below
+	 * nr_nkey), the frame that stands for every inline frame of its name and that
+	 * name's string id (NONE32: not an inline frame); per function name, that frame
+	 * and the first real (out-of-line) symbol frame of the name */
+	struct nkey { uint32_t canon, name; } *nkey;
+	size_t nr_nkey, cap_nkey;
+	struct iname { uint32_t name, inl, real; } *iname;
+	size_t iname_mask, iname_n;
+};
+
+/*
+ * The last sample of a thread (a few slots, by tid): a sample that repeats it exactly
+ * (same event, comm, map generation, ip and recorded chain: a loop sampled again under
+ * the same callers) adds to the same pending chain without resolving anything. Keyed
+ * on everything that decides the pending key; samples with a user stack copy (DWARF)
+ * and chains of more than LAST_IPS entries are not remembered.
+ */
+#define LAST_SLOTS 64
+#define LAST_IPS 48
+struct lastsample {
+	uint32_t tid, pid, gen, hist, comm, epoch, pch;
+	int32_t cpu;
+	uint64_t ip;
+	uint8_t cm;
+	bool chain, used;
+	uint16_t nr;
+	uint64_t ips[LAST_IPS];
+};
+
+/* A distinct aggregation key (hist, comm, pid/tid/cpu as sorted on, chain frames) and
+ * the summed period and sample count of the samples that had it. */
+struct pchain {
+	uint32_t off, len;      /* key words in ppool */
+	int32_t pid, tid, cpu;  /* of the first such sample (shown by entries it creates) */
+	uint64_t period, samples;
+};
+
+#define PF_CHAIN 1u
+#define PF_ABS 2u
+#define PF_SRC 4u
+/* 256 KiB of keys pending at most: the pool and its index stay in the L2 cache. (At 4 MiB
+ * the last flush alone took 9 ms of the fp bench file's report, after the reader was
+ * done; the whole report was 6-14 % slower, with no more repeats merged on the deep one.) */
+#define PPOOL_FLUSH_WORDS ((size_t)1 << 16)
+
+/* (report.c) free the lazily built public trees (keep: the kid arrays stay), and every
+ * call-chain structure */
+void pk_rep_cc_trees_release(struct pk_report *rep, bool keep);
+void pk_rep_cc_release(struct pk_report *rep);
+/* (hist.c) the resolved-address entries, the aggregation state, a thread's comm id, and
+ * the pending samples aggregated */
+void pk_rep_rents_release(struct pk_report *rep);
+void pk_rep_agg_release(struct pk_report *rep);
+uint32_t pk_rep_comm_id(struct pk_report *rep, uint32_t tid, const char *comm, uint32_t epoch);
+int pk_rep_flush_pending(struct pk_report *rep);
+
+#endif

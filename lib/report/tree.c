@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/report/tree.c - finishing a report: entries sorted (perf's order), the public
+ * call-chain trees built whole or lazily, per entry. */
+#include "report-internal.h"
+
+/* ---- finishing: sorted entries and public trees ---- */
+
+/* What ent_cmp compares by (qsort_r's context: a report sorted on one thread does not
+ * disturb another's) */
+struct sort_ctx {
+	const struct pk_report *rep;
+	const struct hist *h;
+	bool children;
+};
+
+/* (strings of the report are interned: equal ones are usually the same pointer) */
+static int strcmp0(const char *a, const char *b)
+{
+	if (a == b)
+		return 0;
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int ent_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct sort_ctx *sc = arg;
+	const struct pk_report *sort_ctx = sc->rep;
+	const struct hist *sort_hist = sc->h;
+	bool sort_children = sc->children;
+	const struct pk_hist_entry *a = *(const struct pk_hist_entry *const *)pa;
+	const struct pk_hist_entry *b = *(const struct pk_hist_entry *const *)pb;
+	uint64_t av = sort_children ? a->total_period : a->self_period;
+	uint64_t bv = sort_children ? b->total_period : b->self_period;
+	if (av != bv)
+		return av > bv ? -1 : 1;
+	if (sort_children && sort_ctx->callgraph && a->pid == b->pid && a->tid == b->tid) {
+		/* perf puts a caller above its callee when both have the same period: of the
+		 * entries of one thread, the one whose longest chain is shorter first (the
+		 * longer first in caller order, where a caller's chain is the longer) */
+		const struct ent *ea = &sort_hist->ents[a - sort_hist->pub_ents];
+		const struct ent *eb = &sort_hist->ents[b - sort_hist->pub_ents];
+		if (ea->max_depth != eb->max_depth)
+			return (ea->max_depth < eb->max_depth) ==
+			       (sort_ctx->order != PK_CG_ORDER_CALLER) ? -1 : 1;
+	}
+	if (sort_children && a->self_period != b->self_period)
+		return a->self_period > b->self_period ? -1 : 1;
+	for (size_t i = 0; i < sort_ctx->nr_sort; i++) {
+		int c = 0;
+		switch (sort_ctx->sort[i]) {
+		case PK_SORT_COMM: c = strcmp0(a->comm, b->comm); break;
+		case PK_SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
+		case PK_SORT_TID: c = (a->tid > b->tid) - (a->tid < b->tid); break;
+		case PK_SORT_CPU: c = (a->cpu > b->cpu) - (a->cpu < b->cpu); break;
+		case PK_SORT_DSO: c = strcmp0(a->dso, b->dso); break;
+		case PK_SORT_SYM:
+			if (a->sym && b->sym)
+				c = a->sym == b->sym ? 0 : strcmp(a->sym, b->sym);
+			else if (a->sym || b->sym)
+				c = a->sym ? -1 : 1;
+			else
+				c = (a->addr > b->addr) - (a->addr < b->addr);
+			break;
+		case PK_SORT_SRCLINE: c = strcmp0(a->srcline, b->srcline); break;
+		default: break;
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* Whether sym names an inline frame ("name (inlined)"); *len: the length of the name. */
+static bool inline_base(const char *sym, size_t *len)
+{
+	static const char sfx[] = " (inlined)";
+	size_t n = sym ? strlen(sym) : 0;
+	*len = n;
+	if (n < sizeof(sfx) - 1 || memcmp(sym + n - (sizeof(sfx) - 1), sfx, sizeof(sfx) - 1))
+		return false;
+	*len = n - (sizeof(sfx) - 1);
+	return true;
+}
+
+static int node_cmp(const void *pa, const void *pb)
+{
+	const struct pk_callnode *a = *(const struct pk_callnode *const *)pa;
+	const struct pk_callnode *b = *(const struct pk_callnode *const *)pb;
+	if (a->period != b->period)
+		return a->period > b->period ? -1 : 1;
+	/* ties: perf lists children in the order of its match_chain search tree, which for
+	 * a pair with an inline frame is by function name, descending */
+	size_t la = 0, lb = 0;
+	bool ia = a->sym && inline_base(a->sym, &la), ib = b->sym && inline_base(b->sym, &lb);
+	if ((ia || ib) && a->sym && b->sym) {
+		int c = memcmp(a->sym, b->sym, PK_MIN(la, lb));
+		if (c || la != lb)
+			return c ? -c : (la < lb ? 1 : -1);
+	}
+	int c = strcmp0(a->sym, b->sym);
+	if (c)
+		return c;
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t id)
+{
+	const struct node *nd = &rep->nodes[id];
+	if (nd->frame != NONE32) {
+		const struct frame *f = &rep->frames[nd->frame];
+		p->sym = pk_str_get(&rep->strs, f->sym);
+		p->dso = pk_str_get(&rep->strs, f->dso);
+		p->srcline = pk_str_get(&rep->strs, f->srcline);
+		p->addr = f->addr;
+		p->kernel = f->kernel;
+	}
+	p->period = nd->period;
+	p->samples = nd->samples;
+	/* lazy_callchains: the period minus the children's (build_nodes does it itself) */
+	p->self_period = nd->period;
+	for (size_t i = rep->kid_off ? rep->kid_off[id] : 0,
+		    e = rep->kid_off ? rep->kid_off[id + 1] : 0; i < e; i++)
+		p->self_period -= rep->nodes[rep->kid[i]].period;
+}
+
+static int build_nodes(struct pk_report *rep)
+{
+	free(rep->pub_nodes);
+	rep->pub_nodes = NULL;
+	size_t n = rep->nr_nodes;
+	if (!n)
+		return 0;
+	struct pk_callnode *pn = calloc(n, sizeof(*pn));
+	uint32_t *cnt = calloc(n + 1, sizeof(*cnt));
+	const struct pk_callnode **kids = malloc(n * sizeof(*kids));
+	if (!pn || !cnt || !kids) {
+		free(pn);
+		free(cnt);
+		free(kids);
+		return -ENOMEM;
+	}
+	pk_thp_hint(pn, n * sizeof(*pn));
+	pk_thp_hint(cnt, (n + 1) * sizeof(*cnt));
+	pk_thp_hint(kids, n * sizeof(*kids));
+	for (size_t i = 0; i < n; i++) {
+		cc_fill(rep, &pn[i], (uint32_t)i);
+		pn[i].self_period = rep->nodes[i].period;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct node *nd = &rep->nodes[i];
+		if (nd->parent != NONE32) {
+			cnt[nd->parent + 1]++;
+			pn[nd->parent].self_period -= nd->period;
+		}
+	}
+	for (size_t i = 1; i <= n; i++)
+		cnt[i] += cnt[i - 1];
+	/* cnt[p] = start of p's children in kids */
+	uint32_t *fill = malloc(n * sizeof(*fill));
+	if (!fill) {
+		free(pn);
+		free(cnt);
+		free(kids);
+		return -ENOMEM;
+	}
+	memcpy(fill, cnt, n * sizeof(*fill));
+	for (size_t i = 0; i < n; i++)
+		if (rep->nodes[i].parent != NONE32)
+			kids[fill[rep->nodes[i].parent]++] = &pn[i];
+	for (size_t p = 0; p < n; p++) {
+		size_t a = cnt[p], b = cnt[p + 1];
+		if (b - a > 1)
+			qsort(kids + a, b - a, sizeof(*kids), node_cmp);
+		for (size_t i = a; i < b; i++)
+			((struct pk_callnode *)kids[i])->next = i + 1 < b ? kids[i + 1] : NULL;
+		pn[p].child = b > a ? kids[a] : NULL;
+	}
+	free(fill);
+	free(cnt);
+	free(kids);
+	rep->pub_nodes = pn;
+	return 0;
+}
+
+/* lazy_callchains: the child lists of every node, in creation order (as build_nodes
+ * sees them before sorting) */
+static int build_kids(struct pk_report *rep)
+{
+	free(rep->pub_nodes);
+	rep->pub_nodes = NULL;
+	size_t n = rep->nr_nodes;
+	if (!n)
+		return 0;
+	uint32_t *off = pk_arr_calloc((n + 1) * sizeof(*off));
+	uint32_t *kid = pk_arr_calloc(n * sizeof(*kid));
+	if (!off || !kid) {
+		pk_arr_free(off, (n + 1) * sizeof(*off));
+		pk_arr_free(kid, n * sizeof(*kid));
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (rep->nodes[i].parent != NONE32)
+			off[rep->nodes[i].parent + 1]++;
+	for (size_t i = 1; i <= n; i++)
+		off[i] += off[i - 1];
+	/* fill with off[p] as the cursor, then shift back */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t p = rep->nodes[i].parent;
+		if (p != NONE32)
+			kid[off[p]++] = (uint32_t)i;
+	}
+	for (size_t i = n; i > 0; i--)
+		off[i] = off[i - 1];
+	off[0] = 0;
+	rep->kid_off = off;
+	rep->kid = kid;
+	rep->nr_kid_nodes = n;
+	return 0;
+}
+
+static struct pk_callnode *cc_alloc(struct pk_report *rep, size_t n)
+{
+	struct ccpool *p = rep->ccpool;
+	if (!p || p->cap - p->used < n) {
+		size_t cap = n > 4096 ? n : 4096;
+		p = malloc(sizeof(*p) + cap * sizeof(p->n[0]));
+		if (!p)
+			return NULL;
+		p->used = 0;
+		p->cap = cap;
+		p->next = rep->ccpool;
+		rep->ccpool = p;
+	}
+	struct pk_callnode *r = p->n + p->used;
+	p->used += n;
+	memset(r, 0, n * sizeof(*r));
+	return r;
+}
+
+struct ccpair {
+	const struct pk_callnode *p; /* first: node_cmp compares through it */
+	uint32_t id;
+};
+
+static int ccpair_cmp(const void *a, const void *b)
+{
+	return node_cmp(&((const struct ccpair *)a)->p, &((const struct ccpair *)b)->p);
+}
+
+/* Give p (node id) its sorted children; descend into those with period >= min. */
+static int cc_expand(struct pk_report *rep, struct pk_callnode *p, uint32_t id, uint64_t min,
+		     int depth)
+{
+	size_t a = rep->kid_off[id], b = rep->kid_off[id + 1], k = b - a;
+	if (!k || depth > MAX_CHAIN + 1)
+		return 0;
+	struct pk_callnode *kids;
+	if (k == 1) {
+		if (!(kids = cc_alloc(rep, 1)))
+			return -ENOMEM;
+		/* the common case: a single child, nothing to sort */
+		cc_fill(rep, kids, rep->kid[a]);
+		p->child = kids;
+		return kids->period >= min ? cc_expand(rep, kids, rep->kid[a], min, depth + 1) : 0;
+	}
+	/* with a minimum, only the children at or above it are given, plus the two largest
+	 * of the rest (so that a node with several children never looks like a chain with
+	 * one): a node with 100k tiny children costs what it prints */
+	size_t x1 = SIZE_MAX, x2 = SIZE_MAX, keep = k;
+	if (min > 0) {
+		keep = 0;
+		for (size_t i = 0; i < k; i++) {
+			uint64_t pp = rep->nodes[rep->kid[a + i]].period;
+			if (pp >= min) {
+				keep++;
+			} else if (x1 == SIZE_MAX || pp > rep->nodes[rep->kid[a + x1]].period) {
+				x2 = x1;
+				x1 = i;
+			} else if (x2 == SIZE_MAX || pp > rep->nodes[rep->kid[a + x2]].period) {
+				x2 = i;
+			}
+		}
+		keep += (x1 != SIZE_MAX) + (x2 != SIZE_MAX);
+	}
+	if (!(kids = cc_alloc(rep, keep)))
+		return -ENOMEM;
+	struct ccpair sbuf[8];
+	struct ccpair *pr = keep <= PK_ARRAY_SIZE(sbuf) ? sbuf : malloc(keep * sizeof(*pr));
+	if (!pr)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < k && n < keep; i++) {
+		uint32_t kid = rep->kid[a + i];
+		if (keep < k && i != x1 && i != x2 && rep->nodes[kid].period < min)
+			continue;
+		cc_fill(rep, &kids[n], kid);
+		pr[n] = (struct ccpair){ &kids[n], kid };
+		n++;
+	}
+	k = n;
+	if (k > 1)
+		qsort(pr, k, sizeof(*pr), ccpair_cmp);
+	for (size_t i = 0; i < k; i++)
+		((struct pk_callnode *)pr[i].p)->next = i + 1 < k ? pr[i + 1].p : NULL;
+	p->child = pr[0].p;
+	int err = 0;
+	for (size_t i = 0; i < k && !err; i++)
+		if (pr[i].p->period >= min)
+			err = cc_expand(rep, (struct pk_callnode *)pr[i].p, pr[i].id, min, depth + 1);
+	if (pr != sbuf)
+		free(pr);
+	return err;
+}
+
+const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
+					       const struct pk_hist_entry *pe,
+					       uint64_t min_period)
+{
+	if (!rep || !pe)
+		return pk_err_ptr(-EINVAL);
+	if (!rep->lazy_cc)
+		return pe->callchain ? pe->callchain : pk_err_ptr(-ENOENT);
+	struct ent *e = NULL;
+	struct ent_cc *ec = NULL;
+	for (size_t hi = 0; hi < rep->nr_hists && !e; hi++) {
+		struct hist *h = &rep->hists[hi];
+		if (h->pub_ents && pe >= h->pub_ents && pe < h->pub_ents + h->nr_pub) {
+			if (!h->ccs && (h->nr_ccs = h->nr_ents) &&
+			    !(h->ccs = pk_arr_calloc(h->nr_ccs * sizeof(*h->ccs))))
+				return pk_err_ptr(-ENOMEM);
+			e = &h->ents[pe - h->pub_ents];
+			ec = &h->ccs[pe - h->pub_ents];
+		}
+	}
+	if (!e || e->root == NONE32 || !rep->kid_off)
+		return pk_err_ptr(-ENOENT);
+	if (ec->cc && ec->min <= min_period)
+		return ec->cc;
+	struct pk_callnode *root = cc_alloc(rep, 1);
+	if (!root)
+		return pk_err_ptr(-ENOMEM);
+	cc_fill(rep, root, e->root);
+	if (cc_expand(rep, root, e->root, min_period, 0))
+		return pk_err_ptr(-ENOMEM);
+	if (!ec->cc) {
+		if (pk_grow((void **)&rep->cc_built, &rep->cap_cc_built, rep->nr_cc_built + 1,
+			 sizeof(*rep->cc_built)))
+			return pk_err_ptr(-ENOMEM);
+		rep->cc_built[rep->nr_cc_built++] = ec;
+	}
+	ec->cc = root;
+	ec->min = min_period;
+	return root;
+}
+
+void pk_report__callchain_release(struct pk_report *rep)
+{
+	if (rep && rep->lazy_cc)
+		pk_rep_cc_trees_release(rep, true);
+}
+
+int pk_report__finish(struct pk_report *rep)
+{
+	if (!rep)
+		return pk_err(-EINVAL);
+	int err = pk_rep_flush_pending(rep);
+	if (err)
+		return pk_err(err);
+	pk_rep_agg_release(rep);
+	pk_rep_cc_release(rep);
+	if (rep->lazy_cc ? build_kids(rep) : build_nodes(rep))
+		return pk_err(-ENOMEM);
+	for (size_t hi = 0; hi < rep->nr_hists; hi++) {
+		struct hist *h = &rep->hists[hi];
+		pk_arr_free(h->pub_ents, h->nr_pub * sizeof(*h->pub_ents));
+		pk_arr_free(h->pub_sorted, h->nr_pub * sizeof(*h->pub_sorted));
+		h->pub_ents = NULL;
+		h->pub_sorted = NULL;
+		h->nr_pub = 0;
+		h->pub.entries = NULL;
+		h->pub.nr_entries = 0;
+		if (!h->nr_ents)
+			continue;
+		h->nr_pub = h->nr_ents;
+		h->pub_ents = pk_arr_calloc(h->nr_pub * sizeof(*h->pub_ents));
+		h->pub_sorted = pk_arr_calloc(h->nr_pub * sizeof(*h->pub_sorted));
+		if (!h->pub_ents || !h->pub_sorted)
+			return pk_err(-ENOMEM);
+		for (size_t i = 0; i < h->nr_ents; i++) {
+			const struct ent *e = &h->ents[i];
+			const struct frame *f = &rep->frames[e->frame];
+			struct pk_hist_entry *p = &h->pub_ents[i];
+			p->comm = pk_str_get(&rep->strs, e->comm_id);
+			p->pid = e->pid;
+			p->tid = e->tid;
+			p->thread_comm = p->comm;
+			/* (the machine's comm of a thread without a COMM record is
+			 * ":tid"; the idle task's is the entry's "swapper") */
+			const char *tc = e->tid > 0 ? pk_machine__comm_of(rep->m, (uint32_t)e->tid)
+						    : NULL;
+			if (tc && tc[0] && tc[0] != ':' && strcmp0(tc, p->comm)) {
+				uint32_t id;
+				if (pk_str_intern(&rep->strs, tc, &id))
+					return pk_err(-ENOMEM);
+				p->thread_comm = pk_str_get(&rep->strs, id);
+			}
+			p->cpu = e->cpu;
+			p->dso = pk_str_get(&rep->strs, f->dso);
+			p->dso_long = pk_str_get(&rep->strs, f->dso_long);
+			p->sym = pk_str_get(&rep->strs, f->sym);
+			p->addr = f->addr;
+			p->kernel = e->kernel;
+			p->srcline = pk_str_get(&rep->strs, e->srcline);
+			p->self_period = e->self_period;
+			p->self_samples = e->self_samples;
+			p->total_period = rep->children ? e->total_period : e->self_period;
+			p->total_samples = rep->children ? e->total_samples : e->self_samples;
+			p->callchain = e->root != NONE32 && rep->pub_nodes ? &rep->pub_nodes[e->root] : NULL;
+			h->pub_sorted[i] = p;
+		}
+		struct sort_ctx sc = { .rep = rep, .h = h, .children = rep->children };
+		qsort_r(h->pub_sorted, h->nr_ents, sizeof(*h->pub_sorted), ent_cmp, &sc);
+		h->pub.entries = h->pub_sorted;
+		h->pub.nr_entries = h->nr_ents;
+	}
+	rep->finished = true;
+	return 0;
+}
+
+size_t pk_report__nr_hists(const struct pk_report *rep)
+{
+	return rep ? rep->nr_hists : 0;
+}
+
+const struct pk_hist *pk_report__hist(const struct pk_report *rep, size_t idx)
+{
+	if (!rep || idx >= rep->nr_hists || !rep->hists[idx].used)
+		return NULL;
+	return &rep->hists[idx].pub;
+}
+
+void pk_report__for_each_unresolved_dso(const struct pk_report *rep,
+					void (*fn)(const char *dso, uint64_t samples, void *ctx),
+					void *ctx)
+{
+	if (!rep || !fn)
+		return;
+	for (size_t i = 0; i < rep->nr_udsos; i++)
+		fn(pk_str_get(&rep->strs, rep->udsos[i].dso), rep->udsos[i].samples, ctx);
+}
