@@ -516,6 +516,22 @@ bool rpt_col_numeric(enum col c)
 	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU;
 }
 
+/* One cell of a row: numbers right-aligned in the pad, text left-aligned (the last
+ * column's symbol or srcline not padded, as perf prints it) */
+void rpt_put_cell(struct report *R, enum col c, const char *buf, size_t bl, size_t pad,
+		  bool last)
+{
+	if (rpt_col_numeric(c)) {
+		rpt_lb_fill(R, ' ', pad);
+		rpt_lb_put(R, buf, bl);
+	} else if (last && (c == COL_SYM || c == COL_SRCLINE)) {
+		rpt_lb_put(R, buf, bl);
+	} else {
+		rpt_lb_put(R, buf, bl);
+		rpt_lb_fill(R, ' ', pad);
+	}
+}
+
 /* ---- one event section ---- */
 
 void rpt_fmt_samples(char *buf, size_t len, uint64_t n)
@@ -584,15 +600,7 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 			bool last = c + 1 == R->nr_cols;
 			if (c)
 				rpt_lb_put(R, "  ", 2);
-			if (rpt_col_numeric(R->cols[c])) {
-				rpt_lb_fill(R, ' ', pad);
-				rpt_lb_put(R, buf, bl);
-			} else if (last && (R->cols[c] == COL_SYM || R->cols[c] == COL_SRCLINE)) {
-				rpt_lb_put(R, buf, bl);
-			} else {
-				rpt_lb_put(R, buf, bl);
-				rpt_lb_fill(R, ' ', pad);
-			}
+			rpt_put_cell(R, R->cols[c], buf, bl, pad, last);
 		}
 		rpt_lb_putc(R, '\n');
 		rpt_lb_flush(R);

@@ -254,16 +254,7 @@ static int print_group(struct report *R, const struct pk_hist *const *h, size_t 
 				size_t bl = w < 0 ? 0 : (size_t)w < sizeof(buf) ? (size_t)w
 										  : sizeof(buf) - 1;
 				size_t pad = (size_t)R->width[c] > bl ? (size_t)R->width[c] - bl : 0;
-				if (rpt_col_numeric(R->cols[c])) {
-					rpt_lb_fill(R, ' ', pad);
-					rpt_lb_put(R, buf, bl);
-				} else if (last && (R->cols[c] == COL_SYM ||
-						    R->cols[c] == COL_SRCLINE)) {
-					rpt_lb_put(R, buf, bl);
-				} else {
-					rpt_lb_put(R, buf, bl);
-					rpt_lb_fill(R, ' ', pad);
-				}
+				rpt_put_cell(R, R->cols[c], buf, bl, pad, last);
 			}
 		}
 		rpt_lb_putc(R, '\n');

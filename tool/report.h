@@ -82,6 +82,8 @@ bool rpt_lb_reserve(struct report *R, size_t n);
 double rpt_pct(const struct report *R, uint64_t v);
 void rpt_print_callchain(struct report *R, const struct pk_hist_entry *e);
 void rpt_print_header(struct report *R, struct pk_data_reader *rd);
+void rpt_put_cell(struct report *R, enum col c, const char *buf, size_t bl, size_t pad,
+		  bool last);
 void rpt_print_hist(struct report *R, const struct pk_hist *h);
 int rpt_print_sections(struct report *R, struct pk_data_reader *rd, struct pk_report *rep);
 uint64_t rpt_weight_self(const struct report *R, const struct pk_hist_entry *e);
