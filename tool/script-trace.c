@@ -233,6 +233,77 @@ static void load_tracefs_format(struct script_trace *st, const char *evname)
 	free(buf);
 }
 
+/* A constant of a print format: its value if the atom is a number, else 0 */
+static unsigned long long atom_value(const struct tep_print_arg *a)
+{
+	if (!a || a->type != TEP_PRINT_ATOM || !a->atom.atom)
+		return 0;
+	return strtoull(a->atom.atom, NULL, 0);
+}
+
+/*
+ * Whether libtraceevent may evaluate these print arguments on any record: it divides
+ * without a check ("REC->a / REC->b", an int array's element size), so a hostile format
+ * (or a record value of 0) would kill us with SIGFPE. A divisor must be a non-zero
+ * constant, an element size 1, 2, 4 or 8; nesting is bounded.
+ */
+static bool args_safe(const struct tep_print_arg *a, int depth)
+{
+	if (depth > 32)
+		return false;
+	for (; a; a = a->next) {
+		switch (a->type) {
+		case TEP_PRINT_OP:
+			if (a->op.op && (!strcmp(a->op.op, "/") || !strcmp(a->op.op, "%")) &&
+			    !atom_value(a->op.right))
+				return false;
+			if (!args_safe(a->op.left, depth + 1) || !args_safe(a->op.right, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_TYPE:
+			if (!args_safe(a->typecast.item, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_FLAGS:
+			if (!args_safe(a->flags.field, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_SYMBOL:
+			if (!args_safe(a->symbol.field, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_HEX:
+		case TEP_PRINT_HEX_STR:
+			if (!args_safe(a->hex.field, depth + 1) || !args_safe(a->hex.size, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_INT_ARRAY: {
+			unsigned long long el = atom_value(a->int_array.el_size);
+			if ((el != 1 && el != 2 && el != 4 && el != 8) ||
+			    !args_safe(a->int_array.field, depth + 1) ||
+			    !args_safe(a->int_array.count, depth + 1))
+				return false;
+			break;
+		}
+		case TEP_PRINT_FUNC:
+			if (!args_safe(a->func.args, depth + 1))
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+static bool event_safe(const struct tep_event *ev)
+{
+	for (const struct tep_format_field *f = ev->format.fields; f; f = f->next)
+		if ((f->flags & TEP_FIELD_IS_ARRAY) && !f->elementsize)
+			return false;
+	return args_safe(ev->print_fmt.args, 0);
+}
+
 const char *script_trace__text(struct script_trace *st, const void *blob, size_t len,
 			       const struct pk_data_attr *a, const struct pk_sample *smp)
 {
@@ -264,7 +335,18 @@ const char *script_trace__text(struct script_trace *st, const void *blob, size_t
 	struct tep_record rec = { .ts = smp->time, .cpu = (int)smp->cpu, .size = (int)smp->raw.size,
 				  .data = (void *)smp->raw.data };
 	trace_seq_reset(&st->seq);
-	tep_print_event(st->tep, &st->seq, &rec, "%s", TEP_PRINT_INFO);
+	if (event_safe(ev)) {
+		tep_print_event(st->tep, &st->seq, &rec, "%s", TEP_PRINT_INFO);
+	} else {
+		/* its print format could divide by zero: the fields as they are */
+		if (!failed(st, -id - 1)) {
+			pk_tool_warn("the print format of tracepoint %d (%s:%s) divides by values "
+				     "that may be zero; its fields are printed raw", id,
+				     ev->system ? ev->system : "?", ev->name ? ev->name : "?");
+			fail(st, -id - 1);
+		}
+		tep_print_fields(&st->seq, rec.data, rec.size, ev);
+	}
 	trace_seq_terminate(&st->seq);
 	return st->seq.buffer;
 }
