@@ -14,6 +14,8 @@
  * survive is left out (the event's format is then looked up in tracefs).
  */
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -296,6 +298,41 @@ static bool args_safe(const struct tep_print_arg *a, int depth)
 	return true;
 }
 
+/*
+ * libtraceevent's printing is not safe against every hostile format or record (it divides
+ * unchecked in places args_safe cannot see): a SIGFPE raised while it prints is caught
+ * here and the event's fields are printed raw from then on. The signal is synchronous (an
+ * integer division in its code), so jumping back out of it is sound; the handler is ours
+ * only while libtraceevent runs, and otherwise does what the signal did before.
+ */
+static sigjmp_buf fpe_jmp;
+static volatile sig_atomic_t in_tep;
+static struct sigaction fpe_old;
+
+static void on_fpe(int sig, siginfo_t *si, void *uc)
+{
+	if (in_tep)
+		siglongjmp(fpe_jmp, 1);
+	sigaction(SIGFPE, &fpe_old, NULL);
+	(void)si;
+	(void)uc;
+	raise(sig);
+}
+
+static void fpe_guard_install(void)
+{
+	static bool done;
+	if (done)
+		return;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fpe;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (!sigaction(SIGFPE, &sa, &fpe_old))
+		done = true;
+}
+
 static bool event_safe(const struct tep_event *ev)
 {
 	for (const struct tep_format_field *f = ev->format.fields; f; f = f->next)
@@ -335,17 +372,33 @@ const char *script_trace__text(struct script_trace *st, const void *blob, size_t
 	struct tep_record rec = { .ts = smp->time, .cpu = (int)smp->cpu, .size = (int)smp->raw.size,
 				  .data = (void *)smp->raw.data };
 	trace_seq_reset(&st->seq);
-	if (event_safe(ev)) {
-		tep_print_event(st->tep, &st->seq, &rec, "%s", TEP_PRINT_INFO);
-	} else {
+	fpe_guard_install();
+	volatile bool ok = event_safe(ev) && !failed(st, -id - 1);
+	if (ok) {
+		in_tep = 1;
+		if (sigsetjmp(fpe_jmp, 1)) {
+			ok = false; /* it divided by zero: this event's fields raw from now on */
+			trace_seq_reset(&st->seq);
+		} else {
+			tep_print_event(st->tep, &st->seq, &rec, "%s", TEP_PRINT_INFO);
+		}
+		in_tep = 0;
+	}
+	if (!ok) {
 		/* its print format could divide by zero: the fields as they are */
 		if (!failed(st, -id - 1)) {
 			pk_tool_warn("the print format of tracepoint %d (%s:%s) divides by values "
-				     "that may be zero; its fields are printed raw", id,
+				     "that may be zero (or made libtraceevent fail); its fields are "
+				     "printed raw", id,
 				     ev->system ? ev->system : "?", ev->name ? ev->name : "?");
 			fail(st, -id - 1);
 		}
-		tep_print_fields(&st->seq, rec.data, rec.size, ev);
+		in_tep = 1;
+		if (!sigsetjmp(fpe_jmp, 1))
+			tep_print_fields(&st->seq, rec.data, rec.size, ev);
+		else
+			trace_seq_reset(&st->seq);
+		in_tep = 0;
 	}
 	trace_seq_terminate(&st->seq);
 	return st->seq.buffer;
