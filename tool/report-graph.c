@@ -21,6 +21,16 @@ void rpt_cg_name(const struct pk_callnode *n, char *buf, size_t len)
 		snprintf(buf, len, "0x%" PRIx64, n->addr);
 }
 
+/* a frame's name in text output: perf prints an unresolved address with "%#llx", which
+ * has no 0x prefix for a zero address */
+static void cg_text_name(const struct pk_callnode *n, char *buf, size_t len)
+{
+	if (n->sym)
+		snprintf(buf, len, "%s", n->sym);
+	else
+		snprintf(buf, len, "%#" PRIx64, n->addr);
+}
+
 /* cg_name into the line buffer (names longer than cg_name's 1023 bytes are cut the same) */
 static void lb_name(struct report *R, const struct pk_callnode *n)
 {
@@ -29,7 +39,10 @@ static void lb_name(struct report *R, const struct pk_callnode *n)
 		rpt_lb_put(R, n->sym, l < 1023 ? l : 1023);
 	} else {
 		char b[24] = "0x";
-		rpt_lb_put(R, b, 2 + (size_t)rpt_fmt_hex(b + 2, n->addr));
+		if (!n->addr) /* "%#llx", as perf prints it */
+			rpt_lb_put(R, "0", 1);
+		else
+			rpt_lb_put(R, b, 2 + (size_t)rpt_fmt_hex(b + 2, n->addr));
 	}
 }
 
@@ -164,14 +177,14 @@ static void print_paths(struct report *R, const struct pk_callnode *n, const str
 		if (R->cg == CG_FOLDED) {
 			fprintf(R->out, "%.2f%% ", p);
 			for (int i = 0; i < depth; i++) {
-				rpt_cg_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
+				cg_text_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
 				fprintf(R->out, "%s%s", i ? ";" : "", nb);
 			}
 			fputc('\n', R->out);
 		} else {
 			fprintf(R->out, "%16.2f%%\n", p);
 			for (int i = 0; i < depth; i++) {
-				rpt_cg_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
+				cg_text_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
 				fprintf(R->out, "                %s\n", nb);
 			}
 			fputc('\n', R->out);
