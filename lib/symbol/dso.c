@@ -346,7 +346,7 @@ static int pk_elf_validate(struct pk_dso *d, Elf *e, uint64_t fsize)
 			return -ENOMEM;
 		d->segs = n;
 		d->segs[d->nr_segs++] = (struct pk_load_seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
-							      ph.p_memsz };
+							      ph.p_memsz, ph.p_flags };
 	}
 	d->is_dyn = eh.e_type == ET_DYN;
 	return 0;
@@ -851,6 +851,39 @@ PK_API uint64_t pk_dso__offset_to_addr(struct pk_dso *d, uint64_t off)
 	if (d->nr_segs)
 		return off - d->segs[0].offset + d->segs[0].vaddr;
 	return off;
+}
+
+/*
+ * The ELF address of the first byte of an executable mapping of d made at file offset
+ * pgoff (the maps a machine keeps are the executable ones: data maps are dropped).
+ * ld.so (and the kernel for the program) maps each PT_LOAD from its offset rounded down
+ * to a page, so a mapping belongs to the segment whose rounded-down offset is pgoff.
+ * GNU ld pads segments to page boundaries in the file and the segment containing pgoff
+ * is that one; lld packs them: its r-x segment of a Rust program starts at offset
+ * 0x13bc0, address 0x14bc0, right after the r-- one ending at 0x13bb4 (the mapping's
+ * pgoff 0x13000 lies inside the r-- segment), and in a small C program every segment
+ * starts in file page 0 (all four mappings have pgoff 0). Of the segments starting in
+ * that page the executable one is taken. The page size of the recording machine is not
+ * known: 4 KiB is tried first, then 16 and 64 KiB (arm64 kernels).
+ */
+uint64_t pk_dso_map_vaddr(struct pk_dso *d, uint64_t pgoff)
+{
+	if (!d || (d->kind != PK_DSO_ELF && d->kind != PK_DSO_VDSO))
+		return pgoff;
+	pk_dso_ensure_loaded(d);
+	for (uint64_t page = 4096; page <= 65536 && !(pgoff & (page - 1)); page *= 4) {
+		const struct pk_load_seg *hit = NULL;
+		for (size_t i = 0; i < d->nr_segs; i++) {
+			const struct pk_load_seg *s = &d->segs[i];
+			if ((s->offset & ~(page - 1)) != pgoff)
+				continue;
+			if (!hit || (!(hit->flags & PF_X) && (s->flags & PF_X)))
+				hit = s;
+		}
+		if (hit)
+			return hit->vaddr - (hit->offset - pgoff);
+	}
+	return pk_dso__offset_to_addr(d, pgoff);
 }
 
 static const struct pk_sym *pk_dso_find_sym(struct pk_dso *d, uint64_t addr)

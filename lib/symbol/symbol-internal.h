@@ -57,6 +57,7 @@ struct pk_cu_range {
 
 struct pk_load_seg {            /* PT_LOAD */
 	uint64_t offset, vaddr, filesz, memsz;
+	uint32_t flags;         /* PF_* */
 };
 
 struct pk_machine;
@@ -171,6 +172,8 @@ struct pk_machine {
 struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name);
 void pk_dso_free(struct pk_dso *d);
 int pk_dso_ensure_loaded(struct pk_dso *d);
+/* ELF address at which an executable mapping made at file offset pgoff starts (dso.c) */
+uint64_t pk_dso_map_vaddr(struct pk_dso *d, uint64_t pgoff);
 const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t addr);
 size_t pk_syms_finish(struct pk_sym *syms, size_t nr, bool kallsyms);
 /* Open a path only if it is a regular file of sane size; returns fd or -errno. */

@@ -558,7 +558,7 @@ static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
 			continue;
 		if (pk_dso_ensure_loaded(d) || !d->load_path || !d->nr_segs)
 			continue;
-		uint64_t base = d->is_dyn ? e->start - pk_dso__offset_to_addr(d, e->pgoff) : 0;
+		uint64_t base = d->is_dyn ? e->start - pk_dso_map_vaddr(d, e->pgoff) : 0;
 		bool seen = false;
 		for (size_t k = 0; k < u->nrep && !seen; k++)
 			seen = u->rep[k].dso == d && u->rep[k].base == base;
@@ -581,8 +581,10 @@ static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
 			dwfl_report_begin_add(u->dwfl);
 			began = true;
 		}
+		/* base is the load bias: add_p_vaddr, or libdwfl takes it for the address of
+		 * the first segment (the same only when that segment's address is 0) */
 		Dwfl_Module *mod = dwfl_report_elf(u->dwfl, d->short_name, d->load_path, fd, base,
-						   false);
+						   true);
 		if (!mod) {
 			close(fd);
 			continue;
