@@ -374,6 +374,25 @@ static bool pk_uw_read(struct pk_unwind_ctx *u, uint64_t addr, uint64_t *v)
 	return true;
 }
 
+/*
+ * Whether pc is the first instruction of a lazy-binding PLT entry: jmp *GOT(%rip)
+ * (ff 25 rel32), push $index (68 imm32), jmp PLT0 (e9 rel32). GNU ld describes .plt in
+ * .eh_frame; lld does not, and libdwfl's frame-pointer guess then skips the caller (the
+ * caller's rbp is no frame pointer). perf 6.1 as Debian builds it unwinds with
+ * libunwind, which recognizes this entry by its code when there is no CFI (x86-64
+ * Gstep.c) and takes the return address from the stack pointer: so does this. With the
+ * GOT filled in (-z now, or any call after the first) a sample in the PLT is always on
+ * that jmp.
+ */
+static bool pk_uw_plt_entry(struct pk_unwind_ctx *u, uint64_t pc)
+{
+	Dwarf_Word w0, w1;
+	if (pc > UINT64_MAX - 16 || !pk_uw_read_file(u->dwfl, pc, &w0) ||
+	    !pk_uw_read_file(u->dwfl, pc + 8, &w1))
+		return false;
+	return (w0 & 0xffff) == 0x25ff && (w0 >> 48 & 0xff) == 0x68 && (w1 >> 24 & 0xff) == 0xe9;
+}
+
 /* One unwinding step from cur (libdwfl's __libdwfl_frame_unwind). */
 static int pk_uw_step(struct pk_unwind_ctx *u, const struct pk_uw_state *cur,
 		      struct pk_uw_state *next)
@@ -386,6 +405,22 @@ static int pk_uw_step(struct pk_unwind_ctx *u, const struct pk_uw_state *cur,
 		return PK_STEP_COMPLEX;
 	next->initial = false;
 	next->mask = 0;
+	if (row->status == PK_ROW_NOCFI && pk_uw_plt_entry(u, cur->pc)) {
+		/* a PLT entry: nothing pushed yet, the return address is at the stack
+		 * pointer, every other register is the caller's */
+		const uint32_t sp = 1u << 7;
+		uint64_t ret;
+		if (!(cur->mask & sp) || !pk_uw_read(u, cur->regs[7], &ret))
+			return PK_STEP_FAIL;
+		memcpy(next->regs, cur->regs, sizeof(next->regs));
+		next->mask = cur->mask;
+		next->regs[7] = cur->regs[7] + 8;
+		next->regs[PK_UW_RA] = ret;
+		next->mask |= 1u << PK_UW_RA;
+		next->pc = ret;
+		next->signal = false;
+		return ret ? PK_STEP_PC_SET : PK_STEP_PC_UNDEF;
+	}
 	if (row->status == PK_ROW_NOCFI) {
 		/* the x86-64 backend's frame-pointer step (x86_64_unwind) */
 		const uint32_t bp = 1u << 6, sp = 1u << 7;
