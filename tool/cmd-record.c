@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -557,6 +558,9 @@ static bool hw_cycles_available(void)
 	return !(fd == -ENOENT || fd == -ENODEV || fd == -EOPNOTSUPP);
 }
 
+/* The user registers a DWARF unwinder needs, as perf's sample_regs_user of this
+ * architecture; 0 where perfkit's unwinder does not read them (lib/symbol/unwind.c maps
+ * x86-64 and arm64 only), so record refuses rather than write stacks nothing unwinds. */
 static uint64_t dwarf_regs_mask(void)
 {
 #if defined(__x86_64__)
@@ -591,7 +595,10 @@ static int config_attr(struct rec_opts *o, struct perf_event_attr *a, bool trace
 	} else if (o->cg == CG_DWARF) {
 		uint64_t mask = dwarf_regs_mask();
 		if (!mask) {
-			pk_tool_error("--call-graph dwarf is not supported on this architecture");
+			struct utsname u;
+			pk_tool_error("--call-graph dwarf: not supported on %s: perfkit unwinds "
+				      "x86-64 and arm64 stacks only; use --call-graph fp",
+				      uname(&u) == 0 ? u.machine : "this architecture");
 			return -1;
 		}
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |

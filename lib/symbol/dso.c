@@ -349,6 +349,7 @@ static int pk_elf_validate(struct pk_dso *d, Elf *e, uint64_t fsize)
 							      ph.p_memsz, ph.p_flags };
 	}
 	d->is_dyn = eh.e_type == ET_DYN;
+	d->e_machine = eh.e_machine;
 	return 0;
 }
 

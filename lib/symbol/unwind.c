@@ -65,6 +65,7 @@ struct pk_unwind_ctx {
 	bool attached;
 	bool slow_only;         /* PERFKIT_UNWIND=libdwfl: never the cached rows */
 	struct pk_machine *m;   /* for statistics */
+	const struct pk_uw_arch *arch; /* of the sample being unwound */
 	struct pk_cfi_row *rows;
 	size_t nrows, caprows;
 	/* DWARF register -> index in the sample's register block, for regs_mask */
@@ -106,6 +107,41 @@ static const uint8_t pk_x86_64_dwarf_to_perf[17] = {
 	PK_X86_R15, PK_X86_IP,
 };
 
+/* arm64: perf_regs.h numbers x0..x30 (x30 = lr) and sp as 0..31 and pc as 32; DWARF
+ * numbers x0..x30 and sp the same way (the pc has none: libdwfl takes it apart). */
+enum { PK_ARM64_FP = 29, PK_ARM64_SP = 31, PK_ARM64_PC = 32 };
+static const uint8_t pk_arm64_dwarf_to_perf[32] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+};
+
+/*
+ * How a user register block maps to what the unwinders read, by the ELF machine of the
+ * process's code (perf records the registers of the architecture it runs on, and a file
+ * from an arm64 machine is read on x86 hosts too). The cached walk models the x86-64
+ * register file only; arm64 samples are unwound by libdwfl, as perf does.
+ */
+struct pk_uw_arch {
+	uint16_t em;
+	uint8_t nregs;                  /* DWARF registers 0..nregs-1 handed to libdwfl */
+	const uint8_t *dwarf_to_perf;   /* the perf_regs.h number of each */
+	uint8_t ip, sp, fp;             /* perf_regs.h numbers */
+	bool cached;                    /* the cached-row walk applies */
+};
+
+static const struct pk_uw_arch pk_uw_arches[] = {
+	{ EM_X86_64, 17, pk_x86_64_dwarf_to_perf, PK_X86_IP, PK_X86_SP, PK_X86_BP, true },
+	{ EM_AARCH64, 32, pk_arm64_dwarf_to_perf, PK_ARM64_PC, PK_ARM64_SP, PK_ARM64_FP, false },
+};
+
+static const struct pk_uw_arch *pk_uw_arch_find(uint16_t em)
+{
+	for (size_t i = 0; i < PK_ARRAY_SIZE(pk_uw_arches); i++)
+		if (pk_uw_arches[i].em == em)
+			return &pk_uw_arches[i];
+	return NULL;
+}
+
 /* Value of perf register `r` in a REGS_USER block, false if not sampled. */
 static bool pk_perf_reg(const struct pk_sample_regs *rg, unsigned int r, uint64_t *v)
 {
@@ -116,6 +152,24 @@ static bool pk_perf_reg(const struct pk_sample_regs *rg, unsigned int r, uint64_
 		return false;
 	*v = rg->regs[idx];
 	return true;
+}
+
+int pk_uw_initial_regs(uint16_t em, const struct pk_sample_regs *rg, uint64_t *dwarf,
+		       size_t max, uint64_t *pc)
+{
+	const struct pk_uw_arch *a = pk_uw_arch_find(em);
+	if (!a)
+		return -EOPNOTSUPP;
+	if (!rg || !dwarf || !pc || max < a->nregs)
+		return -EINVAL;
+	for (unsigned int i = 0; i < a->nregs; i++) {
+		uint64_t v = 0;
+		pk_perf_reg(rg, a->dwarf_to_perf[i], &v);
+		dwarf[i] = v;
+	}
+	*pc = 0;
+	pk_perf_reg(rg, a->ip, pc);
+	return a->nregs;
 }
 
 static pid_t pk_uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -181,15 +235,16 @@ static bool pk_uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, v
 static bool pk_uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	struct pk_unwind_ctx *u = arg;
-	Dwarf_Word regs[17];
-	for (unsigned int i = 0; i < 17; i++) {
-		uint64_t v = 0;
-		pk_perf_reg(&u->s->regs_user, pk_x86_64_dwarf_to_perf[i], &v);
-		regs[i] = v;
-	}
-	if (!dwfl_thread_state_registers(thread, 0, 17, regs))
+	uint64_t regs[64], pc;
+	int n = pk_uw_initial_regs(u->arch->em, &u->s->regs_user, regs, PK_ARRAY_SIZE(regs), &pc);
+	if (n <= 0)
 		return false;
-	dwfl_thread_state_register_pc(thread, regs[16]);
+	Dwarf_Word w[64];
+	for (int i = 0; i < n; i++)
+		w[i] = regs[i];
+	if (!dwfl_thread_state_registers(thread, 0, (unsigned int)n, w))
+		return false;
+	dwfl_thread_state_register_pc(thread, pc);
 	return true;
 }
 
@@ -640,7 +695,7 @@ static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
 }
 
 static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const struct pk_sample *s,
-			  uint64_t *ips, size_t max)
+			  const struct pk_uw_arch *arch, uint64_t *ips, size_t max)
 {
 	struct pk_unwind_ctx *u = ms->unwind;
 	if (!u) {
@@ -665,8 +720,8 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 		u->attached = true;
 	}
 	uint64_t sp = 0, ip = 0;
-	pk_perf_reg(&s->regs_user, PK_X86_SP, &sp);
-	pk_perf_reg(&s->regs_user, PK_X86_IP, &ip);
+	pk_perf_reg(&s->regs_user, arch->sp, &sp);
+	pk_perf_reg(&s->regs_user, arch->ip, &ip);
 	/* code without any CFI (no .eh_frame, no .debug_frame): libdwfl would guess from
 	 * the frame pointer and may skip a frame; our own frame-pointer walk is exact */
 	const struct pk_mapent *e = pk_mapset_find(ms, ip);
@@ -679,6 +734,7 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 	if (e && e->dso && e->dso->cfi < 0)
 		return -EOPNOTSUPP;
 	u->s = s;
+	u->arch = arch;
 	u->sp = sp;
 	u->stack = s->stack_user.data;
 	u->stack_len = PK_MIN(s->stack_user.dyn_size, s->stack_user.size);
@@ -686,7 +742,7 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 	u->ips = ips;
 	u->nr = 0;
 	u->max = max;
-	int fast = u->slow_only ? -1 : pk_uw_fast(u, ips, max);
+	int fast = u->slow_only || !arch->cached ? -1 : pk_uw_fast(u, ips, max);
 	if (fast >= 0) {
 		u->nr = (size_t)fast;
 	} else {
@@ -702,13 +758,16 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 }
 
 /* Frame-pointer walk over the stack copy (the fallback when CFI is missing). */
-static size_t pk_unwind_fp(const struct pk_sample *s, uint64_t *ips, size_t max)
+static size_t pk_unwind_fp(const struct pk_uw_arch *arch, const struct pk_sample *s,
+			   uint64_t *ips, size_t max)
 {
+	/* x86-64's rbp and arm64's x29 both point at {caller's frame pointer, return
+	 * address} */
 	uint64_t ip = 0, bp = 0, sp = 0;
 	size_t n = 0;
-	if (!pk_perf_reg(&s->regs_user, PK_X86_IP, &ip) ||
-	    !pk_perf_reg(&s->regs_user, PK_X86_BP, &bp) ||
-	    !pk_perf_reg(&s->regs_user, PK_X86_SP, &sp) || !max)
+	if (!pk_perf_reg(&s->regs_user, arch->ip, &ip) ||
+	    !pk_perf_reg(&s->regs_user, arch->fp, &bp) ||
+	    !pk_perf_reg(&s->regs_user, arch->sp, &sp) || !max)
 		return 0;
 	uint64_t len = PK_MIN(s->stack_user.dyn_size, s->stack_user.size);
 	const uint8_t *st = s->stack_user.data;
@@ -725,6 +784,41 @@ static size_t pk_unwind_fp(const struct pk_sample *s, uint64_t *ips, size_t max)
 		bp = next;
 	}
 	return n;
+}
+
+/*
+ * The ELF machine of a process's code: that of its first ELF map (all are the same
+ * architecture, and the registers perf sampled are that architecture's). A process
+ * without any readable ELF file is taken for this machine's architecture.
+ */
+static uint16_t pk_uw_machine_of(const struct pk_mapset *ms)
+{
+	for (size_t i = 0; i < ms->nr; i++) {
+		struct pk_dso *d = ms->v[i].dso;
+		if (d && d->kind == PK_DSO_ELF && !pk_dso_ensure_loaded(d) && d->e_machine)
+			return d->e_machine;
+	}
+#if defined(__aarch64__)
+	return EM_AARCH64;
+#else
+	return EM_X86_64;
+#endif
+}
+
+static const char *pk_uw_machine_name(uint16_t em)
+{
+	switch (em) {
+	case EM_386: return "i386";
+	case EM_ARM: return "arm";
+	case EM_PPC: return "powerpc";
+	case EM_PPC64: return "powerpc64";
+	case EM_S390: return "s390";
+	case EM_RISCV: return "riscv";
+	case EM_LOONGARCH: return "loongarch";
+	case EM_MIPS: return "mips";
+	case EM_SPARCV9: return "sparc64";
+	default: return "unknown-architecture";
+	}
 }
 
 static bool pk_sample_has_user_stack(const struct pk_sample *s)
@@ -744,7 +838,17 @@ PK_API int pk_machine__unwind(struct pk_machine *m, const struct pk_sample *s, u
 	struct pk_thread *t = pk_machine_thread(m, s->pid, s->tid, true);
 	if (!t || !t->maps)
 		return pk_err(-ENOENT);
-	int n = pk_unwind_user(m, t->maps, s, ips, max);
+	uint16_t em = pk_uw_machine_of(t->maps);
+	const struct pk_uw_arch *arch = pk_uw_arch_find(em);
+	if (!arch) {
+		if (!m->uw_arch_warned)
+			pk_warn("DWARF call chains: the user stacks of %s programs are not unwound "
+				"(only x86-64 and arm64 are): their call chains stop at the "
+				"sampled address", pk_uw_machine_name(em));
+		m->uw_arch_warned = true;
+		return pk_err(-EOPNOTSUPP);
+	}
+	int n = pk_unwind_user(m, t->maps, s, arch, ips, max);
 	bool no_cfi = n == -EOPNOTSUPP;
 	if (n < 0)
 		n = 0;
@@ -752,7 +856,7 @@ PK_API int pk_machine__unwind(struct pk_machine *m, const struct pk_sample *s, u
 	/* no CFI, or stopped early? a frame-pointer walk of the same stack may get further */
 	if (no_cfi || ((size_t)n < max && n < 3)) {
 		uint64_t fp[PK_UNWIND_MAX_FRAMES];
-		size_t k = pk_unwind_fp(s, fp, PK_MIN(max, PK_ARRAY_SIZE(fp)));
+		size_t k = pk_unwind_fp(arch, s, fp, PK_MIN(max, PK_ARRAY_SIZE(fp)));
 		if (k > (size_t)n) {
 			memcpy(ips, fp, k * sizeof(*fp));
 			n = (int)k;
@@ -815,7 +919,11 @@ static __attribute__((noinline)) int pk_callchain_dwarf(struct pk_machine *m,
 		int k = pk_machine__unwind(m, s, ips, PK_MIN(max - n, PK_ARRAY_SIZE(ips)));
 		if (k < 0)
 			k = 0;
-		if ((size_t)k < nfpu) {
+		if (!k && !nfpu && s->cpumode == PK_CPUMODE_USER) {
+			/* nothing unwound (an architecture not unwound, no maps): the sampled
+			 * address still is the leaf */
+			out[n++] = (struct pk_chain_entry){ s->ip, PK_CPUMODE_USER, 0 };
+		} else if ((size_t)k < nfpu) {
 			m->uw_fallbacks++;
 			for (size_t i = 0; i < nfpu && n < max; i++)
 				out[n++] = (struct pk_chain_entry){ fpu[i], PK_CPUMODE_USER, 0 };
