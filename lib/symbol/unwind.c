@@ -78,6 +78,8 @@ struct pk_unwind_ctx {
 	uint64_t sp;
 	const uint8_t *stack;
 	uint64_t stack_len;
+	bool stack_cut;         /* the copy holds all it asked for: the stack goes on */
+	bool beyond;            /* a read past the copy was answered 0 (perf's way) */
 	uint32_t tid;
 	uint64_t *ips;
 	size_t nr, max;
@@ -222,12 +224,35 @@ static bool pk_uw_read_file(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result)
 	return false;
 }
 
+/*
+ * Stack reads as perf 6.1 makes them (its libunwind access_mem): a word is read from the
+ * copy only if it ends before the copy's last byte (addr + 8 < end: the last word never
+ * is); any other address is looked up in the thread's maps, and one without a readable
+ * file - the [stack] mapping, which perf records with --call-graph dwarf - reads as 0,
+ * successfully. That mapping holds the copy's last word, and when the copy holds all
+ * it asked for (the stack goes on beyond it) everything past it too; when the kernel
+ * copied less, the copy ends where the stack mapping does and nothing beyond is mapped.
+ * libunwind takes a return address read as 0 for a frame at address 0, which perf shows
+ * as ffffffffffffffff [unknown] below the last frame inside the copy; pk_unwind_user
+ * adds that frame when a read here was answered 0 (the walk ends at that read: the
+ * return address is the highest word of a frame).
+ */
+#define PK_UW_STACK_MAP_MAX (8ULL << 20)        /* the default stack limit */
+
 static bool pk_uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct pk_unwind_ctx *u = arg;
-	if (addr >= u->sp && u->stack_len >= 8 && addr - u->sp <= u->stack_len - 8) {
-		memcpy(result, u->stack + (addr - u->sp), 8);
-		return true;
+	if (addr >= u->sp && u->stack_len >= 8) {
+		uint64_t off = addr - u->sp;
+		if (off < u->stack_len - 8) {
+			memcpy(result, u->stack + off, 8);
+			return true;
+		}
+		if (off < u->stack_len || (u->stack_cut && off - u->stack_len < PK_UW_STACK_MAP_MAX)) {
+			*result = 0;
+			u->beyond = true;
+			return true;
+		}
 	}
 	return pk_uw_read_file(dwfl, addr, result);
 }
@@ -738,6 +763,8 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 	u->sp = sp;
 	u->stack = s->stack_user.data;
 	u->stack_len = PK_MIN(s->stack_user.dyn_size, s->stack_user.size);
+	u->stack_cut = s->stack_user.dyn_size >= s->stack_user.size;
+	u->beyond = false;
 	u->tid = s->tid;
 	u->ips = ips;
 	u->nr = 0;
@@ -747,11 +774,15 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 		u->nr = (size_t)fast;
 	} else {
 		m->uw_libdwfl++;
+		u->beyond = false;
 		dwfl_getthread_frames(u->dwfl, (pid_t)s->tid, pk_uw_frame, u);
 	}
 	size_t n = u->nr;
 	if (!n && ip)
 		ips[n++] = ip;
+	/* perf's frame for a return address read past the copy (pk_uw_memory_read) */
+	if (u->beyond && n < max)
+		ips[n++] = UINT64_MAX;
 	u->s = NULL;
 	u->ips = NULL;
 	return (int)n;

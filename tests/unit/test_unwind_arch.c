@@ -103,13 +103,17 @@ static const char arm64_src[] =
 	"pk_start:\n\t.cfi_startproc\n\t.cfi_undefined 30\n"
 	"\tbl pk_a\npk_start_ret:\n\tb pk_start\n\t.cfi_endproc\n";
 
-/* build a shared object for a clang target from assembly; false if this host cannot */
+/* build a shared object for a clang target from assembly (target NULL: this host's cc
+ * and linker); false if this host cannot */
 static bool build_so(const char *target, const char *src, const char *out)
 {
 	FILE *f = fopen("a.S", "w");
 	assert_non_null(f);
 	fputs(src, f);
 	fclose(f);
+	if (!target)
+		return pk_test_sh("cc -shared -nostdlib -Wl,--eh-frame-hdr -o %s a.S 2>/dev/null",
+				  out) == 0;
 	return pk_test_sh("clang --target=%s -c -o a.o a.S 2>/dev/null && "
 			  "ld.lld -shared --eh-frame-hdr -o %s a.o 2>/dev/null", target, out) == 0;
 }
@@ -133,7 +137,29 @@ static uint64_t sym_addr(const char *file, const char *name)
 	return v;
 }
 
-static struct pk_machine *machine_with(const char *so, uint64_t base, uint64_t text_off)
+/* the executable PT_LOAD's address and file offset (readelf), false if none */
+static bool exec_segment(const char *file, uint64_t *vaddr, uint64_t *off)
+{
+	char cmd[512], line[256];
+	snprintf(cmd, sizeof(cmd), "readelf -lW %s", file);
+	FILE *p = popen(cmd, "r");
+	bool found = false;
+	if (!p)
+		return false;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long o, v;
+		if (!found && strstr(line, " R E ") &&
+		    sscanf(line, " LOAD 0x%llx 0x%llx", &o, &v) == 2) {
+			*off = o;
+			*vaddr = v;
+			found = true;
+		}
+	}
+	pclose(p);
+	return found;
+}
+
+static struct pk_machine *machine_with(const char *so, uint64_t base)
 {
 	PK_OPTS(pk_machine_opts, o, .host = false, .buildid_dir = "");
 	struct pk_machine *m = pk_machine__new(&o);
@@ -142,12 +168,46 @@ static struct pk_machine *machine_with(const char *so, uint64_t base, uint64_t t
 	assert_non_null(realpath(so, path));
 	assert_int_equal(pk_machine__comm(m, 7, 7, "prog", false), 0);
 	/* the text segment's mapping as ld.so makes it with 4 KiB pages: from its offset
-	 * rounded down (lld: file page 0, where every segment of this file starts) */
-	struct pk_mmap_event ev = { .pid = 7, .tid = 7, .addr = base + text_off,
-				    .len = 0x1000, .pgoff = 0, .prot = PROT_READ | PROT_EXEC,
-				    .filename = path };
+	 * and address rounded down (lld: file page 0, where every segment starts) */
+	uint64_t vaddr = 0, off = 0;
+	assert_true(exec_segment(so, &vaddr, &off));
+	struct pk_mmap_event ev = { .pid = 7, .tid = 7, .addr = base + (vaddr & ~0xfffULL),
+				    .len = 0x1000, .pgoff = off & ~0xfffULL,
+				    .prot = PROT_READ | PROT_EXEC, .filename = path };
 	assert_int_equal(pk_machine__mmap(m, &ev), 0);
 	return m;
+}
+
+/* a user-mode sample of pid 7 with a register block and a stack copy of dyn bytes (of
+ * size asked for) */
+static struct pk_sample user_sample(uint64_t *regs, uint32_t nregs, uint64_t ip,
+				    const uint64_t *stack, uint64_t dyn, uint64_t size)
+{
+	struct pk_sample s = { 0 };
+	s.type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	s.cpumode = PK_CPUMODE_USER;
+	s.pid = s.tid = 7;
+	s.ip = ip;
+	s.regs_user = (struct pk_sample_regs){ .abi = PERF_SAMPLE_REGS_ABI_64,
+					       .mask = (1ULL << nregs) - 1, .nr = nregs,
+					       .regs = regs };
+	s.stack_user.size = size;
+	s.stack_user.dyn_size = dyn;
+	s.stack_user.data = stack;
+	return s;
+}
+
+/* unwind s with a new machine holding so; with the cached rows or libdwfl only */
+static int unwind_with(const char *so, uint64_t base, const struct pk_sample *s, bool libdwfl,
+		       uint64_t *ips, size_t max)
+{
+	if (libdwfl)
+		setenv("PERFKIT_UNWIND", "libdwfl", 1);
+	struct pk_machine *m = machine_with(so, base);
+	unsetenv("PERFKIT_UNWIND");
+	int n = pk_machine__unwind(m, s, ips, max);
+	pk_machine__free(m);
+	return n;
 }
 
 static void test_arm64_unwind(void **state)
@@ -160,34 +220,82 @@ static void test_arm64_unwind(void **state)
 		 sret = sym_addr("arm64.so", "pk_start_ret");
 	assert_true(c && bret && aret && sret);
 	const uint64_t base = 0x7f0000000000ULL, sp = 0x7ffff0000000ULL;
-	struct pk_machine *m = machine_with("arm64.so", base, c & ~0xfffULL);
 
 	uint64_t regs[ARM64_NREGS] = { 0 };
 	regs[29] = 0x1234;              /* x29: not a frame pointer pk_b's rules need */
 	regs[30] = base + bret;         /* lr: into pk_b */
 	regs[31] = sp;
 	regs[32] = base + c + 4;        /* pc: pk_c's second instruction */
-	/* pk_b's frame {x29, lr}, then pk_a's 32 bytes with lr at +24 */
-	uint64_t stack[6] = { 0x5678, base + aret, 0, 0, 0, base + sret };
-	struct pk_sample s = { 0 };
-	s.type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	s.cpumode = PK_CPUMODE_USER;
-	s.pid = s.tid = 7;
-	s.ip = regs[32];
-	s.regs_user = (struct pk_sample_regs){ .abi = PERF_SAMPLE_REGS_ABI_64,
-					       .mask = (1ULL << ARM64_NREGS) - 1,
-					       .nr = ARM64_NREGS, .regs = regs };
-	s.stack_user.size = sizeof(stack);
-	s.stack_user.dyn_size = sizeof(stack);
-	s.stack_user.data = stack;
+	/* pk_b's frame {x29, lr}, then pk_a's 32 bytes with lr at +24, then the rest of
+	 * the stack up to its end (the kernel copied less than asked) */
+	uint64_t stack[8] = { 0x5678, base + aret, 0, 0, 0, base + sret, 0, 0 };
+	struct pk_sample s = user_sample(regs, ARM64_NREGS, regs[32], stack, 64, 128);
 	uint64_t ips[16];
-	int n = pk_machine__unwind(m, &s, ips, 16);
-	assert_int_equal(n, 4);
+	assert_int_equal(unwind_with("arm64.so", base, &s, false, ips, 16), 4);
 	assert_int_equal(ips[0], base + c + 4);
 	assert_int_equal(ips[1], base + bret - 1);
 	assert_int_equal(ips[2], base + aret - 1);
 	assert_int_equal(ips[3], base + sret - 1);
-	pk_machine__free(m);
+}
+
+/*
+ * x86-64, through the cached rows and through libdwfl: pk_c (leaf) <- pk_b (pushes rbx)
+ * <- pk_a (32-byte frame) <- pk_start (rip undefined: the end).
+ */
+static const char x86_src[] =
+	"\t.text\n"
+	"\t.globl pk_c, pk_b, pk_a, pk_start, pk_b_ret, pk_a_ret, pk_start_ret\n"
+	"\t.hidden pk_c, pk_b, pk_a, pk_start\n"
+	"pk_c:\n\t.cfi_startproc\n\tnop\n\tnop\n\tret\n\t.cfi_endproc\n"
+	"pk_b:\n\t.cfi_startproc\n\tpush %rbx\n\t.cfi_def_cfa_offset 16\n\t.cfi_offset rbx, -16\n"
+	"\tcall pk_c\npk_b_ret:\n\tpop %rbx\n\t.cfi_def_cfa_offset 8\n\tret\n\t.cfi_endproc\n"
+	"pk_a:\n\t.cfi_startproc\n\tsub $24, %rsp\n\t.cfi_def_cfa_offset 32\n"
+	"\tcall pk_b\npk_a_ret:\n\tadd $24, %rsp\n\t.cfi_def_cfa_offset 8\n\tret\n\t.cfi_endproc\n"
+	"pk_start:\n\t.cfi_startproc\n\t.cfi_undefined rip\n"
+	"\tcall pk_a\npk_start_ret:\n\tjmp pk_start\n\t.cfi_endproc\n";
+
+static void test_x86_64_stack_end_like_perf(void **state)
+{
+	(void)state;
+	if (!build_so(NULL, x86_src, "x86.so"))
+		PK_SKIP("cc cannot build an x86-64 shared object here");
+	uint64_t c = sym_addr("x86.so", "pk_c"), bret = sym_addr("x86.so", "pk_b_ret"),
+		 aret = sym_addr("x86.so", "pk_a_ret"), sret = sym_addr("x86.so", "pk_start_ret");
+	assert_true(c && bret && aret && sret);
+	const uint64_t base = 0x7f0000000000ULL, sp = 0x7ffff0000000ULL;
+	uint64_t vals[24] = { 0 };
+	vals[X_SP] = sp;
+	vals[X_IP] = base + c + 1;
+	vals[X_BP] = 0x1234;
+	/* pk_c's return address, pk_b's rbx and return address, pk_a's 24 bytes and
+	 * return address, one more word */
+	uint64_t stack[8] = { base + bret, 0x77, base + aret, 0, 0, 0, base + sret, 0 };
+	uint64_t ips[16];
+	for (int libdwfl = 0; libdwfl < 2; libdwfl++) {
+		/* the whole stack, up to where the kernel's copy stopped */
+		struct pk_sample s = user_sample(vals, 24, vals[X_IP], stack, 64, 128);
+		assert_int_equal(unwind_with("x86.so", base, &s, libdwfl, ips, 16), 4);
+		assert_int_equal(ips[0], base + c + 1);
+		assert_int_equal(ips[1], base + bret - 1);
+		assert_int_equal(ips[2], base + aret - 1);
+		assert_int_equal(ips[3], base + sret - 1);
+		/* a copy of all it asked for that ends at pk_a's return address: perf reads
+		 * that last word, as anything past the copy, as 0 from the [stack] map and
+		 * shows a frame ffffffffffffffff instead of pk_start */
+		s = user_sample(vals, 24, vals[X_IP], stack, 56, 56);
+		assert_int_equal(unwind_with("x86.so", base, &s, libdwfl, ips, 16), 4);
+		assert_int_equal(ips[2], base + aret - 1);
+		assert_int_equal(ips[3], UINT64_MAX);
+		/* cut inside pk_a's frame: the same */
+		s = user_sample(vals, 24, vals[X_IP], stack, 40, 40);
+		assert_int_equal(unwind_with("x86.so", base, &s, libdwfl, ips, 16), 4);
+		assert_int_equal(ips[3], UINT64_MAX);
+		/* the copy ends at the end of the stack mapping (less than asked): nothing
+		 * is mapped past it, and the walk just stops */
+		s = user_sample(vals, 24, vals[X_IP], stack, 40, 128);
+		assert_int_equal(unwind_with("x86.so", base, &s, libdwfl, ips, 16), 3);
+		assert_int_equal(ips[2], base + aret - 1);
+	}
 }
 
 static void test_unsupported_arch_leaf_and_warning(void **state)
@@ -199,18 +307,10 @@ static void test_unsupported_arch_leaf_and_warning(void **state)
 		PK_SKIP("clang cannot assemble for riscv64 or ld.lld is missing");
 	uint64_t f = sym_addr("riscv.so", "f");
 	const uint64_t base = 0x3f00000000ULL;
-	struct pk_machine *m = machine_with("riscv.so", base, f & ~0xfffULL);
+	struct pk_machine *m = machine_with("riscv.so", base);
 	uint64_t regs[33] = { 0 }, stack[4] = { 0 };
 	regs[0] = base + f;
-	struct pk_sample s = { 0 };
-	s.type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	s.cpumode = PK_CPUMODE_USER;
-	s.pid = s.tid = 7;
-	s.ip = base + f;
-	s.regs_user = (struct pk_sample_regs){ .abi = PERF_SAMPLE_REGS_ABI_64,
-					       .mask = (1ULL << 33) - 1, .nr = 33, .regs = regs };
-	s.stack_user.size = s.stack_user.dyn_size = sizeof(stack);
-	s.stack_user.data = stack;
+	struct pk_sample s = user_sample(regs, 33, base + f, stack, sizeof(stack), sizeof(stack));
 	pk_test_quiet_log();
 	pk_test_log_clear();
 	uint64_t ips[8];
@@ -234,6 +334,7 @@ int main(void)
 		cmocka_unit_test(test_arm64_regs_sparse_mask),
 		cmocka_unit_test(test_x86_64_regs),
 		cmocka_unit_test(test_arm64_unwind),
+		cmocka_unit_test(test_x86_64_stack_end_like_perf),
 		cmocka_unit_test(test_unsupported_arch_leaf_and_warning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
