@@ -863,27 +863,43 @@ PK_API uint64_t pk_dso__offset_to_addr(struct pk_dso *d, uint64_t off)
  * is that one; lld packs them: its r-x segment of a Rust program starts at offset
  * 0x13bc0, address 0x14bc0, right after the r-- one ending at 0x13bb4 (the mapping's
  * pgoff 0x13000 lies inside the r-- segment), and in a small C program every segment
- * starts in file page 0 (all four mappings have pgoff 0). Of the segments starting in
- * that page the executable one is taken. The page size of the recording machine is not
- * known: 4 KiB is tried first, then 16 and 64 KiB (arm64 kernels).
+ * starts in file page 0 (all four mappings have pgoff 0). In order:
+ *  - the executable segment starting in page pgoff (4 KiB pages tried first, then 16
+ *    and 64 KiB: arm64 kernels);
+ *  - the executable segment whose pages hold pgoff (a mapping split by mprotect; the
+ *    segment after it may start in its last page);
+ *  - any segment starting in page pgoff, then any holding pgoff.
  */
+static uint64_t pk_seg_addr(const struct pk_load_seg *s, uint64_t pgoff)
+{
+	return s->vaddr - (s->offset - pgoff);
+}
+
 uint64_t pk_dso_map_vaddr(struct pk_dso *d, uint64_t pgoff)
 {
 	if (!d || (d->kind != PK_DSO_ELF && d->kind != PK_DSO_VDSO))
 		return pgoff;
 	pk_dso_ensure_loaded(d);
+	const struct pk_load_seg *starts = NULL;
 	for (uint64_t page = 4096; page <= 65536 && !(pgoff & (page - 1)); page *= 4) {
-		const struct pk_load_seg *hit = NULL;
 		for (size_t i = 0; i < d->nr_segs; i++) {
 			const struct pk_load_seg *s = &d->segs[i];
 			if ((s->offset & ~(page - 1)) != pgoff)
 				continue;
-			if (!hit || (!(hit->flags & PF_X) && (s->flags & PF_X)))
-				hit = s;
+			if (s->flags & PF_X)
+				return pk_seg_addr(s, pgoff);
+			if (!starts)
+				starts = s;
 		}
-		if (hit)
-			return hit->vaddr - (hit->offset - pgoff);
 	}
+	for (size_t i = 0; i < d->nr_segs; i++) {
+		const struct pk_load_seg *s = &d->segs[i];
+		if ((s->flags & PF_X) && pgoff >= (s->offset & ~4095ULL) &&
+		    pgoff - s->offset < PK_MAX(s->filesz, s->memsz))
+			return pk_seg_addr(s, pgoff);
+	}
+	if (starts)
+		return pk_seg_addr(starts, pgoff);
 	return pk_dso__offset_to_addr(d, pgoff);
 }
 

@@ -327,12 +327,41 @@ static void test_unsupported_arch_leaf_and_warning(void **state)
 	pk_machine__free(m);
 }
 
+/*
+ * Which segment a mapping's pgoff names in lld's packed layout (pk_dso_map_vaddr): the
+ * executable one starting in file page 0 (the r-- one starts there too), and for a
+ * mapping of the text's last page (split by mprotect) the text, although the next
+ * segment starts in that page.
+ */
+static void test_map_vaddr_packed_segments(void **state)
+{
+	(void)state;
+	static const char src[] = "\t.text\n\t.globl f\nf:\n\tret\n\t.space 0x2100\n"
+				  "\t.data\n\t.quad 1\n";
+	if (!build_so("x86_64-linux-gnu", src, "packed.so"))
+		PK_SKIP("clang or ld.lld is missing");
+	uint64_t vaddr = 0, off = 0;
+	assert_true(exec_segment("packed.so", &vaddr, &off));
+	uint64_t last = (off + 0x2100) & ~0xfffULL;
+	if (!(off & 0xfff) || last == (off & ~0xfffULL))
+		PK_SKIP("this lld did not pack the segments");
+	const uint64_t base = 0x7f0000000000ULL;
+	struct pk_machine *m = machine_with("packed.so", base);
+	struct pk_addr_loc loc;
+	assert_int_equal(pk_machine__resolve(m, 7, 7, base + vaddr, PK_CPUMODE_USER, &loc), 0);
+	assert_non_null(loc.dso);
+	assert_int_equal(pk_dso_map_vaddr(loc.dso, off & ~0xfffULL), vaddr - (off & 0xfff));
+	assert_int_equal(pk_dso_map_vaddr(loc.dso, last), vaddr - (off - last));
+	pk_machine__free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arm64_regs_full_mask),
 		cmocka_unit_test(test_arm64_regs_sparse_mask),
 		cmocka_unit_test(test_x86_64_regs),
+		cmocka_unit_test(test_map_vaddr_packed_segments),
 		cmocka_unit_test(test_arm64_unwind),
 		cmocka_unit_test(test_x86_64_stack_end_like_perf),
 		cmocka_unit_test(test_unsupported_arch_leaf_and_warning),
