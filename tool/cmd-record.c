@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -303,9 +304,13 @@ static void report_failure(const struct pk_recorder *r, const char *output)
 		pk_tool_error("cannot open '%s': %s", output, strerror(-f.err));
 	} else if (f.stage == PK_RECORDER_FAIL_WRITE) {
 		pk_tool_error("cannot write '%s': %s", output, pk_strerror(f.err));
+	} else if (f.err == -EOPNOTSUPP) {
+		struct utsname u;
+		pk_tool_error("--call-graph dwarf: not supported on %s: perfkit unwinds x86-64 "
+			      "and arm64 stacks only; use --call-graph fp",
+			      uname(&u) == 0 ? u.machine : "this architecture");
 	} else {
-		pk_tool_error("%s", f.err == -EOPNOTSUPP ? "--call-graph dwarf is not supported "
-			      "on this architecture" : "out of memory");
+		pk_tool_error("out of memory");
 	}
 }
 

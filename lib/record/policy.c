@@ -53,6 +53,9 @@ static bool hw_cycles_available(void)
 	return !(fd == -ENOENT || fd == -ENODEV || fd == -EOPNOTSUPP);
 }
 
+/* The user registers a DWARF unwinder needs, as perf's sample_regs_user of this
+ * architecture; 0 where perfkit's unwinder does not read them (lib/symbol/unwind.c maps
+ * x86-64 and arm64 only), so record refuses rather than write stacks nothing unwinds. */
 static uint64_t dwarf_regs_mask(void)
 {
 #if defined(__x86_64__)

@@ -347,9 +347,10 @@ static int pk_elf_validate(struct pk_dso *d, Elf *e, uint64_t fsize)
 			return -ENOMEM;
 		d->segs = n;
 		d->segs[d->nr_segs++] = (struct pk_load_seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
-							      ph.p_memsz };
+							      ph.p_memsz, ph.p_flags };
 	}
 	d->is_dyn = eh.e_type == ET_DYN;
+	d->e_machine = eh.e_machine;
 	return 0;
 }
 
@@ -901,6 +902,55 @@ PK_API uint64_t pk_dso__offset_to_addr(struct pk_dso *d, uint64_t off)
 	if (d->nr_segs)
 		return off - d->segs[0].offset + d->segs[0].vaddr;
 	return off;
+}
+
+/*
+ * The ELF address of the first byte of an executable mapping of d made at file offset
+ * pgoff (the maps a machine keeps are the executable ones: data maps are dropped).
+ * ld.so (and the kernel for the program) maps each PT_LOAD from its offset rounded down
+ * to a page, so a mapping belongs to the segment whose rounded-down offset is pgoff.
+ * GNU ld pads segments to page boundaries in the file and the segment containing pgoff
+ * is that one; lld packs them: its r-x segment of a Rust program starts at offset
+ * 0x13bc0, address 0x14bc0, right after the r-- one ending at 0x13bb4 (the mapping's
+ * pgoff 0x13000 lies inside the r-- segment), and in a small C program every segment
+ * starts in file page 0 (all four mappings have pgoff 0). In order:
+ *  - the executable segment starting in page pgoff (4 KiB pages tried first, then 16
+ *    and 64 KiB: arm64 kernels);
+ *  - the executable segment whose pages hold pgoff (a mapping split by mprotect; the
+ *    segment after it may start in its last page);
+ *  - any segment starting in page pgoff, then any holding pgoff.
+ */
+static uint64_t pk_seg_addr(const struct pk_load_seg *s, uint64_t pgoff)
+{
+	return s->vaddr - (s->offset - pgoff);
+}
+
+uint64_t pk_dso_map_vaddr(struct pk_dso *d, uint64_t pgoff)
+{
+	if (!d || (d->kind != PK_DSO_ELF && d->kind != PK_DSO_VDSO))
+		return pgoff;
+	pk_dso_ensure_loaded(d);
+	const struct pk_load_seg *starts = NULL;
+	for (uint64_t page = 4096; page <= 65536 && !(pgoff & (page - 1)); page *= 4) {
+		for (size_t i = 0; i < d->nr_segs; i++) {
+			const struct pk_load_seg *s = &d->segs[i];
+			if ((s->offset & ~(page - 1)) != pgoff)
+				continue;
+			if (s->flags & PF_X)
+				return pk_seg_addr(s, pgoff);
+			if (!starts)
+				starts = s;
+		}
+	}
+	for (size_t i = 0; i < d->nr_segs; i++) {
+		const struct pk_load_seg *s = &d->segs[i];
+		if ((s->flags & PF_X) && pgoff >= (s->offset & ~4095ULL) &&
+		    pgoff - s->offset < PK_MAX(s->filesz, s->memsz))
+			return pk_seg_addr(s, pgoff);
+	}
+	if (starts)
+		return pk_seg_addr(starts, pgoff);
+	return pk_dso__offset_to_addr(d, pgoff);
 }
 
 static const struct pk_sym *pk_dso_find_sym(struct pk_dso *d, uint64_t addr)

@@ -57,6 +57,7 @@ struct pk_cu_range {
 
 struct pk_load_seg {            /* PT_LOAD */
 	uint64_t offset, vaddr, filesz, memsz;
+	uint32_t flags;         /* PF_* */
 };
 
 struct pk_machine;
@@ -81,6 +82,7 @@ struct pk_dso {
 	bool data_only;         /* mapped, but only as data (record -d): not being ELF is
 				 * no surprise (ld.so.cache), so no warning */
 	bool is_dyn;            /* ET_DYN */
+	uint16_t e_machine;     /* EM_* (0 until loaded) */
 	struct pk_load_seg *segs;
 	size_t nr_segs;
 	struct pk_sym *syms;
@@ -170,6 +172,7 @@ struct pk_machine {
 	/* unwinding statistics */
 	uint64_t uw_samples, uw_frames, uw_fallbacks, uw_libdwfl, uw_rows;
 	bool uw_libdwfl_only;   /* PERFKIT_UNWIND=libdwfl at creation: no cached CFI rows */
+	bool uw_arch_warned;    /* said once that an architecture's stacks are not unwound */
 	bool scopes_libdw;      /* PERFKIT_SCOPES=libdw at creation: inline chains by libdw's
 				 * scope walks, not the scope trees (dso.c) */
 };
@@ -178,6 +181,16 @@ struct pk_machine {
 struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name);
 void pk_dso_free(struct pk_dso *d);
 int pk_dso_ensure_loaded(struct pk_dso *d);
+/*
+ * unwind.c: the DWARF registers 0..n-1 (and the pc) libdwfl starts from, out of a
+ * user register block of an ELF machine (EM_X86_64, EM_AARCH64) laid out as perf's
+ * sample_regs_user of that architecture; a register not in the block is 0. Returns n,
+ * -EOPNOTSUPP for another machine, -EINVAL if max < n.
+ */
+int pk_uw_initial_regs(uint16_t em, const struct pk_sample_regs *rg, uint64_t *dwarf,
+		       size_t max, uint64_t *pc);
+/* ELF address at which an executable mapping made at file offset pgoff starts (dso.c) */
+uint64_t pk_dso_map_vaddr(struct pk_dso *d, uint64_t pgoff);
 const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t addr);
 const char *pk_dso_data_symbol(struct pk_dso *d, uint64_t addr, bool in_data, uint64_t *start,
 			       uint64_t *size);

@@ -65,6 +65,7 @@ struct pk_unwind_ctx {
 	bool attached;
 	bool slow_only;         /* PERFKIT_UNWIND=libdwfl: never the cached rows */
 	struct pk_machine *m;   /* for statistics */
+	const struct pk_uw_arch *arch; /* of the sample being unwound */
 	struct pk_cfi_row *rows;
 	size_t nrows, caprows;
 	/* DWARF register -> index in the sample's register block, for regs_mask */
@@ -77,6 +78,8 @@ struct pk_unwind_ctx {
 	uint64_t sp;
 	const uint8_t *stack;
 	uint64_t stack_len;
+	bool stack_cut;         /* the copy holds all it asked for: the stack goes on */
+	bool beyond;            /* a read past the copy was answered 0 (perf's way) */
 	uint32_t tid;
 	uint64_t *ips;
 	size_t nr, max;
@@ -106,6 +109,41 @@ static const uint8_t pk_x86_64_dwarf_to_perf[17] = {
 	PK_X86_R15, PK_X86_IP,
 };
 
+/* arm64: perf_regs.h numbers x0..x30 (x30 = lr) and sp as 0..31 and pc as 32; DWARF
+ * numbers x0..x30 and sp the same way (the pc has none: libdwfl takes it apart). */
+enum { PK_ARM64_FP = 29, PK_ARM64_SP = 31, PK_ARM64_PC = 32 };
+static const uint8_t pk_arm64_dwarf_to_perf[32] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+};
+
+/*
+ * How a user register block maps to what the unwinders read, by the ELF machine of the
+ * process's code (perf records the registers of the architecture it runs on, and a file
+ * from an arm64 machine is read on x86 hosts too). The cached walk models the x86-64
+ * register file only; arm64 samples are unwound by libdwfl, as perf does.
+ */
+struct pk_uw_arch {
+	uint16_t em;
+	uint8_t nregs;                  /* DWARF registers 0..nregs-1 handed to libdwfl */
+	const uint8_t *dwarf_to_perf;   /* the perf_regs.h number of each */
+	uint8_t ip, sp, fp;             /* perf_regs.h numbers */
+	bool cached;                    /* the cached-row walk applies */
+};
+
+static const struct pk_uw_arch pk_uw_arches[] = {
+	{ EM_X86_64, 17, pk_x86_64_dwarf_to_perf, PK_X86_IP, PK_X86_SP, PK_X86_BP, true },
+	{ EM_AARCH64, 32, pk_arm64_dwarf_to_perf, PK_ARM64_PC, PK_ARM64_SP, PK_ARM64_FP, false },
+};
+
+static const struct pk_uw_arch *pk_uw_arch_find(uint16_t em)
+{
+	for (size_t i = 0; i < PK_ARRAY_SIZE(pk_uw_arches); i++)
+		if (pk_uw_arches[i].em == em)
+			return &pk_uw_arches[i];
+	return NULL;
+}
+
 /* Value of perf register `r` in a REGS_USER block, false if not sampled. */
 static bool pk_perf_reg(const struct pk_sample_regs *rg, unsigned int r, uint64_t *v)
 {
@@ -116,6 +154,24 @@ static bool pk_perf_reg(const struct pk_sample_regs *rg, unsigned int r, uint64_
 		return false;
 	*v = rg->regs[idx];
 	return true;
+}
+
+int pk_uw_initial_regs(uint16_t em, const struct pk_sample_regs *rg, uint64_t *dwarf,
+		       size_t max, uint64_t *pc)
+{
+	const struct pk_uw_arch *a = pk_uw_arch_find(em);
+	if (!a)
+		return -EOPNOTSUPP;
+	if (!rg || !dwarf || !pc || max < a->nregs)
+		return -EINVAL;
+	for (unsigned int i = 0; i < a->nregs; i++) {
+		uint64_t v = 0;
+		pk_perf_reg(rg, a->dwarf_to_perf[i], &v);
+		dwarf[i] = v;
+	}
+	*pc = 0;
+	pk_perf_reg(rg, a->ip, pc);
+	return a->nregs;
 }
 
 static pid_t pk_uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -168,12 +224,35 @@ static bool pk_uw_read_file(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result)
 	return false;
 }
 
+/*
+ * Stack reads as perf 6.1 makes them (its libunwind access_mem): a word is read from the
+ * copy only if it ends before the copy's last byte (addr + 8 < end: the last word never
+ * is); any other address is looked up in the thread's maps, and one without a readable
+ * file - the [stack] mapping, which perf records with --call-graph dwarf - reads as 0,
+ * successfully. That mapping holds the copy's last word, and when the copy holds all
+ * it asked for (the stack goes on beyond it) everything past it too; when the kernel
+ * copied less, the copy ends where the stack mapping does and nothing beyond is mapped.
+ * libunwind takes a return address read as 0 for a frame at address 0, which perf shows
+ * as ffffffffffffffff [unknown] below the last frame inside the copy; pk_unwind_user
+ * adds that frame when a read here was answered 0 (the walk ends at that read: the
+ * return address is the highest word of a frame).
+ */
+#define PK_UW_STACK_MAP_MAX (8ULL << 20)        /* the default stack limit */
+
 static bool pk_uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct pk_unwind_ctx *u = arg;
-	if (addr >= u->sp && u->stack_len >= 8 && addr - u->sp <= u->stack_len - 8) {
-		memcpy(result, u->stack + (addr - u->sp), 8);
-		return true;
+	if (addr >= u->sp && u->stack_len >= 8) {
+		uint64_t off = addr - u->sp;
+		if (off < u->stack_len - 8) {
+			memcpy(result, u->stack + off, 8);
+			return true;
+		}
+		if (off < u->stack_len || (u->stack_cut && off - u->stack_len < PK_UW_STACK_MAP_MAX)) {
+			*result = 0;
+			u->beyond = true;
+			return true;
+		}
 	}
 	return pk_uw_read_file(dwfl, addr, result);
 }
@@ -181,15 +260,16 @@ static bool pk_uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, v
 static bool pk_uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	struct pk_unwind_ctx *u = arg;
-	Dwarf_Word regs[17];
-	for (unsigned int i = 0; i < 17; i++) {
-		uint64_t v = 0;
-		pk_perf_reg(&u->s->regs_user, pk_x86_64_dwarf_to_perf[i], &v);
-		regs[i] = v;
-	}
-	if (!dwfl_thread_state_registers(thread, 0, 17, regs))
+	uint64_t regs[64], pc;
+	int n = pk_uw_initial_regs(u->arch->em, &u->s->regs_user, regs, PK_ARRAY_SIZE(regs), &pc);
+	if (n <= 0)
 		return false;
-	dwfl_thread_state_register_pc(thread, regs[16]);
+	Dwarf_Word w[64];
+	for (int i = 0; i < n; i++)
+		w[i] = regs[i];
+	if (!dwfl_thread_state_registers(thread, 0, (unsigned int)n, w))
+		return false;
+	dwfl_thread_state_register_pc(thread, pc);
 	return true;
 }
 
@@ -374,6 +454,25 @@ static bool pk_uw_read(struct pk_unwind_ctx *u, uint64_t addr, uint64_t *v)
 	return true;
 }
 
+/*
+ * Whether pc is the first instruction of a lazy-binding PLT entry: jmp *GOT(%rip)
+ * (ff 25 rel32), push $index (68 imm32), jmp PLT0 (e9 rel32). GNU ld describes .plt in
+ * .eh_frame; lld does not, and libdwfl's frame-pointer guess then skips the caller (the
+ * caller's rbp is no frame pointer). perf 6.1 as Debian builds it unwinds with
+ * libunwind, which recognizes this entry by its code when there is no CFI (x86-64
+ * Gstep.c) and takes the return address from the stack pointer: so does this. With the
+ * GOT filled in (-z now, or any call after the first) a sample in the PLT is always on
+ * that jmp.
+ */
+static bool pk_uw_plt_entry(struct pk_unwind_ctx *u, uint64_t pc)
+{
+	Dwarf_Word w0, w1;
+	if (pc > UINT64_MAX - 16 || !pk_uw_read_file(u->dwfl, pc, &w0) ||
+	    !pk_uw_read_file(u->dwfl, pc + 8, &w1))
+		return false;
+	return (w0 & 0xffff) == 0x25ff && (w0 >> 48 & 0xff) == 0x68 && (w1 >> 24 & 0xff) == 0xe9;
+}
+
 /* One unwinding step from cur (libdwfl's __libdwfl_frame_unwind). */
 static int pk_uw_step(struct pk_unwind_ctx *u, const struct pk_uw_state *cur,
 		      struct pk_uw_state *next)
@@ -386,6 +485,22 @@ static int pk_uw_step(struct pk_unwind_ctx *u, const struct pk_uw_state *cur,
 		return PK_STEP_COMPLEX;
 	next->initial = false;
 	next->mask = 0;
+	if (row->status == PK_ROW_NOCFI && pk_uw_plt_entry(u, cur->pc)) {
+		/* a PLT entry: nothing pushed yet, the return address is at the stack
+		 * pointer, every other register is the caller's */
+		const uint32_t sp = 1u << 7;
+		uint64_t ret;
+		if (!(cur->mask & sp) || !pk_uw_read(u, cur->regs[7], &ret))
+			return PK_STEP_FAIL;
+		memcpy(next->regs, cur->regs, sizeof(next->regs));
+		next->mask = cur->mask;
+		next->regs[7] = cur->regs[7] + 8;
+		next->regs[PK_UW_RA] = ret;
+		next->mask |= 1u << PK_UW_RA;
+		next->pc = ret;
+		next->signal = false;
+		return ret ? PK_STEP_PC_SET : PK_STEP_PC_UNDEF;
+	}
 	if (row->status == PK_ROW_NOCFI) {
 		/* the x86-64 backend's frame-pointer step (x86_64_unwind) */
 		const uint32_t bp = 1u << 6, sp = 1u << 7;
@@ -558,7 +673,7 @@ static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
 			continue;
 		if (pk_dso_ensure_loaded(d) || !d->load_path || !d->nr_segs)
 			continue;
-		uint64_t base = d->is_dyn ? e->start - pk_dso__offset_to_addr(d, e->pgoff) : 0;
+		uint64_t base = d->is_dyn ? e->start - pk_dso_map_vaddr(d, e->pgoff) : 0;
 		bool seen = false;
 		for (size_t k = 0; k < u->nrep && !seen; k++)
 			seen = u->rep[k].dso == d && u->rep[k].base == base;
@@ -581,8 +696,10 @@ static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
 			dwfl_report_begin_add(u->dwfl);
 			began = true;
 		}
+		/* base is the load bias: add_p_vaddr, or libdwfl takes it for the address of
+		 * the first segment (the same only when that segment's address is 0) */
 		Dwfl_Module *mod = dwfl_report_elf(u->dwfl, d->short_name, d->load_path, fd, base,
-						   false);
+						   true);
 		if (!mod) {
 			close(fd);
 			continue;
@@ -603,7 +720,7 @@ static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
 }
 
 static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const struct pk_sample *s,
-			  uint64_t *ips, size_t max)
+			  const struct pk_uw_arch *arch, uint64_t *ips, size_t max)
 {
 	struct pk_unwind_ctx *u = ms->unwind;
 	if (!u) {
@@ -628,8 +745,8 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 		u->attached = true;
 	}
 	uint64_t sp = 0, ip = 0;
-	pk_perf_reg(&s->regs_user, PK_X86_SP, &sp);
-	pk_perf_reg(&s->regs_user, PK_X86_IP, &ip);
+	pk_perf_reg(&s->regs_user, arch->sp, &sp);
+	pk_perf_reg(&s->regs_user, arch->ip, &ip);
 	/* code without any CFI (no .eh_frame, no .debug_frame): libdwfl would guess from
 	 * the frame pointer and may skip a frame; our own frame-pointer walk is exact */
 	const struct pk_mapent *e = pk_mapset_find(ms, ip);
@@ -642,36 +759,46 @@ static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const stru
 	if (e && e->dso && e->dso->cfi < 0)
 		return -EOPNOTSUPP;
 	u->s = s;
+	u->arch = arch;
 	u->sp = sp;
 	u->stack = s->stack_user.data;
 	u->stack_len = PK_MIN(s->stack_user.dyn_size, s->stack_user.size);
+	u->stack_cut = s->stack_user.dyn_size >= s->stack_user.size;
+	u->beyond = false;
 	u->tid = s->tid;
 	u->ips = ips;
 	u->nr = 0;
 	u->max = max;
-	int fast = u->slow_only ? -1 : pk_uw_fast(u, ips, max);
+	int fast = u->slow_only || !arch->cached ? -1 : pk_uw_fast(u, ips, max);
 	if (fast >= 0) {
 		u->nr = (size_t)fast;
 	} else {
 		m->uw_libdwfl++;
+		u->beyond = false;
 		dwfl_getthread_frames(u->dwfl, (pid_t)s->tid, pk_uw_frame, u);
 	}
 	size_t n = u->nr;
 	if (!n && ip)
 		ips[n++] = ip;
+	/* perf's frame for a return address read past the copy (pk_uw_memory_read) */
+	if (u->beyond && n < max)
+		ips[n++] = UINT64_MAX;
 	u->s = NULL;
 	u->ips = NULL;
 	return (int)n;
 }
 
 /* Frame-pointer walk over the stack copy (the fallback when CFI is missing). */
-static size_t pk_unwind_fp(const struct pk_sample *s, uint64_t *ips, size_t max)
+static size_t pk_unwind_fp(const struct pk_uw_arch *arch, const struct pk_sample *s,
+			   uint64_t *ips, size_t max)
 {
+	/* x86-64's rbp and arm64's x29 both point at {caller's frame pointer, return
+	 * address} */
 	uint64_t ip = 0, bp = 0, sp = 0;
 	size_t n = 0;
-	if (!pk_perf_reg(&s->regs_user, PK_X86_IP, &ip) ||
-	    !pk_perf_reg(&s->regs_user, PK_X86_BP, &bp) ||
-	    !pk_perf_reg(&s->regs_user, PK_X86_SP, &sp) || !max)
+	if (!pk_perf_reg(&s->regs_user, arch->ip, &ip) ||
+	    !pk_perf_reg(&s->regs_user, arch->fp, &bp) ||
+	    !pk_perf_reg(&s->regs_user, arch->sp, &sp) || !max)
 		return 0;
 	uint64_t len = PK_MIN(s->stack_user.dyn_size, s->stack_user.size);
 	const uint8_t *st = s->stack_user.data;
@@ -688,6 +815,41 @@ static size_t pk_unwind_fp(const struct pk_sample *s, uint64_t *ips, size_t max)
 		bp = next;
 	}
 	return n;
+}
+
+/*
+ * The ELF machine of a process's code: that of its first ELF map (all are the same
+ * architecture, and the registers perf sampled are that architecture's). A process
+ * without any readable ELF file is taken for this machine's architecture.
+ */
+static uint16_t pk_uw_machine_of(const struct pk_mapset *ms)
+{
+	for (size_t i = 0; i < ms->nr; i++) {
+		struct pk_dso *d = ms->v[i].dso;
+		if (d && d->kind == PK_DSO_ELF && !pk_dso_ensure_loaded(d) && d->e_machine)
+			return d->e_machine;
+	}
+#if defined(__aarch64__)
+	return EM_AARCH64;
+#else
+	return EM_X86_64;
+#endif
+}
+
+static const char *pk_uw_machine_name(uint16_t em)
+{
+	switch (em) {
+	case EM_386: return "i386";
+	case EM_ARM: return "arm";
+	case EM_PPC: return "powerpc";
+	case EM_PPC64: return "powerpc64";
+	case EM_S390: return "s390";
+	case EM_RISCV: return "riscv";
+	case EM_LOONGARCH: return "loongarch";
+	case EM_MIPS: return "mips";
+	case EM_SPARCV9: return "sparc64";
+	default: return "unknown-architecture";
+	}
 }
 
 static bool pk_sample_has_user_stack(const struct pk_sample *s)
@@ -707,7 +869,17 @@ PK_API int pk_machine__unwind(struct pk_machine *m, const struct pk_sample *s, u
 	struct pk_thread *t = pk_machine_thread(m, s->pid, s->tid, true);
 	if (!t || !t->maps)
 		return pk_err(-ENOENT);
-	int n = pk_unwind_user(m, t->maps, s, ips, max);
+	uint16_t em = pk_uw_machine_of(t->maps);
+	const struct pk_uw_arch *arch = pk_uw_arch_find(em);
+	if (!arch) {
+		if (!m->uw_arch_warned)
+			pk_warn("DWARF call chains: the user stacks of %s programs are not unwound "
+				"(only x86-64 and arm64 are): their call chains stop at the "
+				"sampled address", pk_uw_machine_name(em));
+		m->uw_arch_warned = true;
+		return pk_err(-EOPNOTSUPP);
+	}
+	int n = pk_unwind_user(m, t->maps, s, arch, ips, max);
 	bool no_cfi = n == -EOPNOTSUPP;
 	if (n < 0)
 		n = 0;
@@ -715,7 +887,7 @@ PK_API int pk_machine__unwind(struct pk_machine *m, const struct pk_sample *s, u
 	/* no CFI, or stopped early? a frame-pointer walk of the same stack may get further */
 	if (no_cfi || ((size_t)n < max && n < 3)) {
 		uint64_t fp[PK_UNWIND_MAX_FRAMES];
-		size_t k = pk_unwind_fp(s, fp, PK_MIN(max, PK_ARRAY_SIZE(fp)));
+		size_t k = pk_unwind_fp(arch, s, fp, PK_MIN(max, PK_ARRAY_SIZE(fp)));
 		if (k > (size_t)n) {
 			memcpy(ips, fp, k * sizeof(*fp));
 			n = (int)k;
@@ -778,7 +950,11 @@ static __attribute__((noinline)) int pk_callchain_dwarf(struct pk_machine *m,
 		int k = pk_machine__unwind(m, s, ips, PK_MIN(max - n, PK_ARRAY_SIZE(ips)));
 		if (k < 0)
 			k = 0;
-		if ((size_t)k < nfpu) {
+		if (!k && !nfpu && s->cpumode == PK_CPUMODE_USER) {
+			/* nothing unwound (an architecture not unwound, no maps): the sampled
+			 * address still is the leaf */
+			out[n++] = (struct pk_chain_entry){ s->ip, PK_CPUMODE_USER, 0 };
+		} else if ((size_t)k < nfpu) {
 			m->uw_fallbacks++;
 			for (size_t i = 0; i < nfpu && n < max; i++)
 				out[n++] = (struct pk_chain_entry){ fpu[i], PK_CPUMODE_USER, 0 };

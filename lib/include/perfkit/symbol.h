@@ -269,8 +269,13 @@ struct pk_chain_entry {
  * Unwind the user stack of a `--call-graph dwarf` sample (REGS_USER + STACK_USER) with
  * libdwfl, reading memory from the sample's stack copy and the mapped ELF files. ips[0]
  * is the sample's user ip; caller frames are return address - 1. Uses a cached libdwfl
- * session per process. Returns the number of ips (>= 1 if the sample has user regs),
- * -ENODATA without REGS_USER / STACK_USER, -ENOENT for an unknown thread.
+ * session per process. The register block is read as perf's sample_regs_user of the
+ * architecture of the process's ELF files: x86-64 and arm64 are unwound (a file recorded
+ * on an arm64 machine is read on any host, given its binaries). Returns the number of
+ * ips (>= 1 if the sample has user regs), -ENODATA without REGS_USER / STACK_USER,
+ * -ENOENT for an unknown thread, -EOPNOTSUPP for another architecture (said once per
+ * machine through the log callback; pk_machine__callchain then gives the sampled
+ * address as the only user frame).
  */
 PK_API int pk_machine__unwind(struct pk_machine *m, const struct pk_sample *s, uint64_t *ips,
 			      size_t max);
