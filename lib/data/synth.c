@@ -29,20 +29,30 @@ struct synth {
 	uint64_t buf[RECBUF_U64];
 };
 
-static int synth_init(struct synth *s, pk_synth_cb cb, void *ctx, const struct pk_synth_opts *o)
+/* A synthesis context for cb/ctx with options o (free it with free()), or NULL with *err
+ * = -EINVAL (no callback, bad options) or -ENOMEM. What every pk_synth__* call starts
+ * with. */
+static struct synth *synth_new(pk_synth_cb cb, void *ctx, const struct pk_synth_opts *o,
+			       int *err)
 {
+	*err = -EINVAL;
 	if (!cb || !PK_OPTS_VALID(o, pk_synth_opts))
-		return -EINVAL;
+		return NULL;
+	uint32_t id_size = PK_OPTS_GET(o, id_size, 0);
+	if (id_size % 8 || id_size > MAX_ID_SIZE)
+		return NULL;
+	struct synth *s = malloc(sizeof(*s));
+	*err = s ? 0 : -ENOMEM;
+	if (!s)
+		return NULL;
 	s->cb = cb;
 	s->ctx = ctx;
-	s->id_size = PK_OPTS_GET(o, id_size, 0);
+	s->id_size = id_size;
 	s->mmap_data = PK_OPTS_GET(o, mmap_data, false);
 	s->proc = PK_OPTS_GET(o, procfs_root, NULL);
 	if (!s->proc)
 		s->proc = "/proc";
-	if (s->id_size % 8 || s->id_size > MAX_ID_SIZE)
-		return -EINVAL;
-	return 0;
+	return s;
 }
 
 static size_t pad8(size_t n)
@@ -258,21 +268,16 @@ int pk_notes__build_id(const void *buf, size_t size, uint8_t *out, size_t *len)
 
 PK_API int pk_synth__kernel_mmap(pk_synth_cb cb, void *ctx, const struct pk_synth_opts *opts)
 {
-	struct synth *s = malloc(sizeof(*s));
+	int err;
+	struct synth *s = synth_new(cb, ctx, opts, &err);
 	char path[PATH_MAX], *line = NULL;
 	size_t cap = 0;
 	uint64_t text = 0, etext = 0;
 	bool have_text = false, have_etext = false;
-	int err;
 	FILE *f;
 
 	if (!s)
-		return pk_err(-ENOMEM);
-	err = synth_init(s, cb, ctx, opts);
-	if (err) {
-		free(s);
 		return pk_err(err);
-	}
 	pk_snprintf(path, sizeof(path), "%s/kallsyms", s->proc);
 	f = fopen(path, "re");
 	if (!f) {
@@ -316,13 +321,11 @@ PK_API int pk_synth__kernel_mmap(pk_synth_cb cb, void *ctx, const struct pk_synt
 PK_API int pk_synth__comm(pid_t pid, pid_t tid, const char *comm, pk_synth_cb cb, void *ctx,
 			  const struct pk_synth_opts *opts)
 {
-	struct synth *s = malloc(sizeof(*s));
 	int err;
+	struct synth *s = synth_new(cb, ctx, opts, &err);
 	if (!s)
-		return pk_err(-ENOMEM);
-	err = synth_init(s, cb, ctx, opts);
-	if (!err)
-		err = comm ? do_comm(s, pid, tid, comm) : -EINVAL;
+		return pk_err(err);
+	err = comm ? do_comm(s, pid, tid, comm) : -EINVAL;
 	free(s);
 	return err < 0 ? pk_err(err) : err;
 }
@@ -330,13 +333,11 @@ PK_API int pk_synth__comm(pid_t pid, pid_t tid, const char *comm, pk_synth_cb cb
 PK_API int pk_synth__namespaces(pid_t pid, pid_t tid, pk_synth_cb cb, void *ctx,
 				const struct pk_synth_opts *opts)
 {
-	struct synth *s = malloc(sizeof(*s));
 	int err;
+	struct synth *s = synth_new(cb, ctx, opts, &err);
 	if (!s)
-		return pk_err(-ENOMEM);
-	err = synth_init(s, cb, ctx, opts);
-	if (!err)
-		err = pid > 0 && tid > 0 ? do_namespaces(s, pid, tid) : -EINVAL;
+		return pk_err(err);
+	err = pid > 0 && tid > 0 ? do_namespaces(s, pid, tid) : -EINVAL;
 	free(s);
 	return err < 0 ? pk_err(err) : err;
 }
@@ -481,13 +482,11 @@ static int do_process(struct synth *s, pid_t pid, unsigned flags)
 PK_API int pk_synth__process(pid_t pid, unsigned flags, pk_synth_cb cb, void *ctx,
 			     const struct pk_synth_opts *opts)
 {
-	struct synth *s = malloc(sizeof(*s));
 	int err;
+	struct synth *s = synth_new(cb, ctx, opts, &err);
 	if (!s)
-		return pk_err(-ENOMEM);
-	err = synth_init(s, cb, ctx, opts);
-	if (!err)
-		err = do_process(s, pid, flags);
+		return pk_err(err);
+	err = do_process(s, pid, flags);
 	free(s);
 	return err < 0 ? pk_err(err) : err;
 }
@@ -495,15 +494,13 @@ PK_API int pk_synth__process(pid_t pid, unsigned flags, pk_synth_cb cb, void *ct
 PK_API int pk_synth__thread(pid_t tid, unsigned flags, pk_synth_cb cb, void *ctx,
 			    const struct pk_synth_opts *opts)
 {
-	struct synth *s = malloc(sizeof(*s));
+	int err;
+	struct synth *s = synth_new(cb, ctx, opts, &err);
 	char comm[64];
 	pid_t tgid, ppid;
-	int err;
 	if (!s)
-		return pk_err(-ENOMEM);
-	err = synth_init(s, cb, ctx, opts);
-	if (!err)
-		err = read_status(s, tid, &tgid, &ppid) < 0 ? -ESRCH : 0;
+		return pk_err(err);
+	err = read_status(s, tid, &tgid, &ppid) < 0 ? -ESRCH : 0;
 	if (!err)
 		err = read_comm(s, tgid, tid, comm, sizeof(comm)) < 0 ? -ESRCH : 0;
 	if (!err && (flags & PK_SYNTH_FORK))
@@ -521,17 +518,12 @@ PK_API int pk_synth__thread(pid_t tid, unsigned flags, pk_synth_cb cb, void *ctx
 PK_API int pk_synth__all(unsigned flags, pk_synth_cb cb, void *ctx,
 			 const struct pk_synth_opts *opts)
 {
-	struct synth *s = malloc(sizeof(*s));
-	struct dirent *de;
 	int err;
+	struct synth *s = synth_new(cb, ctx, opts, &err);
+	struct dirent *de;
 	DIR *d;
 	if (!s)
-		return pk_err(-ENOMEM);
-	err = synth_init(s, cb, ctx, opts);
-	if (err) {
-		free(s);
 		return pk_err(err);
-	}
 	d = opendir(s->proc);
 	if (!d) {
 		err = -errno;
