@@ -2,8 +2,8 @@
 /*
  * lib/export/load.c - a perf.data file into a pk_profile, as a client of the session:
  * records come in time order with the machine model kept up to date; the call chain of
- * every sample is symbolised (frames cached per (pid, cpumode, address)) and handed to the
- * profile builder. What flamegraph, convert and diff read.
+ * every sample is symbolised (frames cached per map generation, cpumode and address)
+ * and handed to the profile builder. What flamegraph, convert and diff read.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,11 +15,14 @@
 #define MAX_CHAIN 1024
 #define MAX_INLINE 16
 
-/* ---- frame cache: (pid, cpumode, ip) -> frame ids in a pool ---- */
+/* ---- frame cache: (map generation, cpumode, ip) -> frame ids in a pool ---- */
+
+/* entries at which the cache starts over: memory stays bounded on any input */
+#define FC_MAX_ENTRIES ((size_t)1 << 18)
 
 struct fc_ent {
 	uint64_t ip;
-	uint32_t pid;
+	uint64_t gen;           /* pk_machine__maps_gen: which maps resolved it */
 	uint8_t cpumode;
 	uint8_t used;
 	uint16_t nr;            /* frame ids (more than 1 with inlines) */
@@ -33,9 +36,9 @@ struct fcache {
 	size_t nr_pool, cap_pool;
 };
 
-static uint64_t fc_hash(uint64_t ip, uint32_t pid, uint8_t cm)
+static uint64_t fc_hash(uint64_t ip, uint64_t gen, uint8_t cm)
 {
-	uint64_t h = ip * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)pid << 8 | cm) * 0xc2b2ae3d27d4eb4fULL;
+	uint64_t h = ip * 0x9e3779b97f4a7c15ULL ^ (gen << 8 | cm) * 0xc2b2ae3d27d4eb4fULL;
 	return h ^ (h >> 29);
 }
 
@@ -54,22 +57,24 @@ static void fc_release(struct fcache *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static struct fc_ent *fc_find(struct fcache *c, uint64_t ip, uint32_t pid, uint8_t cm)
+static struct fc_ent *fc_find(struct fcache *c, uint64_t ip, uint64_t gen, uint8_t cm)
 {
 	if (!c->e)
 		return NULL;
-	for (size_t j = fc_hash(ip, pid, cm) & c->mask;; j = (j + 1) & c->mask) {
+	for (size_t j = fc_hash(ip, gen, cm) & c->mask;; j = (j + 1) & c->mask) {
 		struct fc_ent *e = &c->e[j];
 		if (!e->used)
 			return NULL;
-		if (e->ip == ip && e->pid == pid && e->cpumode == cm)
+		if (e->ip == ip && e->gen == gen && e->cpumode == cm)
 			return e;
 	}
 }
 
-static int fc_insert(struct fcache *c, uint64_t ip, uint32_t pid, uint8_t cm,
+static int fc_insert(struct fcache *c, uint64_t ip, uint64_t gen, uint8_t cm,
 		     const uint32_t *ids, uint16_t nr)
 {
+	if (c->n >= FC_MAX_ENTRIES)
+		fc_clear(c);
 	if (!c->e || (c->n + 1) * 10 > (c->mask + 1) * 7) {
 		size_t nslots = c->e ? (c->mask + 1) * 2 : 4096;
 		struct fc_ent *ne = calloc(nslots, sizeof(*ne));
@@ -78,7 +83,7 @@ static int fc_insert(struct fcache *c, uint64_t ip, uint32_t pid, uint8_t cm,
 		for (size_t i = 0; c->e && i <= c->mask; i++) {
 			if (!c->e[i].used)
 				continue;
-			size_t j = fc_hash(c->e[i].ip, c->e[i].pid, c->e[i].cpumode) & (nslots - 1);
+			size_t j = fc_hash(c->e[i].ip, c->e[i].gen, c->e[i].cpumode) & (nslots - 1);
 			while (ne[j].used)
 				j = (j + 1) & (nslots - 1);
 			ne[j] = c->e[i];
@@ -97,10 +102,10 @@ static int fc_insert(struct fcache *c, uint64_t ip, uint32_t pid, uint8_t cm,
 		c->pool = np;
 		c->cap_pool = ncap;
 	}
-	size_t j = fc_hash(ip, pid, cm) & c->mask;
+	size_t j = fc_hash(ip, gen, cm) & c->mask;
 	while (c->e[j].used)
 		j = (j + 1) & c->mask;
-	c->e[j] = (struct fc_ent){ .ip = ip, .pid = pid, .cpumode = cm, .used = 1, .nr = nr,
+	c->e[j] = (struct fc_ent){ .ip = ip, .gen = gen, .cpumode = cm, .used = 1, .nr = nr,
 				   .first = (uint32_t)c->nr_pool };
 	memcpy(c->pool + c->nr_pool, ids, nr * sizeof(*ids));
 	c->nr_pool += nr;
@@ -141,10 +146,10 @@ static uint8_t frame_kind(const struct pk_addr_loc *loc, int found)
 }
 
 /* Symbolise one address into frame ids (several with inlines). Returns the count. */
-static int frames_of(struct loader *L, uint32_t pid, uint32_t tid, uint64_t ip, uint8_t cm,
-		     uint32_t *out, size_t room)
+static int frames_of(struct loader *L, uint32_t pid, uint32_t tid, uint64_t gen, uint64_t ip,
+		     uint8_t cm, uint32_t *out, size_t room)
 {
-	struct fc_ent *e = fc_find(&L->fc, ip, pid, cm);
+	struct fc_ent *e = fc_find(&L->fc, ip, gen, cm);
 	if (e) {
 		size_t n = PK_MIN((size_t)e->nr, room);
 		memcpy(out, L->fc.pool + e->first, n * sizeof(*out));
@@ -197,7 +202,7 @@ static int frames_of(struct loader *L, uint32_t pid, uint32_t tid, uint64_t ip, 
 	}
 	if (pk_profile__intern_frame(L->p, &fr, &ids[n]) == 0)
 		n++;
-	if (n && fc_insert(&L->fc, ip, pid, cm, ids, (uint16_t)n))
+	if (n && fc_insert(&L->fc, ip, gen, cm, ids, (uint16_t)n))
 		return -ENOMEM;
 	n = (int)PK_MIN((size_t)n, room);
 	memcpy(out, ids, (size_t)n * sizeof(*out));
@@ -232,8 +237,14 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 			nr = 0;
 	}
 	size_t nids = 0;
+	/* the frame cache's keys: the generations of the maps each mode searches (the
+	 * kernel's are the same in every process) */
+	uint64_t ugen = pk_machine__maps_gen(L->m, s->pid, s->tid, PK_CPUMODE_UNKNOWN);
+	uint64_t kgen = pk_machine__maps_gen(L->m, s->pid, s->tid, PK_CPUMODE_KERNEL);
 	for (int i = 0; i < nr && nids < PK_ARRAY_SIZE(L->ids); i++) {
-		int k = frames_of(L, s->pid, s->tid, L->chain[i].ip, L->chain[i].cpumode,
+		uint8_t cm = L->chain[i].cpumode;
+		bool kmode = cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL;
+		int k = frames_of(L, s->pid, s->tid, kmode ? kgen : ugen, L->chain[i].ip, cm,
 				  L->ids + nids, PK_ARRAY_SIZE(L->ids) - nids);
 		if (k < 0)
 			return k;
@@ -258,23 +269,6 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 		L->last_sample_time = s->time;
 	L->nr_samples++;
 	return pk_profile__add_sample_ids(L->p, &es, L->ids, nids);
-}
-
-/* An address may now mean something else: a new map, or a new program (exec). */
-static int on_mmap(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
-{
-	(void)ev;
-	(void)rec;
-	fc_clear(&((struct loader *)ctx)->fc);
-	return 0;
-}
-
-static int on_comm(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
-{
-	(void)ev;
-	if (rec && rec->comm.exec)
-		fc_clear(&((struct loader *)ctx)->fc);
-	return 0;
 }
 
 /* events: every attr with the same name is one event (perf opens one per CPU) */
@@ -349,7 +343,7 @@ PK_API struct pk_profile *pk_profile__load(struct pk_data_reader *r,
 	err = add_events(&L, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto out;
-	PK_OPTS(pk_session_ops, ops, .sample = on_sample, .mmap = on_mmap, .comm = on_comm);
+	PK_OPTS(pk_session_ops, ops, .sample = on_sample);
 	err = pk_session__process(ses, &ops, &L);
 	if (err && err != -ENOMEM) {
 		/* the input is corrupt past some point: what was read before it is kept */

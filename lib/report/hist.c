@@ -11,52 +11,6 @@
  */
 #include "report-internal.h"
 
-/* ---- generations ---- */
-
-static uint32_t *gen_slot(struct pk_report *rep, uint32_t pid, bool create)
-{
-	if (create && (!rep->gens || (rep->gen_n + 1) * 2 > rep->gen_mask + 1)) {
-		size_t ns = rep->gens ? (rep->gen_mask + 1) * 2 : 256;
-		__typeof__(rep->gens) n = calloc(ns, sizeof(*n));
-		if (!n)
-			return NULL;
-		for (size_t i = 0; rep->gens && i <= rep->gen_mask; i++) {
-			if (!rep->gens[i].gen)
-				continue;
-			size_t j = pk_mix64(rep->gens[i].pid) & (ns - 1);
-			while (n[j].gen)
-				j = (j + 1) & (ns - 1);
-			n[j] = rep->gens[i];
-		}
-		free(rep->gens);
-		rep->gens = n;
-		rep->gen_mask = ns - 1;
-	}
-	if (!rep->gens)
-		return NULL;
-	for (size_t j = pk_mix64(pid) & rep->gen_mask;; j = (j + 1) & rep->gen_mask) {
-		if (!rep->gens[j].gen) {
-			if (!create)
-				return NULL;
-			rep->gens[j].pid = pid;
-			rep->gens[j].gen = 1;
-			rep->gen_n++;
-			return &rep->gens[j].gen;
-		}
-		if (rep->gens[j].pid == pid)
-			return &rep->gens[j].gen;
-	}
-}
-
-static void bump_gen(struct pk_report *rep, uint32_t pid)
-{
-	uint32_t *g = gen_slot(rep, pid, true);
-	if (g)
-		(*g)++;
-	else
-		rep->kgen++; /* no memory: invalidate everything instead */
-}
-
 /* ---- frames and resolution ---- */
 
 static bool frame_same(const struct frame *g, const struct frame *f)
@@ -144,17 +98,27 @@ static int frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *
 	return 0;
 }
 
-/* the map generation of pid (its maps and the kernel's), part of every cache key */
-static uint32_t gen_of(struct pk_report *rep, uint32_t pid)
+/* The map generation of thread (pid, tid), part of every cache key of its addresses:
+ * of both its maps and the kernel's (a chain may hold addresses of either mode) */
+static uint64_t gen_of(struct pk_report *rep, uint32_t pid, uint32_t tid)
 {
-	if (rep->gc_epoch == rep->cepoch && rep->gc_pid == pid)
+	if (rep->gc_epoch == rep->cepoch && rep->gc_tid == tid && rep->gc_pid == pid)
 		return rep->gc_gen;
-	uint32_t *gp = gen_slot(rep, pid, false);
-	uint32_t g = (gp ? *gp : 0) + rep->kgen * 0x10001u;
+	rep->gc_gen = pk_machine__maps_gen(rep->m, pid, tid, PK_CPUMODE_UNKNOWN);
 	rep->gc_pid = pid;
-	rep->gc_gen = g;
+	rep->gc_tid = tid;
 	rep->gc_epoch = rep->cepoch;
-	return g;
+	return rep->gc_gen;
+}
+
+/* the kernel's map generation: kernel addresses resolve alike in every process */
+static uint64_t kgen_of(struct pk_report *rep)
+{
+	if (rep->kg_epoch != rep->cepoch) {
+		rep->kg_gen = pk_machine__maps_gen(rep->m, 0, 0, PK_CPUMODE_KERNEL);
+		rep->kg_epoch = rep->cepoch;
+	}
+	return rep->kg_gen;
 }
 
 #define RHOT_NOMAP UINT32_MAX /* rhot.rent of an address outside every map: no rent */
@@ -168,13 +132,13 @@ static uint32_t gen_of(struct pk_report *rep, uint32_t pid)
  * each one new: an entry and its index slot were two more cache misses and ~60 bytes
  * each, for nothing.
  */
-static int resolve_slow(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen,
+static int resolve_slow(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t gen,
 			uint64_t ip, uint8_t cm, size_t hot, struct rent **out, uint32_t *fid);
 
-static inline size_t rhot_slot(uint32_t pid, uint64_t ip, uint8_t cm)
+static inline size_t rhot_slot(uint64_t gen, uint64_t ip, uint8_t cm)
 {
-	return (size_t)(((ip ^ (uint64_t)pid << 40 ^ (uint64_t)cm << 56) * 0x9e3779b97f4a7c15ULL) >>
-			(64 - RHOT_BITS));
+	return (size_t)(((ip ^ gen << 40 ^ gen >> 24 ^ (uint64_t)cm << 56) *
+			 0x9e3779b97f4a7c15ULL) >> (64 - RHOT_BITS));
 }
 
 static int nomap_frame(struct pk_report *rep, uint64_t ip, uint8_t cm, uint32_t *fid)
@@ -187,17 +151,17 @@ static int nomap_frame(struct pk_report *rep, uint64_t ip, uint8_t cm, uint32_t 
 	return frame_intern(rep, &f, fid);
 }
 
-static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint32_t gen,
+static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t gen,
 			  uint64_t ip, uint8_t cm, struct rent **out, uint32_t *fid)
 {
 	if (cm == PK_CPUMODE_KERNEL) {
 		/* a kernel address resolves the same in every process (only the kernel's
-		 * maps are searched): one entry for all, keyed as pid 0 with no map
-		 * generation of its own. A system-wide recording of a compile had 2370
-		 * processes, and the kernel's frames in most of their call chains; keyed by
-		 * process, each of those was resolved again in each */
+		 * maps are searched): one entry for all, under the kernel's generation. A
+		 * system-wide recording of a compile had 2370 processes, and the kernel's
+		 * frames in most of their call chains; keyed by process, each of those was
+		 * resolved again in each */
 		pid = 0;
-		gen = rep->kgen * 0x10001u;
+		gen = kgen_of(rep);
 	}
 	const __typeof__(rep->gap[0]) *g = &rep->gap[gap_slot(pid)];
 	if (cm == PK_CPUMODE_USER && g->valid && ip >= g->lo && ip < g->hi && g->pid == pid &&
@@ -208,10 +172,10 @@ static inline int resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uin
 		*out = NULL;
 		return nomap_frame(rep, ip, cm, fid);
 	}
-	size_t hot = rhot_slot(pid, ip, cm);
+	size_t hot = rhot_slot(gen, ip, cm);
 	if (rep->rhot) {
 		const struct rhot *c = &rep->rhot[hot];
-		if (c->rent && c->ip == ip && c->pid == pid && c->gen == gen && c->cm == cm) {
+		if (c->rent && c->ip == ip && c->gen == gen && c->cm == cm) {
 			*out = c->rent == RHOT_NOMAP ? NULL : &rep->rents[c->rent - 1];
 			*fid = c->frame;
 			return 0;
@@ -299,7 +263,7 @@ static int dso_frame(struct pk_report *rep, struct pk_addr_loc *loc, uint64_t of
 
 /* resolve() past the hot cache (kept out of line: it is rarely needed, and large) */
 static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_t pid,
-						  uint32_t tid, uint32_t gen, uint64_t ip,
+						  uint32_t tid, uint64_t gen, uint64_t ip,
 						  uint8_t cm, size_t hot, struct rent **out,
 						  uint32_t *fid)
 {
@@ -330,7 +294,7 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 			g->valid = true;
 		}
 		if (rep->rhot)
-			rep->rhot[hot] = (struct rhot){ .ip = ip, .pid = pid, .gen = gen, .cm = cm,
+			rep->rhot[hot] = (struct rhot){ .ip = ip, .gen = gen, .cm = cm,
 							.rent = RHOT_NOMAP, .frame = *fid };
 		*out = NULL;
 		return 0;
@@ -355,7 +319,7 @@ static __attribute__((noinline)) int resolve_slow(struct pk_report *rep, uint32_
 			dcache_put(rep, d, loc.dso, loc.dso_addr, off, loc.kernel, nid, *fid);
 	}
 	if (rep->rhot)
-		rep->rhot[hot] = (struct rhot){ .ip = ip, .pid = pid, .gen = gen, .cm = cm,
+		rep->rhot[hot] = (struct rhot){ .ip = ip, .gen = gen, .cm = cm,
 						.rent = nid + 1, .frame = *fid };
 	*out = &rep->rents[nid];
 	return 0;
@@ -1227,7 +1191,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	 * resolved (nor made part of the pending key, which then merges far more samples) */
 	if (!rep->callgraph && !rep->children)
 		has_chain = false;
-	uint32_t gen = gen_of(rep, s->pid);
+	uint64_t gen = gen_of(rep, s->pid, s->tid);
 	struct lastsample *ls = NULL;
 	uint16_t lnr = has_chain && (s->type & PERF_SAMPLE_CALLCHAIN) ? (uint16_t)PK_MIN(
 		s->callchain.nr, (uint64_t)LAST_IPS + 1) : 0;
@@ -1411,27 +1375,10 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 		/* COMM, FORK, EXIT, ... may rename a thread; on wrap-around no entry is current */
 		for (size_t i = 0; i < PK_ARRAY_SIZE(rep->ccache); i++)
 			rep->ccache[i].epoch = 0;
-		rep->gc_epoch = 0;
+		rep->gc_epoch = rep->kg_epoch = 0;
 		rep->cepoch = 1;
 	}
 	switch (r->type) {
-	case PERF_RECORD_MMAP:
-		bump_gen(rep, r->mmap.pid);
-		if (r->mmap.pid == (uint32_t)-1 || r->cpumode == PK_CPUMODE_KERNEL)
-			rep->kgen++;
-		break;
-	case PERF_RECORD_MMAP2:
-		bump_gen(rep, r->mmap2.pid);
-		if (r->mmap2.pid == (uint32_t)-1 || r->cpumode == PK_CPUMODE_KERNEL)
-			rep->kgen++;
-		break;
-	case PERF_RECORD_COMM:
-		if (r->comm.exec)
-			bump_gen(rep, r->comm.pid);
-		break;
-	case PERF_RECORD_FORK:
-		bump_gen(rep, r->task.pid);
-		break;
 	case PERF_RECORD_LOST:
 		if (a) {
 			struct hist *h = hist_of(rep, a);

@@ -159,22 +159,22 @@ struct pk_report {
 	struct pk_index fidx;
 	struct rent *rents;
 	size_t nr_rents, cap_rents;
-	/* resolved addresses by process and address (direct-mapped): what resolve() finds
+	/* resolved addresses by map generation (pk_machine__maps_gen, which tells one
+	 * address space from another and its states over time) and address
+	 * (direct-mapped): what resolve() finds
 	 * without a look at the maps; rent = index + 1, 0 = empty. Past it, the maps are
 	 * searched and the entry found by DSO address (dcache) */
-	struct rhot { uint64_t ip; uint32_t pid, gen, rent, frame; uint8_t cm; } *rhot;
+	struct rhot { uint64_t ip, gen; uint32_t rent, frame; uint8_t cm; } *rhot;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct pk_index nidx;
 	struct hist *hists;
 	size_t nr_hists;
-	/* map generations: pid -> gen (bumped by MMAP/exec), kernel generation */
-	struct { uint32_t pid, gen; } *gens;
-	size_t gen_mask, gen_n;
-	uint32_t kgen;
-	/* the last gen_of answer (pid, its generation), valid while cepoch is gc_epoch: only
-	 * records other than samples change generations, and each starts a cepoch */
-	uint32_t gc_pid, gc_gen, gc_epoch;
+	/* the last gen_of answers (a thread's map generation, the kernel's), valid while
+	 * cepoch is gc_epoch / kg_epoch: only records other than samples change the
+	 * machine's maps, and each starts a cepoch */
+	uint64_t gc_gen, kg_gen;
+	uint32_t gc_pid, gc_tid, gc_epoch, kg_epoch;
 	/* comm cache per tid; an entry of epoch cepoch is current without a look at the
 	 * thread (records other than samples may rename a thread: each starts an epoch) */
 	struct ccache { uint32_t tid, id, epoch; char comm[32]; bool used; } ccache[1024];
@@ -205,7 +205,7 @@ struct pk_report {
 	 * (map generation gen): other addresses in it are unmapped too, known without a
 	 * look-up. (One slot for all: two processes sampled in turn, as in the bench's fp
 	 * file, replaced each other's range at every sample.) */
-	struct { uint64_t lo, hi; uint32_t pid, gen; bool valid; } gap[GAP_SLOTS];
+	struct { uint64_t lo, hi, gen; uint32_t pid; bool valid; } gap[GAP_SLOTS];
 	uint32_t cabs[MAX_CHAIN];
 	/* frame_abs answers, direct-mapped by (frame, ip): id + 1, 0 = empty. Every
 	 * unresolved frame of a chain asks (a stripped library's frames, all of them), and
@@ -253,8 +253,9 @@ struct pk_report {
 #define LAST_SLOTS 64
 #define LAST_IPS 48
 struct lastsample {
-	uint32_t tid, pid, gen, hist, comm, epoch, pch;
+	uint32_t tid, pid, hist, comm, epoch, pch;
 	int32_t cpu;
+	uint64_t gen;
 	uint64_t ip;
 	uint8_t cm;
 	bool chain, used;

@@ -195,7 +195,6 @@ void pk_report__free(struct pk_report *rep)
 	for (size_t i = 0; i < rep->nr_hists; i++)
 		hist_release(&rep->hists[i]);
 	free(rep->hists);
-	free(rep->gens);
 	pk_arr_free(rep->udsos, rep->cap_udsos * sizeof(*rep->udsos));
 	free(rep->pub_nodes);
 	pk_arr_free(rep->ppool, rep->cap_ppool * sizeof(*rep->ppool));

@@ -18,13 +18,20 @@
 /* ------------------------------------------------------------------------------------ */
 /* Map sets                                                                             */
 
-static struct pk_mapset *pk_mapset_new(uint32_t pid)
+/* Give ms a generation no map set of m ever had (see pk_machine__maps_gen). */
+static void pk_mapset_touch(struct pk_machine *m, struct pk_mapset *ms)
+{
+	ms->gen = ++m->maps_stamp;
+}
+
+static struct pk_mapset *pk_mapset_new(struct pk_machine *m, uint32_t pid)
 {
 	struct pk_mapset *ms = calloc(1, sizeof(*ms));
 	if (!ms)
 		return NULL;
 	ms->refcnt = 1;
 	ms->pid = pid;
+	pk_mapset_touch(m, ms);
 	return ms;
 }
 
@@ -45,10 +52,11 @@ static void pk_mapset_put(struct pk_mapset *ms)
 	free(ms);
 }
 
-static struct pk_mapset *pk_mapset_clone(const struct pk_mapset *src, uint32_t pid)
+static struct pk_mapset *pk_mapset_clone(struct pk_machine *m, const struct pk_mapset *src,
+					 uint32_t pid)
 {
-	struct pk_mapset *ms = pk_mapset_new(pid);
-	if (ms && src && src->data && !(ms->data = pk_mapset_clone(src->data, pid))) {
+	struct pk_mapset *ms = pk_mapset_new(m, pid);
+	if (ms && src && src->data && !(ms->data = pk_mapset_clone(m, src->data, pid))) {
 		free(ms);
 		return NULL;
 	}
@@ -135,7 +143,6 @@ static int pk_mapset_insert(struct pk_mapset *ms, const struct pk_mapent *ne)
 	memmove(&ms->v[i + r], &ms->v[j], (ms->nr - j) * sizeof(*ms->v));
 	memcpy(&ms->v[i], repl, r * sizeof(*repl));
 	ms->nr = nnr;
-	ms->gen++;
 	return 0;
 }
 
@@ -198,7 +205,7 @@ struct pk_thread *pk_machine_thread(struct pk_machine *m, uint32_t pid, uint32_t
 		t->maps = pk_mapset_get(leader->maps);
 		memcpy(t->comm, leader->comm, sizeof(t->comm));
 	} else {
-		t->maps = pk_mapset_new(pid == PK_PID_NONE ? tid : pid);
+		t->maps = pk_mapset_new(m, pid == PK_PID_NONE ? tid : pid);
 		if (!t->maps)
 			return NULL;
 	}
@@ -245,7 +252,7 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 		pk_machine__free(m);
 		return pk_err_ptr(-ENOMEM);
 	}
-	m->kmaps = pk_mapset_new(PK_PID_NONE);
+	m->kmaps = pk_mapset_new(m, PK_PID_NONE);
 	if (!m->kallsyms_path || !m->jit_dir || !m->debug_dir || !m->kmaps) {
 		pk_machine__free(m);
 		return pk_err_ptr(-ENOMEM);
@@ -292,7 +299,7 @@ PK_API int pk_machine__comm(struct pk_machine *m, uint32_t pid, uint32_t tid, co
 		return pk_err(-ENOMEM);
 	if (exec) {
 		/* the old image is gone: a fresh, empty address space */
-		struct pk_mapset *ms = pk_mapset_new(pid);
+		struct pk_mapset *ms = pk_mapset_new(m, pid);
 		if (!ms)
 			return pk_err(-ENOMEM);
 		pk_mapset_put(t->maps);
@@ -317,7 +324,7 @@ PK_API int pk_machine__fork(struct pk_machine *m, uint32_t pid, uint32_t ppid, u
 	if (pid == ppid && parent->maps)
 		maps = pk_mapset_get(parent->maps);     /* a thread: same address space */
 	else
-		maps = pk_mapset_clone(parent->maps, pid); /* a process: a copy */
+		maps = pk_mapset_clone(m, parent->maps, pid); /* a process: a copy */
 	if (!maps)
 		return pk_err(-ENOMEM);
 	/* parent may be freed below if tid == ptid (a bogus record): copied what we need */
@@ -398,8 +405,12 @@ PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev
 		/* a process's data mappings (record -d) go to a set of their own: only data
 		 * addresses are looked up there (pk_machine__resolve_data); code lookups and
 		 * the unwinder never see them */
-		if (ev->data && !ms->data && !(ms->data = pk_mapset_new(ms->pid)))
+		if (ev->data && !ms->data && !(ms->data = pk_mapset_new(m, ms->pid)))
 			return pk_err(-ENOMEM);
+		/* a data map changes what pk_machine__resolve_data finds: the owner's
+		 * generation too */
+		if (ev->data)
+			pk_mapset_touch(m, ms);
 		if (ev->data)
 			ms = ms->data;
 		e.dso = pk_dso_findnew(m, ev->filename);
@@ -417,7 +428,10 @@ PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev
 		memcpy(e.dso->want_bid, ev->build_id, e.dso->want_bid_len);
 	}
 	int err = pk_mapset_insert(ms, &e);
-	return err ? pk_err(err) : 0;
+	if (err)
+		return pk_err(err);
+	pk_mapset_touch(m, ms);
+	return 0;
 }
 
 PK_API int pk_machine__add_build_id(struct pk_machine *m, const char *filename,
@@ -470,6 +484,25 @@ PK_API int pk_machine__process(struct pk_machine *m, const struct pk_record *r)
 	default:
 		return 0;
 	}
+}
+
+PK_API uint64_t pk_machine__maps_gen(struct pk_machine *m, uint32_t pid, uint32_t tid,
+				     uint8_t cpumode)
+{
+	if (!m)
+		return 0;
+	uint64_t kgen = m->kmaps ? m->kmaps->gen : 0;
+	if (cpumode == PK_CPUMODE_KERNEL || cpumode == PK_CPUMODE_GUEST_KERNEL ||
+	    cpumode == PK_CPUMODE_HYPERVISOR)
+		return kgen;
+	/* the thread as resolution makes it (a thread first seen here gets an empty map
+	 * set of its own, replaced when its process becomes known: a new generation) */
+	struct pk_thread *t = pk_machine_thread(m, pid, tid, true);
+	uint64_t tgen = t && t->maps ? t->maps->gen : 0;
+	if (cpumode == PK_CPUMODE_USER || cpumode == PK_CPUMODE_GUEST_USER)
+		return tgen;
+	/* another mode searches both: a change of either shows */
+	return tgen ^ kgen << 40;
 }
 
 PK_API const char *pk_machine__comm_of(struct pk_machine *m, uint32_t tid)

@@ -124,7 +124,7 @@ struct pk_mapset {
 	struct pk_mapent *v;    /* sorted by start, non-overlapping */
 	size_t nr, cap;
 	int refcnt;
-	uint64_t gen;           /* bumped on every change */
+	uint64_t gen;           /* a machine-wide stamp, new on every change */
 	uint32_t pid;
 	struct pk_unwind_ctx *unwind; /* per-process libdwfl session */
 	struct pk_mapset *data; /* the process's data mappings (record -d), or NULL */
@@ -156,6 +156,7 @@ struct pk_machine {
 	char *perf_buildid_dir; /* $HOME/.debug when buildid_dir is another ($PERF_BUILDID_DIR) */
 	struct pk_u64map threads;       /* tid -> struct pk_thread */
 	struct pk_mapset *kmaps;        /* kernel + modules */
+	uint64_t maps_stamp;            /* the last map set generation given out */
 	struct pk_dso **dso_hash;
 	size_t dso_hash_cap, nr_dsos;
 	/* kallsyms (host only): loaded once */

@@ -265,6 +265,65 @@ static void test_process_records(void **state)
 	pk_machine__free(m);
 }
 
+/* pk_machine__maps_gen: one number per state of an address space, shared by its threads */
+static void test_maps_gen(void **state)
+{
+	(void)state;
+	struct pk_machine *m = new_machine();
+	const uint8_t U = PK_CPUMODE_USER, K = PK_CPUMODE_KERNEL;
+	mmap_user(m, 100, 100, 0x400000, 0x10000, 0, "/fake/sh");
+	uint64_t g = pk_machine__maps_gen(m, 100, 100, U);
+	assert_true(g != 0);
+	assert_int_equal(pk_machine__maps_gen(m, 100, 100, U), g); /* stable without changes */
+
+	/* a thread of the process shares the address space and its generation */
+	assert_int_equal(pk_machine__fork(m, 100, 100, 101, 100), 0);
+	assert_int_equal(pk_machine__maps_gen(m, 100, 101, U), g);
+
+	/* a new process: a copy of the maps, but a generation of its own */
+	assert_int_equal(pk_machine__fork(m, 200, 100, 200, 100), 0);
+	uint64_t c = pk_machine__maps_gen(m, 200, 200, U);
+	assert_true(c != g);
+
+	/* an mmap changes the process's generation, not the child's or the kernel's */
+	uint64_t k = pk_machine__maps_gen(m, 0, 0, K);
+	mmap_user(m, 100, 101, 0x7f0000000000, 0x1000, 0, "/fake/libc.so.6");
+	uint64_t g2 = pk_machine__maps_gen(m, 100, 100, U);
+	assert_true(g2 != g);
+	assert_int_equal(pk_machine__maps_gen(m, 100, 101, U), g2);
+	assert_int_equal(pk_machine__maps_gen(m, 200, 200, U), c);
+	assert_int_equal(pk_machine__maps_gen(m, 0, 0, K), k);
+
+	/* a data mapping (record -d) too: the data lookup answers differently */
+	struct pk_mmap_event ev = { .pid = 100, .tid = 100, .addr = 0x600000, .len = 0x1000,
+				    .filename = "/fake/heap", .data = true };
+	assert_int_equal(pk_machine__mmap(m, &ev), 0);
+	uint64_t g3 = pk_machine__maps_gen(m, 100, 100, U);
+	assert_true(g3 != g2);
+
+	/* exec: a new address space */
+	assert_int_equal(pk_machine__comm(m, 100, 100, "ls", true), 0);
+	uint64_t g4 = pk_machine__maps_gen(m, 100, 100, U);
+	assert_true(g4 != g3 && g4 != g && g4 != c);
+
+	/* a kernel map: the kernel's generation, and the one of a mode searching both */
+	uint64_t both = pk_machine__maps_gen(m, 200, 200, PK_CPUMODE_UNKNOWN);
+	struct pk_mmap_event kev = { .pid = UINT32_MAX, .tid = 0, .addr = KMOD, .len = 0x1000,
+				     .filename = "/lib/modules/x/ext4.ko", .kernel = true };
+	assert_int_equal(pk_machine__mmap(m, &kev), 0);
+	assert_true(pk_machine__maps_gen(m, 0, 0, K) != k);
+	assert_true(pk_machine__maps_gen(m, 200, 200, PK_CPUMODE_UNKNOWN) != both);
+	assert_int_equal(pk_machine__maps_gen(m, 200, 200, U), c);
+
+	/* a thread seen before its process: its generation changes when it joins it */
+	uint64_t lone = pk_machine__maps_gen(m, UINT32_MAX, 300, U);
+	mmap_user(m, 300, 300, 0x400000, 0x10000, 0, "/fake/x");
+	uint64_t joined = pk_machine__maps_gen(m, 300, 300, U);
+	assert_true(lone != joined);
+	assert_int_equal(pk_machine__maps_gen(NULL, 1, 1, U), 0);
+	pk_machine__free(m);
+}
+
 static void test_callchain_fp(void **state)
 {
 	(void)state;
@@ -310,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_maps),
 		cmocka_unit_test(test_process_records),
 		cmocka_unit_test(test_callchain_fp),
+		cmocka_unit_test(test_maps_gen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

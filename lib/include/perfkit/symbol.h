@@ -114,6 +114,20 @@ PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev
 PK_API int pk_machine__add_build_id(struct pk_machine *m, const char *filename,
 				    const uint8_t *build_id, size_t len);
 
+/*
+ * The generation of the maps that resolving an address of thread (pid, tid) in cpumode
+ * searches: it changes whenever those maps may answer differently (an mmap into the
+ * process, an exec, a new process behind a reused tid, a thread attached to its process,
+ * a kernel map for kernel modes), and threads sharing an address space share it. Two
+ * lookups of one address under the same generation resolve alike, so a consumer keys its
+ * memo of resolved addresses by (generation, cpumode, address) and need not follow the
+ * records that change the machine. Generations are unique within a machine (a mode that
+ * searches both the process's and the kernel's maps, PK_CPUMODE_UNKNOWN, combines the
+ * two). 0 if m is NULL or the thread could not be created (no memory).
+ */
+PK_API uint64_t pk_machine__maps_gen(struct pk_machine *m, uint32_t pid, uint32_t tid,
+				     uint8_t cpumode);
+
 /* The command name of a thread, or NULL if the tid is unknown. */
 PK_API const char *pk_machine__comm_of(struct pk_machine *m, uint32_t tid);
 
