@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/data/reader-internal.h - the perf.data reader's state, shared by reader.c (sources,
- * streaming, records) and reader-features.c (the header's feature sections). */
+/* lib/data/reader-internal.h - the perf.data reader's state, shared by reader.c (opening,
+ * the header, attrs), reader-records.c (streaming, records) and reader-features.c (the
+ * header's feature sections). */
 #ifndef PK_DATA_READER_INTERNAL_H
 #define PK_DATA_READER_INTERNAL_H
 
@@ -100,6 +101,28 @@ struct pk_data_reader {
 
 /* (reader.c) len bytes of the input at off into dst: 0, or a negative errno */
 int pk_rd_src_read(struct pk_data_reader *r, uint64_t off, void *dst, size_t len);
+/* (reader.c) warn with the offset and the records read so far, keep the first error as
+ * the sticky one; returns err */
+int pk_rd_fail(struct pk_data_reader *r, int err, uint64_t off, const char *fmt, ...)
+	PK_PRINTF(4, 5);
+/* (reader.c) add an attr from raw (avail readable bytes) and its nr_ids ids, given as
+ * u64s (ids_src) or as unaligned bytes (ids_bytes) */
+int pk_rd_add_attr(struct pk_data_reader *r, const uint8_t *raw, size_t avail,
+		   const uint64_t *ids_src, const uint8_t *ids_bytes, size_t nr_ids,
+		   uint64_t off);
+/* (reader-records.c) the stream: contiguous len (<= 64 KiB + 64) bytes at r->pos, or NULL
+ * at the end of input (*avail: the bytes left); copy n bytes and advance (false if the
+ * input ended first); drop or fault in mapping pages around r->pos */
+const uint8_t *pk_rd_stream_peek(struct pk_data_reader *r, size_t len, uint64_t *avail);
+bool pk_rd_stream_copy(struct pk_data_reader *r, uint8_t *dst, uint64_t n);
+void pk_rd_stream_release_pages(struct pk_data_reader *r);
+/* (reader-records.c) apply HEADER_ATTR, HEADER_FEATURE, EVENT_UPDATE(NAME) records */
+int pk_rd_process_user_meta(struct pk_data_reader *r, const struct perf_event_header *h,
+			    uint64_t off);
+/* (reader-records.c) payload bytes after header.size (AUXTRACE, HEADER_TRACING_DATA) */
+uint64_t pk_rd_trailing_payload(const struct perf_event_header *h);
+/* (reader-records.c) note a truncated input ending at off; returns 0 (end of records) */
+int pk_rd_truncated_end(struct pk_data_reader *r, uint64_t off, const char *what);
 /* (reader-features.c) */
 const char *pk_rd_feat_name(int feat);
 void pk_rd_free_groups(struct pk_data_reader *r);

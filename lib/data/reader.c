@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/data: streaming perf.data reader (file and pipe format).
+ * lib/data: streaming perf.data reader (file and pipe format). This file opens the input
+ * and reads what precedes the records: the file header and its sections, the attrs and
+ * their id map (the leading meta records of a pipe), the accessors, and freeing. The
+ * stream and the records are in reader-records.c, feature sections in reader-features.c.
  *
  * Input sources: a memory image (mmapped file or caller buffer: random access), a
  * seekable fd read with pread (random access), or a non-seekable fd (pipe format only,
@@ -22,10 +25,7 @@
 #include "data-internal.h"
 #include "reader-internal.h"
 
-
-static int fail(struct pk_data_reader *r, int err, uint64_t off, const char *fmt, ...)
-	PK_PRINTF(4, 5);
-static int fail(struct pk_data_reader *r, int err, uint64_t off, const char *fmt, ...)
+int pk_rd_fail(struct pk_data_reader *r, int err, uint64_t off, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -65,148 +65,6 @@ int pk_rd_src_read(struct pk_data_reader *r, uint64_t off, void *dst, size_t len
 		len -= (size_t)n;
 	}
 	return 0;
-}
-
-/* ---- streaming ---- */
-
-/* Contiguous `len` (<= 64 KiB + 64) bytes at r->pos, or NULL at end of input (then
- * *avail holds how many bytes were left). */
-static const uint8_t *stream_peek(struct pk_data_reader *r, size_t len, uint64_t *avail)
-{
-	uint64_t limit = r->end;
-
-	if (r->kind == SRC_MEM) {
-		uint64_t have = limit > r->pos ? limit - r->pos : 0;
-		*avail = have;
-		return have >= len ? r->mem + r->pos : NULL;
-	}
-	/* window covers [win_off, win_off + win_len) */
-	if (r->pos < r->win_off || r->pos > r->win_off + r->win_len) {
-		r->win_off = r->pos;
-		r->win_len = 0;
-	}
-	size_t at = (size_t)(r->pos - r->win_off);
-	if (r->win_len - at < len) {
-		/* slide what is left to the front and refill */
-		memmove(r->win, r->win + at, r->win_len - at);
-		r->win_len -= at;
-		r->win_off = r->pos;
-		at = 0;
-		while (r->win_len < len && !r->eof) {
-			size_t want = WIN_SIZE - r->win_len;
-			uint64_t off = r->win_off + r->win_len;
-			if (limit != UINT64_MAX && off >= limit)
-				break;
-			if (limit != UINT64_MAX && want > limit - off)
-				want = (size_t)(limit - off);
-			ssize_t n = r->kind == SRC_PREAD ? pread(r->fd, r->win + r->win_len, want,
-								  (off_t)off)
-							  : read(r->fd, r->win + r->win_len, want);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				r->eof = true; /* reported as truncation by the caller */
-				pk_warn("perf.data: read error: %s", strerror(errno));
-				break;
-			}
-			if (n == 0) {
-				r->eof = true;
-				if (r->kind == SRC_PREAD && off < r->size)
-					/* (mapped, the same would have been a SIGBUS) */
-					fail(r, -PK_ERR_TRUNCATED, off,
-					     "the file, %llu bytes when opened, shrank while "
-					     "it was being read (another program truncated or "
-					     "rewrote it: run again on a copy that nothing "
-					     "writes); it ended",
-					     (unsigned long long)r->size);
-				break;
-			}
-			r->win_len += (size_t)n;
-		}
-	}
-	*avail = r->win_len - at;
-	if (limit != UINT64_MAX && *avail > limit - r->pos)
-		*avail = limit - r->pos;
-	return *avail >= len ? r->win + at : NULL;
-}
-
-/* Skip n bytes (payloads). Returns false if the input ended first. */
-static bool stream_skip(struct pk_data_reader *r, uint64_t n)
-{
-	if (r->kind != SRC_STREAM) {
-		if (n > r->end - r->pos)
-			return false;
-		r->pos += n;
-		return true;
-	}
-	while (n) {
-		uint64_t avail;
-		size_t chunk = (size_t)PK_MIN(n, (uint64_t)WIN_SIZE / 2);
-		if (!stream_peek(r, chunk, &avail)) {
-			if (!avail)
-				return false;
-			chunk = (size_t)avail;
-		}
-		r->pos += chunk;
-		n -= chunk;
-	}
-	return true;
-}
-
-/* Copy n bytes at r->pos into dst and advance. false if the input ended first (r->pos is
- * then somewhere inside the range). */
-static bool stream_copy(struct pk_data_reader *r, uint8_t *dst, uint64_t n)
-{
-	while (n) {
-		uint64_t avail;
-		size_t chunk = (size_t)PK_MIN(n, (uint64_t)WIN_SIZE / 2);
-		const uint8_t *q = stream_peek(r, chunk, &avail);
-		if (!q)
-			return false;
-		memcpy(dst, q, chunk);
-		dst += chunk;
-		n -= chunk;
-		r->pos += chunk;
-	}
-	return true;
-}
-
-static void stream_release_pages(struct pk_data_reader *r)
-{
-	/* keep the RSS of a big mapping bounded: drop what iteration has passed (the
-	 * mapping is read-only and file-backed, so a dropped page that is touched again
-	 * is only read back from the page cache) */
-	if (!r->map)
-		return;
-	if (r->pos + POPULATE_STEP / 2 > r->populated && r->populated < r->map_len &&
-	    !r->no_populate) {
-		/* the pages ahead in one call: a page fault per 16 pages (the kernel's
-		 * fault-around) cost 11 us each in a PVM guest, far more than reading */
-		uint64_t from = PK_MAX(r->populated, r->pos & ~(uint64_t)4095);
-		uint64_t to = PK_MIN(from + POPULATE_STEP, (uint64_t)r->map_len);
-		if (madvise((uint8_t *)r->map + from, (size_t)(to - from), MADV_POPULATE_READ) &&
-		    errno == EINVAL)
-			r->no_populate = true;
-		r->populated = to;
-	}
-	uint64_t upto;
-	if (r->keep_from != UINT64_MAX) {
-		/* the caller said what it still references: drop up to there */
-		uint64_t lim = PK_MIN(r->keep_from, r->pos);
-		if (lim < r->dropped + KEEP_STEP)
-			return;
-		upto = lim & ~((uint64_t)KEEP_STEP - 1);
-	} else {
-		if (r->pos < r->dropped + 2 * (uint64_t)DONTNEED_STEP)
-			return;
-		upto = (r->pos - DONTNEED_STEP) & ~((uint64_t)DONTNEED_STEP - 1);
-	}
-	if (upto > r->map_len)
-		upto = r->map_len & ~((uint64_t)4095);
-	if (upto > r->dropped) {
-		madvise((uint8_t *)r->map + r->dropped, (size_t)(upto - r->dropped), MADV_DONTNEED);
-		r->dropped = upto;
-	}
 }
 
 /* ---- id map ---- */
@@ -274,28 +132,28 @@ PK_API const struct pk_data_attr *pk_data_reader__attr_by_id(const struct pk_dat
 /* ---- attrs ---- */
 
 /* Add an attr from `raw` (attr bytes, `avail` readable) and its ids. */
-static int add_attr(struct pk_data_reader *r, const uint8_t *raw, size_t avail,
-		    const uint64_t *ids_src, const uint8_t *ids_bytes, size_t nr_ids,
-		    uint64_t off)
+int pk_rd_add_attr(struct pk_data_reader *r, const uint8_t *raw, size_t avail,
+		   const uint64_t *ids_src, const uint8_t *ids_bytes, size_t nr_ids,
+		   uint64_t off)
 {
 	uint32_t sz;
 
 	if (avail < PK_ATTR_SIZE_VER0)
-		return fail(r, -PK_ERR_FORMAT, off, "attr of %zu bytes is shorter than 64", avail);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, off, "attr of %zu bytes is shorter than 64", avail);
 	memcpy(&sz, raw + 4, sizeof(sz));
 	if (sz == 0)
 		sz = PK_ATTR_SIZE_VER0;
 	if (sz < PK_ATTR_SIZE_VER0 || sz > PK_ATTR_SIZE_MAX)
-		return fail(r, -PK_ERR_FORMAT, off,
-			    "attr.size %u is outside the supported range 64..%d", sz,
-			    PK_ATTR_SIZE_MAX);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, off,
+				  "attr.size %u is outside the supported range 64..%d", sz,
+				  PK_ATTR_SIZE_MAX);
 	if (sz > avail)
-		return fail(r, -PK_ERR_FORMAT, off, "attr.size %u exceeds its %zu-byte slot", sz,
-			    avail);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, off, "attr.size %u exceeds its %zu-byte slot", sz,
+				  avail);
 	if (r->nr_attrs >= MAX_ATTRS)
-		return fail(r, -PK_ERR_FORMAT, off, "more than %d attrs", MAX_ATTRS);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, off, "more than %d attrs", MAX_ATTRS);
 	if (nr_ids > MAX_IDS - r->nr_ids_total)
-		return fail(r, -PK_ERR_FORMAT, off, "more than %u sample ids", MAX_IDS);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, off, "more than %u sample ids", MAX_IDS);
 	struct rattr **na = realloc(r->attrs, (r->nr_attrs + 1) * sizeof(*na));
 	if (!na)
 		return -ENOMEM;
@@ -347,12 +205,12 @@ static int read_file_attrs(struct pk_data_reader *r)
 	if (fh->attrs.size == 0)
 		return 0;
 	if (fh->attr_size < PK_ATTR_SIZE_VER0 + 16 || fh->attr_size > PK_ATTR_SIZE_MAX + 16)
-		return fail(r, -PK_ERR_FORMAT, 16, "attr_size %llu is outside 80..%d",
-			    (unsigned long long)fh->attr_size, PK_ATTR_SIZE_MAX + 16);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, 16, "attr_size %llu is outside 80..%d",
+				  (unsigned long long)fh->attr_size, PK_ATTR_SIZE_MAX + 16);
 	if (fh->attrs.size % fh->attr_size)
-		return fail(r, -PK_ERR_FORMAT, 32,
-			    "attrs section size %llu is not a multiple of attr_size %llu",
-			    (unsigned long long)fh->attrs.size, (unsigned long long)fh->attr_size);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, 32,
+				  "attrs section size %llu is not a multiple of attr_size %llu",
+				  (unsigned long long)fh->attrs.size, (unsigned long long)fh->attr_size);
 	n = fh->attrs.size / fh->attr_size;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t off = fh->attrs.offset + i * fh->attr_size;
@@ -360,41 +218,41 @@ static int read_file_attrs(struct pk_data_reader *r)
 		struct pk_file_section ids;
 		int ret = pk_rd_src_read(r, off, buf, (size_t)fh->attr_size);
 		if (ret)
-			return fail(r, ret, off, "attr %llu lies beyond the end of the file",
-				    (unsigned long long)i);
+			return pk_rd_fail(r, ret, off, "attr %llu lies beyond the end of the file",
+					  (unsigned long long)i);
 		memcpy(&sz, buf + 4, sizeof(sz));
 		if (sz == 0)
 			sz = PK_ATTR_SIZE_VER0;
 		if (sz > PK_ATTR_SIZE_MAX || sz < PK_ATTR_SIZE_VER0)
-			return fail(r, -PK_ERR_FORMAT, off + 4,
-				    "attr.size %u is outside the supported range 64..%d", sz,
-				    PK_ATTR_SIZE_MAX);
+			return pk_rd_fail(r, -PK_ERR_FORMAT, off + 4,
+					  "attr.size %u is outside the supported range 64..%d", sz,
+					  PK_ATTR_SIZE_MAX);
 		if ((uint64_t)sz + 16 != fh->attr_size)
-			return fail(r, -PK_ERR_FORMAT, off + 4,
-				    "attr.size %u does not match attr_size %llu (expected %llu)", sz,
-				    (unsigned long long)fh->attr_size,
-				    (unsigned long long)fh->attr_size - 16);
+			return pk_rd_fail(r, -PK_ERR_FORMAT, off + 4,
+					  "attr.size %u does not match attr_size %llu (expected %llu)", sz,
+					  (unsigned long long)fh->attr_size,
+					  (unsigned long long)fh->attr_size - 16);
 		memcpy(&ids, buf + sz, sizeof(ids));
 		if (ids.size % 8 || ids.offset > r->size || ids.size > r->size - ids.offset)
-			return fail(r, -PK_ERR_FORMAT, off + sz,
-				    "id array of attr %llu {%#llx, %llu} lies outside the file",
-				    (unsigned long long)i, (unsigned long long)ids.offset,
-				    (unsigned long long)ids.size);
+			return pk_rd_fail(r, -PK_ERR_FORMAT, off + sz,
+					  "id array of attr %llu {%#llx, %llu} lies outside the file",
+					  (unsigned long long)i, (unsigned long long)ids.offset,
+					  (unsigned long long)ids.size);
 		size_t nr = (size_t)(ids.size / 8);
 		uint64_t *idv = NULL;
 		if (nr) {
 			if (nr > MAX_IDS)
-				return fail(r, -PK_ERR_FORMAT, off + sz, "too many ids");
+				return pk_rd_fail(r, -PK_ERR_FORMAT, off + sz, "too many ids");
 			idv = malloc(nr * 8);
 			if (!idv)
 				return -ENOMEM;
 			ret = pk_rd_src_read(r, ids.offset, idv, nr * 8);
 			if (ret) {
 				free(idv);
-				return fail(r, ret, ids.offset, "cannot read id array");
+				return pk_rd_fail(r, ret, ids.offset, "cannot read id array");
 			}
 		}
-		ret = add_attr(r, buf, sz, idv, NULL, nr, off);
+		ret = pk_rd_add_attr(r, buf, sz, idv, NULL, nr, off);
 		free(idv);
 		if (ret)
 			return ret;
@@ -442,29 +300,29 @@ static int open_file_mode(struct pk_data_reader *r)
 	memset(fh, 0, sizeof(*fh));
 	ret = pk_rd_src_read(r, 0, fh, PK_DATA_HEADER_SIZE_OLD);
 	if (ret)
-		return fail(r, -PK_ERR_FORMAT, 0, "file too short for a perf.data header");
+		return pk_rd_fail(r, -PK_ERR_FORMAT, 0, "file too short for a perf.data header");
 	if (fh->size == PK_DATA_HEADER_SIZE) {
 		if (pk_rd_src_read(r, 0, fh, PK_DATA_HEADER_SIZE))
-			return fail(r, -PK_ERR_FORMAT, 0, "file too short for a perf.data header");
+			return pk_rd_fail(r, -PK_ERR_FORMAT, 0, "file too short for a perf.data header");
 	} else if (fh->size != PK_DATA_HEADER_SIZE_OLD) {
-		return fail(r, -PK_ERR_FORMAT, 8, "header size %llu is neither 104 nor 72",
-			    (unsigned long long)fh->size);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, 8, "header size %llu is neither 104 nor 72",
+				  (unsigned long long)fh->size);
 	}
 	if (fh->attr_size == 0)
-		return fail(r, -PK_ERR_FORMAT, 16, "attr_size is 0");
+		return pk_rd_fail(r, -PK_ERR_FORMAT, 16, "attr_size is 0");
 	if (!section_in_file(&fh->attrs, r->size))
-		return fail(r, -PK_ERR_FORMAT, 24,
-			    "attrs section {%#llx, %llu} lies outside the %llu-byte file",
-			    (unsigned long long)fh->attrs.offset, (unsigned long long)fh->attrs.size,
-			    (unsigned long long)r->size);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, 24,
+				  "attrs section {%#llx, %llu} lies outside the %llu-byte file",
+				  (unsigned long long)fh->attrs.offset, (unsigned long long)fh->attrs.size,
+				  (unsigned long long)r->size);
 	if (fh->attrs.size && fh->attrs.offset < fh->size)
-		return fail(r, -PK_ERR_FORMAT, 24, "attrs section overlaps the header");
+		return pk_rd_fail(r, -PK_ERR_FORMAT, 24, "attrs section overlaps the header");
 	if (fh->data.offset < fh->size || fh->data.offset > r->size)
-		return fail(r, -PK_ERR_FORMAT, 40,
-			    "data offset %#llx overlaps the header or lies beyond the file",
-			    (unsigned long long)fh->data.offset);
+		return pk_rd_fail(r, -PK_ERR_FORMAT, 40,
+				  "data offset %#llx overlaps the header or lies beyond the file",
+				  (unsigned long long)fh->data.offset);
 	if (ranges_overlap(&fh->attrs, &fh->data))
-		return fail(r, -PK_ERR_FORMAT, 40, "attrs and data sections overlap");
+		return pk_rd_fail(r, -PK_ERR_FORMAT, 40, "attrs and data sections overlap");
 	ret = read_file_attrs(r);
 	if (ret)
 		return ret;
@@ -501,13 +359,6 @@ static int open_file_mode(struct pk_data_reader *r)
 	return 0;
 }
 
-static int process_user_meta(struct pk_data_reader *r, const struct perf_event_header *h,
-			     uint64_t off);
-
-static int next_raw(struct pk_data_reader *r, struct pk_data_event *ev);
-static uint64_t trailing_payload(const struct perf_event_header *h);
-static int truncated_end(struct pk_data_reader *r, uint64_t off, const char *what);
-
 static int open_pipe_mode(struct pk_data_reader *r)
 {
 	r->pipe = true;
@@ -516,7 +367,7 @@ static int open_pipe_mode(struct pk_data_reader *r)
 	/* consume the leading HEADER_ATTR / HEADER_FEATURE records */
 	for (;;) {
 		uint64_t avail;
-		const uint8_t *p = stream_peek(r, 8, &avail);
+		const uint8_t *p = pk_rd_stream_peek(r, 8, &avail);
 		struct perf_event_header h;
 		if (!p)
 			return 0;
@@ -526,12 +377,12 @@ static int open_pipe_mode(struct pk_data_reader *r)
 			return 0;
 		if (h.size < 8)
 			return 0; /* reported by __next */
-		p = stream_peek(r, h.size, &avail);
+		p = pk_rd_stream_peek(r, h.size, &avail);
 		if (!p)
 			return 0;
 		if (h.type == PK_RECORD_HEADER_TRACING_DATA) {
 			/* keep the first one; a later one, or one too large, goes to __next */
-			uint64_t psize = trailing_payload((const struct perf_event_header *)p);
+			uint64_t psize = pk_rd_trailing_payload((const struct perf_event_header *)p);
 			if (r->tracing || h.size < 12 || !psize || psize > r->max_payload)
 				return 0;
 			uint8_t *blob = malloc((size_t)psize);
@@ -539,13 +390,13 @@ static int open_pipe_mode(struct pk_data_reader *r)
 				return -ENOMEM;
 			uint64_t start = r->pos;
 			r->pos += h.size;
-			if (!stream_copy(r, blob, psize)) {
+			if (!pk_rd_stream_copy(r, blob, psize)) {
 				free(blob);
 				if (r->kind == SRC_STREAM) {
 					/* consumed: the input ended inside the payload, stop here
 					 * (never parse the rest of the payload as records) */
 					r->end = r->pos;
-					return truncated_end(r, start, "inside a payload");
+					return pk_rd_truncated_end(r, start, "inside a payload");
 				}
 				r->pos = start;     /* let __next report it */
 				return 0;
@@ -557,7 +408,7 @@ static int open_pipe_mode(struct pk_data_reader *r)
 		}
 		uint8_t *copy = r->scratch;
 		memcpy(copy, p, h.size);
-		int ret = process_user_meta(r, (const struct perf_event_header *)copy, r->pos);
+		int ret = pk_rd_process_user_meta(r, (const struct perf_event_header *)copy, r->pos);
 		if (ret)
 			return ret;
 		r->pos += h.size;
@@ -599,7 +450,7 @@ static struct pk_data_reader *reader_start(struct pk_data_reader *r)
 			pk_data_reader__free(r);
 			return pk_err_ptr(-ENOMEM);
 		}
-		const uint8_t *p = stream_peek(r, 16, &avail);
+		const uint8_t *p = pk_rd_stream_peek(r, 16, &avail);
 		if (!p) {
 			pk_warn("perf.data: input too short for a perf.data header");
 			pk_data_reader__free(r);
@@ -818,7 +669,7 @@ PK_API void pk_data_reader__release_before(struct pk_data_reader *r, uint64_t of
 	if (!r || r->kind != SRC_MEM)
 		return;
 	r->keep_from = offset;
-	stream_release_pages(r);
+	pk_rd_stream_release_pages(r);
 }
 
 PK_API bool pk_data_reader__truncated(const struct pk_data_reader *r)
@@ -851,351 +702,3 @@ PK_API void pk_data_reader__stats(const struct pk_data_reader *r, uint64_t *nr_r
 		*nr_samples = r ? r->nr_samples : 0;
 }
 
-/* ---- record processing ---- */
-
-/* HEADER_ATTR, HEADER_FEATURE, EVENT_UPDATE(NAME): update attrs / env. */
-static int process_user_meta(struct pk_data_reader *r, const struct perf_event_header *h,
-			     uint64_t off)
-{
-	const uint8_t *p = (const uint8_t *)h;
-	size_t size = h->size;
-
-	if (h->type == PK_RECORD_HEADER_ATTR) {
-		uint32_t asz;
-		if (size < 8 + PK_ATTR_SIZE_VER0)
-			return fail(r, -PK_ERR_FORMAT, off, "HEADER_ATTR record of %zu bytes", size);
-		memcpy(&asz, p + 12, sizeof(asz));
-		if (asz == 0)
-			asz = PK_ATTR_SIZE_VER0;
-		if (asz < PK_ATTR_SIZE_VER0 || asz > PK_ATTR_SIZE_MAX || 8 + asz > size)
-			return fail(r, -PK_ERR_FORMAT, off + 12,
-				    "HEADER_ATTR attr.size %u invalid for a %zu-byte record", asz,
-				    size);
-		size_t ids_at = 8 + pk_align_up(asz, 8);
-		if (ids_at > size)
-			ids_at = size;
-		size_t nr = (size - ids_at) / 8;
-		return add_attr(r, p + 8, asz, NULL, p + ids_at, nr, off);
-	}
-	if (h->type == PK_RECORD_HEADER_FEATURE) {
-		uint64_t feat;
-		if (size < 16)
-			return fail(r, -PK_ERR_FORMAT, off, "HEADER_FEATURE record of %zu bytes",
-				    size);
-		memcpy(&feat, p + 8, sizeof(feat));
-		if (feat >= PK_FEAT_BITS)
-			return 0; /* end marker or unknown */
-		if (feat == PK_FEAT_TRACING_DATA || feat == PK_FEAT_AUXTRACE)
-			return 0;
-		if (pk_rd_parse_feature(r, (int)feat, p + 16, size - 16))
-			pk_warn("perf.data: HEADER_FEATURE %s at offset %#llx is malformed; skipped",
-				pk_rd_feat_name((int)feat), (unsigned long long)off);
-		return 0;
-	}
-	if (h->type == PK_RECORD_EVENT_UPDATE && size > 24) {
-		uint64_t type, id;
-		memcpy(&type, p + 8, 8);
-		memcpy(&id, p + 16, 8);
-		if (type != 2) /* PERF_EVENT_UPDATE__NAME */
-			return 0;
-		const struct pk_data_attr *a = pk_data_reader__attr_by_id(r, id);
-		if (!a && r->nr_attrs == 1)
-			a = &r->attrs[0]->pub;
-		if (!a)
-			return 0;
-		struct rattr *ra = r->attrs[a->idx];
-		char *name = pk_strndup((const char *)p + 24, size - 24);
-		if (!name)
-			return -ENOMEM;
-		free(ra->name);
-		ra->name = name;
-		ra->pub.name = name;
-	}
-	return 0;
-}
-
-static const struct pk_data_attr *record_attr(struct pk_data_reader *r,
-					      const struct perf_event_header *h)
-{
-	uint64_t id;
-	const uint8_t *p = (const uint8_t *)h;
-
-	if (h->type >= 64 || !r->nr_attrs)
-		return NULL;
-	if (r->nr_attrs == 1)
-		return &r->attrs[0]->pub;
-	if (h->type == PERF_RECORD_SAMPLE) {
-		if (r->id_pos < 0 || 8 + 8 * (size_t)(r->id_pos + 1) > h->size)
-			return &r->attrs[0]->pub;
-		memcpy(&id, p + 8 + 8 * r->id_pos, 8);
-	} else {
-		if (!r->sample_id_all || r->is_pos < 0 || 8 + 8 * (size_t)r->is_pos > h->size)
-			return &r->attrs[0]->pub;
-		memcpy(&id, p + h->size - 8 * r->is_pos, 8);
-	}
-	if (id == 0)
-		return &r->attrs[0]->pub;
-	return pk_data_reader__attr_by_id(r, id);
-}
-
-/* 8-byte aligned record pointer (copies a misaligned one to scratch) */
-static const struct perf_event_header *aligned_rec(struct pk_data_reader *r, const uint8_t *p,
-						   size_t size)
-{
-	if (((uintptr_t)p & 7) == 0)
-		return (const struct perf_event_header *)p;
-	memcpy(r->scratch, p, size);
-	return (const struct perf_event_header *)r->scratch;
-}
-
-/* payload size that follows header.size for AUXTRACE / HEADER_TRACING_DATA */
-static uint64_t trailing_payload(const struct perf_event_header *h)
-{
-	const uint8_t *p = (const uint8_t *)h;
-	if (h->type == PK_RECORD_AUXTRACE && h->size >= 16) {
-		uint64_t v;
-		memcpy(&v, p + 8, 8);
-		return v;
-	}
-	if (h->type == PK_RECORD_HEADER_TRACING_DATA && h->size >= 12) {
-		uint32_t v;
-		memcpy(&v, p + 8, 4);
-		return v;
-	}
-	return 0;
-}
-
-static int start_compressed(struct pk_data_reader *r, const struct perf_event_header *h,
-			    uint64_t off)
-{
-	if (!r->dctx) {
-		r->dctx = ZSTD_createDCtx();
-		r->cin = malloc(65536);
-		r->dec = malloc(DEC_SIZE);
-		if (!r->dctx || !r->cin || !r->dec)
-			return fail(r, -ENOMEM, off, "out of memory for decompression");
-	}
-	r->cin_len = h->size - 8u;
-	memcpy(r->cin, (const uint8_t *)h + 8, r->cin_len);
-	r->cin_pos = 0;
-	r->comp_off = off;
-	r->dec_total = 0;
-	/* perf decompresses each record into a buffer of comp_mmap_len bytes; allow that
-	 * much (within sane bounds) so that a crafted frame cannot expand without limit */
-	uint64_t lim = r->env.comp_mmap_len;
-	r->dec_limit = lim < (1u << 20) ? (1u << 20) : lim > (256u << 20) ? (256u << 20) : lim;
-	return 0;
-}
-
-/* Fill the decompression buffer so that at least `need` bytes are pending, as far as the
- * current COMPRESSED record allows. */
-static int dec_fill(struct pk_data_reader *r, size_t need)
-{
-	if (r->dec_len - r->dec_pos >= need)
-		return 0;
-	memmove(r->dec, r->dec + r->dec_pos, r->dec_len - r->dec_pos);
-	r->dec_len -= r->dec_pos;
-	r->dec_pos = 0;
-	while (r->dec_len < need) {
-		ZSTD_inBuffer in = { r->cin, r->cin_len, r->cin_pos };
-		ZSTD_outBuffer out = { r->dec, DEC_SIZE, r->dec_len };
-		size_t ret = ZSTD_decompressStream(r->dctx, &out, &in);
-		if (ZSTD_isError(ret))
-			return fail(r, -PK_ERR_FORMAT, r->comp_off,
-				    "COMPRESSED record: zstd error: %s", ZSTD_getErrorName(ret));
-		r->dec_total += out.pos - r->dec_len;
-		if (out.pos == r->dec_len && in.pos == r->cin_pos)
-			break; /* no progress: needs more input than this record has */
-		r->dec_len = out.pos;
-		r->cin_pos = in.pos;
-		if (r->dec_total > r->dec_limit)
-			return fail(r, -PK_ERR_FORMAT, r->comp_off,
-				    "COMPRESSED record expands to more than %llu bytes",
-				    (unsigned long long)r->dec_limit);
-	}
-	return 0;
-}
-
-/* Next record from the decompressed stream: 1 delivered, 0 need more input. */
-static int next_decompressed(struct pk_data_reader *r, struct pk_data_event *ev)
-{
-	for (;;) {
-		if (r->dec_skip) {
-			if (dec_fill(r, 1) || r->err)
-				return r->err;
-			size_t n = (size_t)PK_MIN(r->dec_skip, (uint64_t)(r->dec_len - r->dec_pos));
-			if (!n)
-				return 0;
-			r->dec_pos += n;
-			r->dec_skip -= n;
-			continue;
-		}
-		if (dec_fill(r, 8))
-			return r->err;
-		if (r->dec_len - r->dec_pos < 8)
-			return 0;
-		struct perf_event_header h;
-		memcpy(&h, r->dec + r->dec_pos, sizeof(h));
-		if (h.size < 8)
-			return fail(r, -PK_ERR_FORMAT, r->comp_off,
-				    "record of size %u inside a COMPRESSED record", h.size);
-		if (dec_fill(r, h.size))
-			return r->err;
-		if (r->dec_len - r->dec_pos < h.size)
-			return 0;
-		const struct perf_event_header *rec = aligned_rec(r, r->dec + r->dec_pos, h.size);
-		r->dec_pos += h.size;
-		if (h.type == PK_RECORD_COMPRESSED)
-			return fail(r, -PK_ERR_FORMAT, r->comp_off, "nested COMPRESSED record");
-		int ret = process_user_meta(r, rec, r->comp_off);
-		if (ret)
-			return ret;
-		memset(ev, 0, sizeof(*ev));
-		ev->hdr = rec;
-		ev->attr = record_attr(r, rec);
-		ev->offset = r->comp_off;
-		ev->compressed = true;
-		ev->payload_size = trailing_payload(rec);
-		r->dec_skip = ev->payload_size;
-		return 1;
-	}
-}
-
-static int deliver(struct pk_data_reader *r, struct pk_data_event *ev)
-{
-	r->nr_records++;
-	if (ev->hdr->type == PERF_RECORD_SAMPLE)
-		r->nr_samples++;
-	return 1;
-}
-
-static int truncated_end(struct pk_data_reader *r, uint64_t off, const char *what)
-{
-	r->truncated = true;
-	pk_warn("perf.data: the file is truncated at offset %#llx (%s); %llu records read",
-		(unsigned long long)off, what, (unsigned long long)r->nr_records);
-	return 0;
-}
-
-static int next_raw(struct pk_data_reader *r, struct pk_data_event *ev)
-{
-	for (;;) {
-		if (r->dctx && r->cin_len) {
-			int ret = next_decompressed(r, ev);
-			if (ret)
-				return ret;
-			r->cin_len = 0; /* this COMPRESSED record is used up */
-		}
-		uint64_t avail;
-		const uint8_t *p = stream_peek(r, 8, &avail);
-		if (!p) {
-			if (r->err)
-				return r->err; /* the file shrank (stream_peek) */
-			if (avail == 0)
-				return 0;
-			if (r->scan_to_eof || r->pipe)
-				return truncated_end(r, r->pos, "inside a record header");
-			return fail(r, -PK_ERR_FORMAT, r->pos,
-				    "%llu bytes left at the end of the data section, less than a "
-				    "record header", (unsigned long long)avail);
-		}
-		struct perf_event_header h;
-		memcpy(&h, p, sizeof(h));
-		if (h.size < 8) {
-			if (r->scan_to_eof && h.size == 0 && h.type == 0)
-				return truncated_end(r, r->pos, "zero-filled tail");
-			return fail(r, -PK_ERR_FORMAT, r->pos, "record of type %u has size %u (< 8)",
-				    h.type, h.size);
-		}
-		p = stream_peek(r, h.size, &avail);
-		if (!p) {
-			if (r->err)
-				return r->err;
-			if (r->scan_to_eof || r->pipe)
-				return truncated_end(r, r->pos, "inside a record");
-			return fail(r, -PK_ERR_FORMAT, r->pos,
-				    "record of type %u claims %u bytes but only %llu remain in the "
-				    "data section", h.type, h.size, (unsigned long long)avail);
-		}
-		uint64_t off = r->pos;
-		const struct perf_event_header *rec = aligned_rec(r, p, h.size);
-		r->pos += h.size;
-		stream_release_pages(r);
-
-		if (h.type == PK_RECORD_COMPRESSED) {
-			int ret = start_compressed(r, rec, off);
-			if (ret)
-				return ret;
-			if (r->show_compressed) {
-				memset(ev, 0, sizeof(*ev));
-				ev->hdr = rec;
-				ev->offset = off;
-				return 1;
-			}
-			continue;
-		}
-		int ret = process_user_meta(r, rec, off);
-		if (ret)
-			return ret;
-		memset(ev, 0, sizeof(*ev));
-		ev->hdr = rec;
-		ev->attr = record_attr(r, rec);
-		ev->offset = off;
-		ev->payload_size = trailing_payload(rec);
-		if (ev->payload_size) {
-			bool tdata = h.type == PK_RECORD_HEADER_TRACING_DATA &&
-				     ev->payload_size <= r->max_payload;
-			bool keep = tdata && (r->keep_tracing || !r->tracing);
-			if (keep) {
-				free(r->payload);
-				r->payload = malloc((size_t)ev->payload_size);
-				if (!r->payload)
-					return fail(r, -ENOMEM, off, "out of memory for payload");
-				/* rec may live in the window: copy the header first */
-				memmove(r->scratch, rec, h.size);
-				ev->hdr = (const struct perf_event_header *)r->scratch;
-				if (!stream_copy(r, r->payload, ev->payload_size))
-					return truncated_end(r, r->pos, "inside a payload");
-				if (!r->tracing) {
-					r->tracing = malloc((size_t)ev->payload_size);
-					if (!r->tracing)
-						return fail(r, -ENOMEM, off, "out of memory for payload");
-					memcpy(r->tracing, r->payload, (size_t)ev->payload_size);
-					r->tracing_len = (size_t)ev->payload_size;
-				}
-				if (r->keep_tracing)
-					ev->payload = r->payload;
-			} else {
-				/* the header must survive the skip: copy it out of the window */
-				memmove(r->scratch, rec, h.size);
-				ev->hdr = (const struct perf_event_header *)r->scratch;
-				if (!stream_skip(r, ev->payload_size)) {
-					if (r->scan_to_eof || r->pipe)
-						return truncated_end(r, off, "inside a payload");
-					return fail(r, -PK_ERR_FORMAT, off,
-						    "record of type %u: its %llu-byte payload runs "
-						    "past the end of the data section", h.type,
-						    (unsigned long long)ev->payload_size);
-				}
-			}
-		}
-		return 1;
-	}
-}
-
-PK_API int pk_data_reader__next(struct pk_data_reader *r, struct pk_data_event *ev)
-{
-	if (!r || !ev)
-		return pk_err(-EINVAL);
-	if (r->err)
-		return pk_err(r->err);
-	int ret = next_raw(r, ev);
-	if (ret < 0)
-		return pk_err(ret);
-	if (ret == 0) {
-		if (r->dctx && (r->dec_len > r->dec_pos || r->dec_skip))
-			pk_warn("perf.data: the compressed data ends inside a record");
-		return 0;
-	}
-	return deliver(r, ev);
-}

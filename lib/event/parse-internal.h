@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/event/parse-internal.h - name tables shared by names.c and parse.c. Never installed. */
+/* lib/event/parse-internal.h - name tables shared by names.c and the event parser
+ * (parse*.c). Never installed. */
 #ifndef PK_PARSE_INTERNAL_H
 #define PK_PARSE_INTERNAL_H
 

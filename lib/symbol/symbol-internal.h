@@ -105,7 +105,7 @@ struct pk_dso {
 	/* caches: dso_addr -> struct pk_srcline_ent / struct pk_inline_ent */
 	struct pk_u64map srclines;
 	struct pk_u64map inlines;
-	/* CU DIE offset -> struct pk_scope_cu (dso.c: the scope tree of a CU, for inline
+	/* CU DIE offset -> struct pk_scope_cu (srcline.c: the scope tree of a CU, for inline
 	 * chains); all of them in a list, for freeing */
 	struct pk_u64map scope_cus;
 	struct pk_scope_cu *scope_list;
@@ -175,10 +175,10 @@ struct pk_machine {
 	bool uw_libdwfl_only;   /* PERFKIT_UNWIND=libdwfl at creation: no cached CFI rows */
 	bool uw_arch_warned;    /* said once that an architecture's stacks are not unwound */
 	bool scopes_libdw;      /* PERFKIT_SCOPES=libdw at creation: inline chains by libdw's
-				 * scope walks, not the scope trees (dso.c) */
+				 * scope walks, not the scope trees (srcline.c) */
 };
 
-/* dso.c */
+/* dso.c (objects), dso-load.c (pk_dso_ensure_loaded), syms.c (pk_syms_*) */
 struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name);
 void pk_dso_free(struct pk_dso *d);
 int pk_dso_ensure_loaded(struct pk_dso *d);
@@ -259,7 +259,7 @@ struct pk_thread *pk_machine_thread(struct pk_machine *m, uint32_t pid, uint32_t
 				    bool create);
 const struct pk_mapent *pk_mapset_find(const struct pk_mapset *ms, uint64_t addr);
 
-/* dso.c: libdwfl callbacks with our hostile-safe debuginfo finder */
+/* debuginfo.c: libdwfl callbacks with our hostile-safe debuginfo finder */
 const Dwfl_Callbacks *pk_dwfl_callbacks(void);
 
 /* unwind.c */

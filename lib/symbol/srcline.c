@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/symbol/srcline.c - source lines and inline chains of DSO addresses from DWARF:
+ * CU ranges for files without .debug_aranges, per-DSO caches of both answers, and the
+ * per-CU trees of scope DIEs that inline chains are read from.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include "internal.h"
+#include "symbol-internal.h"
+#include "dso-internal.h"
+
+struct pk_srcline_ent {
+	const char *file;
+	unsigned int line;
+	int err;
+};
+
+struct pk_inline_ent {
+	int nr;                 /* frames, or negative errno */
+	bool lines;             /* with file and line (not pk_dso__inline_names only) */
+	struct pk_inline_frame *frames;
+};
+
+static Dwfl_Module *pk_dso_dwarf_mod(struct pk_dso *d)
+{
+	if (d->kind != PK_DSO_ELF && d->kind != PK_DSO_VDSO)
+		return NULL;
+	if (pk_dso_ensure_loaded(d) || !d->mod)
+		return NULL;
+	return d->mod;
+}
+
+static int pk_cu_range_cmp(const void *pa, const void *pb)
+{
+	const struct pk_cu_range *a = pa, *b = pb;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static void pk_dso_build_cus(struct pk_dso *d, Dwarf *dw)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	size_t cap = 0;
+	d->cus_built = true;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (dwarf_offdie(dw, off + hsize, &cu)) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t it = 0;
+			while ((it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				if (d->nr_cus == cap) {
+					size_t nc = cap ? cap * 2 : 64;
+					struct pk_cu_range *n = realloc(d->cus, nc * sizeof(*n));
+					if (!n)
+						return;
+					d->cus = n;
+					cap = nc;
+				}
+				d->cus[d->nr_cus++] = (struct pk_cu_range){ lo, hi, off + hsize };
+			}
+		}
+		off = next;
+	}
+	if (d->nr_cus)
+		qsort(d->cus, d->nr_cus, sizeof(*d->cus), pk_cu_range_cmp);
+}
+
+/* The CU DIE containing `addr`: libdwfl's aranges first, then our CU range table. */
+static bool pk_dso_addr_cu(struct pk_dso *d, Dwfl_Module *mod, uint64_t addr, Dwarf_Die *out,
+			   Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+	if (cu) {
+		*out = *cu;
+		return true;
+	}
+	Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+	if (!dw)
+		return false;
+	if (!d->cus_built)
+		pk_dso_build_cus(d, dw);
+	uint64_t a = addr - *bias;
+	size_t lo = PK_UPPER_BOUND(d->nr_cus, d->cus[mid].lo <= a);
+	/* ranges of different CUs may interleave: look back a little */
+	for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
+		const struct pk_cu_range *r = &d->cus[i - 1];
+		if (a >= r->lo && a < r->hi)
+			return dwarf_offdie(dw, r->die_off, out) != NULL;
+	}
+	return false;
+}
+
+static int pk_dso_srcline_uncached(struct pk_dso *d, uint64_t addr, const char **file,
+				   unsigned int *line)
+{
+	Dwfl_Module *mod = pk_dso_dwarf_mod(d);
+	if (!mod)
+		return -ENOENT;
+	int lineno = 0;
+	const char *f = NULL;
+	Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
+	if (l) {
+		f = dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL);
+	} else {
+		Dwarf_Die cu;
+		Dwarf_Addr bias = 0;
+		if (!pk_dso_addr_cu(d, mod, addr, &cu, &bias))
+			return -ENOENT;
+		Dwarf_Line *dl = dwarf_getsrc_die(&cu, addr - bias);
+		if (!dl)
+			return -ENOENT;
+		f = dwarf_linesrc(dl, NULL, NULL);
+		dwarf_lineno(dl, &lineno);
+	}
+	if (!f)
+		return -ENOENT;
+	*file = f;      /* owned by the module's Dwarf, alive as long as the DSO */
+	*line = lineno > 0 ? (unsigned int)lineno : 0;
+	return 0;
+}
+
+PK_API int pk_dso__srcline(struct pk_dso *d, uint64_t addr, const char **file,
+			   unsigned int *line)
+{
+	if (!d || !file || !line)
+		return pk_err(-EINVAL);
+	struct pk_srcline_ent *e = pk_u64map_get(&d->srclines, addr);
+	if (!e) {
+		e = pk_arena_alloc(&d->arena, sizeof(*e));
+		if (!e)
+			return pk_err(-ENOMEM);
+		e->err = pk_dso_srcline_uncached(d, addr, &e->file, &e->line);
+		if (pk_u64map_put(&d->srclines, addr, e))
+			return pk_err(-ENOMEM);
+	}
+	if (e->err)
+		return pk_err(e->err);
+	*file = e->file;
+	*line = e->line;
+	return 0;
+}
+
+static const char *pk_die_funcname(struct pk_dso *d, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		n = dwarf_formstring(&a);
+	if (n)
+		return pk_demangle_into(d->machine, &d->arena, n);
+	n = dwarf_diename(die);
+	return n ? n : "??";
+}
+
+/*
+ * ---- scope trees ----
+ * The inline chain of an address is the physical nesting of the innermost scope DIE that
+ * contains it: dwarf_getscopes (which finds that DIE) and dwarf_getscopes_die (its
+ * ancestors) walk the CU's DIE tree again for every address, twice, and reading the
+ * attributes of every DIE on the way was a quarter of a report of a DWARF recording. A
+ * CU's tree of DIEs with address ranges is read once instead (the DIEs libdw's scope walk
+ * can reach: children of the tags it descends into, imported units walked in place, DIEs
+ * without ranges pruned with their subtrees); an address then descends it, taking at each
+ * level the first child that contains it, exactly as that walk does.
+ */
+#define PK_SCOPE_NONE UINT32_MAX
+#define PK_SCOPE_MAX_DEPTH 512  /* deeper nesting (only hostile input) is not descended */
+
+struct pk_scope {
+	Dwarf_Die die;
+	uint32_t parent, kid, last_kid, next;
+	uint32_t r0, nr;        /* ranges rg[r0 .. r0 + nr) */
+};
+
+struct pk_scope_cu {
+	struct pk_scope_cu *next;
+	struct pk_scope *v;
+	size_t n, cap;
+	uint64_t (*rg)[2];
+	size_t nrg, caprg;
+	uint32_t kid, last_kid; /* the top-level scopes */
+	bool failed;            /* no memory: use libdw's walk */
+};
+
+void pk_scope_cus_free(struct pk_dso *d)
+{
+	for (struct pk_scope_cu *c = d->scope_list, *n; c; c = n) {
+		n = c->next;
+		free(c->v);
+		free(c->rg);
+		free(c);
+	}
+	d->scope_list = NULL;
+	pk_u64map_release(&d->scope_cus);
+}
+
+static bool pk_may_have_scopes(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit: case DW_TAG_module: case DW_TAG_lexical_block:
+	case DW_TAG_with_stmt: case DW_TAG_catch_block: case DW_TAG_try_block:
+	case DW_TAG_entry_point: case DW_TAG_inlined_subroutine: case DW_TAG_subprogram:
+	case DW_TAG_namespace: case DW_TAG_class_type: case DW_TAG_structure_type:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Add die (with its ranges) under parent; false when out of memory. */
+static bool pk_scope_add(struct pk_scope_cu *c, Dwarf_Die *die, uint32_t parent, uint32_t *id)
+{
+	size_t r0 = c->nrg;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (c->nrg >= UINT32_MAX)
+			return false; /* (r0 and nr are 32-bit) */
+		if (c->nrg == c->caprg) {
+			size_t nc = c->caprg ? c->caprg * 2 : 64;
+			void *p = realloc(c->rg, nc * sizeof(*c->rg));
+			if (!p)
+				return false;
+			c->rg = p;
+			c->caprg = nc;
+		}
+		c->rg[c->nrg][0] = lo;
+		c->rg[c->nrg][1] = hi;
+		c->nrg++;
+	}
+	if (c->nrg == r0) {
+		*id = PK_SCOPE_NONE; /* no address ranges: pruned, as by the scope walk */
+		return true;
+	}
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 64;
+		if (nc > PK_SCOPE_NONE)
+			return false;
+		void *p = realloc(c->v, nc * sizeof(*c->v));
+		if (!p)
+			return false;
+		c->v = p;
+		c->cap = nc;
+	}
+	uint32_t i = (uint32_t)c->n++;
+	c->v[i] = (struct pk_scope){ .die = *die, .parent = parent, .kid = PK_SCOPE_NONE,
+				     .last_kid = PK_SCOPE_NONE, .next = PK_SCOPE_NONE,
+				     .r0 = (uint32_t)r0, .nr = (uint32_t)(c->nrg - r0) };
+	uint32_t *first = parent == PK_SCOPE_NONE ? &c->kid : &c->v[parent].kid;
+	uint32_t *last = parent == PK_SCOPE_NONE ? &c->last_kid : &c->v[parent].last_kid;
+	if (*last == PK_SCOPE_NONE)
+		*first = i;
+	else
+		c->v[*last].next = i;
+	*last = i;
+	*id = i;
+	return true;
+}
+
+struct pk_scope_import {
+	const void *addr;
+	const struct pk_scope_import *up;
+};
+
+/* The children of `die` (and of the units it imports, in place) under parent. */
+static bool pk_scope_walk(struct pk_scope_cu *c, Dwarf_Die *die, uint32_t parent,
+			  const struct pk_scope_import *imports, unsigned int depth)
+{
+	Dwarf_Die child;
+	if (depth > PK_SCOPE_MAX_DEPTH || dwarf_child(die, &child) != 0)
+		return true;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_imported_unit) {
+			Dwarf_Attribute a;
+			Dwarf_Die unit;
+			if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &a), &unit) &&
+			    dwarf_tag(&unit) != DW_TAG_compile_unit) {
+				bool cycle = false;
+				for (const struct pk_scope_import *i = imports; i && !cycle; i = i->up)
+					cycle = i->addr == child.addr;
+				struct pk_scope_import here = { child.addr, imports };
+				if (!cycle && !pk_scope_walk(c, &unit, parent, &here, depth + 1))
+					return false;
+			}
+			continue;
+		}
+		uint32_t id;
+		if (!pk_scope_add(c, &child, parent, &id))
+			return false;
+		if (id != PK_SCOPE_NONE && pk_may_have_scopes(tag) && dwarf_haschildren(&child) > 0 &&
+		    !pk_scope_walk(c, &child, id, imports, depth + 1))
+			return false;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return true;
+}
+
+static struct pk_scope_cu *pk_scope_cu_get(struct pk_dso *d, Dwarf_Die *cu)
+{
+	uint64_t key = dwarf_dieoffset(cu);
+	struct pk_scope_cu *c = pk_u64map_get(&d->scope_cus, key);
+	if (c)
+		return c->failed ? NULL : c;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->kid = c->last_kid = PK_SCOPE_NONE;
+	c->next = d->scope_list;
+	d->scope_list = c;
+	if (!pk_scope_walk(c, cu, PK_SCOPE_NONE, NULL, 0) ||
+	    pk_u64map_put(&d->scope_cus, key, c)) {
+		c->failed = true;
+		pk_u64map_put(&d->scope_cus, key, c);
+		return NULL;
+	}
+	return c;
+}
+
+/* The innermost scope containing pc and its ancestors (innermost first) into *out
+ * (malloc'd); the count, 0 if no scope contains pc. */
+static int pk_scope_chain(const struct pk_scope_cu *c, Dwarf_Addr pc, Dwarf_Die **out)
+{
+	uint32_t cur = PK_SCOPE_NONE, depth = 0;
+	for (uint32_t k = c->kid; k != PK_SCOPE_NONE;) {
+		const struct pk_scope *s = &c->v[k];
+		bool in = false;
+		for (uint32_t r = 0; r < s->nr && !in; r++)
+			in = pc >= c->rg[s->r0 + r][0] && pc < c->rg[s->r0 + r][1];
+		if (in) {
+			cur = k;
+			depth++;
+			k = s->kid;
+		} else {
+			k = s->next;
+		}
+	}
+	if (cur == PK_SCOPE_NONE)
+		return 0;
+	Dwarf_Die *v = malloc(depth * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	int n = 0;
+	for (uint32_t k = cur; k != PK_SCOPE_NONE; k = c->v[k].parent)
+		v[n++] = c->v[k].die;
+	*out = v;
+	return n;
+}
+
+static int pk_dso_inlines_uncached(struct pk_dso *d, uint64_t addr,
+				   struct pk_inline_frame **out, bool lines)
+{
+	Dwfl_Module *mod = pk_dso_dwarf_mod(d);
+	if (!mod)
+		return -ENOENT;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die cu_mem, *cu = &cu_mem;
+	if (!pk_dso_addr_cu(d, mod, addr, &cu_mem, &bias))
+		return -ENOENT;
+	Dwarf_Die *scopes = NULL;
+	int n;
+	struct pk_scope_cu *sc = d->machine && d->machine->scopes_libdw ? NULL : pk_scope_cu_get(d, cu);
+	if (sc) {
+		n = pk_scope_chain(sc, addr - bias, &scopes);
+		if (n <= 0)
+			return n < 0 ? n : -ENOENT;
+	} else {
+		n = dwarf_getscopes(cu, addr - bias, &scopes);
+		if (n <= 0) {
+			free(scopes);
+			return -ENOENT;
+		}
+		/* dwarf_getscopes continues an inlined instance with the scopes of its
+		 * abstract definition; the physical nesting (inlined instance -> the
+		 * function it was inlined into -> ...) is what an inline chain needs. */
+		Dwarf_Die inner = scopes[0];
+		free(scopes);
+		scopes = NULL;
+		n = dwarf_getscopes_die(&inner, &scopes);
+		if (n <= 0) {
+			free(scopes);
+			return -ENOENT;
+		}
+	}
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	if (lines && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		files = NULL;
+
+	int nf = 0;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+			nf++;
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	if (!nf) {
+		free(scopes);
+		return -ENOENT;
+	}
+	struct pk_inline_frame *fr = pk_arena_alloc(&d->arena, (size_t)nf * sizeof(*fr));
+	if (!fr) {
+		free(scopes);
+		return -ENOMEM;
+	}
+	const char *file = NULL;
+	unsigned int line = 0;
+	if (lines)
+		pk_dso__srcline(d, addr, &file, &line);
+	int k = 0;
+	for (int i = 0; i < n && k < nf; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		fr[k].func = pk_die_funcname(d, &scopes[i]);
+		fr[k].file = file ? file : lines ? "??" : NULL;
+		fr[k].line = line;
+		k++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (!lines)
+			continue;
+		/* the caller's location: this inlined instance's call site */
+		Dwarf_Attribute a;
+		Dwarf_Word cf = 0, cl = 0;
+		file = NULL;
+		line = 0;
+		if (dwarf_attr(&scopes[i], DW_AT_call_file, &a) && dwarf_formudata(&a, &cf) == 0 &&
+		    files && cf < nfiles)
+			file = dwarf_filesrc(files, cf, NULL, NULL);
+		if (dwarf_attr(&scopes[i], DW_AT_call_line, &a) && dwarf_formudata(&a, &cl) == 0)
+			line = (unsigned int)cl;
+	}
+	free(scopes);
+	*out = fr;
+	return k;
+}
+
+static int pk_dso_inlines_get(struct pk_dso *d, uint64_t addr,
+			      const struct pk_inline_frame **frames, bool lines)
+{
+	if (!d || !frames)
+		return pk_err(-EINVAL);
+	struct pk_inline_ent *e = pk_u64map_get(&d->inlines, addr);
+	if (e && lines && !e->lines) {
+		/* looked up for names only before: again with the source locations */
+		e->nr = pk_dso_inlines_uncached(d, addr, &e->frames, true);
+		e->lines = true;
+	}
+	if (!e) {
+		e = pk_arena_alloc(&d->arena, sizeof(*e));
+		if (!e)
+			return pk_err(-ENOMEM);
+		e->nr = pk_dso_inlines_uncached(d, addr, &e->frames, lines);
+		e->lines = lines;
+		if (pk_u64map_put(&d->inlines, addr, e))
+			return pk_err(-ENOMEM);
+	}
+	if (e->nr < 0)
+		return pk_err(e->nr);
+	*frames = e->frames;
+	return e->nr;
+}
+
+PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t addr, const struct pk_inline_frame **frames)
+{
+	return pk_dso_inlines_get(d, addr, frames, true);
+}
+
+PK_API int pk_dso__inline_names(struct pk_dso *d, uint64_t addr,
+				const struct pk_inline_frame **frames)
+{
+	return pk_dso_inlines_get(d, addr, frames, false);
+}

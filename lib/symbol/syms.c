@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/symbol/syms.c - sorted symbol tables (a DSO's, the kernel's): ordering the names
+ * of one address by perf's rules, sizing zero-sized symbols, and address look-up.
+ */
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "symbol-internal.h"
+
+/*
+ * a is a better name than b for the same address, by perf's rules: a symbol with a size
+ * over a zero-sized one, non-weak over weak, global over local, fewer leading
+ * underscores, the longer name; on a tie the one that came first.
+ */
+static bool pk_sym_better(const struct pk_sym *a, const struct pk_sym *b)
+{
+	bool sa = a->end > a->start, sb = b->end > b->start;
+	if (sa != sb)
+		return sa;
+	bool wa = a->bind == STB_WEAK, wb = b->bind == STB_WEAK;
+	if (wa != wb)
+		return wb;
+	bool ga = a->bind == STB_GLOBAL, gb = b->bind == STB_GLOBAL;
+	if (ga != gb)
+		return ga;
+	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
+	if (ua != ub)
+		return ua < ub;
+	size_t la = strlen(a->name), lb = strlen(b->name);
+	if (la != lb)
+		return la > lb;
+	return a->seq < b->seq;
+}
+
+/* by address, the best alias first */
+static int pk_sym_cmp(const void *pa, const void *pb)
+{
+	const struct pk_sym *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a == b)
+		return 0;
+	return pk_sym_better(a, b) ? -1 : 1;
+}
+
+/* by address, the last alias first: /proc/kallsyms has no sizes, and perf gives the
+ * last of the names at one address the size up to the next symbol, so it wins */
+static int pk_ksym_cmp(const void *pa, const void *pb)
+{
+	const struct pk_sym *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (a->seq < b->seq) - (a->seq > b->seq);
+}
+
+size_t pk_syms_finish(struct pk_sym *syms, size_t nr, bool kallsyms)
+{
+	if (!nr)
+		return 0;
+	int (*cmp)(const void *, const void *) = kallsyms ? pk_ksym_cmp : pk_sym_cmp;
+	for (size_t i = 0; i < nr; i++)
+		syms[i].seq = (uint32_t)i;
+	/* kallsyms arrives sorted by address: then only the aliases of one address need
+	 * ordering */
+	size_t i0 = 1;
+	while (i0 < nr && syms[i0 - 1].start <= syms[i0].start)
+		i0++;
+	if (i0 < nr) {
+		qsort(syms, nr, sizeof(*syms), cmp);
+	} else {
+		for (size_t a = 0, b; a < nr; a = b) {
+			for (b = a + 1; b < nr && syms[b].start == syms[a].start; b++)
+				;
+			if (b - a > 1)
+				qsort(syms + a, b - a, sizeof(*syms), cmp);
+		}
+	}
+	size_t o = 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (o && syms[o - 1].start == syms[i].start) {
+			/* an alias: keep the first (best) name, the larger size */
+			if (syms[i].end > syms[o - 1].end)
+				syms[o - 1].end = syms[i].end;
+			continue;
+		}
+		syms[o++] = syms[i];
+	}
+	/* zero-sized symbols extend to the next symbol (capped at a page) */
+	for (size_t i = 0; i < o; i++) {
+		if (syms[i].end > syms[i].start)
+			continue;
+		uint64_t next = i + 1 < o ? syms[i + 1].start : syms[i].start + 4096;
+		if (next - syms[i].start > 4096 && i + 1 == o)
+			next = syms[i].start + 4096;
+		syms[i].end = next > syms[i].start ? next : syms[i].start + 1;
+	}
+	return o;
+}
+
+const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t addr)
+{
+	/* the last symbol with start <= addr */
+	size_t lo = PK_UPPER_BOUND(nr, syms[mid].start <= addr);
+	if (!lo)
+		return NULL;
+	const struct pk_sym *s = &syms[lo - 1];
+	return addr < s->end ? s : NULL;
+}
