@@ -161,7 +161,7 @@ struct pk_report {
 	size_t nr_rents, cap_rents;
 	/* resolved addresses by map generation (pk_machine__maps_gen, which tells one
 	 * address space from another and its states over time) and address
-	 * (direct-mapped): what resolve() finds
+	 * (direct-mapped): what pk_rep_resolve() finds
 	 * without a look at the maps; rent = index + 1, 0 = empty. Past it, the maps are
 	 * searched and the entry found by DSO address (dcache) */
 	struct rhot { uint64_t ip, gen; uint32_t rent, frame; uint8_t cm; } *rhot;
