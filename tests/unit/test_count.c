@@ -52,8 +52,11 @@ static int count_fds(void)
 static void test_scale(void **state)
 {
 	struct pk_count c;
-	/* not multiplexed */
+	/* not multiplexed; the reserved words (room for fields to come) are written as 0 */
+	memset(&c, 0xa5, sizeof(c));
 	assert_int_equal(pk_count__scale(100, 50, 50, &c), PK_COUNT_OK);
+	for (size_t i = 0; i < sizeof(c.reserved) / sizeof(c.reserved[0]); i++)
+		assert_int_equal(c.reserved[i], 0);
 	assert_int_equal(c.val, 100);
 	assert_true(c.running_pct == 100.0);
 	/* ran half the time: doubled, flagged, 50 % */

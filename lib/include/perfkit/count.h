@@ -37,12 +37,20 @@ enum pk_count_status {
 };
 
 /* A count ready for display. */
+/*
+ * Growth rule: callers allocate pk_count, often in arrays whose stride is sizeof, so its
+ * size is fixed for the 1.x series. New fields take the place of `reserved` words, which
+ * the library always writes as 0 (a field added later reads 0 from an older library,
+ * and an older caller's array keeps its layout). A field that does not fit there goes
+ * into a new struct with a size member, returned by a new function.
+ */
 struct pk_count {
 	uint64_t val;          /* scaled value (== raw unless status is PK_COUNT_SCALED) */
 	uint64_t raw;          /* sum of the values the kernel returned */
 	uint64_t ena, run;     /* time enabled / running (ns) */
 	enum pk_count_status status;
 	double running_pct;    /* 100 * run / ena (100 when not multiplexed or ena == 0) */
+	uint64_t reserved[4];  /* 0: room for fields to come (see above) */
 };
 
 /*
