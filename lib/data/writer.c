@@ -64,6 +64,8 @@ struct pk_data_writer {
 	bool own_fd;
 	bool pipe;
 	bool started;
+	bool finished;           /* pk_data_writer__finish ran: nothing more is written */
+	int finish_ret;          /* and what it returned */
 	int err;                 /* first error; sticky */
 	uint64_t pos;            /* logical file offset of the next byte */
 	uint64_t flushed;        /* file bytes the kernel accepted */
@@ -798,7 +800,7 @@ PK_API struct pk_data_writer *pk_data_writer__open(const char *path,
 
 PK_API int pk_data_writer__write(struct pk_data_writer *w, const void *buf, size_t len)
 {
-	if (!w || (len && !buf))
+	if (!w || (len && !buf) || w->finished)
 		return pk_err(-EINVAL);
 	if (w->err || start(w))
 		return pk_err(w->err);
@@ -821,7 +823,7 @@ PK_API int pk_data_writer__finish_round(struct pk_data_writer *w)
 {
 	struct perf_event_header h = { .type = PK_RECORD_FINISHED_ROUND, .size = 8 };
 
-	if (!w)
+	if (!w || w->finished)
 		return pk_err(-EINVAL);
 	if (w->err || start(w))
 		return pk_err(w->err);
@@ -1022,12 +1024,14 @@ static int finish_file(struct pk_data_writer *w)
 	return w->err;
 }
 
-PK_API int pk_data_writer__close(struct pk_data_writer *w)
+PK_API int pk_data_writer__finish(struct pk_data_writer *w)
 {
 	int ret;
 
 	if (!w)
-		return 0;
+		return pk_err(-EINVAL);
+	if (w->finished)
+		return w->finish_ret ? pk_err(w->finish_ret) : 0;
 	if (!w->started)
 		start(w);
 	if (w->stash_len || w->skip)
@@ -1040,10 +1044,21 @@ PK_API int pk_data_writer__close(struct pk_data_writer *w)
 	} else {
 		ret = finish_file(w);
 	}
-	if (!ret && w->own_fd && close(w->fd) < 0)
+	if (w->own_fd && w->fd >= 0 && close(w->fd) < 0 && !ret)
 		ret = -errno;
-	if (w->own_fd && !ret)
+	if (w->own_fd)
 		w->fd = -1;
-	writer_free(w);
+	w->finished = true;
+	w->finish_ret = ret;
 	return ret ? pk_err(ret) : 0;
+}
+
+PK_API void pk_data_writer__free(struct pk_data_writer *w)
+{
+	if (!w)
+		return;
+	/* not finished: the file stays as written so far (no final header) */
+	if (w->own_fd && w->fd >= 0)
+		close(w->fd);
+	writer_free(w);
 }

@@ -762,7 +762,8 @@ PK_API int pk_recorder__finish(struct pk_recorder *r)
 		add_build_ids(r);
 	pk_data_writer__stats(r->w, NULL, NULL, NULL, &r->st.file_bytes);
 	err = r->write_err;
-	int cerr = pk_data_writer__close(r->w);
+	int cerr = pk_data_writer__finish(r->w);
+	pk_data_writer__free(r->w);
 	r->w = NULL;
 	if (!err)
 		err = cerr;
@@ -802,8 +803,11 @@ PK_API void pk_recorder__free(struct pk_recorder *r)
 {
 	if (!r)
 		return;
-	if (r->w)
-		pk_data_writer__close(r->w);
+	if (r->w) {
+		/* never stopped: still a file perf can read */
+		pk_data_writer__finish(r->w);
+		pk_data_writer__free(r->w);
+	}
 	free(r->pfds);
 	pk_evlist_mmap__free(r->mm);
 	pk_evlist_mmap__free(r->sb_mm);

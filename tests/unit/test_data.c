@@ -156,7 +156,16 @@ static void write_file(const char *path, const struct recs *r, const struct wcfg
 	pk_data_writer__stats(w, NULL, &nrec, &nsamp, NULL);
 	assert_int_equal(nsamp, NR_SAMPLES);
 	assert_int_equal(nrec, r->nr + 2);
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	/* finished: the writer stays until freed, writes nothing more, finishes once */
+	assert_int_equal(pk_data_writer__write_record(
+				 w, (const struct perf_event_header *)(r->buf + r->off[0])),
+			 -EINVAL);
+	assert_int_equal(pk_data_writer__finish_round(w), -EINVAL);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__stats(w, NULL, &nrec, NULL, NULL);
+	assert_int_equal(nrec, r->nr + 2);
+	pk_data_writer__free(w);
 }
 
 /* Read `path` back and compare everything with what write_file wrote. */
@@ -850,7 +859,8 @@ static void test_write_error(void **state)
 	/* buffered: the error surfaces at the latest on close */
 	for (int i = 0; i < 200 && !ret; i++)
 		ret = pk_data_writer__write(w, r->buf, r->len);
-	int cret = pk_data_writer__close(w);
+	int cret = pk_data_writer__finish(w);
+	pk_data_writer__free(w);
 	assert_true(ret == -ENOSPC || cret == -ENOSPC);
 	close(fd);
 
@@ -868,7 +878,8 @@ static void test_write_error(void **state)
 		int e = 0;
 		for (int i = 0; i < 1000 && !e; i++)
 			e = pk_data_writer__write(cw, r->buf, r->len);
-		int c = pk_data_writer__close(cw);
+		int c = pk_data_writer__finish(cw);
+		pk_data_writer__free(cw);
 		_exit((e == -EFBIG || c == -EFBIG) ? 0 : 1);
 	}
 	int st;
@@ -905,7 +916,8 @@ static void test_clockid(void **state)
 	struct recs *r = malloc(sizeof(*r));
 	build_records(r, (uint32_t)getpid());
 	assert_int_equal(pk_data_writer__write(w, r->buf, r->len), 0);
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 	struct timespec ts;
 	clock_getres(CLOCK_MONOTONIC, &ts);
 	struct pk_data_reader *rd = pk_data_reader__open("clk.data", NULL);
@@ -981,7 +993,8 @@ static void test_group_desc(void **state)
 	struct recs *r = malloc(sizeof(*r));
 	build_records(r, (uint32_t)getpid());
 	assert_int_equal(pk_data_writer__write(w, r->buf, r->len), 0);
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 	free(r);
 
 	size_t len;
@@ -1155,7 +1168,8 @@ static void test_pipe_attr_layout(void **state)
 		assert_int_equal(pk_data_writer__write_record(w, (void *)rec), 0);
 	}
 	assert_int_equal(pk_data_writer__finish_round(w), 0);
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 
 	size_t len;
 	uint8_t *b = load("cc.pipe", &len);

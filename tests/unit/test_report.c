@@ -514,7 +514,8 @@ static void test_ordered_mapped(void **state)
 		}
 		assert_int_equal(pk_data_writer__finish_round(w), 0);
 	}
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 
 	PK_OPTS(pk_data_reader_opts, nm, .no_mmap = true);
 	struct pk_data_reader *rm = pk_data_reader__open(path, NULL);
@@ -639,7 +640,8 @@ static void write_feed_file(const char *path, int n, struct feed_expect *ex)
 		bool renamed = tid == 3 && time > rename_time;
 		ex->period[renamed ? 0 : tid][v] += period;
 	}
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 }
 
 /* Every number of a report of `path`, as text (entries in their sorted order). */
@@ -994,7 +996,8 @@ static void test_unmapped_callers(void **state)
 		if (i % 500 == 499)
 			assert_int_equal(pk_data_writer__finish_round(w), 0);
 	}
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 
 	/* expected, no-children: "count path" per distinct chain (callee order) */
 	char **want = calloc(UM_N, sizeof(char *)), **got = calloc(UM_N * UM_MAXNR, sizeof(char *));
@@ -1163,7 +1166,8 @@ static void test_dso_addresses_shared(void **state)
 					(const struct perf_event_header *)u), 0);
 		}
 	}
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 	static const enum pk_sort_key keys[] = { PK_SORT_DSO, PK_SORT_SYM };
 	for (int children = 0; children < 2; children++) {
 		PK_OPTS(pk_report_opts, o, .callgraph = true, .children = children, .sort = keys,
@@ -1243,7 +1247,8 @@ static void test_unmapped_many_processes(void **state)
 					(const struct perf_event_header *)u), 0);
 		}
 	}
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 	static const enum pk_sort_key keys[] = { PK_SORT_PID, PK_SORT_DSO, PK_SORT_SYM };
 	for (int thread = 0; thread < 2; thread++) {
 		PK_OPTS(pk_report_opts, o, .callgraph = true, .no_reader_thread = !thread,
@@ -1309,7 +1314,8 @@ static void test_unmapped_then_mapped(void **state)
 		assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
 		assert_int_equal(pk_data_writer__finish_round(w), 0);
 	}
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 	for (int thread = 0; thread < 2; thread++) {
 		PK_OPTS(pk_report_opts, o, .callgraph = true, .no_reader_thread = !thread);
 		struct pk_report *rep;
@@ -1357,7 +1363,8 @@ static void test_script_pid_minus_one(void **state)
 	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)&r), 0);
 	make_sample(&r, 2000, 42);
 	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)&r), 0);
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 	assert_int_equal(pk_test_sh("cd '%s' && '%s' script -i t.data -F pid,tid > text.out && "
 				    "'%s' script -i t.data --json > json.out", dir, PK_TOOL_PATH,
 				    PK_TOOL_PATH), 0);
@@ -1427,7 +1434,8 @@ static void test_script_maps_per_process(void **state)
 	write_mmap(w, 2, 0x7000000, "/nonexistent/d.so", 400);
 	write_user_sample(w, 1, 0x7000100, 500);
 	write_user_sample(w, 2, 0x7000100, 510);
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 	for (int json = 0; json < 2; json++) {
 		assert_int_equal(pk_test_sh("cd '%s' && '%s' script -i t.data %s > out && "
 					    "grep -o '[abcd]\\.so' out | tr '\\n' ' ' > libs",

@@ -78,7 +78,8 @@ static char *write_file(void)
 	u[4] = 45;
 	put(w, u);
 	sample(w, 50, 1, 0x1050);
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 	return path;
 }
 

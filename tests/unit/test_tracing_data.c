@@ -318,7 +318,8 @@ static void roundtrip(bool pipe_mode)
 	assert_int_equal(pk_data_writer__finish_round(w), 0);
 	/* pipe mode: the record has gone out with the header */
 	assert_int_equal(pk_data_writer__set_tracing_data(w, h.b, h.n), pipe_mode ? -EBUSY : 0);
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 
 	for (int no_mmap = 0; no_mmap < 2; no_mmap++) {
 		PK_OPTS(pk_data_reader_opts, ro, .no_mmap = no_mmap);
@@ -421,7 +422,8 @@ static void roundtrip(bool pipe_mode)
 	w = pk_data_writer__open(path, &wo);
 	assert_non_null(w);
 	assert_true(pk_data_writer__add_attr(w, &a, NULL, &id, 1) >= 0);
-	assert_int_equal(pk_data_writer__close(w), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
 	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
 	assert_non_null(r);
 	size_t len = 1;

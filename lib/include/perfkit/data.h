@@ -14,8 +14,9 @@
  *     loop: pk_data_writer__write(w, bytes, len)  (raw record bytes, e.g. ring chunks)
  *           pk_data_writer__write_record(w, hdr)   (one record)
  *           pk_data_writer__finish_round(w)        (after draining every buffer once)
- *     pk_data_writer__add_build_id(w, ...)         (any time before close)
- *     err = pk_data_writer__close(w);              (features, header; frees w)
+ *     pk_data_writer__add_build_id(w, ...)         (any time before finish)
+ *     err = pk_data_writer__finish(w);             (features, header, closes the file)
+ *     pk_data_writer__free(w);
  *
  * Reader protocol:
  *     r = pk_data_reader__open("perf.data", &opts);          ("-" reads stdin)
@@ -269,16 +270,22 @@ PK_API void pk_data_writer__stats(const struct pk_data_writer *w, uint64_t *data
 				  uint64_t *file_bytes);
 
 /*
- * Finish the file and free the writer (also on error). File mode: flush compressed data,
+ * Finish the file and close it (a descriptor the caller passed stays open); the writer
+ * stays allocated until pk_data_writer__free and writes nothing more (-EINVAL). Calling it
+ * again returns the first call's result. File mode: flush compressed data,
  * write the feature sections after the data, seek back and write the final header.
  * After an earlier write error the header is still written, with data.size covering only
  * the records written completely before the failure (features are attempted and dropped
  * if they cannot be written), so the file stays readable by perf and by us. If even the
  * header cannot be written, data.size stays 0 and our reader still reads the file up to
  * its last complete record (with a truncation warning).
- * Returns 0 or the first error encountered (negative errno). NULL is accepted.
+ * Returns 0 or the first error encountered (negative errno).
  */
-PK_API int pk_data_writer__close(struct pk_data_writer *w);
+PK_API int pk_data_writer__finish(struct pk_data_writer *w);
+
+/* Free the writer (NULL is accepted). One not finished leaves its file as written so far,
+ * without the final header (our reader still reads its complete records). */
+PK_API void pk_data_writer__free(struct pk_data_writer *w);
 
 /* ------------------------------------------------------------------------------------ */
 /* Reader                                                                               */
