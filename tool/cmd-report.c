@@ -259,7 +259,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 
-	/* callchains present? (decides the children default, like perf) */
+	/* callchains present? (decides the children default, like perf: -g none only hides
+	 * the graphs, the Children column stays) */
 	bool any_cc = false;
 	for (size_t i = 0; i < pk_data_reader__nr_attrs(rd); i++) {
 		const struct pk_data_attr *a = pk_data_reader__attr(rd, i);
@@ -267,7 +268,7 @@ int cmd_report(int argc, char **argv)
 			any_cc = true;
 	}
 	if (R.children < 0)
-		R.children = any_cc && R.cg != CG_NONE ? 1 : 0;
+		R.children = any_cc ? 1 : 0;
 	if (!R.nr_sort) {
 		R.sort[0] = PK_SORT_COMM;
 		R.sort[1] = PK_SORT_DSO;
