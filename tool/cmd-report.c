@@ -2,8 +2,9 @@
 /*
  * tool/cmd-report.c - `perfkit report`: the perf report --stdio view of a perf.data file
  * (overhead per comm/dso/symbol, children and self, call graphs, header block), or the
- * same numbers as JSON. Aggregation lives in lib/report; this file parses options and
- * formats.
+ * same numbers as JSON. Aggregation lives in lib/report; this file holds the options
+ * and the run (reader, defaults, library call, warnings), the report-*.c files the
+ * option values and the output (report.h lists them).
  */
 #include "report.h"
 
