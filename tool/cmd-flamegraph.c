@@ -67,14 +67,8 @@ int cmd_flamegraph(int argc, char **argv)
 		case OPT_ICICLE: fo.icicle = true; break;
 		case OPT_INLINE: lo.inlines = true; break;
 		case OPT_WEIGHT:
-			if (!strcmp(optarg, "samples"))
-				fo.weight = PK_WEIGHT_SAMPLES;
-			else if (!strcmp(optarg, "period"))
-				fo.weight = PK_WEIGHT_PERIOD;
-			else {
-				pk_tool_error("--weight must be 'period' or 'samples', not '%s'", optarg);
+			if (profile_weight_arg(optarg, &fo.weight))
 				return 129;
-			}
 			break;
 		case OPT_MINPCT:
 			fo.min_percent = strtod(optarg, &end);

@@ -2,10 +2,11 @@
 /*
  * tool/profile-load.c - the tool's side of loading a perf.data file into a pk_profile
  * (pk_profile__load in the library does the work): open the input, map the options,
- * say what went wrong in the tool's words.
+ * say what went wrong in the tool's words; --weight's value, which they share.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 #include "builtin.h"
 #include "profile-load.h"
 
@@ -36,4 +37,17 @@ struct pk_profile *pk_load_profile(const char *path, const struct pk_load_opts *
 		pk_tool_warn("'%s' was not finished (truncated); using the samples read", path);
 	pk_data_reader__free(r);
 	return p;
+}
+
+int profile_weight_arg(const char *arg, enum pk_export_weight *w)
+{
+	if (!strcmp(arg, "samples"))
+		*w = PK_WEIGHT_SAMPLES;
+	else if (!strcmp(arg, "period"))
+		*w = PK_WEIGHT_PERIOD;
+	else {
+		pk_tool_error("--weight must be 'period' or 'samples', not '%s'", arg);
+		return -1;
+	}
+	return 0;
 }

@@ -25,4 +25,7 @@ struct pk_load_opts {
  */
 struct pk_profile *pk_load_profile(const char *path, const struct pk_load_opts *o);
 
+/* --weight's value ("period" or "samples") into *w; -1 after printing the error. */
+int profile_weight_arg(const char *arg, enum pk_export_weight *w);
+
 #endif

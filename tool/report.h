@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* tool/report.h - `perfkit report`'s state and the functions its files share: cmd-report.c
- * (options, rows, one event's section, the line buffer), report-header.c (the header
- * block), report-graph.c (call graphs), report-group.c (event groups and the sections),
+ * (the options table, the run), report-options.c (option values), report-table.c (rows,
+ * one event's section, the line buffer), report-header.c (the header block),
+ * report-graph.c (call graphs), report-group.c (event groups and the sections),
  * report-json.c (--json). */
 #ifndef PK_TOOL_REPORT_H
 #define PK_TOOL_REPORT_H
@@ -88,5 +89,14 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h);
 int rpt_print_sections(struct report *R, struct pk_data_reader *rd, struct pk_report *rep);
 uint64_t rpt_weight_self(const struct report *R, const struct pk_hist_entry *e);
 uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e);
+/* report-options.c */
+bool rpt_looks_like_cg_spec(const char *s);
+enum col rpt_key_col(enum pk_sort_key k);
+int rpt_parse_cg(struct report *R, const char *s);
+int rpt_parse_fields(struct report *R, const char *s);
+int rpt_parse_ints(const char *s, int32_t **out, size_t *nr);
+int rpt_parse_sort(struct report *R, const char *s);
+int rpt_parse_time(struct report *R, struct pk_data_reader *rd, uint64_t *start, uint64_t *end);
+int rpt_split_list(const char *s, char ***out, size_t *nr);
 
 #endif

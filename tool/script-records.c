@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tool/script-records.c - perfkit script: the non-sample records (-a, --show-switch-events),
  * as text or JSON */
+#include <stddef.h>
 #include "script.h"
 
 /* ---- other records ---- */
@@ -25,30 +26,87 @@ static void print_sid(struct obuf *f, const struct pk_record *r, bool json)
 	}
 }
 
-/* key/value output shared by text and JSON */
-static void kv_u64(struct script *s, const char *k, uint64_t v)
-{
-	if (s->json)
-		json_u64(&s->ob, k, v);
-	else
-		ob_printf(&s->ob, " %s=%" PRIu64, k, v);
-}
+/*
+ * The fields of a record, as text (" key=value", a true flag as " key", a false one not
+ * at all) or as JSON members (",\"key\":value"). Each record type has a table of its
+ * fields: how to print each one and where it is in struct pk_record; unsigned fields of
+ * any width are read by their size.
+ */
+enum kv_kind { KV_U64, KV_PID, KV_HEX, KV_STR, KV_BOOL };
 
-static void kv_pid(struct script *s, const char *k, uint32_t v)
-{
-	if (s->json)
-		ob_printf(&s->ob, ",\"%s\":%d", k, (int32_t)v);
-	else
-		ob_printf(&s->ob, " %s=%d", k, (int32_t)v);
-}
+struct kv_field {
+	const char *key;        /* NULL ends a table */
+	uint8_t kind;           /* enum kv_kind */
+	uint8_t size;           /* of the member: 1, 2, 4 or 8 bytes */
+	uint16_t off;           /* of the member in struct pk_record */
+};
 
-static void kv_hex(struct script *s, const char *k, uint64_t v)
-{
-	if (s->json)
-		json_hex(&s->ob, k, v, true);
-	else
-		ob_printf(&s->ob, " %s=0x%" PRIx64, k, v);
-}
+#define KV(kind, key, m) { key, kind, sizeof(((const struct pk_record *)0)->m), \
+			   offsetof(struct pk_record, m) }
+#define KV_END { NULL, 0, 0, 0 }
+#define KV_MAX 8 /* the most fields of a record type (a table may fill them all) */
+
+/* the fields of each record type (FORK's are EXIT's, UNTHROTTLE's THROTTLE's; MMAP2's
+ * first ones only, see print_mmap2) */
+static const struct kv_field kv_of_type[][KV_MAX] = {
+	[PERF_RECORD_MMAP] = {
+		KV(KV_PID, "pid", mmap.pid), KV(KV_PID, "tid", mmap.tid),
+		KV(KV_HEX, "addr", mmap.addr), KV(KV_HEX, "len", mmap.len),
+		KV(KV_HEX, "pgoff", mmap.pgoff), KV(KV_BOOL, "data", mmap.data),
+		KV(KV_STR, "filename", mmap.filename) },
+	[PERF_RECORD_LOST] = { KV(KV_U64, "id", lost.id), KV(KV_U64, "lost", lost.lost) },
+	[PERF_RECORD_COMM] = {
+		KV(KV_PID, "pid", comm.pid), KV(KV_PID, "tid", comm.tid),
+		KV(KV_STR, "comm", comm.comm), KV(KV_BOOL, "exec", comm.exec) },
+	[PERF_RECORD_EXIT] = {
+		KV(KV_PID, "pid", task.pid), KV(KV_PID, "ppid", task.ppid),
+		KV(KV_PID, "tid", task.tid), KV(KV_PID, "ptid", task.ptid),
+		KV(KV_U64, "task_time", task.time) },
+	[PERF_RECORD_THROTTLE] = {
+		KV(KV_U64, "throttle_time", throttle.time), KV(KV_U64, "event_id", throttle.id),
+		KV(KV_U64, "stream_id", throttle.stream_id) },
+	[PERF_RECORD_READ] = {
+		KV(KV_PID, "pid", read.pid), KV(KV_PID, "tid", read.tid), KV(KV_U64, "nr", read.nr) },
+	[PERF_RECORD_MMAP2] = {
+		KV(KV_PID, "pid", mmap2.pid), KV(KV_PID, "tid", mmap2.tid),
+		KV(KV_HEX, "addr", mmap2.addr), KV(KV_HEX, "len", mmap2.len),
+		KV(KV_HEX, "pgoff", mmap2.pgoff) },
+	[PERF_RECORD_AUX] = {
+		KV(KV_U64, "aux_offset", aux.aux_offset), KV(KV_U64, "aux_size", aux.aux_size),
+		KV(KV_HEX, "flags", aux.flags) },
+	[PERF_RECORD_ITRACE_START] = {
+		KV(KV_PID, "pid", itrace_start.pid), KV(KV_PID, "tid", itrace_start.tid) },
+	[PERF_RECORD_LOST_SAMPLES] = { KV(KV_U64, "lost", lost_samples.lost) },
+	[PERF_RECORD_SWITCH] = { KV(KV_BOOL, "out", sw.out), KV(KV_BOOL, "preempt", sw.preempt) },
+	[PERF_RECORD_SWITCH_CPU_WIDE] = {
+		KV(KV_BOOL, "out", sw.out), KV(KV_BOOL, "preempt", sw.preempt),
+		KV(KV_U64, "next_prev_pid", sw.next_prev_pid),
+		KV(KV_U64, "next_prev_tid", sw.next_prev_tid) },
+	[PERF_RECORD_NAMESPACES] = {
+		KV(KV_PID, "pid", namespaces.pid), KV(KV_PID, "tid", namespaces.tid),
+		KV(KV_U64, "nr_namespaces", namespaces.nr) },
+	[PERF_RECORD_KSYMBOL] = {
+		KV(KV_HEX, "addr", ksymbol.addr), KV(KV_U64, "len", ksymbol.len),
+		KV(KV_U64, "ksym_type", ksymbol.ksym_type),
+		KV(KV_BOOL, "unregister", ksymbol.unregister), KV(KV_STR, "name", ksymbol.name) },
+	[PERF_RECORD_BPF_EVENT] = {
+		KV(KV_U64, "bpf_type", bpf_event.type), KV(KV_U64, "bpf_id", bpf_event.id) },
+	[PERF_RECORD_CGROUP] = { KV(KV_U64, "cgroup_id", cgroup.id), KV(KV_STR, "path", cgroup.path) },
+	[PERF_RECORD_TEXT_POKE] = {
+		KV(KV_HEX, "addr", text_poke.addr), KV(KV_U64, "old_len", text_poke.old_len),
+		KV(KV_U64, "new_len", text_poke.new_len) },
+	[PERF_RECORD_AUX_OUTPUT_HW_ID] = { KV(KV_U64, "hw_id", aux_output_hw_id.hw_id) },
+};
+
+/* MMAP2: the fields after the file's identity, when it is an inode, and after either */
+static const struct kv_field kv_mmap2_inode[] = {
+	KV(KV_U64, "maj", mmap2.maj), KV(KV_U64, "min", mmap2.min), KV(KV_U64, "ino", mmap2.ino),
+	KV_END,
+};
+static const struct kv_field kv_mmap2_tail[] = {
+	KV(KV_U64, "prot", mmap2.prot), KV(KV_U64, "flags", mmap2.flags),
+	KV(KV_BOOL, "data", mmap2.data), KV(KV_STR, "filename", mmap2.filename), KV_END,
+};
 
 static void kv_str(struct script *s, const char *k, const char *v)
 {
@@ -60,12 +118,65 @@ static void kv_str(struct script *s, const char *k, const char *v)
 	}
 }
 
-static void kv_bool(struct script *s, const char *k, bool v)
+/* an unsigned member of 1, 2, 4 or 8 bytes */
+static uint64_t kv_load(const void *p, unsigned int size)
 {
-	if (s->json)
-		ob_printf(&s->ob, ",\"%s\":%s", k, v ? "true" : "false");
-	else if (v)
-		ob_printf(&s->ob, " %s", k);
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64 = 0;
+	switch (size) {
+	case 1: memcpy(&u8, p, 1); return u8;
+	case 2: memcpy(&u16, p, 2); return u16;
+	case 4: memcpy(&u32, p, 4); return u32;
+	case 8: memcpy(&u64, p, 8); return u64;
+	}
+	return 0;
+}
+
+static void kv_print(struct script *s, const struct pk_record *r, const struct kv_field *f)
+{
+	struct obuf *o = &s->ob;
+	for (const struct kv_field *end = f + KV_MAX; f && f < end && f->key; f++) {
+		const char *m = (const char *)r + f->off;
+		if (f->kind == KV_STR) {
+			const char *v;
+			memcpy(&v, m, sizeof(v));
+			kv_str(s, f->key, v);
+			continue;
+		}
+		uint64_t v = kv_load(m, f->size);
+		if (f->kind == KV_BOOL && !s->json) {
+			if (v)
+				ob_printf(o, " %s", f->key);
+			continue;
+		}
+		ob_printf(o, s->json ? ",\"%s\":" : " %s=", f->key);
+		if (f->kind == KV_BOOL)
+			ob_puts(o, v ? "true" : "false");
+		else if (f->kind == KV_PID)
+			ob_printf(o, "%d", (int32_t)v);
+		else if (f->kind == KV_HEX)
+			ob_printf(o, s->json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, v);
+		else
+			ob_printf(o, "%" PRIu64, v);
+	}
+}
+
+/* MMAP2's fields: the file is named by a build-id or by its inode, as the record has it */
+static void print_mmap2(struct script *s, const struct pk_record *r)
+{
+	kv_print(s, r, kv_of_type[PERF_RECORD_MMAP2]);
+	if (r->mmap2.has_build_id) {
+		char hex[2 * 20 + 1];
+		for (unsigned i = 0; i < r->mmap2.build_id_size && i < 20; i++)
+			snprintf(hex + 2 * i, 3, "%02x", r->mmap2.build_id[i]);
+		hex[2 * (r->mmap2.build_id_size < 20 ? r->mmap2.build_id_size : 20)] = 0;
+		kv_str(s, "build_id", hex);
+	} else {
+		kv_print(s, r, kv_mmap2_inode);
+	}
+	kv_print(s, r, kv_mmap2_tail);
 }
 
 /*
@@ -120,119 +231,12 @@ void print_record(struct script *s, const struct pk_record *r)
 		print_sid(f, r, false);
 		ob_printf(f, " PERF_RECORD_%s", tname);
 	}
-	switch (r->type) {
-	case PERF_RECORD_MMAP:
-		kv_pid(s, "pid", r->mmap.pid);
-		kv_pid(s, "tid", r->mmap.tid);
-		kv_hex(s, "addr", r->mmap.addr);
-		kv_hex(s, "len", r->mmap.len);
-		kv_hex(s, "pgoff", r->mmap.pgoff);
-		kv_bool(s, "data", r->mmap.data);
-		kv_str(s, "filename", r->mmap.filename);
-		break;
-	case PERF_RECORD_MMAP2:
-		kv_pid(s, "pid", r->mmap2.pid);
-		kv_pid(s, "tid", r->mmap2.tid);
-		kv_hex(s, "addr", r->mmap2.addr);
-		kv_hex(s, "len", r->mmap2.len);
-		kv_hex(s, "pgoff", r->mmap2.pgoff);
-		if (r->mmap2.has_build_id) {
-			char hex[2 * 20 + 1];
-			for (unsigned i = 0; i < r->mmap2.build_id_size && i < 20; i++)
-				snprintf(hex + 2 * i, 3, "%02x", r->mmap2.build_id[i]);
-			hex[2 * (r->mmap2.build_id_size < 20 ? r->mmap2.build_id_size : 20)] = 0;
-			kv_str(s, "build_id", hex);
-		} else {
-			kv_u64(s, "maj", r->mmap2.maj);
-			kv_u64(s, "min", r->mmap2.min);
-			kv_u64(s, "ino", r->mmap2.ino);
-		}
-		kv_u64(s, "prot", r->mmap2.prot);
-		kv_u64(s, "flags", r->mmap2.flags);
-		kv_bool(s, "data", r->mmap2.data);
-		kv_str(s, "filename", r->mmap2.filename);
-		break;
-	case PERF_RECORD_LOST:
-		kv_u64(s, "id", r->lost.id);
-		kv_u64(s, "lost", r->lost.lost);
-		break;
-	case PERF_RECORD_COMM:
-		kv_pid(s, "pid", r->comm.pid);
-		kv_pid(s, "tid", r->comm.tid);
-		kv_str(s, "comm", r->comm.comm);
-		kv_bool(s, "exec", r->comm.exec);
-		break;
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_FORK:
-		kv_pid(s, "pid", r->task.pid);
-		kv_pid(s, "ppid", r->task.ppid);
-		kv_pid(s, "tid", r->task.tid);
-		kv_pid(s, "ptid", r->task.ptid);
-		kv_u64(s, "task_time", r->task.time);
-		break;
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-		kv_u64(s, "throttle_time", r->throttle.time);
-		kv_u64(s, "event_id", r->throttle.id);
-		kv_u64(s, "stream_id", r->throttle.stream_id);
-		break;
-	case PERF_RECORD_READ:
-		kv_pid(s, "pid", r->read.pid);
-		kv_pid(s, "tid", r->read.tid);
-		kv_u64(s, "nr", r->read.nr);
-		break;
-	case PERF_RECORD_AUX:
-		kv_u64(s, "aux_offset", r->aux.aux_offset);
-		kv_u64(s, "aux_size", r->aux.aux_size);
-		kv_hex(s, "flags", r->aux.flags);
-		break;
-	case PERF_RECORD_ITRACE_START:
-		kv_pid(s, "pid", r->itrace_start.pid);
-		kv_pid(s, "tid", r->itrace_start.tid);
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		kv_u64(s, "lost", r->lost_samples.lost);
-		break;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		kv_bool(s, "out", r->sw.out);
-		kv_bool(s, "preempt", r->sw.preempt);
-		if (r->type == PERF_RECORD_SWITCH_CPU_WIDE) {
-			kv_u64(s, "next_prev_pid", r->sw.next_prev_pid);
-			kv_u64(s, "next_prev_tid", r->sw.next_prev_tid);
-		}
-		break;
-	case PERF_RECORD_NAMESPACES:
-		kv_pid(s, "pid", r->namespaces.pid);
-		kv_pid(s, "tid", r->namespaces.tid);
-		kv_u64(s, "nr_namespaces", r->namespaces.nr);
-		break;
-	case PERF_RECORD_KSYMBOL:
-		kv_hex(s, "addr", r->ksymbol.addr);
-		kv_u64(s, "len", r->ksymbol.len);
-		kv_u64(s, "ksym_type", r->ksymbol.ksym_type);
-		kv_bool(s, "unregister", r->ksymbol.unregister);
-		kv_str(s, "name", r->ksymbol.name);
-		break;
-	case PERF_RECORD_BPF_EVENT:
-		kv_u64(s, "bpf_type", r->bpf_event.type);
-		kv_u64(s, "bpf_id", r->bpf_event.id);
-		break;
-	case PERF_RECORD_CGROUP:
-		kv_u64(s, "cgroup_id", r->cgroup.id);
-		kv_str(s, "path", r->cgroup.path);
-		break;
-	case PERF_RECORD_TEXT_POKE:
-		kv_hex(s, "addr", r->text_poke.addr);
-		kv_u64(s, "old_len", r->text_poke.old_len);
-		kv_u64(s, "new_len", r->text_poke.new_len);
-		break;
-	case PERF_RECORD_AUX_OUTPUT_HW_ID:
-		kv_u64(s, "hw_id", r->aux_output_hw_id.hw_id);
-		break;
-	default:
-		break;
-	}
+	uint32_t t = r->type == PERF_RECORD_FORK ? PERF_RECORD_EXIT
+		     : r->type == PERF_RECORD_UNTHROTTLE ? PERF_RECORD_THROTTLE : r->type;
+	if (t == PERF_RECORD_MMAP2)
+		print_mmap2(s, r);
+	else if (t < sizeof(kv_of_type) / sizeof(kv_of_type[0]))
+		kv_print(s, r, kv_of_type[t]);
 	if (s->json) {
 		print_sid(f, r, true);
 		ob_puts(f, "}\n");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* tool/script.h - `perfkit script`'s state and the functions its files share:
- * cmd-script.c (options, fields, samples, the session's callbacks), script-frames.c
- * (symbols and the frame text cache), script-records.c (non-sample records). */
+ * cmd-script.c (options, comms, names, the session's callbacks), script-fields.c (-F and
+ * the fields of each event), script-samples.c (samples), script-frames.c (symbols and
+ * the frame text cache), script-records.c (non-sample records). */
 #ifndef PK_TOOL_SCRIPT_H
 #define PK_TOOL_SCRIPT_H
 
@@ -125,14 +126,26 @@ int sample_chain(struct script *s, const struct pk_sample *smp);
 void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
 void print_record(struct script *s, const struct pk_record *r);
 void print_user_record(struct script *s, const struct pk_data_event *ev);
-/* cmd-script.c: JSON members, a line's leading fields (comm, tid, cpu, time) at p, the
- * fields printed for samples of attr a, the name of a user record type */
+/* cmd-script.c: JSON members, the comm of a thread, the name of an event (in buf when
+ * it has to be made up), the name of a user record type */
 void json_hex(struct obuf *o, const char *key, uint64_t v, bool comma);
 void json_u64(struct obuf *o, const char *key, uint64_t v);
-char *put_start(struct script *s, char *p, unsigned int F, bool chain, uint32_t pid,
-		uint32_t tid, uint32_t cpu, uint64_t time);
+const char *comm_of(struct script *s, uint32_t tid);
+const char *event_name(const struct pk_data_attr *a, char *buf, size_t len);
+const char *user_record_name(uint32_t type);
+/* script-fields.c: -F into s (0 or -EINVAL/-ENOMEM, error printed), the fields printed
+ * for samples of attr a, the attrs seen so far brought up to date (name width, -F
+ * checked: 0 or -EINVAL, error printed) */
+int parse_fields(struct script *s, const char *spec);
 unsigned int sample_fields(const struct script *s, const struct pk_data_attr *a, uint64_t st,
 			   unsigned int *user);
-const char *user_record_name(uint32_t type);
+int attrs_update(struct script *s);
+/* script-samples.c: a line's leading fields (comm, tid, cpu, time) at p, a sample as
+ * text or JSON, a sample that read its counters (false: not one, print it as is) */
+char *put_start(struct script *s, char *p, unsigned int F, bool chain, uint32_t pid,
+		uint32_t tid, uint32_t cpu, uint64_t time);
+void print_sample(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp);
+bool print_read_sample(struct script *s, const struct pk_data_attr *a,
+		       const struct pk_sample *smp);
 
 #endif

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/report-options.c - the values of `perfkit report`'s options: lists of names and of
+ * ids, --sort keys, -F columns, -g specs and the --time window.
+ */
+#include "report.h"
+
+/* ---- option helpers ---- */
+
+int rpt_split_list(const char *s, char ***out, size_t *nr)
+{
+	char *dup = strdup(s);
+	if (!dup)
+		return -ENOMEM;
+	for (char *save = NULL, *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char **n = realloc(*out, (*nr + 1) * sizeof(*n));
+		if (!n) {
+			free(dup);
+			return -ENOMEM;
+		}
+		*out = n;
+		(*out)[(*nr)++] = strdup(t);
+	}
+	free(dup);
+	return 0;
+}
+
+/* "1,3-5" -> ints */
+int rpt_parse_ints(const char *s, int32_t **out, size_t *nr)
+{
+	const char *p = s;
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+		if (end == p)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a || b - a > 65536)
+				return -EINVAL;
+		}
+		for (long v = a; v <= b; v++) {
+			int32_t *n = realloc(*out, (*nr + 1) * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			*out = n;
+			(*out)[(*nr)++] = (int32_t)v;
+		}
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -EINVAL;
+		p = end;
+	}
+	return 0;
+}
+
+/* The column of a sort key (pid: see parse_sort) */
+enum col rpt_key_col(enum pk_sort_key k)
+{
+	static const enum col kc[PK_SORT__MAX] = {
+		[PK_SORT_COMM] = COL_COMM, [PK_SORT_PID] = COL_PID,
+		[PK_SORT_TID] = COL_TID, [PK_SORT_DSO] = COL_DSO,
+		[PK_SORT_SYM] = COL_SYM, [PK_SORT_SRCLINE] = COL_SRCLINE,
+		[PK_SORT_CPU] = COL_CPU,
+	};
+	return (unsigned)k < PK_SORT__MAX ? kc[k] : COL_SYM;
+}
+
+int rpt_parse_sort(struct report *R, const char *s)
+{
+	char **keys = NULL;
+	size_t n = 0;
+	int err = rpt_split_list(s, &keys, &n);
+	R->nr_sort = 0;
+	for (size_t i = 0; !err && i < n; i++) {
+		int k = pk_sort_key__parse(keys[i]);
+		enum col col = k >= 0 ? rpt_key_col((enum pk_sort_key)k) : COL_SYM;
+		if (!strcmp(keys[i], "pid")) {
+			/* perf's pid key is the thread: its tid and last comm */
+			k = PK_SORT_TID;
+			col = COL_PID;
+		}
+		if (k < 0) {
+			pk_tool_error("unknown sort key '%s' (known: comm,pid,tid,dso,sym,srcline,cpu)",
+				      keys[i]);
+			err = -EINVAL;
+		} else if (R->nr_sort < PK_SORT__MAX) {
+			bool dup = false;
+			for (size_t j = 0; j < R->nr_sort; j++)
+				dup |= R->sort[j] == (enum pk_sort_key)k;
+			if (!dup) {
+				R->sort_col[R->nr_sort] = col;
+				R->sort[R->nr_sort++] = (enum pk_sort_key)k;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	return err;
+}
+
+int rpt_parse_fields(struct report *R, const char *s)
+{
+	static const struct { const char *name; enum col c; int key; } tab[] = {
+		{ "overhead", COL_OVERHEAD, -1 }, { "children", COL_CHILDREN, -1 },
+		{ "overhead_children", COL_CHILDREN, -1 }, { "self", COL_SELF, -1 },
+		{ "sample", COL_SAMPLES, -1 }, { "samples", COL_SAMPLES, -1 },
+		{ "period", COL_PERIOD, -1 }, { "comm", COL_COMM, PK_SORT_COMM },
+		{ "pid", COL_PID, PK_SORT_TID }, { "tid", COL_TID, PK_SORT_TID },
+		{ "dso", COL_DSO, PK_SORT_DSO }, { "sym", COL_SYM, PK_SORT_SYM },
+		{ "symbol", COL_SYM, PK_SORT_SYM }, { "srcline", COL_SRCLINE, PK_SORT_SRCLINE },
+		{ "cpu", COL_CPU, PK_SORT_CPU },
+	};
+	char **f = NULL;
+	size_t n = 0;
+	int err = rpt_split_list(s, &f, &n);
+	R->nr_cols = 0;
+	R->nr_sort = 0;
+	for (size_t i = 0; !err && i < n; i++) {
+		size_t j;
+		for (j = 0; j < (sizeof(tab) / sizeof(tab[0])); j++)
+			if (!strcmp(f[i], tab[j].name))
+				break;
+		if (j == (sizeof(tab) / sizeof(tab[0]))) {
+			pk_tool_error("unknown field '%s'", f[i]);
+			err = -EINVAL;
+			break;
+		}
+		if (R->nr_cols < 16)
+			R->cols[R->nr_cols++] = tab[j].c;
+		if (tab[j].key >= 0 && R->nr_sort < PK_SORT__MAX) {
+			R->sort_col[R->nr_sort] = tab[j].c;
+			R->sort[R->nr_sort++] = (enum pk_sort_key)tab[j].key;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(f[i]);
+	free(f);
+	R->fields_given = !err;
+	return err;
+}
+
+int rpt_parse_cg(struct report *R, const char *s)
+{
+	char **t = NULL;
+	size_t n = 0;
+	int err = rpt_split_list(s, &t, &n);
+	R->cg_given = true;
+	for (size_t i = 0; !err && i < n; i++) {
+		char *e;
+		if (!strcmp(t[i], "graph"))
+			R->cg = CG_GRAPH;
+		else if (!strcmp(t[i], "fractal"))
+			R->cg = CG_FRACTAL;
+		else if (!strcmp(t[i], "flat"))
+			R->cg = CG_FLAT;
+		else if (!strcmp(t[i], "folded"))
+			R->cg = CG_FOLDED;
+		else if (!strcmp(t[i], "none"))
+			R->cg = CG_NONE;
+		else if (!strcmp(t[i], "caller"))
+			R->order = PK_CG_ORDER_CALLER;
+		else if (!strcmp(t[i], "callee"))
+			R->order = PK_CG_ORDER_CALLEE;
+		else if (!strcmp(t[i], "function") || !strcmp(t[i], "percent"))
+			; /* perf's defaults, accepted */
+		else if ((R->cg_threshold = strtod(t[i], &e)), e != t[i] && !*e)
+			;
+		else {
+			pk_tool_error("bad call-graph spec '%s'", t[i]);
+			err = -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(t[i]);
+	free(t);
+	return err;
+}
+
+bool rpt_looks_like_cg_spec(const char *s)
+{
+	static const char *const w[] = { "graph", "flat", "folded", "fractal", "none",
+					 "caller", "callee", NULL };
+	if (!s || !*s)
+		return false;
+	if ((*s >= '0' && *s <= '9') || *s == '.')
+		return true;
+	for (int i = 0; w[i]; i++)
+		if (!strncmp(s, w[i], strlen(w[i])))
+			return true;
+	return false;
+}
+
+/* ---- time filter ---- */
+
+int rpt_parse_time(struct report *R, struct pk_data_reader *rd, uint64_t *start, uint64_t *end)
+{
+	const char *s = R->time_spec;
+	*start = *end = 0;
+	if (!s)
+		return 0;
+	const struct pk_data_env *e = pk_data_reader__env(rd);
+	if (strchr(s, '%')) {
+		double a, b;
+		if (sscanf(s, "%lf%%-%lf%%", &a, &b) != 2 || a < 0 || b > 100 || a > b)
+			return -EINVAL;
+		if (!e->first_sample_time && !e->last_sample_time) {
+			pk_tool_error("--time with percentages needs the file's sample_time feature");
+			return -EINVAL;
+		}
+		double span = (double)(e->last_sample_time - e->first_sample_time);
+		*start = e->first_sample_time + (uint64_t)(span * a / 100.0);
+		*end = e->first_sample_time + (uint64_t)(span * b / 100.0);
+		if (!*start)
+			*start = 1;
+		return 0;
+	}
+	const char *comma = strchr(s, ',');
+	if (!comma)
+		return -EINVAL;
+	if (comma > s)
+		*start = (uint64_t)(strtod(s, NULL) * 1e9 + 0.5);
+	if (comma[1])
+		*end = (uint64_t)(strtod(comma + 1, NULL) * 1e9 + 0.5);
+	return 0;
+}

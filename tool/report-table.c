@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/report-table.c - `perfkit report`'s rows: the line buffer text is assembled in,
+ * number formatting, the columns (titles, widths, cell text) and one event's table of
+ * entries with its "#" lines.
+ */
+#include "report.h"
+
+/* ---- line buffer: output text is assembled by hand and written a line at a time ---- */
+
+bool rpt_lb_reserve(struct report *R, size_t n)
+{
+	if (R->lbcap - R->lbn >= n)
+		return true;
+	size_t nc = R->lbcap ? R->lbcap : 4096;
+	while (nc - R->lbn < n)
+		nc *= 2;
+	char *b = realloc(R->lb, nc);
+	if (!b) {
+		R->lb_oom = true;
+		return false;
+	}
+	R->lb = b;
+	R->lbcap = nc;
+	return true;
+}
+
+void rpt_lb_put(struct report *R, const char *s, size_t n)
+{
+	if (!rpt_lb_reserve(R, n))
+		return;
+	memcpy(R->lb + R->lbn, s, n);
+	R->lbn += n;
+}
+
+void rpt_lb_putc(struct report *R, char c)
+{
+	if (!rpt_lb_reserve(R, 1))
+		return;
+	R->lb[R->lbn++] = c;
+}
+
+void rpt_lb_fill(struct report *R, char c, size_t n)
+{
+	if (!rpt_lb_reserve(R, n))
+		return;
+	memset(R->lb + R->lbn, c, n);
+	R->lbn += n;
+}
+
+void rpt_lb_flush(struct report *R)
+{
+	if (R->lbn)
+		fwrite(R->lb, 1, R->lbn, R->out);
+	R->lbn = 0;
+}
+
+/* "%.2f" of x into b (at least 32 bytes); returns the length. printf rounds the exact
+ * binary value; away from a tie of the third decimal that is the nearest of x * 100, and
+ * the rare values close to a tie are left to snprintf. */
+int rpt_fmt_2f(char *b, double x)
+{
+	double t = x * 100.0;
+	if (!(t >= 0.0 && t < 1e8))
+		return snprintf(b, 32, "%.2f", x);
+	uint64_t fl = (uint64_t)t;
+	double fr = t - (double)fl;
+	if (fr > 0.5 - 1e-6 && fr < 0.5 + 1e-6)
+		return snprintf(b, 32, "%.2f", x);
+	uint64_t r = fl + (fr > 0.5);
+	char tmp[24];
+	int n = 0;
+	uint64_t ip = r / 100;
+	do {
+		tmp[n++] = (char)('0' + ip % 10);
+		ip /= 10;
+	} while (ip);
+	int len = 0;
+	while (n)
+		b[len++] = tmp[--n];
+	b[len++] = '.';
+	b[len++] = (char)('0' + r % 100 / 10);
+	b[len++] = (char)('0' + r % 10);
+	b[len] = 0;
+	return len;
+}
+
+int rpt_fmt_hex(char *b, uint64_t v)
+{
+	static const char hx[] = "0123456789abcdef";
+	char tmp[16];
+	int n = 0, len = 0;
+	do {
+		tmp[n++] = hx[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		b[len++] = tmp[--n];
+	b[len] = 0;
+	return len;
+}
+
+/* ---- rows ---- */
+
+const char *rpt_col_title(enum col c)
+{
+	switch (c) {
+	case COL_CHILDREN: return "Children";
+	case COL_SELF: return "Self";
+	case COL_OVERHEAD: return "Overhead";
+	case COL_SAMPLES: return "Samples";
+	case COL_PERIOD: return "Period";
+	case COL_COMM: return "Command";
+	case COL_PID: return "    Pid:Command"; /* perf's title, spaces included */
+	case COL_TID: return "Tid";
+	case COL_DSO: return "Shared Object";
+	case COL_SYM: return "Symbol";
+	case COL_SRCLINE: return "Source:Line";
+	case COL_CPU: return "CPU";
+	}
+	return "?";
+}
+
+double rpt_pct(const struct report *R, uint64_t v)
+{
+	return R->total ? 100.0 * (double)v / (double)R->total : 0.0;
+}
+
+uint64_t rpt_weight_self(const struct report *R, const struct pk_hist_entry *e)
+{
+	return R->by_samples ? e->self_samples : e->self_period;
+}
+
+uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e)
+{
+	return R->by_samples ? e->total_samples : e->total_period;
+}
+
+static int pct_text(const struct report *R, uint64_t v, char *buf, size_t len)
+{
+	if (len < 33)
+		return snprintf(buf, len, "%.2f%%", rpt_pct(R, v));
+	int n = rpt_fmt_2f(buf, rpt_pct(R, v));
+	buf[n++] = '%';
+	buf[n] = 0;
+	return n;
+}
+
+/* snprintf(buf, len, "%s", s) */
+static int str_text(const char *s, char *buf, size_t len)
+{
+	size_t l = strlen(s);
+	size_t c = l < len ? l : len - 1;
+	memcpy(buf, s, c);
+	buf[c] = 0;
+	return (int)l;
+}
+
+static int sym_text(const struct pk_hist_entry *e, char *buf, size_t len)
+{
+	if (e->sym) {
+		size_t sl = strlen(e->sym);
+		if (sl + 5 > len)
+			return snprintf(buf, len, "[%c] %s", e->kernel ? 'k' : '.', e->sym);
+		buf[0] = '[';
+		buf[1] = e->kernel ? 'k' : '.';
+		buf[2] = ']';
+		buf[3] = ' ';
+		memcpy(buf + 4, e->sym, sl + 1);
+		return (int)sl + 4;
+	}
+	/* perf prints "%#.16x": no 0x prefix for a zero address */
+	if (len < 32)
+		return snprintf(buf, len, "[%c] %s%016" PRIx64, e->kernel ? 'k' : '.',
+				e->addr ? "0x" : "", e->addr);
+	char *p = buf;
+	*p++ = '[';
+	*p++ = e->kernel ? 'k' : '.';
+	*p++ = ']';
+	*p++ = ' ';
+	if (e->addr) {
+		*p++ = '0';
+		*p++ = 'x';
+	}
+	char hx[24];
+	int n = rpt_fmt_hex(hx, e->addr);
+	for (int i = n; i < 16; i++)
+		*p++ = '0';
+	memcpy(p, hx, (size_t)n + 1);
+	return (int)(p - buf) + n;
+}
+
+/* A comm as perf prints it in a column comm_w wide: cut to comm_w characters, padded to
+ * it (the padding is the caller's) */
+static int comm_text(const struct report *R, const char *comm, char *buf, size_t len)
+{
+	int n = str_text(comm ? comm : "", buf, len);
+	if (n > R->comm_w && R->comm_w >= 0 && (size_t)R->comm_w < len) {
+		buf[R->comm_w] = 0;
+		n = R->comm_w;
+	}
+	return n;
+}
+
+/* perf's "pid" column: "%7d:" the thread id, then its last comm in comm_w characters */
+static int pid_text(const struct report *R, const struct pk_hist_entry *e, char *buf, size_t len)
+{
+	const char *tc = e->thread_comm ? e->thread_comm : e->comm ? e->comm : "";
+	if (len < 16)
+		return snprintf(buf, len, "%7d:%s", e->tid, tc);
+	int n = snprintf(buf, len, "%7d:", e->tid);
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	int m = comm_text(R, tc, buf + n, len - (size_t)n);
+	int w = R->comm_w <= 1024 ? R->comm_w : 0;
+	/* padded here: the comm part is as wide as the Command column */
+	while (m < w && (size_t)(n + m) + 1 < len)
+		buf[n + m++] = ' ';
+	buf[n + m] = 0;
+	return n + m;
+}
+
+/* perf's width of the Command column (and of Pid:Command's comm part): the longest last
+ * comm of the entries' threads (not the entries' own comms), at least "Command"'s 7 */
+int rpt_comm_width(const struct pk_hist *const *h, size_t nr)
+{
+	size_t w = 7;
+	for (size_t m = 0; m < nr; m++)
+		for (size_t i = 0; i < h[m]->nr_entries; i++) {
+			const struct pk_hist_entry *e = h[m]->entries[i];
+			const char *tc = e->thread_comm ? e->thread_comm : e->comm;
+			size_t l = tc ? strlen(tc) : 0;
+			if (l > w)
+				w = l;
+		}
+	return w < 1024 ? (int)w : 1024;
+}
+
+int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry *e,
+		    char *buf, size_t len)
+{
+	switch (c) {
+	case COL_CHILDREN: return pct_text(R, rpt_weight_total(R, e), buf, len);
+	case COL_SELF:
+	case COL_OVERHEAD: return pct_text(R, rpt_weight_self(R, e), buf, len);
+	case COL_SAMPLES: return snprintf(buf, len, "%" PRIu64, e->self_samples);
+	case COL_PERIOD: return snprintf(buf, len, "%" PRIu64, e->self_period);
+	case COL_COMM: return comm_text(R, e->comm, buf, len);
+	case COL_PID: return pid_text(R, e, buf, len);
+	case COL_TID: return snprintf(buf, len, "%d", e->tid);
+	case COL_DSO: return str_text(e->dso ? e->dso : "[unknown]", buf, len);
+	case COL_SYM: return sym_text(e, buf, len);
+	case COL_SRCLINE: return str_text(e->srcline ? e->srcline : "??:0", buf, len);
+	case COL_CPU: return snprintf(buf, len, "%03d", e->cpu);
+	}
+	return 0;
+}
+
+bool rpt_col_numeric(enum col c)
+{
+	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU;
+}
+
+/* One cell of a row: numbers right-aligned in the pad, text left-aligned (the last
+ * column's symbol or srcline not padded, as perf prints it) */
+void rpt_put_cell(struct report *R, enum col c, const char *buf, size_t bl, size_t pad,
+		  bool last)
+{
+	if (rpt_col_numeric(c)) {
+		rpt_lb_fill(R, ' ', pad);
+		rpt_lb_put(R, buf, bl);
+	} else if (last && (c == COL_SYM || c == COL_SRCLINE)) {
+		rpt_lb_put(R, buf, bl);
+	} else {
+		rpt_lb_put(R, buf, bl);
+		rpt_lb_fill(R, ' ', pad);
+	}
+}
+
+/* ---- one event section ---- */
+
+void rpt_fmt_samples(char *buf, size_t len, uint64_t n)
+{
+	char unit = ' ';
+	if (n > 1000) { n /= 1000; unit = 'K'; }
+	if (n > 1000) { n /= 1000; unit = 'M'; }
+	if (n > 1000) { n /= 1000; unit = 'G'; }
+	snprintf(buf, len, "%" PRIu64 "%c", n, unit);
+}
+
+void rpt_print_hist(struct report *R, const struct pk_hist *h)
+{
+	FILE *f = R->out;
+	char nb[32], buf[2048];
+	uint64_t shown = h->nr_samples - h->nr_filtered;
+	R->total = R->by_samples ? h->nr_samples : h->total_period;
+	rpt_fmt_samples(nb, sizeof(nb), shown);
+	/* -q: perf prints no "#" line at all, only the rows and call graphs */
+	if (!R->quiet) {
+		fprintf(f, "# Samples: %s of event '%s'\n", nb, h->name);
+		if (h->nr_filtered)
+			fprintf(f, "# (%" PRIu64 " samples filtered out)\n", h->nr_filtered);
+		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+	}
+	/* widths */
+	R->comm_w = rpt_comm_width(&h, 1);
+	for (size_t c = 0; c < R->nr_cols; c++) {
+		R->width[c] = (int)strlen(rpt_col_title(R->cols[c]));
+		if (R->cols[c] <= COL_OVERHEAD && R->width[c] < 8)
+			R->width[c] = 8;
+	}
+	for (size_t i = 0; i < h->nr_entries; i++)
+		for (size_t c = 0; c < R->nr_cols; c++) {
+			int w = rpt_col_text(R, R->cols[c], h->entries[i], buf, sizeof(buf));
+			if (w > R->width[c])
+				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
+		}
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
+		const char *t = rpt_col_title(R->cols[c]);
+		fputs(c ? "  " : "# ", f);
+		if (rpt_col_numeric(R->cols[c]))
+			fprintf(f, "%*s", R->width[c], t);
+		else
+			fprintf(f, "%-*s", R->width[c], t);
+	}
+	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
+		fputs(c ? "  " : "\n# ", f);
+		for (int i = 0; i < R->width[c]; i++)
+			fputc('.', f);
+	}
+	if (!R->quiet)
+		fputs("\n#\n", f);
+	for (size_t i = 0; i < h->nr_entries; i++) {
+		const struct pk_hist_entry *e = h->entries[i];
+		uint64_t key = R->children == 1 ? rpt_weight_total(R, e) : rpt_weight_self(R, e);
+		if (!key)
+			continue;
+		if (R->percent_limit > 0 && rpt_pct(R, key) < R->percent_limit)
+			continue;
+		rpt_lb_put(R, "  ", 2);
+		for (size_t c = 0; c < R->nr_cols; c++) {
+			int w = rpt_col_text(R, R->cols[c], e, buf, sizeof(buf));
+			size_t bl = w < 0 ? 0 : (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1;
+			size_t pad = (size_t)R->width[c] > bl ? (size_t)R->width[c] - bl : 0;
+			bool last = c + 1 == R->nr_cols;
+			if (c)
+				rpt_lb_put(R, "  ", 2);
+			rpt_put_cell(R, R->cols[c], buf, bl, pad, last);
+		}
+		rpt_lb_putc(R, '\n');
+		rpt_lb_flush(R);
+		rpt_print_callchain(R, e);
+		pk_report__callchain_release(R->rep); /* one tree in memory at a time */
+	}
+	fputs("\n\n", f);
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/script-samples.c - one sample as `perfkit script` prints it: a text line of the
+ * chosen fields (and its call chain), a JSON object, or one line per counter of a
+ * sample that read its group (PERF_SAMPLE_READ).
+ */
+#include "script.h"
+
+/* ---- tracepoint fields ---- */
+
+/* Tracepoint fields of a RAW sample as perf script prints them ("prev_comm=... ==> ..."). */
+static const char *trace_text(struct script *s, const struct pk_data_attr *a,
+			      const struct pk_sample *smp)
+{
+	size_t len;
+	if (!a || !(smp->type & PERF_SAMPLE_RAW) || a->attr.attr.type != PERF_TYPE_TRACEPOINT || !smp->raw.size)
+		return NULL;
+	if (!s->trace && !(s->trace = script_trace__new(s->tracefs)))
+		return NULL;
+	const void *blob = pk_data_reader__tracing_data(s->rd, &len);
+	return script_trace__text(s->trace, blob, len, a, smp);
+}
+
+/* ---- samples ---- */
+
+static bool sample_count(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
+			 uint64_t *count)
+{
+	int n;
+	if (!(smp->type & PERF_SAMPLE_READ))
+		return false;
+	n = pk_sample__read_values(&a->layout, smp, s->vals, s->nvals);
+	if (n <= 0)
+		return false;
+	if ((size_t)n > s->nvals) {
+		struct pk_count_value *nv = realloc(s->vals, sizeof(*nv) * (size_t)n);
+		if (!nv)
+			return false;
+		s->vals = nv;
+		s->nvals = (size_t)n;
+		n = pk_sample__read_values(&a->layout, smp, s->vals, s->nvals);
+		if (n <= 0)
+			return false;
+	}
+	*count = s->vals[0].val;
+	/* in a group read, this event's own value is the one with the sample's id */
+	for (int i = 0; i < n; i++)
+		if (smp->id && s->vals[i].id == smp->id) {
+			*count = s->vals[i].val;
+			break;
+		}
+	return true;
+}
+
+/* "secs.usecs: " as perf prints times (printf("%12s: ") of "%lu.%06lu"): at most 30 bytes */
+static inline char *fmt_time(char *p, uint64_t t)
+{
+	p = fmt_u64_pad(p, t / (uint64_t)1000000000, 5, ' ');
+	*p++ = '.';
+	p = fmt_u64_pad(p, (t % (uint64_t)1000000000) / 1000, 6, '0');
+	*p++ = ':';
+	*p++ = ' ';
+	return p;
+}
+
+/* the frames of a sample, one per line, each after `pre` */
+static void put_frames(struct script *s, const struct pk_sample *smp, int n, char pre)
+{
+	for (int i = 0; i < n; i++) {
+		if (!s->json && (s->chain[i].flags & PK_CHAIN_UNWOUND) && s->m && pre == '\t') {
+			put_frag(s, smp, s->chain[i].ip, PK_CPUMODE_USER, FR_UNW);
+			continue;
+		}
+		ob_putc(&s->ob, pre);
+		put_frag(s, smp, s->chain[i].ip, s->chain[i].cpumode,
+			 !s->json && pre == '\t' ? FR_CHAIN : FR_FRAME);
+		ob_putc(&s->ob, '\n');
+	}
+}
+
+/* does the address of a sample of this event name data (perf: page faults) */
+static bool addr_has_sym(const struct pk_data_attr *a)
+{
+	return a && a->attr.attr.type == PERF_TYPE_SOFTWARE &&
+	       (a->attr.attr.config == PERF_COUNT_SW_PAGE_FAULTS ||
+		a->attr.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
+		a->attr.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ);
+}
+
+/*
+ * The start of a text line, as perf script prints it for samples and (with
+ * --show-switch-events) switch records: "comm tid [cpu] time: ", each field followed by
+ * a space. The comm is padded to 16 columns, except on lines followed by a call chain.
+ * At most 80 bytes.
+ */
+char *put_start(struct script *s, char *p, unsigned int F, bool chain, uint32_t pid,
+		       uint32_t tid, uint32_t cpu, uint64_t time)
+{
+	if (F & SF_COMM) {
+		const char *c = comm_of(s, tid);
+		size_t n = strnlen(c, 16);
+		p = fmt_str_pad(p, c, n, chain ? 0 : 16);
+		*p++ = ' ';
+	}
+	if ((F & SF_PID) && (F & SF_TID)) {
+		p = fmt_pid_pad(p, pid, 5);
+		*p++ = '/';
+		char *q = p;
+		p = fmt_pid_pad(p, tid, 0);
+		while (p - q < 5)
+			*p++ = ' ';
+		*p++ = ' ';
+	} else if (F & (SF_PID | SF_TID)) {
+		p = fmt_pid_pad(p, F & SF_PID ? pid : tid, 5);
+		*p++ = ' ';
+	}
+	if (F & SF_CPU) {
+		*p++ = '[';
+		p = fmt_u64_pad(p, cpu, 3, '0');
+		p = PUT(p, "] ");
+	}
+	if (F & SF_TIME)
+		p = fmt_time(p, time);
+	return p;
+}
+
+/* " sym+off (dso)" of a data address, as the fields ask (perf: only for page faults):
+ * among the process's maps, data mappings (record -d) included, then the kernel's */
+static void put_addr_sym(struct script *s, const struct pk_sample *smp, unsigned int F)
+{
+	struct symres r = { .dso = "[unknown]" };
+	pk_machine__resolve_data(s->m, smp->pid, smp->tid, smp->addr, PK_CPUMODE_UNKNOWN, &r.loc);
+	r.sym = r.loc.sym;
+	r.off = r.loc.sym_off;
+	if (r.loc.dso_name)
+		r.dso = r.loc.dso_name;
+	if (F & SF_SYM) {
+		ob_putc(&s->ob, ' ');
+		ob_puts(&s->ob, r.sym ? r.sym : "[unknown]");
+		if ((F & SF_SYMOFF) && r.sym)
+			ob_printf(&s->ob, "+0x%" PRIx64, r.off);
+	}
+	if (F & SF_DSO) {
+		ob_puts(&s->ob, " (");
+		ob_puts(&s->ob, r.dso);
+		ob_putc(&s->ob, ')');
+	}
+}
+
+/*
+ * A sample as a text line, field by field as perf script 6.1 prints them (each field
+ * followed by a space: "comm tid [cpu] time: period event: "), then the tracepoint
+ * fields, the data address, and the sample's address (" ip sym+off (dso)") or, when
+ * call chains are shown, a newline and one frame per line.
+ */
+static void print_fields(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
+			 const char *name, bool has_count, uint64_t count)
+{
+	struct obuf *o = &s->ob;
+	unsigned int user, F = sample_fields(s, a, smp->type, &user);
+	if (attrs_update(s))
+		return;
+	if (!F)
+		return; /* nothing to print for this event (perf prints no line either) */
+	bool chain = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
+		     !s->hide_cg;
+	char *p = ob_room(o, 128);
+	p = put_start(s, p, F, chain, smp->pid, smp->tid, smp->cpu, smp->time);
+	if (F & SF_PERIOD) {
+		/* without PERF_SAMPLE_PERIOD (-c N) every sample stands for the fixed period */
+		uint64_t period = (smp->type & PERF_SAMPLE_PERIOD) || !a ? smp->period
+			: a->attr.attr.freq ? 0 : a->attr.attr.sample_period;
+		p = fmt_u64_pad(p, period, 10, ' ');
+		*p++ = ' ';
+	}
+	o->len = (size_t)(p - o->buf);
+	if (F & SF_EVENT) {
+		int w = s->name_width;
+		size_t n = strlen(name);
+		for (size_t k = n; k < (size_t)w; k++)
+			ob_putc(o, ' ');
+		ob_put(o, name, n);
+		ob_put(o, ": ", 2);
+		if (has_count && !s->read_line && s->fmode == FM_DEFAULT) {
+			p = ob_room(o, 32);
+			p = PUT(p, "count ");
+			p = fmt_u64(p, count);
+			p = PUT(p, ": ");
+			o->len = (size_t)(p - o->buf);
+		}
+	}
+	if (F & SF_TRACE) {
+		const char *tr = trace_text(s, a, smp);
+		if (tr)
+			ob_puts(o, tr);
+	}
+	if (F & SF_ADDR) {
+		p = ob_room(o, 16);
+		o->len = (size_t)(fmt_hex16(p, smp->addr) - o->buf);
+		if (s->m && addr_has_sym(a))
+			put_addr_sym(s, smp, F);
+	}
+	if (!(F & SF_IP)) {
+		ob_putc(o, '\n');
+		return;
+	}
+	if (chain) {
+		ob_putc(o, '\n');
+		put_frames(s, smp, sample_chain(s, smp), '\t');
+		ob_putc(o, '\n');
+		return;
+	}
+	ob_putc(o, ' ');
+	put_frag(s, smp, smp->ip, smp->cpumode, FR_FRAME);
+	ob_putc(o, '\n');
+}
+
+static void print_sample_json(struct script *s, const struct pk_sample *smp, const char *name,
+			      bool has_count, uint64_t count, const char *tr)
+{
+	struct obuf *o = &s->ob;
+	ob_puts(o, "{\"type\":\"SAMPLE\",\"event\":");
+	ob_json_str(o, name);
+	/* at most 9 fields of <= 40 bytes, a comm of <= 15 escaped bytes and a cpumode name */
+	char *p = ob_room(o, 512);
+	if (smp->type & PERF_SAMPLE_IP) {
+		p = PUT(p, ",\"ip\":\"0x");
+		p = fmt_hex(p, smp->ip);
+		*p++ = '"';
+	}
+	if (smp->type & PERF_SAMPLE_TID) {
+		const char *c = comm_of(s, smp->tid);
+		p = PUT(p, ",\"pid\":");
+		p = fmt_pid_pad(p, smp->pid, 0);
+		p = PUT(p, ",\"tid\":");
+		p = fmt_pid_pad(p, smp->tid, 0);
+		p = PUT(p, ",\"comm\":");
+		p = fmt_json_str(p, c, strlen(c));
+	}
+	if (smp->type & PERF_SAMPLE_CPU) {
+		p = PUT(p, ",\"cpu\":");
+		p = fmt_u64(p, smp->cpu);
+	}
+	if (smp->type & PERF_SAMPLE_TIME) {
+		p = PUT(p, ",\"time\":");
+		p = fmt_u64(p, smp->time);
+	}
+	if (smp->type & PERF_SAMPLE_PERIOD) {
+		p = PUT(p, ",\"period\":");
+		p = fmt_u64(p, smp->period);
+	}
+	if (has_count) {
+		p = PUT(p, ",\"count\":");
+		p = fmt_u64(p, count);
+	}
+	if (smp->type & PERF_SAMPLE_ADDR) {
+		p = PUT(p, ",\"addr\":\"0x");
+		p = fmt_hex(p, smp->addr);
+		*p++ = '"';
+	}
+	const char *cmn = pk_cpumode__name((enum pk_cpumode)smp->cpumode);
+	p = PUT(p, ",\"cpumode\":\"");
+	p = put_lit(p, cmn, strnlen(cmn, 64));
+	*p++ = '"';
+	if (smp->type & PERF_SAMPLE_RAW) {
+		p = PUT(p, ",\"raw_size\":");
+		p = fmt_u64(p, smp->raw.size);
+	}
+	if (smp->type & PERF_SAMPLE_STACK_USER) {
+		p = PUT(p, ",\"user_stack_size\":");
+		p = fmt_u64(p, smp->stack_user.dyn_size);
+	}
+	o->len = (size_t)(p - o->buf);
+	if (s->m && (smp->type & PERF_SAMPLE_IP))
+		put_frag(s, smp, smp->ip, smp->cpumode, FR_TOP);
+	if (tr) {
+		ob_puts(o, ",\"trace\":");
+		ob_json_str(o, tr);
+	}
+	if ((smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) && !s->hide_cg) {
+		int n = sample_chain(s, smp);
+		ob_puts(o, ",\"callchain\":[");
+		for (int i = 0; i < n; i++) {
+			if (i)
+				ob_putc(o, ',');
+			put_frag(s, smp, s->chain[i].ip, s->chain[i].cpumode, FR_FRAME);
+		}
+		ob_putc(o, ']');
+	}
+	ob_put(o, "}\n", 2);
+}
+
+void print_sample(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp)
+{
+	char nbuf[64];
+	const char *name = event_name(a, nbuf, sizeof(nbuf));
+	uint64_t count = 0;
+	bool has_count = sample_count(s, a, smp, &count);
+
+	if (s->json) {
+		print_sample_json(s, smp, name, has_count, count, trace_text(s, a, smp));
+		return;
+	}
+	print_fields(s, a, smp, name, has_count, count);
+}
+
+/*
+ * A sample that read its counters (PERF_SAMPLE_READ with ids in the read format: perf
+ * record's leader sampling "{a,b}:S", or :S on a single event) is printed as perf script
+ * does: once per counter it read (with PERF_FORMAT_GROUP the whole group, in the kernel's
+ * order, leader first), under that counter's event, with the counter's growth since its
+ * previous read (per id: per event, thread and CPU) as the period. A counter that did not
+ * move, or whose id no attr lists, gets no line. Returns false when the sample is not of
+ * this kind (the caller prints it as is).
+ */
+bool print_read_sample(struct script *s, const struct pk_data_attr *a,
+		       const struct pk_sample *smp)
+{
+	int n;
+
+	if (!a || !a->layout_ok || !(smp->type & PERF_SAMPLE_READ) ||
+	    !(a->layout.read_format & PERF_FORMAT_ID))
+		return false;
+	if (!s->rdelta && !(s->rdelta = pk_read_delta__new()))
+		return false;
+	n = pk_sample__read_values(&a->layout, smp, s->rvals, s->nrvals);
+	if (n > 0 && (size_t)n > s->nrvals) {
+		struct pk_count_value *nv = realloc(s->rvals, sizeof(*nv) * (size_t)n);
+		if (!nv)
+			return false;
+		s->rvals = nv;
+		s->nrvals = (size_t)n;
+		n = pk_sample__read_values(&a->layout, smp, s->rvals, s->nrvals);
+	}
+	if (n <= 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		const struct pk_count_value *v = &s->rvals[i];
+		const struct pk_data_attr *m = pk_data_reader__attr_by_id(s->rd, v->id);
+		uint64_t delta;
+		if (!m || !m->layout_ok || pk_read_delta__update(s->rdelta, v->id, v->val, &delta))
+			continue;
+		if (!delta)
+			continue;
+		struct pk_sample c = *smp;
+		c.id = v->id;
+		c.period = delta;
+		s->read_line = true;
+		print_sample(s, m, &c);
+		s->read_line = false;
+	}
+	return true;
+}
