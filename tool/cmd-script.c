@@ -8,11 +8,10 @@
  *
  * Speed: output goes through one large buffer written with write(2) (tool/script-out.h),
  * numbers are formatted by hand, and the output text of a frame (ip, symbol, dso) is
- * formatted once per distinct (pid, tid, cpumode, ip) and kept in a cache whose entries of
- * a process go stale whenever a record changes its maps (MMAP, MMAP2, COMM, FORK, EXIT;
- * all entries when the kernel's maps change): a frame's symbol only depends on the maps
- * at that moment. The cache and its text arena have
- * fixed upper bounds, so memory stays bounded however long the input is.
+ * formatted once per distinct (map generation, cpumode, ip) and kept in a cache: a
+ * frame's symbol depends only on the maps, and the machine gives each state of an
+ * address space its own generation (pk_machine__maps_gen). The cache and its text arena
+ * have fixed upper bounds, so memory stays bounded however long the input is.
  */
 #include "script.h"
 
@@ -157,42 +156,6 @@ void json_u64(struct obuf *o, const char *key, uint64_t v)
 	ob_printf(o, ",\"%s\":%" PRIu64, key, v);
 }
 
-static bool changes_maps(uint32_t type)
-{
-	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 || type == PERF_RECORD_COMM ||
-	       type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT;
-}
-
-/*
- * A record that changes the machine model makes cached frame texts stale: those of its
- * process (its pid's bucket of pgen), or all of them when it may change the kernel's maps
- * (kernel lookups ignore the process). Emptying the whole cache at every such record
- * made it nearly useless on system-wide files: a recording during a compile had one
- * MMAP2, COMM, FORK or EXIT every 16 samples, and each frame was resolved, shortened
- * and formatted again (script 0.27x of perf script's time there).
- */
-static void maps_changed(struct script *s, const struct pk_record *r)
-{
-	uint32_t pid;
-	switch (r->type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		pid = r->type == PERF_RECORD_MMAP ? r->mmap.pid : r->mmap2.pid;
-		if (r->cpumode != PK_CPUMODE_USER || pid == UINT32_MAX) {
-			fc_flush(s);
-			return;
-		}
-		break;
-	case PERF_RECORD_COMM:
-		pid = r->comm.pid;
-		break;
-	default: /* FORK, EXIT */
-		pid = r->task.pid;
-		break;
-	}
-	s->pgen[pid % PGEN_BUCKETS]++;
-}
-
 /* A record the session could not decode: an unknown type (shown with -a) or a malformed
  * one (a warning, after the lines before it). */
 static int on_undecoded(struct script *s, const struct pk_data_event *ev)
@@ -249,8 +212,9 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 	}
 	if (!r)
 		return on_undecoded(s, ev);
-	if (changes_maps(r->type) && s->fc_nr)
-		maps_changed(s, r);
+	/* the maps may have changed: generations are asked of the machine again */
+	if (!++s->rec_epoch)
+		s->rec_epoch = s->ug_epoch = s->kg_epoch = 1;
 	if (r->type == PERF_RECORD_COMM) {
 		comm_set(s, r->comm.tid, r->comm.comm);
 	} else if (r->type == PERF_RECORD_FORK) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* tool/script-frames.c - perfkit script: addresses resolved to symbols, and the frame text
- * cache (each distinct frame formatted once per map generation) */
+ * cache (each distinct frame formatted once per map generation of the machine) */
 #include "script.h"
 
 /* ---- symbols ---- */
@@ -93,25 +93,44 @@ void fc_flush(struct script *s)
 	s->arena_len = 0;
 }
 
-static inline size_t fc_hash(uint64_t ip, uint32_t pid, uint32_t tid, uint8_t cm)
+static inline size_t fc_hash(uint64_t ip, uint64_t mgen, uint8_t cm)
 {
-	uint64_t h = ip ^ (((uint64_t)pid << 32 | tid) * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56);
+	uint64_t h = ip ^ (mgen * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56);
 	h *= 0xbf58476d1ce4e5b9ull;
 	return (size_t)(h ^ (h >> 31));
 }
 
 /* The entry of a key, or the free slot where it goes (gen != s->fc_gen). */
-static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint32_t pid, uint32_t tid,
-				       uint8_t cm)
+static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint64_t mgen, uint8_t cm)
 {
-	size_t mask = s->fc_cap - 1, j = fc_hash(ip, pid, tid, cm) & mask;
+	size_t mask = s->fc_cap - 1, j = fc_hash(ip, mgen, cm) & mask;
 	for (;;) {
 		struct frag_ent *e = &s->fc[j];
-		if (e->gen != s->fc_gen ||
-		    (e->ip == ip && e->pid == pid && e->tid == tid && e->cm == cm))
+		if (e->gen != s->fc_gen || (e->ip == ip && e->mgen == mgen && e->cm == cm))
 			return e;
 		j = (j + 1) & mask;
 	}
+}
+
+/* The machine's generation of the maps that resolving (smp's thread, cm) searches:
+ * the kernel's for kernel modes, else the thread's and the kernel's together. */
+static uint64_t maps_gen(struct script *s, const struct pk_sample *smp, uint8_t cm)
+{
+	if (cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL ||
+	    cm == PK_CPUMODE_HYPERVISOR) {
+		if (s->kg_epoch != s->rec_epoch) {
+			s->kg = pk_machine__maps_gen(s->m, 0, 0, PK_CPUMODE_KERNEL);
+			s->kg_epoch = s->rec_epoch;
+		}
+		return s->kg;
+	}
+	if (s->ug_epoch != s->rec_epoch || s->ug_pid != smp->pid || s->ug_tid != smp->tid) {
+		s->ug = pk_machine__maps_gen(s->m, smp->pid, smp->tid, PK_CPUMODE_UNKNOWN);
+		s->ug_pid = smp->pid;
+		s->ug_tid = smp->tid;
+		s->ug_epoch = s->rec_epoch;
+	}
+	return s->ug;
 }
 
 /* Make room for one more entry: double the table, or start over at the size limit. */
@@ -134,7 +153,7 @@ static void fc_make_room(struct script *s)
 	for (size_t i = 0; i < ocap; i++) {
 		if (old[i].gen != gen)
 			continue;
-		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].pid, old[i].tid, old[i].cm);
+		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].mgen, old[i].cm);
 		*e = old[i];
 		e->gen = 1;
 	}
@@ -251,22 +270,18 @@ static char *build_unwound(const struct script *s, uint64_t ip, const struct sym
 
 /*
  * Append the text of frame (ip, cm) of sample smp to the output, from the cache or
- * resolved and formatted now (then cached). The key is what pk_machine__resolve looks
- * at: the thread (whose maps change only through the records that flush the cache) and
- * the address; kernel lookups ignore the thread. An address no map covers is formatted
- * every time instead: besides keeping garbage out, this never caches the answer for a
- * thread whose maps are still empty (the machine may later attach it to its process).
+ * resolved and formatted now (then cached). The key is the machine's generation of the
+ * maps the look-up searches (threads of a process share entries; an mmap, an exec or a
+ * reused tid gives new keys, and stale entries go at the next flush), the mode and the
+ * address. An address no map covers is formatted every time instead, to keep the
+ * garbage callers of broken frame-pointer chains out.
  */
 void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
 		     int kind)
 {
-	uint32_t pid = smp->pid, tid = smp->tid;
-	/* kernel lookups do not depend on the thread (pk_machine__resolve) */
-	if (cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL || cm == PK_CPUMODE_HYPERVISOR)
-		pid = tid = UINT32_MAX;
-	uint32_t mg = s->pgen[pid % PGEN_BUCKETS];
-	struct frag_ent *e = fc_slot(s, ip, pid, tid, cm);
-	if (e->gen == s->fc_gen && e->mgen == mg && e->len[kind] != UINT32_MAX) {
+	uint64_t mg = maps_gen(s, smp, cm);
+	struct frag_ent *e = fc_slot(s, ip, mg, cm);
+	if (e->gen == s->fc_gen && e->len[kind] != UINT32_MAX) {
 		ob_put(&s->ob, s->arena + e->off[kind], e->len[kind]);
 		return;
 	}
@@ -319,26 +334,19 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 			s->arena_cap = ncap;
 		}
 	}
-	if (e->gen != s->fc_gen || e->ip != ip || e->pid != pid || e->tid != tid || e->cm != cm) {
+	if (e->gen != s->fc_gen || e->ip != ip || e->mgen != mg || e->cm != cm) {
 		/* new entry (the table may have been flushed or grown meanwhile) */
 		fc_make_room(s);
-		e = fc_slot(s, ip, pid, tid, cm);
+		e = fc_slot(s, ip, mg, cm);
 		if (e->gen != s->fc_gen) {
 			e->gen = s->fc_gen;
 			e->ip = ip;
-			e->pid = pid;
-			e->tid = tid;
+			e->mgen = mg;
 			e->cm = cm;
 			for (int k = 0; k < FR_NR; k++)
 				e->len[k] = UINT32_MAX;
 			s->fc_nr++;
 		}
-	}
-	if (e->mgen != mg) {
-		/* formatted under maps that changed since: its texts are stale */
-		for (int k = 0; k < FR_NR; k++)
-			e->len[k] = UINT32_MAX;
-		e->mgen = mg;
 	}
 	char *p0 = s->arena + s->arena_len;
 	char *p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p0)

@@ -45,9 +45,8 @@ enum { FR_FRAME, FR_CHAIN, FR_TOP, FR_UNW, FR_NR };
 /* One cached frame: valid while gen is the cache's generation. */
 struct frag_ent {
 	uint64_t ip;
-	uint32_t pid, tid;
+	uint64_t mgen;          /* the machine's map generation it was resolved under */
 	uint32_t gen;
-	uint32_t mgen;          /* pgen[] of its pid's bucket when formatted */
 	uint32_t off[FR_NR], len[FR_NR]; /* in the arena; len UINT32_MAX: not formatted yet */
 	uint8_t cm;
 };
@@ -55,7 +54,6 @@ struct frag_ent {
 #define FC_MIN ((size_t)1 << 12)
 #define FC_MAX ((size_t)1 << 16)      /* entries (2.5 MiB) */
 #define ARENA_MAX ((size_t)8 << 20)   /* bytes of frame text */
-#define PGEN_BUCKETS 4096
 
 struct script {
 	bool json, all, hide_cg, no_inline;
@@ -85,10 +83,11 @@ struct script {
 	struct frag_ent *fc;
 	size_t fc_cap, fc_nr;
 	uint32_t fc_gen;
-	/* map generations by pid bucket: a record that changes the maps of a process bumps
-	 * its bucket, which makes the cached frames of that process (and of the few others
-	 * in the bucket) stale; the kernel's maps changing empties the whole cache */
-	uint32_t pgen[PGEN_BUCKETS];
+	/* the last map generations asked of the machine (pk_machine__maps_gen), current
+	 * while no record other than a sample came (each starts a new rec_epoch): a
+	 * thread's, and the kernel's */
+	uint64_t ug, kg;
+	uint32_t ug_pid, ug_tid, ug_epoch, kg_epoch, rec_epoch;
 	char *arena;
 	size_t arena_len, arena_cap;
 	/* tracepoint fields (script-trace.c), set up at the first tracepoint sample */
