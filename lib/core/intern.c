@@ -142,7 +142,6 @@ void pk_index_put(struct pk_index *x, uint64_t h, uint32_t id)
 
 /* ---- string interning ---- */
 
-
 uint64_t pk_str_hash(const char *s)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -184,4 +183,78 @@ void pk_str_release(struct pk_strtab *t)
 		free(t->str[i]);
 	pk_arr_free(t->str, t->cap * sizeof(*t->str));
 	pk_index_release(&t->idx);
+}
+
+/* ---- u64 -> pointer map ---- */
+
+static inline size_t pk_u64_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+void *pk_u64map_get(const struct pk_u64map *h, uint64_t key)
+{
+	if (!h->cap)
+		return NULL;
+	size_t mask = h->cap - 1;
+	for (size_t i = pk_u64_hash(key) & mask;; i = (i + 1) & mask) {
+		if (!h->vals[i])
+			return NULL;
+		if (h->keys[i] == key)
+			return h->vals[i];
+	}
+}
+
+static int pk_u64map_grow(struct pk_u64map *h)
+{
+	size_t ncap = h->cap ? h->cap * 2 : 64;
+	uint64_t *nk = calloc(ncap, sizeof(*nk));
+	void **nv = calloc(ncap, sizeof(*nv));
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->cap; i++) {
+		if (!h->vals[i])
+			continue;
+		size_t j = pk_u64_hash(h->keys[i]) & (ncap - 1);
+		while (nv[j])
+			j = (j + 1) & (ncap - 1);
+		nk[j] = h->keys[i];
+		nv[j] = h->vals[i];
+	}
+	free(h->keys);
+	free(h->vals);
+	h->keys = nk;
+	h->vals = nv;
+	h->cap = ncap;
+	return 0;
+}
+
+int pk_u64map_put(struct pk_u64map *h, uint64_t key, void *val)
+{
+	if (!val)
+		return -EINVAL;
+	if ((h->nr + 1) * 4 >= h->cap * 3 && pk_u64map_grow(h))
+		return -ENOMEM;
+	size_t mask = h->cap - 1;
+	size_t i = pk_u64_hash(key) & mask;
+	while (h->vals[i] && h->keys[i] != key)
+		i = (i + 1) & mask;
+	if (!h->vals[i])
+		h->nr++;
+	h->keys[i] = key;
+	h->vals[i] = val;
+	return 0;
+}
+
+void pk_u64map_release(struct pk_u64map *h)
+{
+	free(h->keys);
+	free(h->vals);
+	memset(h, 0, sizeof(*h));
 }

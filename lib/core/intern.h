@@ -2,7 +2,8 @@
 /*
  * lib/core/intern.h - internal: the containers the analyses share (report's aggregation,
  * later the exporters): growable arrays that move to their own mapping when big, an
- * open-addressing index of 64-bit slots, and string interning to small integers.
+ * open-addressing index of 64-bit slots, string interning to small integers, and a
+ * u64 -> pointer map (threads, DSO caches, the reader's sample ids).
  */
 #ifndef PK_CORE_INTERN_H
 #define PK_CORE_INTERN_H
@@ -69,5 +70,15 @@ static inline const char *pk_str_get(const struct pk_strtab *t, uint32_t id)
 {
 	return id && id < t->nr ? t->str[id] : NULL;
 }
+
+/* ---- small u64 -> pointer hash (open addressing, linear probing) ---- */
+struct pk_u64map {
+	uint64_t *keys;
+	void **vals;            /* NULL = empty slot */
+	size_t cap, nr;
+};
+void *pk_u64map_get(const struct pk_u64map *h, uint64_t key);
+int pk_u64map_put(struct pk_u64map *h, uint64_t key, void *val);   /* replaces */
+void pk_u64map_release(struct pk_u64map *h);
 
 #endif

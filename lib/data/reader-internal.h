@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <zstd.h>
 #include "data-internal.h"
+#include "core/intern.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
@@ -63,9 +64,7 @@ struct pk_data_reader {
 	/* attrs */
 	struct rattr **attrs;
 	size_t nr_attrs;
-	uint64_t *map_keys;         /* id hash: key -> attr idx + 1 */
-	uint32_t *map_vals;
-	size_t map_cap, map_used;
+	struct pk_u64map ids;       /* sample id -> attr idx + 1 */
 	size_t nr_ids_total;
 	int id_pos, is_pos;
 	bool sample_id_all;

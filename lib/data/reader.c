@@ -67,66 +67,20 @@ int pk_rd_src_read(struct pk_data_reader *r, uint64_t off, void *dst, size_t len
 	return 0;
 }
 
-/* ---- id map ---- */
-
-static uint64_t id_hash(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return k;
-}
+/* ---- id map: sample id -> attr index + 1 ---- */
 
 static int idmap_put(struct pk_data_reader *r, uint64_t id, uint32_t idx)
 {
-	if (r->map_used + 1 > r->map_cap / 2) {
-		size_t cap = r->map_cap ? r->map_cap * 2 : 64;
-		uint64_t *k = calloc(cap, sizeof(*k));
-		uint32_t *v = calloc(cap, sizeof(*v));
-		if (!k || !v) {
-			free(k);
-			free(v);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < r->map_cap; i++) {
-			if (!r->map_vals[i])
-				continue;
-			size_t h = id_hash(r->map_keys[i]) & (cap - 1);
-			while (v[h])
-				h = (h + 1) & (cap - 1);
-			k[h] = r->map_keys[i];
-			v[h] = r->map_vals[i];
-		}
-		free(r->map_keys);
-		free(r->map_vals);
-		r->map_keys = k;
-		r->map_vals = v;
-		r->map_cap = cap;
-	}
-	size_t h = id_hash(id) & (r->map_cap - 1);
-	while (r->map_vals[h]) {
-		if (r->map_keys[h] == id)
-			return 0; /* first attr listing an id wins */
-		h = (h + 1) & (r->map_cap - 1);
-	}
-	r->map_keys[h] = id;
-	r->map_vals[h] = idx + 1;
-	r->map_used++;
-	return 0;
+	if (pk_u64map_get(&r->ids, id))
+		return 0; /* first attr listing an id wins */
+	return pk_u64map_put(&r->ids, id, (void *)(uintptr_t)(idx + 1));
 }
 
 PK_API const struct pk_data_attr *pk_data_reader__attr_by_id(const struct pk_data_reader *r,
 							     uint64_t id)
 {
-	if (!r || !r->map_cap)
-		return NULL;
-	size_t h = id_hash(id) & (r->map_cap - 1);
-	while (r->map_vals[h]) {
-		if (r->map_keys[h] == id)
-			return &r->attrs[r->map_vals[h] - 1]->pub;
-		h = (h + 1) & (r->map_cap - 1);
-	}
-	return NULL;
+	uintptr_t v = r ? (uintptr_t)pk_u64map_get(&r->ids, id) : 0;
+	return v ? &r->attrs[v - 1]->pub : NULL;
 }
 
 /* ---- attrs ---- */
@@ -604,8 +558,7 @@ PK_API void pk_data_reader__free(struct pk_data_reader *r)
 		free(r->attrs[i]);
 	}
 	free(r->attrs);
-	free(r->map_keys);
-	free(r->map_vals);
+	pk_u64map_release(&r->ids);
 	free((char *)r->env.hostname);
 	free((char *)r->env.osrelease);
 	free((char *)r->env.version);

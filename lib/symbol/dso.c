@@ -58,14 +58,6 @@ int pk_open_regular(const char *path, uint64_t max_size, uint64_t *size)
 /* ------------------------------------------------------------------------------------ */
 /* DSO table                                                                            */
 
-static size_t pk_str_hash(const char *s)
-{
-	size_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 static enum pk_dso_kind pk_dso_classify(const char *name)
 {
 	if (!strncmp(name, "[kernel.kallsyms]", 17) || !strncmp(name, "[guest.kernel", 13))

@@ -8,20 +8,11 @@
 #include <stddef.h>
 #include <elfutils/libdwfl.h>
 #include <perfkit/symbol.h>
+#include "core/intern.h"
 
 #define PK_DSO_MAX_FILE (4ULL << 30)   /* refuse ELF files above 4 GiB */
 #define PK_JIT_MAP_MAX (256u << 20)    /* refuse perf-PID.map files above 256 MiB */
 #define PK_BUILD_ID_BYTES 20
-
-/* ---- small u64 -> pointer hash (open addressing, linear probing) ---- */
-struct pk_u64map {
-	uint64_t *keys;
-	void **vals;            /* NULL = empty slot */
-	size_t cap, nr;
-};
-void *pk_u64map_get(const struct pk_u64map *h, uint64_t key);
-int pk_u64map_put(struct pk_u64map *h, uint64_t key, void *val);   /* replaces */
-void pk_u64map_release(struct pk_u64map *h);
 
 /* ---- string arena: many small strings freed together ---- */
 struct pk_arena {
