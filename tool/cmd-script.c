@@ -16,7 +16,8 @@
  */
 #include "script.h"
 
-enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH };
+enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH,
+       OPT_MAX_STACK };
 
 static const struct pk_tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
@@ -35,6 +36,9 @@ static const struct pk_tool_opt opts[] = {
 	  "records in file order instead of time order" },
 	{ OPT_NO_INLINE, "no-inline", no_argument, NULL,
 	  "no inlined-function lines in DWARF-unwound call chains" },
+	{ OPT_MAX_STACK, "max-stack", required_argument, "<n>",
+	  "print at most n frames of every call chain (default 127;\n"
+	  "DWARF-unwound user frames are counted apart, as perf does)" },
 	{ OPT_SHOW_SWITCH, "show-switch-events", no_argument, NULL,
 	  "also the context switch records (record --switch-events)" },
 	{ OPT_TRACEFS, "tracefs", required_argument, "<dir>",
@@ -417,6 +421,14 @@ static void put_addr_sym(struct script *s, const struct pk_sample *smp, unsigned
 	}
 }
 
+/* --max-stack 0 on a sample with a user stack copy: perf's unwinder refuses a zero depth,
+ * the chain is then not resolved and perf script prints the sample as with -G */
+static bool max_stack_zero_unwind(const struct script *s, const struct pk_sample *smp)
+{
+	return !s->max_stack && (smp->type & PERF_SAMPLE_STACK_USER) &&
+	       (smp->type & PERF_SAMPLE_REGS_USER) && smp->regs_user.nr && smp->stack_user.size;
+}
+
 /*
  * A sample as a text line, field by field as perf script 6.1 prints them (each field
  * followed by a space: "comm tid [cpu] time: period event: "), then the tracepoint
@@ -432,10 +444,11 @@ static void print_fields(struct script *s, const struct pk_data_attr *a, const s
 		return;
 	if (!F)
 		return; /* nothing to print for this event (perf prints no line either) */
-	bool chain = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
-		     !s->hide_cg;
+	bool cg = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
+		  !s->hide_cg;
+	bool chain = cg && !max_stack_zero_unwind(s, smp);
 	char *p = ob_room(o, 128);
-	p = put_start(s, p, F, chain, smp->pid, smp->tid, smp->cpu, smp->time);
+	p = put_start(s, p, F, cg, smp->pid, smp->tid, smp->cpu, smp->time);
 	if (F & SF_PERIOD) {
 		/* without PERF_SAMPLE_PERIOD (-c N) every sample stands for the fixed period */
 		uint64_t period = (smp->type & PERF_SAMPLE_PERIOD) || !a ? smp->period
@@ -824,7 +837,7 @@ static int finish_output(struct script *s, int status)
 
 int cmd_script(int argc, char **argv)
 {
-	struct script s = { .json = false };
+	struct script s = { .json = false, .max_stack = 127 };
 	const char *input = "perf.data";
 	struct pk_data_reader *rd;
 	int c, err, status;
@@ -843,6 +856,18 @@ int cmd_script(int argc, char **argv)
 		case OPT_TRACEFS: s.tracefs = optarg; break;
 		case OPT_NO_INLINE: s.no_inline = true; break;
 		case OPT_SHOW_SWITCH: s.show_switch = true; break;
+		case OPT_MAX_STACK: {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || v > 65536) {
+				pk_tool_error("invalid --max-stack '%s': expected a number of frames",
+					      optarg);
+				return 129;
+			}
+			s.max_stack = (unsigned int)v;
+			break;
+		}
 		case 'F':
 			if (parse_fields(&s, optarg))
 				return 129;
