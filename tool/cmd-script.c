@@ -15,7 +15,8 @@
  */
 #include "script.h"
 
-enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH };
+enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH,
+       OPT_MAX_STACK };
 
 static const struct pk_tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
@@ -34,6 +35,9 @@ static const struct pk_tool_opt opts[] = {
 	  "records in file order instead of time order" },
 	{ OPT_NO_INLINE, "no-inline", no_argument, NULL,
 	  "no inlined-function lines in DWARF-unwound call chains" },
+	{ OPT_MAX_STACK, "max-stack", required_argument, "<n>",
+	  "print at most n frames of every call chain (default 127;\n"
+	  "DWARF-unwound user frames are counted apart, as perf does)" },
 	{ OPT_SHOW_SWITCH, "show-switch-events", no_argument, NULL,
 	  "also the context switch records (record --switch-events)" },
 	{ OPT_TRACEFS, "tracefs", required_argument, "<dir>",
@@ -262,7 +266,7 @@ static int finish_output(struct script *s, int status)
 
 int cmd_script(int argc, char **argv)
 {
-	struct script s = { .json = false };
+	struct script s = { .json = false, .max_stack = 127 };
 	const char *input = "perf.data";
 	struct pk_data_reader *rd;
 	int c, err, status;
@@ -281,6 +285,18 @@ int cmd_script(int argc, char **argv)
 		case OPT_TRACEFS: s.tracefs = optarg; break;
 		case OPT_NO_INLINE: s.no_inline = true; break;
 		case OPT_SHOW_SWITCH: s.show_switch = true; break;
+		case OPT_MAX_STACK: {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || v > 65536) {
+				pk_tool_error("invalid --max-stack '%s': expected a number of frames",
+					      optarg);
+				return 129;
+			}
+			s.max_stack = (unsigned int)v;
+			break;
+		}
 		case 'F':
 			if (parse_fields(&s, optarg))
 				return 129;

@@ -40,14 +40,10 @@ static const char *srcline(struct symres *r, char *buf, size_t len)
 	return buf;
 }
 
-/* The chain of a sample (resolved, innermost first), or just the ip. */
-int sample_chain(struct script *s, const struct pk_sample *smp)
+/* The chain as recorded (markers dropped), or just the ip: without symbols, or when the
+ * machine has nothing for the sample. */
+static int raw_chain(struct script *s, const struct pk_sample *smp)
 {
-	if (s->m && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER))) {
-		int n = pk_machine__callchain(s->m, smp, s->chain, sizeof(s->chain) / sizeof(s->chain[0]));
-		if (n > 0)
-			return n;
-	}
 	if (!(smp->type & PERF_SAMPLE_CALLCHAIN) || !smp->callchain.nr) {
 		s->chain[0].ip = smp->ip;
 		s->chain[0].cpumode = smp->cpumode;
@@ -70,6 +66,23 @@ int sample_chain(struct script *s, const struct pk_sample *smp)
 		s->chain[n++].cpumode = cm;
 	}
 	return n;
+}
+
+/* The chain of a sample (resolved, innermost first), or just the ip; cut as perf script
+ * cuts it at --max-stack (pk_callchain__cut: recorded and unwound frames each). */
+int sample_chain(struct script *s, const struct pk_sample *smp)
+{
+	int n = 0;
+	/* room for every recorded entry and max_stack unwound ones: no deeper unwinding */
+	size_t cap = sizeof(s->chain) / sizeof(s->chain[0]);
+	if ((smp->type & PERF_SAMPLE_CALLCHAIN) && smp->callchain.nr + s->max_stack < cap)
+		cap = (size_t)smp->callchain.nr + s->max_stack;
+	if (s->m && cap && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)))
+		n = pk_machine__callchain(s->m, smp, s->chain, cap);
+	if (n <= 0)
+		n = raw_chain(s, smp);
+	n = pk_callchain__cut(s->chain, (size_t)n, s->max_stack);
+	return n < 0 ? 0 : n;
 }
 
 /* ---- frame text cache ---- */

@@ -147,6 +147,14 @@ static void put_addr_sym(struct script *s, const struct pk_sample *smp, unsigned
 	}
 }
 
+/* --max-stack 0 on a sample with a user stack copy: perf's unwinder refuses a zero depth,
+ * the chain is then not resolved and perf script prints the sample as with -G */
+static bool max_stack_zero_unwind(const struct script *s, const struct pk_sample *smp)
+{
+	return !s->max_stack && (smp->type & PERF_SAMPLE_STACK_USER) &&
+	       (smp->type & PERF_SAMPLE_REGS_USER) && smp->regs_user.nr && smp->stack_user.size;
+}
+
 /*
  * A sample as a text line, field by field as perf script 6.1 prints them (each field
  * followed by a space: "comm tid [cpu] time: period event: "), then the tracepoint
@@ -162,10 +170,11 @@ static void print_fields(struct script *s, const struct pk_data_attr *a, const s
 		return;
 	if (!F)
 		return; /* nothing to print for this event (perf prints no line either) */
-	bool chain = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
-		     !s->hide_cg;
+	bool cg = (F & SF_IP) && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) &&
+		  !s->hide_cg;
+	bool chain = cg && !max_stack_zero_unwind(s, smp);
 	char *p = ob_room(o, 128);
-	p = put_start(s, p, F, chain, smp->pid, smp->tid, smp->cpu, smp->time);
+	p = put_start(s, p, F, cg, smp->pid, smp->tid, smp->cpu, smp->time);
 	if (F & SF_PERIOD) {
 		/* without PERF_SAMPLE_PERIOD (-c N) every sample stands for the fixed period */
 		uint64_t period = (smp->type & PERF_SAMPLE_PERIOD) || !a ? smp->period

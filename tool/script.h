@@ -57,6 +57,7 @@ struct frag_ent {
 
 struct script {
 	bool json, all, hide_cg, no_inline;
+	unsigned int max_stack; /* --max-stack: frames of a chain printed (perf's 127) */
 	struct obuf ob;
 	bool line_flush;        /* stdout is a terminal: write each line at once */
 	struct pk_data_reader *rd;

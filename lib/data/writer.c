@@ -12,7 +12,11 @@
  * our reader reads it up to its last complete record.
  *
  * Pipe mode: 16-byte header, HEADER_ATTR records, HEADER_FEATURE records (only ids perf
- * 6.1 knows, no end marker), HEADER_TRACING_DATA (tracepoints), then the data records.
+ * 6.1 knows, no end marker), HEADER_TRACING_DATA (tracepoints), one EVENT_UPDATE(NAME)
+ * per attr, then the data records. The names travel twice, as perf record sends them:
+ * in EVENT_DESC and in EVENT_UPDATE. perf 6.1 applies an EVENT_DESC name only to an
+ * event that has no name yet, and perf script names each event from its attr as soon as
+ * the HEADER_ATTR arrives ("task-clock:HG"); only EVENT_UPDATE(NAME) replaces that name.
  * HEADER_ATTR always carries a 128-byte attr (attr.size = PERF_ATTR_SIZE_VER7): perf up to
  * 6.5 ignores attr.size there and expects the id array at the fixed offset
  * 8 + sizeof(struct perf_event_attr) (128 in 6.1). With a shorter attr it read our ids and
@@ -579,6 +583,31 @@ static int emit_user_record(struct pk_data_writer *w, uint32_t type, const void 
 	return 0;
 }
 
+/*
+ * EVENT_UPDATE of type NAME (2) for attr i: u64 type, u64 id, then the NUL-terminated
+ * name padded to 8 bytes. The id is the attr's first; an attr without ids can only be
+ * the single event of the stream, which perf (and our reader) pick for an unknown id.
+ */
+static int emit_event_name(struct pk_data_writer *w, size_t i)
+{
+	const struct wattr *a = &w->attrs[i];
+	uint64_t head[2] = { 2, a->nr_ids ? a->ids[0] : 0 };
+	size_t nlen = strlen(a->name);
+	uint8_t zero[8] = { 0 };
+
+	if (!a->nr_ids && w->nr_attrs > 1)
+		return 0;
+	if (24 + pk_align_up(nlen + 1, 8) > UINT16_MAX)
+		return 0;
+	struct perf_event_header h = { .type = PK_RECORD_EVENT_UPDATE, .misc = 0,
+				       .size = (uint16_t)(24 + pk_align_up(nlen + 1, 8)) };
+	if (out_write(w, &h, sizeof(h)) || out_write(w, head, sizeof(head)) ||
+	    out_write(w, a->name, nlen) ||
+	    out_write(w, zero, pk_align_up(nlen + 1, 8) - nlen))
+		return w->err;
+	return 0;
+}
+
 static int start_pipe(struct pk_data_writer *w)
 {
 	uint64_t hdr[2] = { PK_DATA_MAGIC, PK_DATA_PIPE_HEADER_SIZE };
@@ -634,6 +663,9 @@ static int start_pipe(struct pk_data_writer *w)
 		    out_write(w, zero, (size_t)(padded - w->tdata_len)))
 			return w->err;
 	}
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		if (emit_event_name(w, i))
+			return w->err;
 	return 0;
 }
 

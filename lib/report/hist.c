@@ -807,7 +807,11 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		rep->csrc[0] = self_src;
 		n = 1;
 	} else {
-		int nc = pk_machine__callchain(rep->m, s, rep->chain, rep->max_stack);
+		/* every recorded entry and max_stack unwound ones, then perf's cut */
+		size_t cap = PK_MIN((size_t)s->callchain.nr + rep->max_stack, (size_t)MAX_CHAIN);
+		int nc = pk_machine__callchain(rep->m, s, rep->chain, cap);
+		if (nc > 0)
+			nc = pk_callchain__cut(rep->chain, (size_t)nc, rep->max_stack);
 		if (nc <= 0) {
 			rep->chain[0].ip = s->ip;
 			rep->chain[0].cpumode = s->cpumode;

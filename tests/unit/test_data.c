@@ -251,11 +251,23 @@ static void check_file(const char *path, const struct recs *r, const struct wcfg
 	}
 
 	struct pk_data_event ev;
-	size_t i = 0, rounds = 0;
+	size_t i = 0, rounds = 0, names = 0;
 	int ret;
 	while ((ret = pk_data_reader__next(rd, &ev)) > 0) {
 		if (ev.hdr->type == 68) {
 			rounds++;
+			continue;
+		}
+		/* a pipe names each attr once more in EVENT_UPDATE(NAME), before any data */
+		if (ev.hdr->type == PK_RECORD_EVENT_UPDATE) {
+			assert_true(c->pipe);
+			assert_int_equal(i, 0);
+			uint64_t id;
+			memcpy(&id, (const uint8_t *)ev.hdr + 16, sizeof(id));
+			assert_string_equal((const char *)ev.hdr + 24,
+					    names ? "task-clock" : "cpu-clock");
+			assert_int_equal(id, names ? 201 : 101);
+			names++;
 			continue;
 		}
 		assert_true(i < r->nr);
@@ -285,6 +297,8 @@ static void check_file(const char *path, const struct recs *r, const struct wcfg
 	assert_int_equal(ret, 0);
 	assert_int_equal(i, r->nr);
 	assert_int_equal(rounds, 2);
+	assert_int_equal(names, c->pipe ? 2 : 0);
+	assert_string_equal(a0->name, "cpu-clock");
 	uint64_t nrec, nsamp;
 	pk_data_reader__stats(rd, &nrec, &nsamp);
 	assert_int_equal(nsamp, NR_SAMPLES);

@@ -329,6 +329,33 @@ static void test_cached_rows_match_libdwfl(void **state)
 	pk_data_reader__free(r);
 }
 
+/* perf's max-stack rule: recorded (kernel, frame-pointer) and unwound entries each cut at
+ * max_stack, in place, order kept */
+static void test_callchain_cut(void **state)
+{
+	(void)state;
+	struct pk_chain_entry c[12];
+	for (int i = 0; i < 12; i++)
+		c[i] = (struct pk_chain_entry){ 0x1000u + (uint64_t)i,
+						i < 4 ? PK_CPUMODE_KERNEL : PK_CPUMODE_USER,
+						i < 4 ? 0 : PK_CHAIN_UNWOUND };
+	assert_int_equal(pk_callchain__cut(c, 12, 127), 12);
+	assert_int_equal(pk_callchain__cut(c, 12, 3), 6);
+	uint64_t want[6] = { 0x1000, 0x1001, 0x1002, 0x1004, 0x1005, 0x1006 };
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(c[i].ip, want[i]);
+	assert_int_equal(c[3].flags, PK_CHAIN_UNWOUND);
+	assert_int_equal(pk_callchain__cut(c, 6, 0), 0);
+	/* a frame-pointer chain: kernel and user frames count together */
+	for (int i = 0; i < 12; i++)
+		c[i] = (struct pk_chain_entry){ 0x1000u + (uint64_t)i,
+						i < 4 ? PK_CPUMODE_KERNEL : PK_CPUMODE_USER, 0 };
+	assert_int_equal(pk_callchain__cut(c, 12, 5), 5);
+	assert_int_equal(c[4].ip, 0x1004);
+	assert_int_equal(pk_callchain__cut(NULL, 0, 5), 0);
+	assert_int_equal(pk_callchain__cut(NULL, 1, 5), -EINVAL);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -337,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_fp_fallback),
 		cmocka_unit_test(test_debug_frame_in_debug_file),
 		cmocka_unit_test(test_cached_rows_match_libdwfl),
+		cmocka_unit_test(test_callchain_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

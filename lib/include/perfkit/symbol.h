@@ -304,6 +304,17 @@ PK_API int pk_machine__unwind(struct pk_machine *m, const struct pk_sample *s, u
 PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s,
 				 struct pk_chain_entry *out, size_t max);
 
+/*
+ * Cut a resolved call chain (from pk_machine__callchain) as perf does with --max-stack N
+ * (perf's default 127, PERF_MAX_STACK_DEPTH): at most max_stack of the recorded entries
+ * (kernel and frame-pointer frames) and, separately, at most max_stack of the DWARF-unwound
+ * ones (PK_CHAIN_UNWOUND), keeping their order. Works in place; returns the new number of
+ * entries, or -EINVAL (chain NULL with n > 0), -ERANGE (n > INT_MAX). Callers asking
+ * pk_machine__callchain for max_stack frames alone would let kernel frames take the place
+ * of unwound user frames; ask it for the chain's full capacity, then cut.
+ */
+PK_API int pk_callchain__cut(struct pk_chain_entry *chain, size_t n, unsigned int max_stack);
+
 /* Statistics for benchmarks: unwound samples, their total frames, and samples where the
  * frame-pointer fallback was used. Any pointer may be NULL. */
 PK_API void pk_machine__unwind_stats(const struct pk_machine *m, uint64_t *samples,
