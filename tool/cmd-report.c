@@ -9,7 +9,7 @@
 #include "report.h"
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
-       O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT,
+       O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
        O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP };
 
 static const struct pk_tool_opt opts[] = {
@@ -31,6 +31,7 @@ static const struct pk_tool_opt opts[] = {
 	{ O_NO_CG, "no-call-graph", no_argument, NULL, "do not show call graphs (same as -g none)" },
 	{ O_PCT, "percent-limit", required_argument, "<p>", "hide entries below p percent" },
 	{ 'n', "show-nr-samples", no_argument, NULL, "add a Samples column" },
+	{ O_TOTAL_PERIOD, "show-total-period", no_argument, NULL, "add a Period column" },
 	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
 	{ O_PID, "pid", required_argument, "<pids>", "only these processes (comma separated)" },
 	{ O_TID, "tid", required_argument, "<tids>", "only these threads" },
@@ -187,6 +188,7 @@ int cmd_report(int argc, char **argv)
 		case O_NO_CG: R.cg = CG_NONE; R.cg_given = true; break;
 		case O_PCT: R.percent_limit = strtod(optarg, NULL); break;
 		case 'n': R.show_nr = true; break;
+		case O_TOTAL_PERIOD: R.show_period = true; break;
 		case O_WEIGHT:
 			if (!strcmp(optarg, "samples"))
 				R.by_samples = true;
@@ -289,6 +291,8 @@ int cmd_report(int argc, char **argv)
 		}
 		if (R.show_nr)
 			R.cols[R.nr_cols++] = COL_SAMPLES;
+		if (R.show_period)
+			R.cols[R.nr_cols++] = COL_PERIOD;
 		for (size_t k = 0; k < R.nr_sort; k++)
 			R.cols[R.nr_cols++] = R.sort_col[k];
 	} else if (!R.nr_sort) {

@@ -308,6 +308,9 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		R->width[c] = (int)strlen(rpt_col_title(R->cols[c]));
 		if (R->cols[c] <= COL_OVERHEAD && R->width[c] < 8)
 			R->width[c] = 8;
+		/* perf gives the raw counts 12 characters at least */
+		if ((R->cols[c] == COL_SAMPLES || R->cols[c] == COL_PERIOD) && R->width[c] < 12)
+			R->width[c] = 12;
 	}
 	for (size_t i = 0; i < h->nr_entries; i++)
 		for (size_t c = 0; c < R->nr_cols; c++) {

@@ -36,6 +36,7 @@ struct report {
 	enum pk_cg_order order;
 	double percent_limit;
 	bool show_nr;
+	bool show_period;       /* --show-total-period: a Period column */
 	bool by_samples;
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
 	bool show_info;         /* -I: the topology sections in full */
