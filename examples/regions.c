@@ -72,7 +72,9 @@ int main(int argc, char **argv)
 {
 	const char *fmt = argc > 1 ? argv[1] : "both";
 	pthread_t a, b;
-	int err = pk_regions__init(NULL, NULL);
+	/* as a program that never calls pk_regions__init would: $PERFKIT_EVENTS if set */
+	PK_OPTS(pk_regions_opts, ro, .use_env = true);
+	int err = pk_regions__init(NULL, &ro);
 
 	if (err < 0) {
 		fprintf(stderr, "regions: cannot set up the events: %s\n", pk_strerror(err));

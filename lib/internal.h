@@ -64,8 +64,13 @@ ssize_t pk_read_prefixat(int dirfd, const char *path, char *buf, size_t max);
  * buffer starting at `first` bytes and doubling; -EFBIG when the data needs more than
  * max - 1 bytes. Buffers of 2 MiB or more get a huge-page hint. */
 int pk_read_fd_alloc(int fd, size_t first, size_t max, char **out, size_t *len);
-/* MADV_HUGEPAGE over the whole pages of a buffer of 2 MiB or more (just a hint). */
+/* MADV_HUGEPAGE over the whole pages of a buffer of 2 MiB or more (just a hint), when
+ * pk_set_config asked for huge pages. */
 void pk_thp_hint(void *p, size_t bytes);
+/* (config.c) pk_set_config's settings: the tracefs root copied into buf (false when none
+ * was set), and whether huge pages were asked for. */
+bool pk_config_tracefs_root(char *buf, size_t len);
+bool pk_config_huge_pages(void);
 /* (lib/symbol/machine.c) Load the kernel's symbols now, as the first kernel address
  * would. */
 struct pk_machine;
@@ -192,8 +197,9 @@ void pk_strv_free(char **v, size_t n);
 int pk_parse_u64(const char *s, size_t len, uint64_t *out);
 
 /* perf's build-id cache directory into out: `dir` when given (empty: -ENOENT), else
- * $PERF_BUILDID_DIR when set and not empty, else $HOME/.debug; trailing '/' removed.
- * Returns 0, -ENOENT (no directory known) or -ENAMETOOLONG. */
+ * .debug in the home directory of the effective user's passwd entry (never $HOME: the
+ * caller passes what the environment says); trailing '/' removed. Returns 0, -ENOENT
+ * (no directory known) or -ENAMETOOLONG. */
 int pk_build_id_dir(const char *dir, char *out, size_t n);
 
 /* The value of a hex digit (either case), or -1. */

@@ -78,6 +78,18 @@ void pk_tool_setup_log(int verbose);
 bool pk_tool_read_mmap(void);
 /* Whether readers of perf.data may use a second thread (PERFKIT_NO_THREADS unset). */
 bool pk_tool_threads_allowed(void);
+/*
+ * tool/env.c: the environment, read once (pk_tool_env_load, before a command runs; the
+ * functions below load it too if needed). It sets the library's process-wide settings
+ * (pk_set_config: PERFKIT_TRACEFS, PERFKIT_THP) and keeps the rest for the calls that
+ * take it: the options of every machine the tool has made (build-id and cache
+ * directories, check knobs), and the build-id cache record fills.
+ */
+struct pk_machine_opts;
+void pk_tool_env_load(void);
+const struct pk_machine_opts *pk_tool_machine_opts(void);
+/* $PERF_BUILDID_DIR, else $HOME/.debug, else "" (no cache). */
+const char *pk_tool_buildid_dir(void);
 /* Grow the heap by `bytes` now and fault it in with one call: the heap otherwise grows
  * page by page, each page faulted on first touch (11 us a fault in a PVM guest, 0.5 us a
  * page populated at once). For runs known to allocate that much in small pieces (libdw's

@@ -367,7 +367,8 @@ static void bid_cache_report(const struct rec_opts *o, const struct pk_recorder_
 
 	if (o->quiet || (!st->buildid_cache_err && !st->buildid_cache_too_big))
 		return;
-	if (pk_build_id_cache__dir(NULL, dir, sizeof(dir)))
+	PK_OPTS(pk_build_id_cache_opts, co, .dir = pk_tool_buildid_dir());
+	if (pk_build_id_cache__dir(&co, dir, sizeof(dir)))
 		snprintf(dir, sizeof(dir), "~/.debug"); /* no $HOME: the cache the user may set */
 	if (st->buildid_cache_err)
 		pk_tool_warn("cannot fill the build-id cache '%s' (at %s: %s): a report of this "
@@ -430,6 +431,7 @@ static int run(struct rec_opts *o)
 	o->ro.cgroup_fd = cgroup_fd;
 	o->ro.output = o->output;
 	o->ro.keep_old = true;
+	o->ro.buildid_dir = pk_tool_buildid_dir();
 	o->ro.sigmask = &orig;
 	o->ro.on_notice = on_notice;
 	o->ro.on_open = o->verbose ? print_open : NULL;

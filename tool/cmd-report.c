@@ -328,7 +328,8 @@ int cmd_report(int argc, char **argv)
 		.comms = (const char *const *)R.comms, .nr_comms = R.nr_comms,
 		.dsos = (const char *const *)R.dsos, .nr_dsos = R.nr_dsos,
 		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
-		.time_start = t0, .time_end = t1, .lazy_callchains = true);
+		.time_start = t0, .time_end = t1, .lazy_callchains = true,
+		.machine_opts = pk_tool_machine_opts());
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;
 	o.order = R.order;

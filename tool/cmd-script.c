@@ -242,7 +242,8 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 static int process(struct script *s, struct pk_data_reader *rd)
 {
 	PK_OPTS(pk_session_opts, so, .reader_thread = pk_tool_threads_allowed(),
-		.file_order = s->file_order, .no_machine = s->no_syms);
+		.file_order = s->file_order, .no_machine = s->no_syms,
+		.machine_opts = pk_tool_machine_opts());
 	struct pk_session *ses = pk_session__new(rd, &so);
 	if (!ses)
 		return -errno;

@@ -124,5 +124,6 @@ int main(int argc, char **argv)
 	 * instead of killing us mid-output with no chance to finish files. */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGBUS, on_sigbus);
+	pk_tool_env_load();
 	return c->fn(argc - 1, argv + 1);
 }

@@ -20,7 +20,8 @@ struct pk_profile *pk_load_profile(const char *path, const struct pk_load_opts *
 	PK_OPTS(pk_profile_load_opts, lo, .timeline = o->timeline, .root_comm = o->root_comm,
 		.addresses = o->addresses, .srcline = o->srcline, .inlines = o->inlines,
 		.unknown_hex = o->unknown_hex, .no_callchain = o->no_callchain,
-		.event = o->event, .title = path, .reader_thread = pk_tool_threads_allowed());
+		.event = o->event, .title = path, .reader_thread = pk_tool_threads_allowed(),
+		.machine_opts = pk_tool_machine_opts());
 	struct pk_profile_load_stats st = { .sz = sizeof(st) };
 	struct pk_profile *p = pk_profile__load(r, &lo, &st);
 	int err = p ? 0 : -errno;

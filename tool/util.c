@@ -97,17 +97,6 @@ void pk_tool_heap_reserve(size_t bytes)
 		madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* best effort */
 }
 
-bool pk_tool_threads_allowed(void)
-{
-	return !getenv("PERFKIT_NO_THREADS");
-}
-
-bool pk_tool_read_mmap(void)
-{
-	const char *e = getenv("PERFKIT_READ");
-	return e && !strcmp(e, "mmap");
-}
-
 void pk_tool_setup_log(int verbose)
 {
 	enum pk_log_level max = verbose >= 2 ? PK_LOG_DEBUG : verbose == 1 ? PK_LOG_INFO : PK_LOG_WARN;

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ int pk_online_cpus(void)
 }
 
 /*
- * Huge pages for a big array, only with PERFKIT_THP=1. They cut page faults 512-fold, but
+ * Huge pages for a big array, only when asked for (pk_config_opts.huge_pages). They cut page faults 512-fold, but
  * where the kernel hands freed huge pages back to a hypervisor (virtio-balloon free page
  * reporting works at 2 MiB granularity) a new huge page is often backed by the host on
  * first touch: measured in a Firecracker VM, touching 114 MB of fresh memory took 45-55 ms
@@ -80,14 +81,7 @@ int pk_online_cpus(void)
  */
 void pk_thp_hint(void *p, size_t bytes)
 {
-	static atomic_int on = -1;
-	int v = atomic_load_explicit(&on, memory_order_relaxed);
-	if (v < 0) {
-		const char *e = getenv("PERFKIT_THP");
-		v = e && !strcmp(e, "1");
-		atomic_store_explicit(&on, v, memory_order_relaxed);
-	}
-	if (!v)
+	if (!pk_config_huge_pages())
 		return;
 	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
 	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
@@ -329,14 +323,16 @@ int pk_build_id_dir(const char *dir, char *out, size_t n)
 	int len;
 
 	if (!dir) {
-		dir = getenv("PERF_BUILDID_DIR");
-		if (!dir || !*dir) {
-			const char *h = getenv("HOME");
-			if (!h || !*h)
-				return -ENOENT;
-			len = snprintf(out, n, "%s/.debug", h);
-			return len > 0 && (size_t)len < n ? 0 : -ENAMETOOLONG;
-		}
+		/* perf's default place, for the account we run as */
+		struct passwd pw, *res = NULL;
+		char buf[4096];
+		if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &res) || !res ||
+		    !res->pw_dir || res->pw_dir[0] != '/')
+			return -ENOENT;
+		len = snprintf(out, n, "%s/.debug", res->pw_dir);
+		if (len <= 0 || (size_t)len >= n)
+			return -ENAMETOOLONG;
+		return 0;
 	}
 	if (!*dir)
 		return -ENOENT;

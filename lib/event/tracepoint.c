@@ -21,8 +21,9 @@ static bool has_events(const char *dir)
 PK_API const char *pk_tracefs__root(void)
 {
 	static __thread char found[PATH_MAX];
-	const char *env = getenv("PERFKIT_TRACEFS");
-	const char *cands[] = { env, "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char set[PATH_MAX];
+	const char *cands[] = { pk_config_tracefs_root(set, sizeof(set)) ? set : NULL,
+				"/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
 	for (size_t i = 0; i < PK_ARRAY_SIZE(cands); i++) {
 		if (cands[i] && *cands[i] && has_events(cands[i])) {

@@ -320,7 +320,8 @@ PK_API struct pk_profile *pk_profile__load(struct pk_data_reader *r,
 	L.unknown_hex = PK_OPTS_GET(o, unknown_hex, false);
 	L.no_callchain = PK_OPTS_GET(o, no_callchain, false);
 	const char *title = PK_OPTS_GET(o, title, NULL);
-	PK_OPTS(pk_session_opts, so, .reader_thread = PK_OPTS_GET(o, reader_thread, false));
+	PK_OPTS(pk_session_opts, so, .reader_thread = PK_OPTS_GET(o, reader_thread, false),
+		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL));
 	struct pk_session *ses = pk_session__new(r, &so);
 	PK_OPTS(pk_profile_opts, po, .timeline = PK_OPTS_GET(o, timeline, false),
 		.root_comm = PK_OPTS_GET(o, root_comm, false), .addresses = L.addresses);

@@ -112,8 +112,18 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 		pk_report__free(rep);
 		return pk_err_ptr(-ENOMEM);
 	}
-	PK_OPTS(pk_machine_opts, mo, .host = PK_OPTS_GET(o, host, false),
-		.kallsyms = PK_OPTS_GET(o, kallsyms, NULL));
+	/* the caller's machine options (zero-extended to ours), host and kallsyms ours */
+	const struct pk_machine_opts *cmo = PK_OPTS_GET(o, machine_opts, NULL);
+	if (!PK_OPTS_VALID(cmo, pk_machine_opts)) {
+		pk_report__free(rep);
+		return pk_err_ptr(-EINVAL);
+	}
+	PK_OPTS(pk_machine_opts, mo);
+	if (cmo)
+		memcpy(&mo, cmo, PK_MIN(cmo->sz, sizeof(mo)));
+	mo.sz = sizeof(mo);
+	mo.host = PK_OPTS_GET(o, host, false);
+	mo.kallsyms = PK_OPTS_GET(o, kallsyms, NULL);
 	rep->m = pk_machine__new(&mo);
 	if (!rep->m) {
 		int e = errno;

@@ -133,9 +133,12 @@ static void exit_report(void)
 static void thread_destructor(void *p);
 
 /* g_lock held. */
-static int do_init(const char *spec, const struct pk_regions_opts *opts)
+static int do_init(const char *spec, const struct pk_regions_opts *opts, bool use_env)
 {
-	const char *env = getenv("PERFKIT_EVENTS");
+	/* The environment is the documented convenience of a program that never calls
+	 * pk_regions__init (or asks for it with opts.use_env): the user configures an
+	 * instrumented program without rebuilding it. */
+	const char *env = use_env ? getenv("PERFKIT_EVENTS") : NULL;
 	const char *rep = PK_OPTS_GET(opts, report_at_exit, NULL);
 	int err, nr = 0;
 
@@ -179,7 +182,7 @@ static int do_init(const char *spec, const struct pk_regions_opts *opts)
 		return err;
 	}
 	g_nr_ev = nr;
-	if (!rep) {
+	if (!rep && use_env) {
 		const char *e = getenv("PERFKIT_REGION_REPORT");
 		if (e && *e) {
 			size_t l = strlen(e);
@@ -206,7 +209,7 @@ PK_API int pk_regions__init(const char *spec, const struct pk_regions_opts *opts
 	if (!PK_OPTS_VALID(opts, pk_regions_opts))
 		return pk_err(-EINVAL);
 	pthread_mutex_lock(&g_lock);
-	err = LDA(g_ready) ? -EBUSY : do_init(spec, opts);
+	err = LDA(g_ready) ? -EBUSY : do_init(spec, opts, PK_OPTS_GET(opts, use_env, false));
 	pthread_mutex_unlock(&g_lock);
 	return err < 0 ? pk_err(err) : 0;
 }
@@ -218,7 +221,7 @@ static int ensure_init(void)
 		return 0;
 	pthread_mutex_lock(&g_lock);
 	if (!LDA(g_ready))
-		err = do_init(NULL, NULL);
+		err = do_init(NULL, NULL, true);
 	pthread_mutex_unlock(&g_lock);
 	return err;
 }

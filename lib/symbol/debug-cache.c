@@ -7,15 +7,16 @@
  * every such section when it opens the file, for each process that opens it: for libc
  * that is ~25-30 ms of every `perfkit report` or `script` that needs inline frames or
  * source lines in libc, a quarter of a report on a DWARF-unwound recording. The first
- * time, the file is copied to $XDG_CACHE_HOME/perfkit/debug (or ~/.cache/perfkit/debug)
+ * time, the file is copied to debug/ in the machine's cache directory
+ * (pk_machine_opts.cache_dir; the tool's is $XDG_CACHE_HOME/perfkit or ~/.cache/perfkit)
  * as <build-id>.debug with its sections decompressed (libelf's elf_compress), and later
  * sessions open that copy, which libdw maps as it is. Like perf's ~/.debug, the cache
  * grows with the debug files used and is never pruned (delete the directory at will).
  *
  * The copy is hostile input like any ELF file (libdw reads it, bounds-checked), and is
  * used only if it is a regular file owned by us, not writable by others, whose build id
- * is the one wanted. Written atomically (temporary file, rename). PK_NO_CACHE=1 turns
- * the cache off (the original file is used).
+ * is the one wanted. Written atomically (temporary file, rename). A machine without a
+ * cache directory uses the original file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,12 +30,6 @@
 #include "internal.h"
 #include "symbol-internal.h"
 #include <perfkit/data.h>
-
-bool pk_cache_disabled(void)
-{
-	const char *nc = getenv("PK_NO_CACHE");
-	return nc && *nc && strcmp(nc, "0");
-}
 
 /* Does the ELF file have SHF_COMPRESSED .debug_* sections (and no GNU .zdebug_ ones,
  * which would need renaming)? */
@@ -149,14 +144,13 @@ static bool pk_cached_ok(const char *path, const uint8_t *id, size_t len, int *f
 	return true;
 }
 
-int pk_debug_cache_open(int src_fd, const uint8_t *id, size_t idlen, char **path_out)
+int pk_debug_cache_open(const struct pk_machine *m, int src_fd, const uint8_t *id,
+			size_t idlen, char **path_out)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
 	if (idlen < 2 || idlen > PK_BUILD_ID_BYTES)
 		return -EINVAL;
-	if (pk_cache_disabled())
-		return -ENOENT;
-	int err = pk_cache_dir(dir, sizeof(dir), false);
+	int err = pk_cache_dir(m->cache_dir, dir, sizeof(dir), false);
 	if (err)
 		return err;
 	size_t o = (size_t)snprintf(path, sizeof(path), "%s/debug/", dir);
@@ -170,7 +164,7 @@ int pk_debug_cache_open(int src_fd, const uint8_t *id, size_t idlen, char **path
 		if (!pk_has_compressed_debug(src_fd))
 			return -ENOENT;         /* nothing to gain: use the file itself */
 		char sub[PATH_MAX];
-		if ((err = pk_cache_dir(dir, sizeof(dir), true)))
+		if ((err = pk_cache_dir(m->cache_dir, dir, sizeof(dir), true)))
 			return err;
 		if (snprintf(sub, sizeof(sub), "%s/debug", dir) >= (int)sizeof(sub))
 			return -ENAMETOOLONG;

@@ -118,7 +118,7 @@ static int pk_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 			continue;
 		/* compressed sections: the inflated copy, made once (debug-cache.c) */
 		char *cp = NULL;
-		int c = idlen ? pk_debug_cache_open(f, id, idlen, &cp) : -ENOENT;
+		int c = idlen ? pk_debug_cache_open(d->machine, f, id, idlen, &cp) : -ENOENT;
 		if (c >= 0) {
 			close(f);
 			fd = c;

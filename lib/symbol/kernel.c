@@ -161,7 +161,7 @@ static int pk_ksym_start_cmp(const void *a, const void *b)
 /*
  * The host's kernel symbols: from the on-disk cache (ksym-cache.c) when its key still
  * matches, else parsed from kallsyms (and the cache rewritten). Only /proc/kallsyms
- * itself is cached; PK_NO_CACHE=1 (anything but "" and "0") turns the cache off.
+ * itself is cached, and only by a machine given a cache directory (opts.cache_dir).
  */
 int pk_kernel_syms_load(struct pk_machine *m)
 {
@@ -171,7 +171,7 @@ int pk_kernel_syms_load(struct pk_machine *m)
 	if (!m->host)
 		return -ENOENT;
 
-	bool cache = !strcmp(m->kallsyms_path, "/proc/kallsyms") && !pk_cache_disabled();
+	bool cache = !strcmp(m->kallsyms_path, "/proc/kallsyms") && m->cache_dir;
 	uint8_t key[PK_KSYM_KEY_LEN];
 	char cpath[PATH_MAX];
 	if (cache) {
@@ -182,7 +182,7 @@ int pk_kernel_syms_load(struct pk_machine *m)
 			.live_bpf = true,
 		};
 		cache = !pk_ksym_cache_key(&src, key) &&
-			!pk_ksym_cache_path(cpath, sizeof(cpath), false);
+			!pk_ksym_cache_path(m->cache_dir, cpath, sizeof(cpath), false);
 	}
 	struct pk_sym *v = NULL;
 	size_t nr = 0;
@@ -217,7 +217,7 @@ int pk_kernel_syms_load(struct pk_machine *m)
 		if (err)
 			return err;
 		/* best effort: a read-only home only costs the next run the parse */
-		if (cache && !pk_ksym_cache_path(cpath, sizeof(cpath), true))
+		if (cache && !pk_ksym_cache_path(m->cache_dir, cpath, sizeof(cpath), true))
 			(void)pk_ksym_cache_store(cpath, key, v, nr, names, names_len, text_addr);
 	}
 	/* A different KASLR offset than the recording's (the _text map's pgoff is the

@@ -4,15 +4,16 @@
  *
  * Reading /proc/kallsyms costs ~30 ms of kernel time per run (the kernel expands and
  * formats every one of ~120k lines on each read), more than the rest of a small report.
- * The parsed, finished table is kept in $XDG_CACHE_HOME/perfkit (or ~/.cache/perfkit)
+ * The parsed, finished table is kept in the machine's cache directory
+ * (pk_machine_opts.cache_dir; the tool's is $XDG_CACHE_HOME/perfkit or ~/.cache/perfkit)
  * under a key that changes whenever the table could: the boot id (a reboot changes the
  * kernel and its KASLR offset), /proc/modules (modules loaded or unloaded) and the first
  * page of /proc/kallsyms itself (address visibility: kptr_restrict, privileges), and the
  * ids of the loaded BPF programs (bpf(BPF_PROG_GET_NEXT_ID); their symbols sit at the end
  * of kallsyms, which is what we avoid reading; when they cannot be listed, e.g. without
  * CAP_SYS_ADMIN / CAP_BPF, the cache is not used). Caveat: ftrace and BPF trampolines
- * attached after the cache was written do not change the key; PK_NO_CACHE=1 turns the
- * cache off.
+ * attached after the cache was written do not change the key (the tool's PK_NO_CACHE=1
+ * turns the cache off, passing no directory).
  *
  * The file is written atomically (0600 temporary file, then rename) and is hostile input
  * when read back: owner and permissions checked, every size and offset bounds-checked,
@@ -180,19 +181,15 @@ int pk_ksym_cache_key(const struct pk_ksym_cache_src *src, uint8_t key[PK_KSYM_K
 	return 0;
 }
 
-int pk_cache_dir(char *buf, size_t len, bool create)
+int pk_cache_dir(const char *dir, char *buf, size_t len, bool create)
 {
-	const char *x = getenv("XDG_CACHE_HOME");
-	const char *h = getenv("HOME");
-	int n;
-	if (x && x[0] == '/')
-		n = snprintf(buf, len, "%s/perfkit", x);
-	else if (h && h[0] == '/')
-		n = snprintf(buf, len, "%s/.cache/perfkit", h);
-	else
+	if (!dir || !*dir)
 		return -ENOENT;
+	int n = snprintf(buf, len, "%s", dir);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
 	if (create) {
 		/* the parent of perfkit/ (~/.cache) may not exist yet either */
 		char *slash = strrchr(buf, '/');
@@ -209,10 +206,10 @@ int pk_cache_dir(char *buf, size_t len, bool create)
 	return 0;
 }
 
-int pk_ksym_cache_path(char *buf, size_t len, bool create)
+int pk_ksym_cache_path(const char *cache_dir, char *buf, size_t len, bool create)
 {
 	char dir[PATH_MAX];
-	int err = pk_cache_dir(dir, sizeof(dir), create);
+	int err = pk_cache_dir(cache_dir, dir, sizeof(dir), create);
 	if (err)
 		return err;
 	int n = snprintf(buf, len, "%s/kallsyms-v%u", dir, PK_KSYM_CACHE_VERSION);

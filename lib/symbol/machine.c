@@ -224,11 +224,8 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 		return pk_err_ptr(-ENOMEM);
 	m->host = PK_OPTS_GET(opts, host, false);
 	m->no_demangle = PK_OPTS_GET(opts, no_demangle, false);
-	/* a check knob: every sample through libdwfl's own CFI interpretation */
-	const char *uw = getenv("PERFKIT_UNWIND");
-	m->uw_libdwfl_only = uw && !strcmp(uw, "libdwfl");
-	const char *sc = getenv("PERFKIT_SCOPES");
-	m->scopes_libdw = sc && !strcmp(sc, "libdw");
+	m->uw_libdwfl_only = PK_OPTS_GET(opts, unwind_libdwfl_only, false);
+	m->scopes_libdw = PK_OPTS_GET(opts, scopes_libdw, false);
 	const char *ks = PK_OPTS_GET(opts, kallsyms, NULL);
 	const char *jd = PK_OPTS_GET(opts, jit_dir, NULL);
 	const char *dd = PK_OPTS_GET(opts, debug_dir, NULL);
@@ -241,14 +238,17 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 		pk_machine__free(m);
 		return pk_err_ptr(-ENOMEM);
 	}
-	/* perf itself keeps its cache in $HOME/.debug whatever PERF_BUILDID_DIR says (perf
-	 * sets that variable for its scripts, it does not read it): with the variable
-	 * pointing elsewhere, files perf recorded are looked for there too */
-	const char *home = getenv("HOME");
+	/* a second cache (perf's own ~/.debug when the first one is elsewhere) */
+	const char *xd = PK_OPTS_GET(opts, extra_buildid_dir, NULL);
 	char pdir[PATH_MAX];
-	if (!bd && m->buildid_dir && home && *home &&
-	    snprintf(pdir, sizeof(pdir), "%s/.debug", home) < (int)sizeof(pdir) &&
-	    strcmp(pdir, m->buildid_dir) && !(m->perf_buildid_dir = strdup(pdir))) {
+	if (xd && *xd && !pk_build_id_dir(xd, pdir, sizeof(pdir)) &&
+	    (!m->buildid_dir || strcmp(pdir, m->buildid_dir)) &&
+	    !(m->perf_buildid_dir = strdup(pdir))) {
+		pk_machine__free(m);
+		return pk_err_ptr(-ENOMEM);
+	}
+	const char *cd = PK_OPTS_GET(opts, cache_dir, NULL);
+	if (cd && *cd && !(m->cache_dir = strdup(cd))) {
 		pk_machine__free(m);
 		return pk_err_ptr(-ENOMEM);
 	}
@@ -286,6 +286,7 @@ PK_API void pk_machine__free(struct pk_machine *m)
 	free(m->debug_dir);
 	free(m->buildid_dir);
 	free(m->perf_buildid_dir);
+	free(m->cache_dir);
 	free(m);
 }
 

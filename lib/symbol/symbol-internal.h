@@ -144,7 +144,8 @@ struct pk_machine {
 	bool no_demangle;
 	char *kallsyms_path, *jit_dir, *debug_dir;
 	char *buildid_dir;      /* perf's build-id cache; NULL = none */
-	char *perf_buildid_dir; /* $HOME/.debug when buildid_dir is another ($PERF_BUILDID_DIR) */
+	char *perf_buildid_dir; /* opts.extra_buildid_dir (unless it is buildid_dir); NULL = none */
+	char *cache_dir;        /* opts.cache_dir; NULL = no on-disk caches */
 	struct pk_u64map threads;       /* tid -> struct pk_thread */
 	struct pk_mapset *kmaps;        /* kernel + modules */
 	uint64_t maps_stamp;            /* the last map set generation given out */
@@ -163,9 +164,9 @@ struct pk_machine {
 	bool have_kernel_text;
 	/* unwinding statistics */
 	uint64_t uw_samples, uw_frames, uw_fallbacks, uw_libdwfl, uw_rows;
-	bool uw_libdwfl_only;   /* PERFKIT_UNWIND=libdwfl at creation: no cached CFI rows */
+	bool uw_libdwfl_only;   /* opts.unwind_libdwfl_only: no cached CFI rows */
 	bool uw_arch_warned;    /* said once that an architecture's stacks are not unwound */
-	bool scopes_libdw;      /* PERFKIT_SCOPES=libdw at creation: inline chains by libdw's
+	bool scopes_libdw;      /* opts.scopes_libdw: inline chains by libdw's
 				 * scope walks, not the scope trees (srcline.c) */
 };
 
@@ -207,18 +208,19 @@ struct pk_ksym_cache_src {
 };
 /* The key of the table `src` would parse to; -errno if a source is unreadable. */
 int pk_ksym_cache_key(const struct pk_ksym_cache_src *src, uint8_t key[PK_KSYM_KEY_LEN]);
-/* The cache file's path from $XDG_CACHE_HOME or $HOME (creating its directory, 0700). */
-int pk_ksym_cache_path(char *buf, size_t len, bool create);
-/* $XDG_CACHE_HOME/perfkit or ~/.cache/perfkit (created with its parent if asked) */
-int pk_cache_dir(char *buf, size_t len, bool create);
+/* The cache file's path in the cache directory `dir` (creating it, 0700, if asked). */
+int pk_ksym_cache_path(const char *dir, char *buf, size_t len, bool create);
+/* The cache directory `dir` (a machine's cache_dir; NULL or "": -ENOENT, no cache) into
+ * buf, created with its parent if asked. */
+int pk_cache_dir(const char *dir, char *buf, size_t len, bool create);
 
 /* debug-cache.c */
-/* PK_NO_CACHE set (and not "0"): no on-disk caches */
-bool pk_cache_disabled(void);
-/* An fd of the decompressed cached copy of the debug file src_fd (build id id), made
- * now if needed, and its path in *path_out; -ENOENT when the file has nothing
- * compressed (use it as it is) or on any failure (-errno). */
-int pk_debug_cache_open(int src_fd, const uint8_t *id, size_t idlen, char **path_out);
+/* An fd of the decompressed cached copy of the debug file src_fd (build id id) in the
+ * cache directory of m, made now if needed, and its path in *path_out; -ENOENT when m
+ * has no cache directory, when the file has nothing compressed (use it as it is) or on
+ * any failure (-errno). */
+int pk_debug_cache_open(const struct pk_machine *m, int src_fd, const uint8_t *id,
+			size_t idlen, char **path_out);
 /* Write a finished table (names: one block holding every v[i].name), atomically. */
 int pk_ksym_cache_store(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 			const struct pk_sym *v, size_t nr, const char *names, size_t names_len,

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,8 +115,9 @@ static void test_add_link_and_lookup(void **state)
 }
 
 /*
- * perf record writes its cache in $HOME/.debug whatever PERF_BUILDID_DIR says; a default
- * machine with PERF_BUILDID_DIR pointing elsewhere still finds perf's copies there.
+ * perf record writes its cache in $HOME/.debug whatever PERF_BUILDID_DIR says: a machine
+ * given another buildid_dir still finds perf's copies in its extra_buildid_dir (the tool
+ * passes $HOME/.debug there). The variables themselves are not read by the library.
  */
 static void test_lookup_in_perfs_home_cache(void **state)
 {
@@ -137,7 +139,8 @@ static void test_lookup_in_perfs_home_cache(void **state)
 	char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
 	setenv("HOME", home, 1);
 	setenv("PERF_BUILDID_DIR", other, 1);
-	struct pk_machine *m = pk_machine__new(NULL);
+	PK_OPTS(pk_machine_opts, xo, .buildid_dir = other, .extra_buildid_dir = dotdebug);
+	struct pk_machine *m = pk_machine__new(&xo);
 	assert_non_null(m);
 	assert_int_equal(pk_machine__add_build_id(m, moved, id, len), 0);
 	struct pk_dso *d = pk_machine__dso(m, moved);
@@ -146,7 +149,7 @@ static void test_lookup_in_perfs_home_cache(void **state)
 	uint64_t addr;
 	assert_int_equal(pk_dso__symbol_addr(d, "test_lookup_in_perfs_home_cache", &addr), 0);
 	pk_machine__free(m);
-	/* an explicit directory is the only one searched */
+	/* without the extra directory only buildid_dir is searched, $HOME notwithstanding */
 	PK_OPTS(pk_machine_opts, mo, .buildid_dir = other);
 	m = pk_machine__new(&mo);
 	assert_non_null(m);
@@ -228,46 +231,51 @@ static void test_errors(void **state)
 	PK_OPTS(pk_build_id_cache_opts, nd, .dir = dir);
 	assert_int_equal(pk_build_id_cache__add(self, self_id, self_len, &nd), -ENOTDIR);
 
-	/* no directory at all: "" means none, and without $PERF_BUILDID_DIR and $HOME */
+	/* no directory at all: "" means none */
 	PK_OPTS(pk_build_id_cache_opts, none, .dir = "");
 	assert_int_equal(pk_build_id_cache__add(self, self_id, self_len, &none), -ENOENT);
+	char got[PATH_MAX], want[PATH_MAX];
+	assert_int_equal(pk_build_id_cache__dir(&none, got, sizeof(got)), -ENOENT);
+	/* the default is ~/.debug of our passwd entry: $HOME and $PERF_BUILDID_DIR are the
+	 * tool's to read, not the library's */
 	char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
 	char *bd = getenv("PERF_BUILDID_DIR") ? strdup(getenv("PERF_BUILDID_DIR")) : NULL;
-	unsetenv("HOME");
-	unsetenv("PERF_BUILDID_DIR");
-	PK_OPTS(pk_build_id_cache_opts, env, .dir = NULL);
-	assert_int_equal(pk_build_id_cache__add(self, self_id, self_len, &env), -ENOENT);
-	char got[PATH_MAX], want[PATH_MAX];
-	assert_int_equal(pk_build_id_cache__dir(&env, got, sizeof(got)), -ENOENT);
-	assert_int_equal(pk_build_id_cache__dir(&none, got, sizeof(got)), -ENOENT);
-	/* $HOME/.debug when $PERF_BUILDID_DIR is unset or empty */
 	setenv("HOME", "/h", 1);
-	setenv("PERF_BUILDID_DIR", "", 1);
-	assert_int_equal(pk_build_id_cache__dir(NULL, got, sizeof(got)), 0);
-	assert_string_equal(got, "/h/.debug");
-	assert_int_equal(pk_build_id_cache__dir(NULL, got, 5), -ENAMETOOLONG);
-	unsetenv("HOME");
-	/* the directory given wins; trailing '/' removed */
-	PK_OPTS(pk_build_id_cache_opts, slash, .dir = "/d//");
-	assert_int_equal(pk_build_id_cache__dir(&slash, got, sizeof(got)), 0);
-	assert_string_equal(got, "/d");
-	/* $PERF_BUILDID_DIR is the default directory */
-	snprintf(want, sizeof(want), "%s/", cache);
-	setenv("PERF_BUILDID_DIR", want, 1);
-	assert_int_equal(pk_build_id_cache__dir(NULL, got, sizeof(got)), 0);
-	assert_string_equal(got, cache);
 	setenv("PERF_BUILDID_DIR", cache, 1);
-	assert_int_equal(pk_build_id_cache__add(self, self_id, self_len, &env), 0);
-	link_path(cache, self_id, self_len, "elf", lp, sizeof(lp));
-	assert_true(inode_of(lp) == inode_of(self));
+	struct passwd *pw = getpwuid(geteuid());
+	if (pw && pw->pw_dir && pw->pw_dir[0] == '/') {
+		snprintf(want, sizeof(want), "%s/.debug", pw->pw_dir);
+		assert_int_equal(pk_build_id_cache__dir(NULL, got, sizeof(got)), 0);
+		assert_string_equal(got, want);
+		PK_OPTS(pk_build_id_cache_opts, def, .dir = NULL);
+		assert_int_equal(pk_build_id_cache__dir(&def, got, sizeof(got)), 0);
+		assert_string_equal(got, want);
+		assert_int_equal(pk_build_id_cache__dir(NULL, got, 5), -ENAMETOOLONG);
+	} else {
+		assert_int_equal(pk_build_id_cache__dir(NULL, got, sizeof(got)), -ENOENT);
+	}
 	if (home)
 		setenv("HOME", home, 1);
+	else
+		unsetenv("HOME");
 	if (bd)
 		setenv("PERF_BUILDID_DIR", bd, 1);
 	else
 		unsetenv("PERF_BUILDID_DIR");
 	free(home);
 	free(bd);
+	/* the directory given wins; trailing '/' removed */
+	PK_OPTS(pk_build_id_cache_opts, slash, .dir = "/d//");
+	assert_int_equal(pk_build_id_cache__dir(&slash, got, sizeof(got)), 0);
+	assert_string_equal(got, "/d");
+	assert_int_equal(pk_build_id_cache__dir(&slash, got, 2), -ENAMETOOLONG);
+	snprintf(want, sizeof(want), "%s/", cache);
+	PK_OPTS(pk_build_id_cache_opts, ts, .dir = want);
+	assert_int_equal(pk_build_id_cache__dir(&ts, got, sizeof(got)), 0);
+	assert_string_equal(got, cache);
+	assert_int_equal(pk_build_id_cache__add(self, self_id, self_len, &ts), 0);
+	link_path(cache, self_id, self_len, "elf", lp, sizeof(lp));
+	assert_true(inode_of(lp) == inode_of(self));
 	pk_test_rmtree(cache);
 	free(cache);
 }

@@ -288,25 +288,30 @@ static void test_machine_uses_cache(void **state)
 	fclose(f);
 	if (!addr[0])
 		PK_SKIP("kallsyms hides addresses (not root or kptr_restrict)");
-	char xdg[PATH_MAX], file[PATH_MAX + 32];
+	char xdg[PATH_MAX], cdir[PATH_MAX + 16], file[PATH_MAX + 32];
 	snprintf(xdg, sizeof(xdg), "%s/xdg", tmp);
-	snprintf(file, sizeof(file), "%s/perfkit/kallsyms-v2", xdg);
+	snprintf(cdir, sizeof(cdir), "%s/perfkit", xdg);
+	snprintf(file, sizeof(file), "%s/kallsyms-v2", cdir);
+	char path[PATH_MAX];
+	assert_int_equal(pk_ksym_cache_path(cdir, path, sizeof(path), false), 0);
+	assert_string_equal(path, file);
+	assert_int_equal(pk_ksym_cache_path(NULL, path, sizeof(path), false), -ENOENT);
+
+	/* no cache directory given: nothing written, whatever the environment says (the
+	 * tool's variables name this very directory) */
 	setenv("XDG_CACHE_HOME", xdg, 1);
 	unsetenv("PK_NO_CACHE");
-	char path[PATH_MAX];
-	assert_int_equal(pk_ksym_cache_path(path, sizeof(path), false), 0);
-	assert_string_equal(path, file);
-
-	PK_OPTS(pk_machine_opts, o, .host = true);
-	/* opted out: nothing written */
-	setenv("PK_NO_CACHE", "1", 1);
-	struct pk_machine *m = pk_machine__new(&o);
+	PK_OPTS(pk_machine_opts, o0, .host = true);
+	struct pk_machine *m = pk_machine__new(&o0);
 	assert_string_equal(resolve(m, addr[0] + 1), "schedule");
 	pk_machine__free(m);
 	struct stat st;
 	assert_int_equal(stat(file, &st), -1);
-	unsetenv("PK_NO_CACHE");
+	unsetenv("XDG_CACHE_HOME");
 
+	/* and with one, the tool's PK_NO_CACHE=1 does not stop the library */
+	setenv("PK_NO_CACHE", "1", 1);
+	PK_OPTS(pk_machine_opts, o, .host = true, .cache_dir = cdir);
 	for (int round = 0; round < 3; round++) {
 		m = pk_machine__new(&o);
 		for (int i = 0; i < 3; i++)
@@ -339,7 +344,7 @@ static void test_machine_uses_cache(void **state)
 			fclose(c);
 		}
 	}
-	unsetenv("XDG_CACHE_HOME");
+	unsetenv("PK_NO_CACHE");
 }
 
 static int setup(void **state)

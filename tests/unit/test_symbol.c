@@ -141,12 +141,17 @@ static int setup(void **state)
 			PK_SKIP("cc/nm/objdump/objcopy missing or failed");        \
 	} while (0)
 
+static struct pk_machine *machine_o(const struct pk_machine_opts *o)
+{
+	struct pk_machine *m = pk_machine__new(o);
+	assert_non_null(m);
+	return m;
+}
+
 static struct pk_machine *machine(bool host)
 {
 	PK_OPTS(pk_machine_opts, o, .host = host);
-	struct pk_machine *m = pk_machine__new(&o);
-	assert_non_null(m);
-	return m;
+	return machine_o(&o);
 }
 
 static void check_symbols(const char *bin, const char *oracle)
@@ -292,7 +297,7 @@ static void check_lines(const char *bin)
 
 /*
  * Inline chains from the CU scope trees (dso.c) equal libdw's own scope walks
- * (dwarf_getscopes + dwarf_getscopes_die, PERFKIT_SCOPES=libdw) at every address sampled
+ * (dwarf_getscopes + dwarf_getscopes_die, opts.scopes_libdw) at every address sampled
  * over the text of this test program (our library, inlined everywhere at -O2) and of
  * libc (with its debug file, if installed): functions, files and lines.
  */
@@ -302,9 +307,8 @@ static void compare_scopes(const char *bin, size_t max_addrs, size_t *compared, 
 	uint64_t size = sh_hex("objdump -h '%s' | awk '$2 == \".text\" { print $3; exit }'", bin);
 	if (!vma || !size)
 		return;
-	setenv("PERFKIT_SCOPES", "libdw", 1);
-	struct pk_machine *ml = machine(false);
-	unsetenv("PERFKIT_SCOPES");
+	PK_OPTS(pk_machine_opts, lo, .scopes_libdw = true);
+	struct pk_machine *ml = machine_o(&lo);
 	struct pk_machine *mt = machine(false);
 	struct pk_dso *dl = pk_machine__dso(ml, bin), *dt = pk_machine__dso(mt, bin);
 	assert_non_null(dl);
@@ -402,14 +406,14 @@ static void test_debug_cache(void **state)
 		       "--add-gnu-debuglink=fixture-z.debug fixture-pie fixture-z && "
 		       "readelf -SW fixture-z.debug | grep '[.]debug_info' | grep -q ' C '", dir))
 		PK_SKIP("objcopy could not write compressed debug sections");
-	char xdg[PATH_MAX + 16], zbin[PATH_MAX + 16];
+	char xdg[PATH_MAX + 16], cdir[PATH_MAX + 32], zbin[PATH_MAX + 16];
 	snprintf(xdg, sizeof(xdg), "%s/xdg", dir);
+	snprintf(cdir, sizeof(cdir), "%s/perfkit", xdg);
 	snprintf(zbin, sizeof(zbin), "%s/fixture-z", dir);
 	assert_int_equal(pk_test_sh("rm -rf '%s'", xdg), 0);
-	const char *old_xdg = getenv("XDG_CACHE_HOME");
-	char *saved = old_xdg ? strdup(old_xdg) : NULL;
-	setenv("XDG_CACHE_HOME", xdg, 1);
-	unsetenv("PK_NO_CACHE");
+	/* the tool's PK_NO_CACHE is no business of the library: the opts decide */
+	setenv("PK_NO_CACHE", "1", 1);
+	PK_OPTS(pk_machine_opts, co, .cache_dir = cdir);
 	uint64_t call = call_site(pie);
 	assert_true(call != 0);
 	for (int round = 0; round < 4; round++) {
@@ -418,7 +422,7 @@ static void test_debug_cache(void **state)
 		if (round == 3) /* another file's content under this build id */
 			assert_int_equal(pk_test_sh("cp '%s/fixture-nopie' '%s'/perfkit/debug/*.debug",
 						    dir, xdg), 0);
-		struct pk_machine *m = machine(false);
+		struct pk_machine *m = machine_o(&co);
 		struct pk_dso *d = pk_machine__dso(m, zbin);
 		assert_leaf_line(d);
 		const struct pk_inline_frame *fr;
@@ -433,14 +437,16 @@ static void test_debug_cache(void **state)
 					    "readelf -n *.debug | grep -q \"$(readelf -n '%s/fixture-z.debug' "
 					    "| awk '/Build ID/ { print $3 }')\"", xdg, dir), 0);
 	}
-	/* PK_NO_CACHE=1: nothing written */
+	/* no cache directory: nothing written, even with the environment naming one */
 	assert_int_equal(pk_test_sh("rm -rf '%s'", xdg), 0);
-	setenv("PK_NO_CACHE", "1", 1);
+	unsetenv("PK_NO_CACHE");
+	const char *old_xdg = getenv("XDG_CACHE_HOME");
+	char *saved = old_xdg ? strdup(old_xdg) : NULL;
+	setenv("XDG_CACHE_HOME", xdg, 1);
 	struct pk_machine *m = machine(false);
 	assert_leaf_line(pk_machine__dso(m, zbin));
 	pk_machine__free(m);
-	assert_int_equal(pk_test_sh("test ! -e '%s/perfkit/debug'", xdg), 0);
-	unsetenv("PK_NO_CACHE");
+	assert_int_equal(pk_test_sh("test ! -e '%s/perfkit'", xdg), 0);
 	if (saved)
 		setenv("XDG_CACHE_HOME", saved, 1);
 	else

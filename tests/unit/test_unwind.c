@@ -243,7 +243,7 @@ static void test_debug_frame_in_debug_file(void **state)
 /*
  * The per-address CFI rows cached per process must give exactly libdwfl's walk: every
  * sample of a recording unwound by two machines, one of them created with
- * PERFKIT_UNWIND=libdwfl (libdwfl interprets every frame), chains compared entry by entry.
+ * unwind_libdwfl_only (libdwfl interprets every frame), chains compared entry by entry.
  */
 static void test_cached_rows_match_libdwfl(void **state)
 {
@@ -261,11 +261,9 @@ static void test_cached_rows_match_libdwfl(void **state)
 	struct pk_data_reader *r = pk_data_reader__open("mix.data", NULL);
 	assert_non_null(r);
 	PK_OPTS(pk_machine_opts, o, .host = true);
-	unsetenv("PERFKIT_UNWIND");
+	PK_OPTS(pk_machine_opts, os, .host = true, .unwind_libdwfl_only = true);
 	struct pk_machine *fast = pk_machine__new(&o);
-	setenv("PERFKIT_UNWIND", "libdwfl", 1);
-	struct pk_machine *slow = pk_machine__new(&o);
-	unsetenv("PERFKIT_UNWIND");
+	struct pk_machine *slow = pk_machine__new(&os);
 	assert_non_null(fast);
 	assert_non_null(slow);
 	static struct pk_chain_entry a[256], b[256];

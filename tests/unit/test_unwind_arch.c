@@ -159,9 +159,10 @@ static bool exec_segment(const char *file, uint64_t *vaddr, uint64_t *off)
 	return found;
 }
 
-static struct pk_machine *machine_with(const char *so, uint64_t base)
+static struct pk_machine *machine_knob(const char *so, uint64_t base, bool libdwfl)
 {
-	PK_OPTS(pk_machine_opts, o, .host = false, .buildid_dir = "");
+	PK_OPTS(pk_machine_opts, o, .host = false, .buildid_dir = "",
+		.unwind_libdwfl_only = libdwfl);
 	struct pk_machine *m = pk_machine__new(&o);
 	assert_non_null(m);
 	char path[4096];
@@ -176,6 +177,11 @@ static struct pk_machine *machine_with(const char *so, uint64_t base)
 				    .prot = PROT_READ | PROT_EXEC, .filename = path };
 	assert_int_equal(pk_machine__mmap(m, &ev), 0);
 	return m;
+}
+
+static struct pk_machine *machine_with(const char *so, uint64_t base)
+{
+	return machine_knob(so, base, false);
 }
 
 /* a user-mode sample of pid 7 with a register block and a stack copy of dyn bytes (of
@@ -201,10 +207,7 @@ static struct pk_sample user_sample(uint64_t *regs, uint32_t nregs, uint64_t ip,
 static int unwind_with(const char *so, uint64_t base, const struct pk_sample *s, bool libdwfl,
 		       uint64_t *ips, size_t max)
 {
-	if (libdwfl)
-		setenv("PERFKIT_UNWIND", "libdwfl", 1);
-	struct pk_machine *m = machine_with(so, base);
-	unsetenv("PERFKIT_UNWIND");
+	struct pk_machine *m = machine_knob(so, base, libdwfl);
 	int n = pk_machine__unwind(m, s, ips, max);
 	pk_machine__free(m);
 	return n;

@@ -74,6 +74,32 @@ typedef void (*pk_log_fn)(enum pk_log_level level, const char *msg, void *ctx);
  */
 PK_API pk_log_fn pk_set_log(pk_log_fn fn, void *ctx, enum pk_log_level max_level);
 
+/*
+ * Process-wide settings. The library reads no environment variable for its
+ * configuration (docs/architecture.md, "Configuration"): a program that wants one to
+ * matter reads it and passes the value here or in the options struct concerned.
+ */
+struct pk_config_opts {
+	size_t sz;
+	/* tracefs directory tried before the usual places (/sys/kernel/tracing,
+	 * /sys/kernel/debug/tracing, a tracefs line of /proc/mounts) by pk_tracefs__root;
+	 * used only if it has an events/ directory. NULL or "": none. */
+	const char *tracefs_root;
+	/* Ask for transparent huge pages (madvise MADV_HUGEPAGE) on big arrays (>= 2 MiB)
+	 * of reports and symbol tables. Off by default: in VMs that hand free memory back
+	 * to the host, a fresh huge page can cost more than the faults it saves. */
+	bool huge_pages;
+	size_t :0;
+};
+
+/*
+ * Replace the process-wide settings with *opts (NULL: the defaults, every field zero).
+ * The string is copied. Meant to be called once, early; it is safe against concurrent
+ * calls but a call made while another thread works may or may not be seen by that work.
+ * Returns 0, -EINVAL (bad opts) or -ENAMETOOLONG (tracefs_root of PATH_MAX or more).
+ */
+PK_API int pk_set_config(const struct pk_config_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -119,14 +119,16 @@ PK_API int pk_build_id__read(const char *path, uint8_t *buf, size_t *len);
 #define PK_BUILD_ID_CACHE_MAX_COPY (512ULL << 20) /* default max_copy */
 struct pk_build_id_cache_opts {
 	size_t sz;
-	const char *dir;    /* NULL: $PERF_BUILDID_DIR, else $HOME/.debug */
+	/* NULL: .debug in the home directory of the effective user's passwd entry (perf's
+	 * default place); $PERF_BUILDID_DIR and $HOME are not read (pass them here). */
+	const char *dir;
 	uint64_t max_copy;  /* larger files are not copied (-EFBIG); 0: the default */
 	size_t :0;
 };
 /*
- * The cache directory these functions use: opts->dir, else $PERF_BUILDID_DIR, else
- * $HOME/.debug, without trailing '/', into buf. Returns 0, -ENOENT (none: an empty dir,
- * or neither variable set) or -ENAMETOOLONG (does not fit len bytes).
+ * The cache directory these functions use: opts->dir, else ~/.debug of the effective
+ * user (passwd entry), without trailing '/', into buf. Returns 0, -ENOENT (none: an
+ * empty dir, or no home directory known) or -ENAMETOOLONG (does not fit len bytes).
  */
 PK_API int pk_build_id_cache__dir(const struct pk_build_id_cache_opts *opts, char *buf,
 				  size_t len);
@@ -135,7 +137,7 @@ PK_API int pk_build_id_cache__dir(const struct pk_build_id_cache_opts *opts, cha
  * normally just read with pk_build_id__read). Already cached: 0, nothing written. The
  * stored file's build-id is checked; a file that changed meanwhile is not kept (-ESTALE).
  * Returns 0 or a negative errno: -EINVAL (bad arguments, not a regular file, an all-zero
- * id), -ENOENT (no cache directory: neither $PERF_BUILDID_DIR nor $HOME), -EFBIG (a copy
+ * id), -ENOENT (no cache directory: dir "" or no home directory known), -EFBIG (a copy
  * was needed and the file is larger than max_copy), -EACCES/-EROFS/-ENOSPC (cache not
  * writable), -ENAMETOOLONG.
  */

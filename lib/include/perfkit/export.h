@@ -154,6 +154,7 @@ PK_API int pk_profile__totals(const struct pk_profile *p, uint32_t event, uint64
 /* ------------------------------------------------------------------------------------ */
 /* Loading a perf.data file                                                             */
 
+struct pk_machine_opts;
 struct pk_profile_load_opts {
 	size_t sz;
 	bool timeline;          /* keep per-sample times (speedscope, gecko, json) */
@@ -166,6 +167,9 @@ struct pk_profile_load_opts {
 	bool reader_thread;     /* read and order on a second thread (pk_session_opts) */
 	const char *event;      /* keep only the event of this name (NULL: all) */
 	const char *title;      /* pk_profile__set_info's title (NULL: "perfkit") */
+	/* Options of the session's machine (pk_session_opts.machine_opts: its host is
+	 * still the file's same-host check). NULL: the defaults. */
+	const struct pk_machine_opts *machine_opts;
 	size_t :0;
 };
 

@@ -95,8 +95,10 @@ PK_API int pk_pmu__encode(const struct pk_pmu *pmu, const char *terms, struct pk
 
 /* ---- tracepoints ---- */
 
-/* tracefs mount point: $PERFKIT_TRACEFS, /sys/kernel/tracing, /sys/kernel/debug/tracing,
- * or a tracefs entry in /proc/mounts. NULL (errno ENOENT) if none is mounted. */
+/* tracefs mount point: pk_config_opts.tracefs_root (pk_set_config), /sys/kernel/tracing,
+ * /sys/kernel/debug/tracing, or a tracefs entry in /proc/mounts; the first that has an
+ * events/ directory. NULL (errno ENOENT) if none is mounted. The string is thread-local,
+ * valid until the next call in the same thread. */
 PK_API const char *pk_tracefs__root(void);
 
 /* Id of "sys:name" from <root>/events/<sys>/<name>/id; root NULL = pk_tracefs__root().

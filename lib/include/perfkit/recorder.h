@@ -92,7 +92,8 @@ struct pk_recorder_opts {
 				 * while over the locked-memory limit (PAGES_REDUCED) */
 	int compress_level;     /* zstd 1..22 (PERF_RECORD_COMPRESSED); 0 = none */
 	bool no_buildid_cache;  /* do not copy the recorded binaries into the cache */
-	const char *buildid_dir;/* the build-id cache; NULL = $PERF_BUILDID_DIR, ~/.debug */
+	const char *buildid_dir;/* the build-id cache; NULL = ~/.debug of the effective user
+				 * (pk_build_id_cache_opts.dir; no environment read) */
 	pk_open_cb on_open;     /* every perf_event_open attempt (verbose output) */
 	pk_recorder_notice_fn on_notice;
 	void *ctx;              /* for on_open and on_notice */

@@ -86,6 +86,10 @@ struct pk_report_opts {
 	 * thread does that when two or more CPUs are available and the input is a file
 	 * (the result is the same either way). */
 	bool no_reader_thread;
+	/* The rest of the machine's options (build-id and cache directories, check knobs);
+	 * its host and kallsyms are replaced by the two fields above. NULL: the defaults
+	 * of pk_machine_opts. */
+	const struct pk_machine_opts *machine_opts;
 	size_t :0;
 };
 

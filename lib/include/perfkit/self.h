@@ -342,6 +342,9 @@ PK_API int pk_sampler__fd(const struct pk_sampler *s, int idx);
  * "task-clock,context-switches,page-faults" plus cycles and instructions if the machine
  * has them. A report is written at exit only if asked for (opts.report_at_exit or
  * $PERFKIT_REGION_REPORT = a path, "stderr" or "stdout"; JSON if the name ends in .json).
+ * The two variables are read only by the implicit set-up of a program that never calls
+ * pk_regions__init (so it can be configured without a rebuild), or when opts.use_env
+ * asks for them; an explicit pk_regions__init otherwise takes only its arguments.
  */
 struct pk_region;
 
@@ -349,11 +352,16 @@ struct pk_regions_opts {
 	size_t sz;
 	const char *report_at_exit;  /* path, "stderr", "stdout"; NULL = none */
 	bool json_at_exit;           /* JSON instead of the table */
+	/* Take the event set from $PERFKIT_EVENTS when spec is NULL, and the exit report
+	 * from $PERFKIT_REGION_REPORT when report_at_exit is NULL, as the implicit set-up
+	 * does. Off: no environment variable is read. */
+	bool use_env;
 	size_t :0;
 };
 
-/* Choose the event set (NULL spec = $PERFKIT_EVENTS or the default). Must come before the
- * first region: -EBUSY afterwards. 0, -PK_ERR_PARSE, -ENOENT. */
+/* Choose the event set (NULL spec = the default; $PERFKIT_EVENTS first with
+ * opts.use_env). Must come before the first region: -EBUSY afterwards. 0, -PK_ERR_PARSE,
+ * -ENOENT. */
 PK_API int pk_regions__init(const char *spec, const struct pk_regions_opts *opts);
 /* The handle of region `name` (created on first use; lives until exit). NULL + errno
  * (EINVAL empty name, ENOSPC too many regions: PK_REGIONS_MAX). */

@@ -57,13 +57,29 @@ struct pk_machine_opts {
 	const char *jit_dir;    /* directory of perf-PID.map files, "/tmp" */
 	const char *debug_dir;  /* global debug directory, "/usr/lib/debug" */
 	/* perf's build-id cache (copies of recorded binaries, filled by `perf record`):
-	 * NULL = $PERF_BUILDID_DIR, else $HOME/.debug (with NULL and $PERF_BUILDID_DIR set,
-	 * $HOME/.debug is searched after it: perf record itself always writes there);
-	 * "" = not used. A file whose recorded build-id no longer matches the one on disk
-	 * (rebuilt, or deleted), and a [vdso] not readable here, is read from
+	 * NULL = ~/.debug, the home directory being that of the effective user's passwd
+	 * entry (perf's default place; $HOME and $PERF_BUILDID_DIR are not read: pass them
+	 * here); "" = not used. A file whose recorded build-id no longer matches the one on
+	 * disk (rebuilt, or deleted), and a [vdso] not readable here, is read from
 	 * <dir>/.build-id/xx/yyyy.../elf (or .../vdso) when that copy has the recorded
 	 * build-id. */
 	const char *buildid_dir;
+	/* A second build-id cache searched after buildid_dir (NULL or "": none; ignored
+	 * when it is buildid_dir). perf record writes its copies to $HOME/.debug whatever
+	 * $PERF_BUILDID_DIR says, so a caller that takes buildid_dir from that variable
+	 * passes $HOME/.debug here to find them. */
+	const char *extra_buildid_dir;
+	/* perfkit's own cache directory (the parsed /proc/kallsyms, debug files with their
+	 * sections decompressed), created 0700 with its parent when first written. NULL or
+	 * "" = no persistent cache: everything is parsed again by every machine. The tool
+	 * passes $XDG_CACHE_HOME/perfkit or ~/.cache/perfkit unless $PK_NO_CACHE is set. */
+	const char *cache_dir;
+	/* Check knobs, for comparing perfkit's fast paths with libdw's own answers (slower):
+	 * every DWARF unwinding step through libdwfl's CFI interpretation (no cached CFI
+	 * rows), and inline chains from libdw's scope walks (dwarf_getscopes) rather than
+	 * the per-CU scope trees. */
+	bool unwind_libdwfl_only;
+	bool scopes_libdw;
 	size_t :0;
 };
 

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/env.c - the environment variables that configure perfkit, read here and nowhere
+ * else (the library reads none for its configuration: docs/architecture.md,
+ * "Configuration"). pk_tool_env_load() runs once before a command; the values then
+ * reach the library through pk_set_config and the options structs of each call.
+ *
+ *   PERF_BUILDID_DIR    perf's build-id cache (else $HOME/.debug, which is searched too)
+ *   XDG_CACHE_HOME      perfkit's cache directory is $XDG_CACHE_HOME/perfkit, else
+ *   HOME                $HOME/.cache/perfkit
+ *   PK_NO_CACHE         set, not "" or "0": no cache directory at all
+ *   PERFKIT_TRACEFS     tracefs directory tried first
+ *   PERFKIT_THP=1       huge pages for big arrays
+ *   PERFKIT_UNWIND=libdwfl, PERFKIT_SCOPES=libdw   check knobs of the symbol code
+ *   PERFKIT_NO_THREADS  no reader thread; PERFKIT_READ=mmap  map perf.data files
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+
+static struct {
+	bool loaded;
+	bool no_threads, read_mmap;
+	char buildid_dir[PATH_MAX];     /* "" = none */
+	char home_debug[PATH_MAX];      /* $HOME/.debug, "" = none */
+	char cache_dir[PATH_MAX];       /* "" = none */
+	struct pk_machine_opts mo;
+} env;
+
+/* "<a><b>" into buf, or "" when it does not fit */
+static void join(char *buf, size_t len, const char *a, const char *b)
+{
+	int n = snprintf(buf, len, "%s%s", a, b);
+	if (n < 0 || (size_t)n >= len)
+		buf[0] = '\0';
+}
+
+void pk_tool_env_load(void)
+{
+	if (env.loaded)
+		return;
+	env.loaded = true;
+	const char *s;
+
+	env.no_threads = getenv("PERFKIT_NO_THREADS") != NULL;
+	s = getenv("PERFKIT_READ");
+	env.read_mmap = s && !strcmp(s, "mmap");
+
+	const char *home = getenv("HOME");
+	if (home && *home)
+		join(env.home_debug, sizeof(env.home_debug), home, "/.debug");
+	s = getenv("PERF_BUILDID_DIR");
+	if (s && *s)
+		join(env.buildid_dir, sizeof(env.buildid_dir), s, "");
+	else
+		memcpy(env.buildid_dir, env.home_debug, sizeof(env.buildid_dir));
+
+	/* the XDG base directory rule: relative values are ignored */
+	const char *nc = getenv("PK_NO_CACHE");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	if (nc && *nc && strcmp(nc, "0"))
+		env.cache_dir[0] = '\0';
+	else if (xdg && xdg[0] == '/')
+		join(env.cache_dir, sizeof(env.cache_dir), xdg, "/perfkit");
+	else if (home && home[0] == '/')
+		join(env.cache_dir, sizeof(env.cache_dir), home, "/.cache/perfkit");
+
+	s = getenv("PERFKIT_UNWIND");
+	bool uw = s && !strcmp(s, "libdwfl");
+	s = getenv("PERFKIT_SCOPES");
+	bool sc = s && !strcmp(s, "libdw");
+	PK_OPTS(pk_machine_opts, mo, .buildid_dir = env.buildid_dir,
+		.extra_buildid_dir = env.home_debug, .cache_dir = env.cache_dir,
+		.unwind_libdwfl_only = uw, .scopes_libdw = sc);
+	env.mo = mo;
+
+	s = getenv("PERFKIT_THP");
+	PK_OPTS(pk_config_opts, co, .tracefs_root = getenv("PERFKIT_TRACEFS"),
+		.huge_pages = s && !strcmp(s, "1"));
+	if (pk_set_config(&co) < 0) {
+		co.tracefs_root = NULL;  /* too long to name a directory: as if unset */
+		pk_set_config(&co);
+	}
+}
+
+const struct pk_machine_opts *pk_tool_machine_opts(void)
+{
+	pk_tool_env_load();
+	return &env.mo;
+}
+
+const char *pk_tool_buildid_dir(void)
+{
+	pk_tool_env_load();
+	return env.buildid_dir;
+}
+
+bool pk_tool_threads_allowed(void)
+{
+	pk_tool_env_load();
+	return !env.no_threads;
+}
+
+bool pk_tool_read_mmap(void)
+{
+	pk_tool_env_load();
+	return env.read_mmap;
+}
