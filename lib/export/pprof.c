@@ -118,11 +118,10 @@ struct mapinfo {
 	uint32_t id;            /* mapping id, 0 = none */
 };
 
-/* qsort has no context argument in C11; writers run one at a time */
-static const struct pk_xdso *sort_dso;
-
-static int cmp_range(const void *a, const void *b)
+/* DSO spans by name, start, end (qsort_r: the profile's DSO table is the context) */
+static int cmp_range(const void *a, const void *b, void *ctx)
 {
+	const struct pk_xdso *sort_dso = ctx;
 	const struct pk_xdso *x = &sort_dso[*(const uint32_t *)a];
 	const struct pk_xdso *y = &sort_dso[*(const uint32_t *)b];
 	if (x->name != y->name)
@@ -254,9 +253,7 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const struct pk_pprof_
 		if (!maps[p->dso[i].name].d || p->dso[i].build_id_len)
 			maps[p->dso[i].name].d = &p->dso[i]; /* the span's build id */
 	}
-	sort_dso = p->dso;
-	qsort(ord, nr_ord, sizeof(*ord), cmp_range);
-	sort_dso = NULL;
+	qsort_r(ord, nr_ord, sizeof(*ord), cmp_range, (void *)p->dso);
 	for (uint32_t l = 0; l < p->nr_loc; l++) {
 		const struct pk_xloc *loc = &p->loc[l];
 		const struct pk_xfunc *fn = &p->func[loc->func];

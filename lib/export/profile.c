@@ -613,10 +613,10 @@ int pk_profile__totals(const struct pk_profile *p, uint32_t event, uint64_t *sam
 /* ------------------------------------------------------------------------------------ */
 /* Helpers for the writers                                                              */
 
-static const struct pk_xtime *sort_base;
-
-static int cmp_time(const void *a, const void *b)
+/* timeline indexes by time, then arrival (qsort_r: the timeline is the context) */
+static int cmp_time(const void *a, const void *b, void *ctx)
 {
+	const struct pk_xtime *sort_base = ctx;
 	const struct pk_xtime *x = &sort_base[*(const uint32_t *)a];
 	const struct pk_xtime *y = &sort_base[*(const uint32_t *)b];
 	if (x->time != y->time)
@@ -636,10 +636,7 @@ uint32_t *pk_xtimeline_order(const struct pk_profile *p)
 			sorted = false;
 	}
 	if (!sorted) {
-		/* qsort has no context argument in C11; writers run one at a time */
-		sort_base = p->timeline;
-		qsort(o, p->nr_time, sizeof(*o), cmp_time);
-		sort_base = NULL;
+		qsort_r(o, p->nr_time, sizeof(*o), cmp_time, (void *)p->timeline);
 	}
 	return o;
 }

@@ -175,10 +175,10 @@ void pk_ftree_totals(struct pk_ftree *t)
 	}
 }
 
-static const struct pk_ftree *cmp_tree;
-
-static int cmp_kids(const void *a, const void *b)
+/* children of a node by name, DSO, kind (qsort_r: the tree is the context, no global) */
+static int cmp_kids(const void *a, const void *b, void *ctx)
 {
+	const struct pk_ftree *cmp_tree = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	int c = strcmp(cmp_tree->name[x], cmp_tree->name[y]);
 	if (!c)
@@ -207,11 +207,10 @@ int pk_ftree_children(const struct pk_ftree *t, uint32_t **firstp, uint32_t **ki
 	for (uint32_t i = 1; i < t->n; i++)
 		kids[fill[t->parent[i]]++] = i;
 	free(fill);
-	cmp_tree = t;
 	for (uint32_t i = 0; i < t->n; i++)
 		if (first[i + 1] - first[i] > 1)
-			qsort(kids + first[i], first[i + 1] - first[i], sizeof(*kids), cmp_kids);
-	cmp_tree = NULL;
+			qsort_r(kids + first[i], first[i + 1] - first[i], sizeof(*kids), cmp_kids,
+				(void *)t);
 	*firstp = first;
 	*kidsp = kids;
 	return 0;
