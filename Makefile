@@ -11,7 +11,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 RELEASE_BUILD ?= build-release
-TSAN_TESTS ?= test_region test_sampler test_overflow test_report
+TSAN_TESTS ?= test_region test_sampler test_overflow test_report test_export
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
 .PHONY: all deps build demo check check-normal check-asan check-tsan check-release cli-record cli-valgrind bench fuzz-long clean

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* lib/export: the profile builder and every writer, on synthetic profiles. */
 
+#include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,63 @@ static int speedscope_fn(const struct pk_profile *p, FILE *f, const void *o)
 static int json_fn(const struct pk_profile *p, FILE *f, const void *o)
 {
 	return pk_export__json(p, f, o);
+}
+
+/* Exports on two threads at once, each of its own profile, give what one thread alone
+ * gives: no writer keeps state outside its arguments (the TSan stage runs this). */
+struct exp_job {
+	struct pk_profile *p;
+	char *want[3];
+	size_t want_len[3];
+	int bad;
+};
+
+static int (*const exp_fns[3])(const struct pk_profile *, FILE *, const void *) = {
+	pprof_fn, speedscope_fn, flame_fn };
+
+static void *export_loop(void *arg)
+{
+	struct exp_job *j = arg;
+	for (int it = 0; it < 20; it++)
+		for (int k = 0; k < 3; k++) {
+			char *buf = NULL;
+			size_t n = 0;
+			FILE *f = open_memstream(&buf, &n);
+			if (!f || exp_fns[k](j->p, f, NULL)) {
+				j->bad++;
+				if (f)
+					fclose(f);
+				free(buf);
+				continue;
+			}
+			fclose(f);
+			if (n != j->want_len[k] || memcmp(buf, j->want[k], n))
+				j->bad++;
+			free(buf);
+		}
+	return NULL;
+}
+
+static void test_concurrent_exports(void **state)
+{
+	(void)state;
+	struct exp_job jobs[2];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		jobs[i].p = small_profile(true, true);
+		jobs[i].bad = 0;
+		for (int k = 0; k < 3; k++)
+			jobs[i].want[k] = capture(exp_fns[k], jobs[i].p, NULL, &jobs[i].want_len[k]);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, export_loop, &jobs[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(jobs[i].bad, 0);
+		for (int k = 0; k < 3; k++)
+			free(jobs[i].want[k]);
+		pk_profile__free(jobs[i].p);
+	}
 }
 
 static void test_folded(void **state)
@@ -654,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_template_in_sync),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_bounded_memory),
+		cmocka_unit_test(test_concurrent_exports),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
