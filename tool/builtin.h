@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tool/builtin.h - the command table's entry points and shared tool helpers. */
-#ifndef PK_TOOL_BUILTIN_H
-#define PK_TOOL_BUILTIN_H
+#ifndef TOOL_BUILTIN_H
+#define TOOL_BUILTIN_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,8 +11,8 @@
  * A command's options, one table (tool/options.c): getopt_long's tables and the option
  * lines of the usage text are made from it. The table ends with an entry whose id is 0.
  */
-struct pk_tool_opt {
-	int id;                 /* what pk_tool_getopt returns: the short option's letter, or
+struct tool_opt {
+	int id;                 /* what tool_getopt returns: the short option's letter, or
 				 * a value >= 256 for an option with a long name only */
 	const char *name;       /* long name without "--", or NULL */
 	int has_arg;            /* no_argument, required_argument or optional_argument */
@@ -20,103 +20,103 @@ struct pk_tool_opt {
 	const char *help;       /* its lines ('\n' between them); NULL: a hidden alias */
 };
 /* A command's usage text: synopsis, intro, the option lines, outro. */
-struct pk_tool_help {
+struct tool_help {
 	const char *synopsis;   /* "usage: perfkit <cmd> ...\n" */
 	const char *intro;      /* paragraphs after a blank line, or NULL */
-	const struct pk_tool_opt *opts;
+	const struct tool_opt *opts;
 	const char *outro;      /* after the options and a blank line, or NULL */
 };
 /* getopt_long over the table (optind/optarg/opterr as for getopt_long). Flags:
- * PK_OPT_STOP_AT_ARG stops at the first argument that is not an option (a command to
+ * TOOL_OPT_STOP_AT_ARG stops at the first argument that is not an option (a command to
  * run follows). */
-#define PK_OPT_STOP_AT_ARG 1u
-int pk_tool_getopt(int argc, char **argv, const struct pk_tool_opt *opts, unsigned flags);
-void pk_tool_print_usage(FILE *f, const struct pk_tool_help *h);
+#define TOOL_OPT_STOP_AT_ARG 1u
+int tool_getopt(int argc, char **argv, const struct tool_opt *opts, unsigned flags);
+void tool_print_usage(FILE *f, const struct tool_help *h);
 
 /*
  * Each subcommand lives in tool/cmd-<name>.c and exports
  *     int cmd_<name>(int argc, char **argv);
- *     extern const struct pk_tool_help cmd_<name>_help;
+ *     extern const struct tool_help cmd_<name>_help;
  * argv[0] is the command name. The return value is the process exit status.
  */
-#define PK_DECLARE_CMD(name)                    \
+#define TOOL_DECLARE_CMD(name)                    \
 	int cmd_##name(int argc, char **argv);  \
-	extern const struct pk_tool_help cmd_##name##_help
+	extern const struct tool_help cmd_##name##_help
 
-/* one line per command, e.g. PK_DECLARE_CMD(list);
-PK_DECLARE_CMD(record);
-PK_DECLARE_CMD(report); */
-PK_DECLARE_CMD(check);
-PK_DECLARE_CMD(convert);
-PK_DECLARE_CMD(diff);
-PK_DECLARE_CMD(flamegraph);
-PK_DECLARE_CMD(list);
-PK_DECLARE_CMD(record);
-PK_DECLARE_CMD(report);
-PK_DECLARE_CMD(script);
-PK_DECLARE_CMD(stat);
+/* one line per command, e.g. TOOL_DECLARE_CMD(list);
+TOOL_DECLARE_CMD(record);
+TOOL_DECLARE_CMD(report); */
+TOOL_DECLARE_CMD(check);
+TOOL_DECLARE_CMD(convert);
+TOOL_DECLARE_CMD(diff);
+TOOL_DECLARE_CMD(flamegraph);
+TOOL_DECLARE_CMD(list);
+TOOL_DECLARE_CMD(record);
+TOOL_DECLARE_CMD(report);
+TOOL_DECLARE_CMD(script);
+TOOL_DECLARE_CMD(stat);
 
 /* Name of the running subcommand, for messages ("perfkit <cmd>: ..."). */
-extern const char *pk_cmd_name;
+extern const char *tool_cmd_name;
 
 /* "perfkit <cmd>: <fmt...>\n" on stderr. */
-void pk_tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfkit <cmd>: warning: <fmt...>\n" on stderr. */
-void pk_tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True if argv has -h/--help at the option level (stops at "--"). */
-bool pk_tool_wants_help(int argc, char **argv);
+bool tool_wants_help(int argc, char **argv);
 /* Flush stdout and report a write error (full disk, closed pipe) as failure. Returns
  * `status` if stdout is fine, 1 (with a message) if not; EPIPE exits quietly. */
-int pk_tool_finish_stdout(int status);
+int tool_finish_stdout(int status);
 /* Install library logging that prints "perfkit <cmd>: ..." for warnings (and, with
  * verbose > 0, info/debug). */
-void pk_tool_setup_log(int verbose);
+void tool_setup_log(int verbose);
 /* How report and script read a perf.data file: false (the default) reads it through a
  * reused window with pread, true maps it (PERFKIT_READ=mmap). Measured in a PVM guest,
  * where the first touch of every mapped page costs a shadow page-table fill (~1.8 us):
  * pread was 9-38 % faster (see docs/perfkit-report.md). */
-bool pk_tool_read_mmap(void);
+bool tool_read_mmap(void);
 /* Whether readers of perf.data may use a second thread (PERFKIT_NO_THREADS unset). */
-bool pk_tool_threads_allowed(void);
+bool tool_threads_allowed(void);
 /*
- * tool/env.c: the environment, read once (pk_tool_env_load, before a command runs; the
+ * tool/env.c: the environment, read once (tool_env_load, before a command runs; the
  * functions below load it too if needed). It sets the library's process-wide settings
  * (pk_set_config: PERFKIT_TRACEFS, PERFKIT_THP) and keeps the rest for the calls that
  * take it: the options of every machine the tool has made (build-id and cache
  * directories, check knobs), and the build-id cache record fills.
  */
 struct pk_machine_opts;
-void pk_tool_env_load(void);
-const struct pk_machine_opts *pk_tool_machine_opts(void);
+void tool_env_load(void);
+const struct pk_machine_opts *tool_machine_opts(void);
 /* $PERF_BUILDID_DIR, else $HOME/.debug, else "" (no cache). */
-const char *pk_tool_buildid_dir(void);
+const char *tool_buildid_dir(void);
 /* Grow the heap by `bytes` now and fault it in with one call: the heap otherwise grows
  * page by page, each page faulted on first touch (11 us a fault in a PVM guest, 0.5 us a
  * page populated at once). For runs known to allocate that much in small pieces (libdw's
  * DWARF for unwinding and inline frames: a DWARF report took 10 % less time with 24 MiB). */
-void pk_tool_heap_reserve(size_t bytes);
+void tool_heap_reserve(size_t bytes);
 /* Mount tracefs at /sys/kernel/tracing if we are root and it is not mounted (perf does
  * the same). Returns true if tracefs is available afterwards. */
-bool pk_tool_ensure_tracefs(void);
+bool tool_ensure_tracefs(void);
 
 /* After EMFILE: raise the soft RLIMIT_NOFILE to the hard limit (many events x CPUs x
  * threads need many fds), with a notice. True if raised (retry the open); EMFILE past that
  * is explained by pk_explain_open_error. */
-bool pk_tool_raise_nofile(void);
+bool tool_raise_nofile(void);
 
 /* The threads of a -p/-t list: with whole_process, every thread of each listed process
  * (from /proc/PID/task); otherwise exactly the listed ids. NULL + errno on failure. */
 struct pk_thread_map;
-struct pk_thread_map *pk_tool_threads_of_pids(const char *list, bool whole_process);
+struct pk_thread_map *tool_threads_of_pids(const char *list, bool whole_process);
 /* Append the threads of process pid (from /proc/PID/task) to the growing array
  * *tids (*n used, *cap allocated). 0, or -errno (the process is gone: -ESRCH/-ENOENT). */
-int pk_tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap);
+int tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap);
 
 /* An O_RDONLY directory fd on cgroup NAME under the cgroup2 (or v1 perf_event) mount, for
  * PERF_FLAG_PID_CGROUP; prints the error and returns -1 on failure. */
-int pk_tool_open_cgroup(const char *name);
+int tool_open_cgroup(const char *name);
 
 /* A quoted JSON string through the library's one escaper (pk_json__write_str). */
-void pk_json_str(FILE *f, const char *s);
+void tool_json_str(FILE *f, const char *s);
 
 #endif

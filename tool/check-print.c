@@ -134,14 +134,14 @@ static void json_int(const char *key, int v, bool comma)
 void check_print_json(const struct facts *fx)
 {
 	printf("{\n  \"kernel\": ");
-	pk_json_str(stdout, fx->kernel);
+	tool_json_str(stdout, fx->kernel);
 	printf(",\n  \"paranoid\": ");
 	if (fx->lim.paranoid == INT_MIN)
 		printf("null");
 	else
 		printf("%d", fx->lim.paranoid);
 	printf(",\n  \"paranoid_meaning\": ");
-	pk_json_str(stdout, pk_paranoid__describe(fx->lim.paranoid));
+	tool_json_str(stdout, pk_paranoid__describe(fx->lim.paranoid));
 	printf(",\n  \"uid\": %d,\n  \"euid\": %d,\n  \"root\": %s,\n", (int)fx->uid,
 	       (int)fx->euid, fx->euid == 0 ? "true" : "false");
 	printf("  \"capabilities\": ");
@@ -176,7 +176,7 @@ void check_print_json(const struct facts *fx)
 	for (size_t i = 0; i < n; i++) {
 		const struct pk_pmu *p = pk_pmu_set__get(fx->pmus, i);
 		printf("%s\n    {\"name\": ", i ? "," : "");
-		pk_json_str(stdout, pk_pmu__name(p));
+		tool_json_str(stdout, pk_pmu__name(p));
 		printf(", \"type\": %u}", pk_pmu__type(p));
 	}
 	printf("%s],\n  \"features\": {", n ? "\n  " : "");
@@ -184,14 +184,14 @@ void check_print_json(const struct facts *fx)
 		const struct feature *f = &feats[i];
 		printf("%s\n    \"%s\": {\"available\": %s, \"label\": ", i ? "," : "", f->key,
 		       f->ok ? "true" : "false");
-		pk_json_str(stdout, f->label);
+		tool_json_str(stdout, f->label);
 		printf(", \"detail\": ");
-		pk_json_str(stdout, f->detail);
+		tool_json_str(stdout, f->detail);
 		printf(", \"reason\": ");
 		if (f->ok)
 			printf("null");
 		else
-			pk_json_str(stdout, f->reason[0] ? f->reason : "unknown");
+			tool_json_str(stdout, f->reason[0] ? f->reason : "unknown");
 		printf("}");
 	}
 	printf("\n  }\n}\n");

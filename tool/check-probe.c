@@ -276,7 +276,7 @@ static const char *tracefs_mount(void)
 static void probe_tracepoint(struct facts *fx)
 {
 	struct feature *f = &feats[F_TRACEPOINT];
-	if (!pk_tool_ensure_tracefs()) {
+	if (!tool_ensure_tracefs()) {
 		const char *dir = tracefs_mount();
 		if (dir && access(dir, R_OK | X_OK) < 0)
 			setf(f->reason, sizeof(f->reason), "tracefs is mounted at %s but uid %d cannot "

@@ -2,8 +2,8 @@
 /* tool/check.h - `perfkit check`'s features, the facts it gathers and the functions its
  * files share: cmd-check.c (options, the feature table), check-probe.c (the facts and
  * each feature tried with a real event), check-print.c (the findings as text or JSON). */
-#ifndef PK_TOOL_CHECK_H
-#define PK_TOOL_CHECK_H
+#ifndef TOOL_CHECK_H
+#define TOOL_CHECK_H
 
 #include <errno.h>
 #include <limits.h>

@@ -9,12 +9,12 @@
 
 enum { OPT_JSON = 256 };
 
-static const struct pk_tool_opt opts[] = {
+static const struct tool_opt opts[] = {
 	{ OPT_JSON, "json", no_argument, NULL, "print one JSON object instead of text" },
 	{ 0 },
 };
 
-const struct pk_tool_help cmd_check_help = {
+const struct tool_help cmd_check_help = {
 	.synopsis = "usage: perfkit check [--json]\n",
 	.intro = "Show what perf_event_open(2) can measure on this machine: kernel, perf_event_paranoid\n"
 		 "and capabilities, /proc/sys/kernel limits, PMUs, and each feature verified by opening\n"
@@ -52,26 +52,26 @@ int cmd_check(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, 0)) != -1) {
 		if (c == OPT_JSON) {
 			json = true;
 			continue;
 		}
-		pk_tool_error("unknown option '%s'", argv[optind - 1]);
-		pk_tool_print_usage(stderr, &cmd_check_help);
+		tool_error("unknown option '%s'", argv[optind - 1]);
+		tool_print_usage(stderr, &cmd_check_help);
 		return 129;
 	}
 	if (optind < argc) {
-		pk_tool_error("unexpected argument '%s'", argv[optind]);
-		pk_tool_print_usage(stderr, &cmd_check_help);
+		tool_error("unexpected argument '%s'", argv[optind]);
+		tool_print_usage(stderr, &cmd_check_help);
 		return 129;
 	}
-	pk_tool_setup_log(0);
+	tool_setup_log(0);
 	check_gather(&fx);
 	if (json)
 		check_print_json(&fx);
 	else
 		check_print_text(&fx);
 	pk_pmu_set__free(fx.pmus);
-	return pk_tool_finish_stdout(feats[F_SOFTWARE].ok ? 0 : 1);
+	return tool_finish_stdout(feats[F_SOFTWARE].ok ? 0 : 1);
 }

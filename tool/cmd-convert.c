@@ -17,7 +17,7 @@
 
 enum { OPT_TO = 256, OPT_WEIGHT, OPT_ANNOTATE, OPT_NOCOMM, OPT_INLINE, OPT_NOSRC };
 
-static const struct pk_tool_opt opts[] = {
+static const struct tool_opt opts[] = {
 	{ OPT_TO, "to", required_argument, "<format>",
 	  "folded, pprof, speedscope, gecko or json (required)" },
 	{ 'i', "input", required_argument, "<file>",
@@ -37,7 +37,7 @@ static const struct pk_tool_opt opts[] = {
 	{ 0 },
 };
 
-const struct pk_tool_help cmd_convert_help = {
+const struct tool_help cmd_convert_help = {
 	.synopsis = "usage: perfkit convert --to <format> [-i perf.data] [-o <file>] [<options>]\n",
 	.intro = "Convert the samples of a perf.data file for other tools. <format>:\n"
 		 "  folded      collapsed stacks 'comm;root;...;leaf N' (flamegraph.pl, inferno)\n"
@@ -64,13 +64,13 @@ static int convert_json(const char *input, const char *output, bool no_callchain
 		return cmd_script(argc, args);
 	int fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
-		pk_tool_error("cannot create '%s': %s", output, strerror(errno));
+		tool_error("cannot create '%s': %s", output, strerror(errno));
 		return 1;
 	}
 	fflush(stdout);
 	int saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0) {
-		pk_tool_error("cannot redirect output to '%s': %s", output, strerror(errno));
+		tool_error("cannot redirect output to '%s': %s", output, strerror(errno));
 		if (saved >= 0)
 			close(saved);
 		close(fd);
@@ -82,7 +82,7 @@ static int convert_json(const char *input, const char *output, bool no_callchain
 	int cerr = dup2(saved, STDOUT_FILENO) < 0 ? errno : 0;
 	close(saved);
 	if (cerr) {
-		pk_tool_error("cannot restore stdout: %s", strerror(cerr));
+		tool_error("cannot restore stdout: %s", strerror(cerr));
 		return 1;
 	}
 	return status;
@@ -93,11 +93,11 @@ int cmd_convert(int argc, char **argv)
 	const char *input = "perf.data", *output = "-";
 	enum fmt fmt = F_NONE;
 	bool nosrc = false, nocomm = false;
-	struct pk_load_opts lo = { 0 };
+	struct tool_load_opts lo = { 0 };
 	PK_OPTS(pk_folded_opts, fo, .event = -1);
 	int c;
 	optind = 1;
-	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, 0)) != -1) {
 		switch (c) {
 		case 'i': input = optarg; break;
 		case 'o': output = optarg; break;
@@ -118,28 +118,28 @@ int cmd_convert(int argc, char **argv)
 			      : !strcmp(optarg, "gecko") || !strcmp(optarg, "firefox") ? F_GECKO
 			      : !strcmp(optarg, "json") ? F_JSON : F_NONE;
 			if (fmt == F_NONE) {
-				pk_tool_error("unknown format '%s' (folded, pprof, speedscope, gecko, json)",
+				tool_error("unknown format '%s' (folded, pprof, speedscope, gecko, json)",
 					      optarg);
 				return 129;
 			}
 			break;
 		default:
-			pk_tool_print_usage(stderr, &cmd_convert_help);
+			tool_print_usage(stderr, &cmd_convert_help);
 			return 129;
 		}
 	}
 	if (fmt == F_NONE) {
-		pk_tool_error("--to FORMAT is required");
-		pk_tool_print_usage(stderr, &cmd_convert_help);
+		tool_error("--to FORMAT is required");
+		tool_print_usage(stderr, &cmd_convert_help);
 		return 129;
 	}
 	if (optind < argc) {
-		pk_tool_error("unexpected argument '%s' (the input is given with -i)", argv[optind]);
+		tool_error("unexpected argument '%s' (the input is given with -i)", argv[optind]);
 		return 129;
 	}
 	if (fmt == F_JSON) {
 		if (lo.event || lo.inlines) {
-			pk_tool_error("--to json is 'perfkit script --json': %s does not apply",
+			tool_error("--to json is 'perfkit script --json': %s does not apply",
 				      lo.event ? "-e" : "--inline");
 			return 129;
 		}
@@ -151,15 +151,15 @@ int cmd_convert(int argc, char **argv)
 	lo.srcline = (fmt == F_PPROF || fmt == F_SPEEDSCOPE) && !nosrc;
 	lo.unknown_hex = fmt == F_PPROF;
 	if (fmt == F_PPROF && !strcmp(output, "-") && isatty(STDOUT_FILENO)) {
-		pk_tool_error("pprof output is binary: give -o FILE or redirect stdout");
+		tool_error("pprof output is binary: give -o FILE or redirect stdout");
 		return 129;
 	}
-	struct pk_profile *p = pk_load_profile(input, &lo);
+	struct pk_profile *p = tool_load_profile(input, &lo);
 	if (!p)
 		return 1;
 	FILE *f = strcmp(output, "-") ? fopen(output, "w") : stdout;
 	if (!f) {
-		pk_tool_error("cannot create '%s': %s", output, strerror(errno));
+		tool_error("cannot create '%s': %s", output, strerror(errno));
 		pk_profile__free(p);
 		return 1;
 	}
@@ -184,11 +184,11 @@ int cmd_convert(int argc, char **argv)
 			 * reader that went away) */
 			pk_profile__free(p);
 			errno = -err;
-			return pk_tool_finish_stdout(0); /* 1 after printing the error */
+			return tool_finish_stdout(0); /* 1 after printing the error */
 		}
-		pk_tool_error("cannot write '%s': %s", output, pk_strerror(err));
+		tool_error("cannot write '%s': %s", output, pk_strerror(err));
 		status = 1;
 	}
 	pk_profile__free(p);
-	return pk_tool_finish_stdout(status);
+	return tool_finish_stdout(status);
 }

@@ -12,7 +12,7 @@
 
 enum { OPT_WEIGHT = 256, OPT_MINDELTA, OPT_JSON };
 
-static const struct pk_tool_opt opts[] = {
+static const struct tool_opt opts[] = {
 	{ 'e', "event", required_argument, "<name>",
 	  "compare this event (default: the first of AFTER)" },
 	{ OPT_WEIGHT, "weight", required_argument, "<w>", "period (default) or samples" },
@@ -23,7 +23,7 @@ static const struct pk_tool_opt opts[] = {
 	{ 0 },
 };
 
-const struct pk_tool_help cmd_diff_help = {
+const struct tool_help cmd_diff_help = {
 	.synopsis = "usage: perfkit diff [<options>] [BEFORE.data [AFTER.data]]\n",
 	.intro = "Compare the self share of every symbol between two recordings (default:\n"
 		 "perf.data.old and perf.data), largest change first.\n",
@@ -47,7 +47,7 @@ int cmd_diff(int argc, char **argv)
 	bool json = false;
 	int c;
 	optind = 1;
-	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, 0)) != -1) {
 		char *end;
 		switch (c) {
 		case 'e': event = optarg; break;
@@ -56,33 +56,33 @@ int cmd_diff(int argc, char **argv)
 			if (!strcmp(optarg, "samples"))
 				w = PK_WEIGHT_SAMPLES;
 			else if (strcmp(optarg, "period")) {
-				pk_tool_error("--weight must be 'period' or 'samples', not '%s'", optarg);
+				tool_error("--weight must be 'period' or 'samples', not '%s'", optarg);
 				return 129;
 			}
 			break;
 		case 'n':
 			limit = strtol(optarg, &end, 10);
 			if (*end || limit < 0) {
-				pk_tool_error("--limit wants a number, not '%s'", optarg);
+				tool_error("--limit wants a number, not '%s'", optarg);
 				return 129;
 			}
 			break;
 		case OPT_MINDELTA:
 			min_delta = strtod(optarg, &end);
 			if (*end || min_delta < 0) {
-				pk_tool_error("--min-delta wants a number, not '%s'", optarg);
+				tool_error("--min-delta wants a number, not '%s'", optarg);
 				return 129;
 			}
 			break;
 		default:
-			pk_tool_print_usage(stderr, &cmd_diff_help);
+			tool_print_usage(stderr, &cmd_diff_help);
 			return 129;
 		}
 	}
 	const char *fa = "perf.data.old", *fb = "perf.data";
 	int nargs = argc - optind;
 	if (nargs > 2) {
-		pk_tool_error("at most two files: BEFORE AFTER");
+		tool_error("at most two files: BEFORE AFTER");
 		return 129;
 	}
 	if (nargs == 1) {
@@ -91,11 +91,11 @@ int cmd_diff(int argc, char **argv)
 		fa = argv[optind];
 		fb = argv[optind + 1];
 	}
-	struct pk_load_opts lo = { .no_callchain = false, .unknown_hex = true };
-	struct pk_profile *a = pk_load_profile(fa, &lo);
+	struct tool_load_opts lo = { .no_callchain = false, .unknown_hex = true };
+	struct pk_profile *a = tool_load_profile(fa, &lo);
 	if (!a)
 		return 1;
-	struct pk_profile *b = pk_load_profile(fb, &lo);
+	struct pk_profile *b = tool_load_profile(fb, &lo);
 	if (!b) {
 		pk_profile__free(a);
 		return 1;
@@ -104,9 +104,9 @@ int cmd_diff(int argc, char **argv)
 	int n = pk_profile__diff(a, b, event, w, &e);
 	if (n < 0) {
 		if (n == -ENOENT)
-			pk_tool_error("event '%s' is not in both files", event ? event : "(first)");
+			tool_error("event '%s' is not in both files", event ? event : "(first)");
 		else
-			pk_tool_error("cannot compare: %s", pk_strerror(n));
+			tool_error("cannot compare: %s", pk_strerror(n));
 		pk_profile__free(a);
 		pk_profile__free(b);
 		return 1;
@@ -124,9 +124,9 @@ int cmd_diff(int argc, char **argv)
 		shown++;
 		if (json) {
 			fputs("{\"symbol\":", stdout);
-			pk_json_str(stdout, e[i].name);
+			tool_json_str(stdout, e[i].name);
 			fputs(",\"dso\":", stdout);
-			pk_json_str(stdout, e[i].dso);
+			tool_json_str(stdout, e[i].dso);
 			printf(",\"baseline\":%.4f,\"new\":%.4f,\"delta\":%.4f,\"baseline_weight\":%llu,"
 			       "\"new_weight\":%llu}\n", e[i].before_pct, e[i].after_pct, d,
 			       (unsigned long long)e[i].before, (unsigned long long)e[i].after);
@@ -144,5 +144,5 @@ int cmd_diff(int argc, char **argv)
 	free(e);
 	pk_profile__free(a);
 	pk_profile__free(b);
-	return pk_tool_finish_stdout(0);
+	return tool_finish_stdout(0);
 }

@@ -15,7 +15,7 @@
 
 enum { OPT_DIFF = 256, OPT_TITLE, OPT_WEIGHT, OPT_MINPCT, OPT_MAXNODES, OPT_ICICLE, OPT_INLINE };
 
-static const struct pk_tool_opt opts[] = {
+static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
 	  "perf.data to read (default perf.data; - = stdin)" },
 	{ 'o', "output", required_argument, "<file>",
@@ -39,7 +39,7 @@ static const struct pk_tool_opt opts[] = {
 	{ 0 },
 };
 
-const struct pk_tool_help cmd_flamegraph_help = {
+const struct tool_help cmd_flamegraph_help = {
 	.synopsis = "usage: perfkit flamegraph [-i perf.data] [-o flamegraph.html] [<options>]\n"
 		    "       perfkit flamegraph --diff BEFORE.data AFTER.data [-o diff.html] [<options>]\n",
 	.intro = "Write one self-contained HTML file (no network access needed) with an interactive\n"
@@ -51,11 +51,11 @@ int cmd_flamegraph(int argc, char **argv)
 {
 	const char *input = "perf.data", *output = "flamegraph.html", *title = NULL;
 	bool diff = false;
-	struct pk_load_opts lo = { .root_comm = true };
+	struct tool_load_opts lo = { .root_comm = true };
 	PK_OPTS(pk_flamegraph_opts, fo);
 	int c;
 	optind = 1;
-	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, 0)) != -1) {
 		char *end;
 		switch (c) {
 		case 'i': input = optarg; break;
@@ -73,7 +73,7 @@ int cmd_flamegraph(int argc, char **argv)
 		case OPT_MINPCT:
 			fo.min_percent = strtod(optarg, &end);
 			if (*end || fo.min_percent < 0 || fo.min_percent > 100) {
-				pk_tool_error("--min-percent wants a number from 0 to 100, not '%s'", optarg);
+				tool_error("--min-percent wants a number from 0 to 100, not '%s'", optarg);
 				return 129;
 			}
 			if (fo.min_percent == 0)
@@ -82,33 +82,33 @@ int cmd_flamegraph(int argc, char **argv)
 		case OPT_MAXNODES: {
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || !v || v > 50000000) {
-				pk_tool_error("--max-nodes wants a positive number, not '%s'", optarg);
+				tool_error("--max-nodes wants a positive number, not '%s'", optarg);
 				return 129;
 			}
 			fo.max_nodes = (uint32_t)v;
 			break;
 		}
 		default:
-			pk_tool_print_usage(stderr, &cmd_flamegraph_help);
+			tool_print_usage(stderr, &cmd_flamegraph_help);
 			return 129;
 		}
 	}
 	int nargs = argc - optind;
 	if ((diff && nargs != 2) || (!diff && nargs != 0)) {
-		pk_tool_error(diff ? "--diff needs two files: BEFORE AFTER"
+		tool_error(diff ? "--diff needs two files: BEFORE AFTER"
 				   : "unexpected argument '%s' (the input is given with -i)",
 			      diff ? "" : argv[optind]);
-		pk_tool_print_usage(stderr, &cmd_flamegraph_help);
+		tool_print_usage(stderr, &cmd_flamegraph_help);
 		return 129;
 	}
 	struct pk_profile *before = NULL, *after = NULL;
 	if (diff) {
-		before = pk_load_profile(argv[optind], &lo);
+		before = tool_load_profile(argv[optind], &lo);
 		if (!before)
 			return 1;
 		input = argv[optind + 1];
 	}
-	after = pk_load_profile(input, &lo);
+	after = tool_load_profile(input, &lo);
 	if (!after) {
 		pk_profile__free(before);
 		return 1;
@@ -121,7 +121,7 @@ int cmd_flamegraph(int argc, char **argv)
 	fo.title = title;
 	FILE *f = strcmp(output, "-") ? fopen(output, "w") : stdout;
 	if (!f) {
-		pk_tool_error("cannot create '%s': %s", output, strerror(errno));
+		tool_error("cannot create '%s': %s", output, strerror(errno));
 		pk_profile__free(before);
 		pk_profile__free(after);
 		return 1;
@@ -140,10 +140,10 @@ int cmd_flamegraph(int argc, char **argv)
 		pk_profile__free(before);
 		pk_profile__free(after);
 		errno = -err;
-		return pk_tool_finish_stdout(0); /* 1 after printing the error */
+		return tool_finish_stdout(0); /* 1 after printing the error */
 	}
 	if (err) {
-		pk_tool_error("cannot write '%s': %s", output, pk_strerror(err));
+		tool_error("cannot write '%s': %s", output, pk_strerror(err));
 		status = 1;
 	}
 	if (!err && f != stdout) {
@@ -158,5 +158,5 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	pk_profile__free(before);
 	pk_profile__free(after);
-	return pk_tool_finish_stdout(status);
+	return tool_finish_stdout(status);
 }

@@ -19,13 +19,13 @@
 
 enum { OPT_JSON = 256 };
 
-static const struct pk_tool_opt opts[] = {
+static const struct tool_opt opts[] = {
 	{ OPT_JSON, "json", no_argument, NULL,
 	  "print one JSON array of {name, kind, available,\ndescription, ...}" },
 	{ 0 },
 };
 
-const struct pk_tool_help cmd_list_help = {
+const struct tool_help cmd_list_help = {
 	.synopsis = "usage: perfkit list [--json] [CLASS|GLOB...]\n",
 	.intro = "List the events that can be named with -e on this machine.\n"
 		 "\n"
@@ -226,7 +226,7 @@ static void add_pmus(struct listing *l)
 {
 	struct pk_pmu_set *set = NULL;
 	if (pk_pmu_set__load(&set, NULL) < 0) {
-		pk_tool_warn("cannot read /sys/bus/event_source/devices: %s", strerror(errno));
+		tool_warn("cannot read /sys/bus/event_source/devices: %s", strerror(errno));
 		return;
 	}
 	for (size_t i = 0; i < pk_pmu_set__count(set); i++) {
@@ -343,24 +343,24 @@ static void print_json(const struct listing *l)
 	for (size_t i = 0; i < l->n; i++) {
 		const struct entry *e = &l->v[i];
 		printf("%s\n  {\"name\": ", i ? "," : "");
-		pk_json_str(stdout, e->name);
+		tool_json_str(stdout, e->name);
 		printf(", \"kind\": \"%s\"", kinds[e->kind].json);
 		if (e->kind == K_PMU && e->is_format)
 			printf(", \"is_pmu\": true");
 		printf(", \"available\": %s", e->avail < 0 ? "null" : e->avail ? "true" : "false");
 		printf(", \"description\": ");
-		pk_json_str(stdout, e->desc ? e->desc : "");
+		tool_json_str(stdout, e->desc ? e->desc : "");
 		if (e->alias) {
 			printf(", \"alias\": ");
-			pk_json_str(stdout, e->alias);
+			tool_json_str(stdout, e->alias);
 		}
 		if (e->pmu) {
 			printf(", \"pmu\": ");
-			pk_json_str(stdout, e->pmu);
+			tool_json_str(stdout, e->pmu);
 		}
 		if (e->unit) {
 			printf(", \"unit\": ");
-			pk_json_str(stdout, e->unit);
+			tool_json_str(stdout, e->unit);
 		}
 		if (e->kind == K_PMU && !e->is_format)
 			printf(", \"scale\": %.17g", e->scale);
@@ -386,19 +386,19 @@ int cmd_list(int argc, char **argv)
 	memset(&l, 0, sizeof(l));
 	l.globs = calloc((size_t)argc, sizeof(*l.globs));
 	if (!l.globs) {
-		pk_tool_error("out of memory");
+		tool_error("out of memory");
 		return 1;
 	}
 	int opt;
 	optind = 1;
 	opterr = 0;
-	while ((opt = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
+	while ((opt = tool_getopt(argc, argv, opts, 0)) != -1) {
 		if (opt == OPT_JSON) {
 			json = true;
 			continue;
 		}
-		pk_tool_error("unknown option '%s'", argv[optind - 1]);
-		pk_tool_print_usage(stderr, &cmd_list_help);
+		tool_error("unknown option '%s'", argv[optind - 1]);
+		tool_print_usage(stderr, &cmd_list_help);
 		free(l.globs);
 		return 129;
 	}
@@ -414,7 +414,7 @@ int cmd_list(int argc, char **argv)
 	if (!any_class)
 		for (int k = 0; k < K_NR; k++)
 			l.want[k] = true;
-	pk_tool_setup_log(0);
+	tool_setup_log(0);
 
 	if (l.want[K_SW]) {
 		size_t n;
@@ -431,10 +431,10 @@ int cmd_list(int argc, char **argv)
 		pk_hwcache__foreach(cache_cb, &c);
 	}
 	if (l.want[K_TP]) {
-		if (pk_tool_ensure_tracefs())
+		if (tool_ensure_tracefs())
 			pk_tracepoint__foreach(NULL, NULL, tp_cb, &l);
 		else if (any_class)
-			pk_tool_warn("no tracepoints: tracefs is not mounted or not readable");
+			tool_warn("no tracepoints: tracefs is not mounted or not readable");
 	}
 	if (l.want[K_PMU])
 		add_pmus(&l);
@@ -442,10 +442,10 @@ int cmd_list(int argc, char **argv)
 		pk_pfm__foreach(pfm_cb, &l);
 
 	if (l.oom) {
-		pk_tool_error("out of memory");
+		tool_error("out of memory");
 		status = 1;
 	} else if (l.nglobs && l.n == 0) {
-		pk_tool_error("no event matches '%s'", l.globs[0]);
+		tool_error("no event matches '%s'", l.globs[0]);
 		status = 1;
 	}
 	if (json)
@@ -462,5 +462,5 @@ int cmd_list(int argc, char **argv)
 	}
 	free(l.v);
 	free(l.globs);
-	return pk_tool_finish_stdout(status);
+	return tool_finish_stdout(status);
 }

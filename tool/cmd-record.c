@@ -60,7 +60,7 @@ static uint64_t now_ms(void)
 /* ---- argument parsing ---- */
 
 /* Print an error about the command line; the exit status for it. */
-#define bad(...) (pk_tool_error(__VA_ARGS__), 129)
+#define bad(...) (tool_error(__VA_ARGS__), 129)
 
 /* fp, no, dwarf[,size]: 0 or an exit status */
 static int parse_callgraph(struct rec_opts *o, const char *arg)
@@ -89,7 +89,7 @@ enum {
 };
 
 /* Returns -1 to go on, else an exit status. */
-static const struct pk_tool_opt opts[] = {
+static const struct tool_opt opts[] = {
 	{ 'e', "event", required_argument, "<spec>",
 	  "events to sample (repeatable; default: cycles, or cpu-clock\n"
 	  "when there is no hardware PMU)" },
@@ -139,7 +139,7 @@ static const struct pk_tool_opt opts[] = {
 	{ 0 },
 };
 
-const struct pk_tool_help cmd_record_help = {
+const struct tool_help cmd_record_help = {
 	.synopsis = "usage: perfkit record [<options>] [--] [<command> [<args>]]\n",
 	.intro = "Sample <command> (or -p/-t/-a/-C targets until Ctrl-C or until they exit) into a\n"
 		 "perf.data file that `perfkit script`, `perf report` and `perf script` read.\n",
@@ -156,7 +156,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = pk_tool_getopt(argc, argv, opts, PK_OPT_STOP_AT_ARG)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
 		switch (c) {
 		case 'e':
 			if (pk_event_list__parse(o->events, optarg, NULL, &perr) < 0)
@@ -216,10 +216,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		case 'v': o->verbose++; break;
 		default:
 			if (optopt && optopt < 256)
-				pk_tool_error("unknown or incomplete option '-%c'", optopt);
+				tool_error("unknown or incomplete option '-%c'", optopt);
 			else
-				pk_tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			pk_tool_print_usage(stderr, &cmd_record_help);
+				tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			tool_print_usage(stderr, &cmd_record_help);
 			return 129;
 		}
 	}
@@ -227,8 +227,8 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		o->argv = argv + optind;
 	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide;
 	if (!o->argv && !ntargets) {
-		pk_tool_error("nothing to record: give a command, -p, -t, -a or -C");
-		pk_tool_print_usage(stderr, &cmd_record_help);
+		tool_error("nothing to record: give a command, -p, -t, -a or -C");
+		tool_print_usage(stderr, &cmd_record_help);
 		return 129;
 	}
 	if (ntargets > 1 || (o->argv && (o->ro.pids || o->ro.tids)))
@@ -251,7 +251,7 @@ static void on_notice(const struct pk_recorder_notice *n, void *ctx)
 	const struct rec_opts *o = ctx;
 
 	if (n->kind == PK_RECORDER_FREQ_CLAMPED && !o->quiet)
-		pk_tool_warn("-F %" PRIu64 " exceeds perf_event_max_sample_rate; using %" PRIu64 " Hz",
+		tool_warn("-F %" PRIu64 " exceeds perf_event_max_sample_rate; using %" PRIu64 " Hz",
 			     n->asked, n->used);
 	else if (n->kind == PK_RECORDER_CYCLES_FALLBACK && !o->quiet)
 		fprintf(stderr, "perfkit record: notice: '%s' is not supported here (no hardware "
@@ -261,7 +261,7 @@ static void on_notice(const struct pk_recorder_notice *n, void *ctx)
 			"locked-memory limit (/proc/sys/kernel/perf_event_mlock_kb, ulimit -l); "
 			"using %" PRIu64 " pages\n", n->asked, n->used);
 	else if (n->kind == PK_RECORDER_NO_TRACING_DATA)
-		pk_tool_warn("cannot collect the tracepoint formats from tracefs (%s): perf will "
+		tool_warn("cannot collect the tracepoint formats from tracefs (%s): perf will "
 			     "not be able to read the file", pk_strerror(n->err));
 }
 
@@ -285,32 +285,32 @@ static void report_failure(const struct pk_recorder *r, const char *output)
 
 	pk_recorder__failure(r, &f);
 	if (f.stage == PK_RECORDER_FAIL_CPUS) {
-		pk_tool_error("invalid CPU list '%s': %s", f.what, strerror(-f.err));
+		tool_error("invalid CPU list '%s': %s", f.what, strerror(-f.err));
 	} else if (f.stage == PK_RECORDER_FAIL_THREADS) {
-		pk_tool_error("cannot find the threads of '%s': %s", f.what, strerror(-f.err));
+		tool_error("cannot find the threads of '%s': %s", f.what, strerror(-f.err));
 	} else if (f.stage == PK_RECORDER_FAIL_OPEN && !f.event) {
-		pk_tool_error("cannot open the events: %s", pk_strerror(f.err));
+		tool_error("cannot open the events: %s", pk_strerror(f.err));
 	} else if (f.stage == PK_RECORDER_FAIL_OPEN) {
 		PK_OPTS(pk_open_ctx, ctx, .attr = &f.attr, .pid = f.pid, .cpu = f.cpu,
 			.group_fd = f.group_fd, .event_name = f.event);
 		pk_explain_open_error(buf, sizeof(buf), f.err, &ctx);
-		pk_tool_error("cannot open '%s': %s", f.event, buf);
+		tool_error("cannot open '%s': %s", f.event, buf);
 	} else if (f.stage == PK_RECORDER_FAIL_MMAP) {
-		pk_tool_error("cannot mmap the ring buffers: %s%s", strerror(-f.err),
+		tool_error("cannot mmap the ring buffers: %s%s", strerror(-f.err),
 			      f.err == -EPERM || f.err == -ENOMEM ?
 			      " (locked memory limit: try a smaller -m, or raise "
 			      "/proc/sys/kernel/perf_event_mlock_kb / ulimit -l)" : "");
 	} else if (f.stage == PK_RECORDER_FAIL_OUTPUT) {
-		pk_tool_error("cannot open '%s': %s", output, strerror(-f.err));
+		tool_error("cannot open '%s': %s", output, strerror(-f.err));
 	} else if (f.stage == PK_RECORDER_FAIL_WRITE) {
-		pk_tool_error("cannot write '%s': %s", output, pk_strerror(f.err));
+		tool_error("cannot write '%s': %s", output, pk_strerror(f.err));
 	} else if (f.err == -EOPNOTSUPP) {
 		struct utsname u;
-		pk_tool_error("--call-graph dwarf: not supported on %s: perfkit unwinds x86-64 "
+		tool_error("--call-graph dwarf: not supported on %s: perfkit unwinds x86-64 "
 			      "and arm64 stacks only; use --call-graph fp",
 			      uname(&u) == 0 ? u.machine : "this architecture");
 	} else {
-		pk_tool_error("out of memory");
+		tool_error("out of memory");
 	}
 }
 
@@ -345,7 +345,7 @@ static void lost_warnings(const struct rec_opts *o, const struct pk_recorder_sta
 {
 	uint64_t pages = st->mmap_pages;
 	if (st->lost)
-		pk_tool_warn("lost %" PRIu64 " events in %" PRIu64 " LOST records (%.2f%% of the "
+		tool_warn("lost %" PRIu64 " events in %" PRIu64 " LOST records (%.2f%% of the "
 			     "samples): the ring buffers filled up; use bigger buffers (-m %" PRIu64
 			     ", now %" PRIu64 " pages) or a lower frequency (-F%s%ld)", st->lost,
 			     st->lost_records,
@@ -353,10 +353,10 @@ static void lost_warnings(const struct rec_opts *o, const struct pk_recorder_sta
 			     pages * 2, pages, o->ro.period ? "; now -c " : " ",
 			     o->ro.period ? 0L : (long)st->freq / 2);
 	if (st->lost_samples)
-		pk_tool_warn("the kernel dropped %" PRIu64 " samples it could not record "
+		tool_warn("the kernel dropped %" PRIu64 " samples it could not record "
 			     "(PERF_RECORD_LOST_SAMPLES)", st->lost_samples);
 	if (st->keepup)
-		pk_tool_warn("failed to keep up %" PRIu64 " times: data was overwritten before it "
+		tool_warn("failed to keep up %" PRIu64 " times: data was overwritten before it "
 			     "could be read; use bigger buffers (-m) or a lower frequency (-F)",
 			     st->keepup);
 }
@@ -367,16 +367,16 @@ static void bid_cache_report(const struct rec_opts *o, const struct pk_recorder_
 
 	if (o->quiet || (!st->buildid_cache_err && !st->buildid_cache_too_big))
 		return;
-	PK_OPTS(pk_build_id_cache_opts, co, .dir = pk_tool_buildid_dir());
+	PK_OPTS(pk_build_id_cache_opts, co, .dir = tool_buildid_dir());
 	if (pk_build_id_cache__dir(&co, dir, sizeof(dir)))
 		snprintf(dir, sizeof(dir), "~/.debug"); /* no $HOME: the cache the user may set */
 	if (st->buildid_cache_err)
-		pk_tool_warn("cannot fill the build-id cache '%s' (at %s: %s): a report of this "
+		tool_warn("cannot fill the build-id cache '%s' (at %s: %s): a report of this "
 			     "file will miss the symbols of binaries rebuilt later; set "
 			     "PERF_BUILDID_DIR to a writable directory, or -N to skip the cache",
 			     dir, st->buildid_cache_err_file, pk_strerror(st->buildid_cache_err));
 	if (st->buildid_cache_too_big)
-		pk_tool_warn("%" PRIu64 " recorded file%s larger than %llu MiB not copied into the "
+		tool_warn("%" PRIu64 " recorded file%s larger than %llu MiB not copied into the "
 			     "build-id cache '%s' (a cache on the files' own file system holds "
 			     "hard links instead of copies)", st->buildid_cache_too_big,
 			     st->buildid_cache_too_big == 1 ? "" : "s",
@@ -416,12 +416,12 @@ static int run(struct rec_opts *o)
 			close(saved);
 		}
 		if (!w) {
-			pk_tool_error("cannot start '%s': %s", o->argv[0], strerror(errno));
+			tool_error("cannot start '%s': %s", o->argv[0], strerror(errno));
 			return 1;
 		}
 	}
 	if (o->cgroup) {
-		cgroup_fd = pk_tool_open_cgroup(o->cgroup);
+		cgroup_fd = tool_open_cgroup(o->cgroup);
 		if (cgroup_fd < 0)
 			goto fail;
 	}
@@ -431,18 +431,18 @@ static int run(struct rec_opts *o)
 	o->ro.cgroup_fd = cgroup_fd;
 	o->ro.output = o->output;
 	o->ro.keep_old = true;
-	o->ro.buildid_dir = pk_tool_buildid_dir();
+	o->ro.buildid_dir = tool_buildid_dir();
 	o->ro.sigmask = &orig;
 	o->ro.on_notice = on_notice;
 	o->ro.on_open = o->verbose ? print_open : NULL;
 	o->ro.ctx = o;
 	r = pk_recorder__new(&o->ro);
 	if (!r) {
-		pk_tool_error("cannot set up the recording: %s", strerror(errno));
+		tool_error("cannot set up the recording: %s", strerror(errno));
 		goto fail;
 	}
 	err = pk_recorder__open(r);
-	if (err == -EMFILE && pk_tool_raise_nofile())
+	if (err == -EMFILE && tool_raise_nofile())
 		err = pk_recorder__open(r);
 	if (err < 0) {
 		report_failure(r, o->output);
@@ -463,7 +463,7 @@ static int run(struct rec_opts *o)
 	if (w) {
 		err = pk_workload__start(w);
 		if (err < 0) {
-			pk_tool_error("cannot run '%s': %s", o->argv[0], strerror(-err));
+			tool_error("cannot run '%s': %s", o->argv[0], strerror(-err));
 			pk_workload__free(w);
 			w = NULL;
 			status = 127;
@@ -511,7 +511,7 @@ static int run(struct rec_opts *o)
 	if (w) {
 		status = pk_wait_status__exit_code(wstatus);
 		if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGINT)
-			pk_tool_error("'%s' was killed by signal %d (%s)", o->argv[0],
+			tool_error("'%s' was killed by signal %d (%s)", o->argv[0],
 				      WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
 		pk_workload__free(w);
 		w = NULL;
@@ -521,7 +521,7 @@ static int run(struct rec_opts *o)
 	pk_recorder__stats(r, &st);
 	bid_cache_report(o, &st);
 	if (err < 0 && err != -EPIPE) { /* -EPIPE: the reader went away, nothing to report */
-		pk_tool_error("cannot write '%s': %s", o->output, pk_strerror(err));
+		tool_error("cannot write '%s': %s", o->output, pk_strerror(err));
 		if (!status)
 			status = 1;
 	}
@@ -543,13 +543,13 @@ int cmd_record(int argc, char **argv)
 	struct rec_opts o = { .ro = { .sz = sizeof(o.ro) } };
 	int r;
 
-	pk_tool_setup_log(0);
+	tool_setup_log(0);
 	for (int i = 1; i < argc && strcmp(argv[i], "--") && argv[i][0] == '-'; i++)
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
-			pk_tool_setup_log(1);
+			tool_setup_log(1);
 	o.events = pk_event_list__new();
 	if (!o.events) {
-		pk_tool_error("out of memory");
+		tool_error("out of memory");
 		return 1;
 	}
 	r = parse_args(&o, argc, argv);
@@ -559,11 +559,11 @@ int cmd_record(int argc, char **argv)
 	}
 	for (size_t i = 0; i < pk_event_list__count(o.events); i++)
 		if (pk_event_spec__kind(pk_event_list__get(o.events, i)) == PK_EV_TRACEPOINT) {
-			pk_tool_ensure_tracefs();
+			tool_ensure_tracefs();
 			break;
 		}
 	r = run(&o);
 	pk_event_list__free(o.events);
 	fflush(stderr);
-	return pk_tool_finish_stdout(r);
+	return tool_finish_stdout(r);
 }

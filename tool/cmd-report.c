@@ -12,7 +12,7 @@ enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_H
        O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
        O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP };
 
-static const struct pk_tool_opt opts[] = {
+static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
 	{ 's', "sort", required_argument, "<keys>",
 	  "sort keys: comm,pid,tid,dso,sym,srcline,cpu\n"
@@ -67,7 +67,7 @@ static const struct pk_tool_opt opts[] = {
 	{ 0 },
 };
 
-const struct pk_tool_help cmd_report_help = {
+const struct tool_help cmd_report_help = {
 	.synopsis = "usage: perfkit report [<options>]\n",
 	.intro = "Show where the samples of a perf.data file went, like `perf report --stdio`.\n",
 	.opts = opts,
@@ -111,15 +111,15 @@ static void warn_unresolved(const char *dso, uint64_t samples, void *ctx)
 	const char *base = strrchr(dso, '/');
 	base = base ? base + 1 : dso;
 	if (!strncmp(base, "perf-", 5) && strstr(base, ".map"))
-		pk_tool_warn("%" PRIu64 " samples in JIT code have no symbol: '%s' names none "
+		tool_warn("%" PRIu64 " samples in JIT code have no symbol: '%s' names none "
 			     "(JIT compilers write it when asked, e.g. node --perf-basic-prof)",
 			     samples, dso);
 	else if (!strcmp(dso, "[kernel.kallsyms]"))
-		pk_tool_warn("%" PRIu64 " samples in the kernel have no symbol: the recording is "
+		tool_warn("%" PRIu64 " samples in the kernel have no symbol: the recording is "
 			     "from another kernel, or /proc/kallsyms hides addresses "
 			     "(kernel.kptr_restrict)", samples);
 	else
-		pk_tool_warn("%" PRIu64 " samples in '%s' have no symbol: install its debug info "
+		tool_warn("%" PRIu64 " samples in '%s' have no symbol: install its debug info "
 			     "(e.g. the -dbg/-dbgsym package, or debuginfod) or rebuild with -g",
 			     samples, dso);
 }
@@ -151,7 +151,7 @@ int cmd_report(int argc, char **argv)
 	if (!av || !joined) {
 		free(av);
 		free(joined);
-		pk_tool_error("out of memory");
+		tool_error("out of memory");
 		return 1;
 	}
 	for (int i = 0; i < argc; i++) {
@@ -176,7 +176,7 @@ int cmd_report(int argc, char **argv)
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	opterr = 0;
 	optind = 1;
-	while ((c = pk_tool_getopt(ac, av, opts, 0)) != -1) {
+	while ((c = tool_getopt(ac, av, opts, 0)) != -1) {
 		switch (c) {
 		case 'i': R.input = optarg; break;
 		case 's': err = rpt_parse_sort(&R, optarg); break;
@@ -216,40 +216,40 @@ int cmd_report(int argc, char **argv)
 		case O_NO_GROUP: R.group = 0; break;
 		case 'v': R.verbose++; break;
 		default:
-			pk_tool_error("unknown or incomplete option '%s'", av[optind - 1]);
-			pk_tool_print_usage(stderr, &cmd_report_help);
+			tool_error("unknown or incomplete option '%s'", av[optind - 1]);
+			tool_print_usage(stderr, &cmd_report_help);
 			status = 129;
 			goto out;
 		}
 		if (err) {
 			if (err == -EINVAL)
-				pk_tool_error("bad value for option '%s'", av[optind - 1]);
+				tool_error("bad value for option '%s'", av[optind - 1]);
 			status = 129;
 			goto out;
 		}
 	}
 	if (optind < ac) {
-		pk_tool_error("unexpected argument '%s'", av[optind]);
+		tool_error("unexpected argument '%s'", av[optind]);
 		status = 129;
 		goto out;
 	}
-	pk_tool_setup_log(R.verbose);
+	tool_setup_log(R.verbose);
 	if (R.quiet)
 		pk_set_log(NULL, NULL, PK_LOG_ERROR);
 
 	PK_OPTS(pk_data_reader_opts, ro);
-	ro.no_mmap = !pk_tool_read_mmap();
+	ro.no_mmap = !tool_read_mmap();
 	rd = pk_data_reader__open(R.input, &ro);
 	if (!rd) {
 		if (errno == ENOENT && !strcmp(R.input, "perf.data"))
-			pk_tool_error("cannot open 'perf.data': no such file (record one with "
+			tool_error("cannot open 'perf.data': no such file (record one with "
 				      "'perfkit record', or give -i FILE)");
 		else
-			pk_tool_error("cannot read '%s': %s", R.input, pk_strerror(errno));
+			tool_error("cannot read '%s': %s", R.input, pk_strerror(errno));
 		goto out;
 	}
 	if (pk_data_reader__truncated(rd) && !R.quiet)
-		pk_tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
+		tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     R.input);
 	/* perf -q prints no header block: -q --header is the report alone, and so is
 	 * -q --header-only (perf 6.1 then goes on to the report) */
@@ -258,7 +258,7 @@ int cmd_report(int argc, char **argv)
 	if (R.header || R.header_only)
 		rpt_print_header(&R, rd);
 	if (R.header_only) {
-		status = pk_tool_finish_stdout(0);
+		status = tool_finish_stdout(0);
 		goto out;
 	}
 
@@ -309,11 +309,11 @@ int cmd_report(int argc, char **argv)
 		heavy_debug |= a && (a->attr.attr.sample_type & PERF_SAMPLE_STACK_USER);
 	}
 	if (heavy_debug)
-		pk_tool_heap_reserve((size_t)24 << 20);
+		tool_heap_reserve((size_t)24 << 20);
 
 	uint64_t t0, t1;
 	if (rpt_parse_time(&R, rd, &t0, &t1)) {
-		pk_tool_error("bad --time '%s' (START,END in seconds, or A%%-B%%)", R.time_spec);
+		tool_error("bad --time '%s' (START,END in seconds, or A%%-B%%)", R.time_spec);
 		status = 129;
 		goto out;
 	}
@@ -322,20 +322,20 @@ int cmd_report(int argc, char **argv)
 		.order = R.order, .max_stack = R.max_stack, .host = pk_data_env__same_host(pk_data_reader__env(rd)),
 		.inlines = !R.no_inline,
 		.inlines_all = R.all_inline,
-		.no_reader_thread = !pk_tool_threads_allowed(),
+		.no_reader_thread = !tool_threads_allowed(),
 		.pids = R.pids, .nr_pids = R.nr_pids, .tids = R.tids, .nr_tids = R.nr_tids,
 		.cpus = R.cpus, .nr_cpus = R.nr_cpus,
 		.comms = (const char *const *)R.comms, .nr_comms = R.nr_comms,
 		.dsos = (const char *const *)R.dsos, .nr_dsos = R.nr_dsos,
 		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
 		.time_start = t0, .time_end = t1, .lazy_callchains = true,
-		.machine_opts = pk_tool_machine_opts());
+		.machine_opts = tool_machine_opts());
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;
 	o.order = R.order;
 	rep = pk_report__new(&o);
 	if (!rep) {
-		pk_tool_error("cannot set up the report: %s", pk_strerror(errno));
+		tool_error("cannot set up the report: %s", pk_strerror(errno));
 		goto out;
 	}
 	R.rep = rep;
@@ -348,7 +348,7 @@ int cmd_report(int argc, char **argv)
 	if (prog.shown)
 		fprintf(stderr, "\r%60s\r", "");
 	if (err < 0) {
-		pk_tool_error("'%s' %s: %s (showing what was read before)", R.input,
+		tool_error("'%s' %s: %s (showing what was read before)", R.input,
 			      err == -PK_ERR_TRUNCATED ? "ended early" : "is corrupt",
 			      pk_strerror(err));
 		pk_report__finish(rep);
@@ -367,7 +367,7 @@ int cmd_report(int argc, char **argv)
 
 	if (R.json) {
 		fprintf(R.out, "{\"input\":");
-		pk_json_str(R.out, R.input);
+		tool_json_str(R.out, R.input);
 		fprintf(R.out, ",\"events\":[");
 		bool first = true;
 		for (size_t i = 0; i < pk_report__nr_hists(rep); i++) {
@@ -393,11 +393,11 @@ int cmd_report(int argc, char **argv)
 		if (!R.quiet)
 			fprintf(R.out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", lost);
 		if (rpt_print_sections(&R, rd, rep) < 0) {
-			pk_tool_error("out of memory");
+			tool_error("out of memory");
 			err = -ENOMEM;
 		}
 	}
-	status = pk_tool_finish_stdout(err < 0 ? 1 : 0);
+	status = tool_finish_stdout(err < 0 ? 1 : 0);
 	/* The process ends now: its memory goes back with it faster than freeing it piece
 	 * by piece (unmapping populated arrays was ~2 ms of a 0.1 s report in a PVM guest).
 	 * Kept reachable, so that leak checkers do not count it. */

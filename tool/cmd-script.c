@@ -18,7 +18,7 @@
 enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH,
        OPT_MAX_STACK };
 
-static const struct pk_tool_opt opts[] = {
+static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
 	  "input file (default perf.data; '-' reads stdin, pipe format)" },
 	{ 'j', "json", no_argument, NULL, "one JSON object per line instead of text" },
@@ -47,7 +47,7 @@ static const struct pk_tool_opt opts[] = {
 	{ 0 },
 };
 
-const struct pk_tool_help cmd_script_help = {
+const struct tool_help cmd_script_help = {
 	.synopsis = "usage: perfkit script [<options>]\n",
 	.intro = "Print the samples (and with --show-all-records every record) of a perf.data file.\n",
 	.opts = opts,
@@ -178,7 +178,7 @@ static int on_undecoded(struct script *s, const struct pk_data_event *ev)
 		}
 	} else if (d < 0) {
 		ob_flush(&s->ob);
-		pk_tool_warn("record of type %u at offset %#" PRIx64 " is malformed (%s); skipped",
+		tool_warn("record of type %u at offset %#" PRIx64 " is malformed (%s); skipped",
 			     h->type, ev->offset, bad ? bad : pk_strerror(d));
 	}
 	return 0;
@@ -241,9 +241,9 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
  * kept by it (none with --no-symbols), read on a second thread for a file. */
 static int process(struct script *s, struct pk_data_reader *rd)
 {
-	PK_OPTS(pk_session_opts, so, .reader_thread = pk_tool_threads_allowed(),
+	PK_OPTS(pk_session_opts, so, .reader_thread = tool_threads_allowed(),
 		.file_order = s->file_order, .no_machine = s->no_syms,
-		.machine_opts = pk_tool_machine_opts());
+		.machine_opts = tool_machine_opts());
 	struct pk_session *ses = pk_session__new(rd, &so);
 	if (!ses)
 		return -errno;
@@ -261,7 +261,7 @@ static int finish_output(struct script *s, int status)
 	ob_flush(&s->ob);
 	if (!s->ob.err || s->ob.err == EPIPE)
 		return status;
-	pk_tool_error("cannot write output: %s", strerror(s->ob.err));
+	tool_error("cannot write output: %s", strerror(s->ob.err));
 	return 1;
 }
 
@@ -272,10 +272,10 @@ int cmd_script(int argc, char **argv)
 	struct pk_data_reader *rd;
 	int c, err, status;
 
-	pk_tool_setup_log(0);
+	tool_setup_log(0);
 	opterr = 0;
 	optind = 1;
-	while ((c = pk_tool_getopt(argc, argv, opts, 0)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, 0)) != -1) {
 		switch (c) {
 		case 'i': input = optarg; break;
 		case 'j': s.json = true; break;
@@ -291,7 +291,7 @@ int cmd_script(int argc, char **argv)
 			errno = 0;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (errno || end == optarg || *end || optarg[0] == '-' || v > 65536) {
-				pk_tool_error("invalid --max-stack '%s': expected a number of frames",
+				tool_error("invalid --max-stack '%s': expected a number of frames",
 					      optarg);
 				return 129;
 			}
@@ -303,37 +303,37 @@ int cmd_script(int argc, char **argv)
 				return 129;
 			break;
 		default:
-			pk_tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			pk_tool_print_usage(stderr, &cmd_script_help);
+			tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			tool_print_usage(stderr, &cmd_script_help);
 			return 129;
 		}
 	}
 	if (optind < argc) {
-		pk_tool_error("unexpected argument '%s'", argv[optind]);
+		tool_error("unexpected argument '%s'", argv[optind]);
 		return 129;
 	}
 	/* the frame fields do not depend on the event (the frame text cache relies on it) */
 	s.frame_fields = s.fmode == FM_SET ? s.fields & SF_FRAME_MASK
 		: ((SF_FRAME_DEFAULT | s.fields) & ~s.fields_rm) & SF_FRAME_MASK;
 	if (ob_init(&s.ob, STDOUT_FILENO) || fc_init(&s)) {
-		pk_tool_error("cannot allocate the output buffer: %s", strerror(ENOMEM));
+		tool_error("cannot allocate the output buffer: %s", strerror(ENOMEM));
 		ob_release(&s.ob);
 		free(s.fc);
 		return 1;
 	}
 	s.line_flush = isatty(STDOUT_FILENO);
 	PK_OPTS(pk_data_reader_opts, ro);
-	ro.no_mmap = !pk_tool_read_mmap();
+	ro.no_mmap = !tool_read_mmap();
 	rd = pk_data_reader__open(input, &ro);
 	if (!rd) {
-		pk_tool_error("cannot read '%s': %s", input, pk_strerror(errno));
+		tool_error("cannot read '%s': %s", input, pk_strerror(errno));
 		ob_release(&s.ob);
 		free(s.fc);
 		return 1;
 	}
 	s.rd = rd;
 	if (pk_data_reader__truncated(rd))
-		pk_tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
+		tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     input);
 	err = s.json ? 0 : attrs_update(&s);
 	if (!err)
@@ -345,10 +345,10 @@ int cmd_script(int argc, char **argv)
 	} else if (err < 0 && err != -EIO) {
 		ob_flush(&s.ob);
 		if (err == -PK_ERR_TRUNCATED)
-			pk_tool_error("'%s' ended early: %s (see above)", input,
+			tool_error("'%s' ended early: %s (see above)", input,
 				      pk_strerror(err));
 		else
-			pk_tool_error("'%s' is corrupt: %s", input, pk_strerror(err));
+			tool_error("'%s' is corrupt: %s", input, pk_strerror(err));
 		finish_output(&s, 1);
 		status = 1;
 	} else {

@@ -34,7 +34,7 @@ enum {
 	OPT_NO_BIG_NUM,
 };
 
-static const struct pk_tool_opt opts[] = {
+static const struct tool_opt opts[] = {
 	{ 'e', "event", required_argument, "<spec>",
 	  "events to count (repeatable; comma lists; {groups});\n"
 	  "default: task-clock, context-switches, cpu-migrations,\n"
@@ -76,7 +76,7 @@ static const struct pk_tool_opt opts[] = {
 	{ 0 },
 };
 
-const struct pk_tool_help cmd_stat_help = {
+const struct tool_help cmd_stat_help = {
 	.synopsis = "usage: perfkit stat [<options>] [--] [<command> [<args>]]\n",
 	.intro = "Count events while <command> runs (or for -p/-t/-a/-C/-G targets until Ctrl-C,\n"
 		 "--timeout or the end of <command>), then print the totals.\n",
@@ -102,9 +102,9 @@ static int add_events(struct stat_opts *o, const char *spec)
 	struct pk_parse_error pe = { .column = -1 };
 	if (pk_event_list__parse(o->events, spec, NULL, &pe) < 0) {
 		if (pe.msg[0])
-			pk_tool_error("invalid event '%s': %s", spec, pe.msg);
+			tool_error("invalid event '%s': %s", spec, pe.msg);
 		else
-			pk_tool_error("invalid event '%s': %s", spec, pk_strerror(errno));
+			tool_error("invalid event '%s': %s", spec, pk_strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -118,7 +118,7 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = pk_tool_getopt(argc, argv, opts, PK_OPT_STOP_AT_ARG)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
 		switch (c) {
 		case 'e':
 			if (add_events(o, optarg) < 0)
@@ -137,13 +137,13 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 		case 'i': o->no_inherit = true; break;
 		case 'I':
 			if (!parse_long(optarg, 1, 86400000, &o->interval_ms)) {
-				pk_tool_error("invalid interval '%s' (milliseconds, >= 1)", optarg);
+				tool_error("invalid interval '%s' (milliseconds, >= 1)", optarg);
 				return 129;
 			}
 			break;
 		case 'r':
 			if (!parse_long(optarg, 1, 100000, &v)) {
-				pk_tool_error("invalid repeat count '%s'", optarg);
+				tool_error("invalid repeat count '%s'", optarg);
 				return 129;
 			}
 			o->repeat = (int)v;
@@ -154,13 +154,13 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 		case OPT_APPEND: o->append = true; break;
 		case 'D':
 			if (!parse_long(optarg, 0, 86400000, &o->delay_ms)) {
-				pk_tool_error("invalid delay '%s' (milliseconds)", optarg);
+				tool_error("invalid delay '%s' (milliseconds)", optarg);
 				return 129;
 			}
 			break;
 		case OPT_TIMEOUT:
 			if (!parse_long(optarg, 1, 86400000L * 30, &o->timeout_ms)) {
-				pk_tool_error("invalid timeout '%s' (milliseconds)", optarg);
+				tool_error("invalid timeout '%s' (milliseconds)", optarg);
 				return 129;
 			}
 			break;
@@ -170,10 +170,10 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 		case 'v': o->verbose++; break;
 		default:
 			if (optopt && optopt < 256)
-				pk_tool_error("unknown or incomplete option '-%c'; see 'perfkit stat --help'",
+				tool_error("unknown or incomplete option '-%c'; see 'perfkit stat --help'",
 					      optopt);
 			else
-				pk_tool_error("unknown or incomplete option '%s'; see 'perfkit stat --help'",
+				tool_error("unknown or incomplete option '%s'; see 'perfkit stat --help'",
 					      argv[optind - 1]);
 			return 129;
 		}
@@ -182,7 +182,7 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 		return 1;
 	o->argv = optind < argc ? argv + optind : NULL;
 	if ((o->pid_list != NULL) + (o->tid_list != NULL) + o->system_wide > 1) {
-		pk_tool_error("-p, -t and -a/-C are mutually exclusive");
+		tool_error("-p, -t and -a/-C are mutually exclusive");
 		return 129;
 	}
 	if (o->pid_list)
@@ -194,43 +194,43 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 	else if (o->argv)
 		o->target = T_WORKLOAD;
 	else {
-		pk_tool_error("nothing to count: give a command, -p, -t, -a or -C; see "
+		tool_error("nothing to count: give a command, -p, -t, -a or -C; see "
 			      "'perfkit stat --help'");
 		return 129;
 	}
 	if (o->cgroup && o->target != T_CPU) {
-		pk_tool_error("-G counts a cgroup on CPUs: use it with -a or -C");
+		tool_error("-G counts a cgroup on CPUs: use it with -a or -C");
 		return 129;
 	}
 	if (o->aggr == PK_AGGR_THREAD &&
 	    !(o->target == T_PID || o->target == T_TID || (o->target == T_CPU && !o->cpu_list))) {
 		/* perf refuses it too: a command's threads are not known before it runs */
-		pk_tool_error("--per-thread lists the threads of -p or -t targets, or of the whole "
+		tool_error("--per-thread lists the threads of -p or -t targets, or of the whole "
 			      "system with -a (not -C, not a command alone): add -p PID, -t TID or "
 			      "-a");
 		return 129;
 	}
 	if (o->aggr == PK_AGGR_THREAD && o->cgroup) {
-		pk_tool_error("--per-thread does not mix with -G: count the cgroup with -a, or "
+		tool_error("--per-thread does not mix with -G: count the cgroup with -a, or "
 			      "its processes with -p");
 		return 129;
 	}
 	if ((o->aggr == PK_AGGR_CPU || o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET) &&
 	    o->target != T_CPU) {
-		pk_tool_error("-A, --per-core and --per-socket need -a or -C");
+		tool_error("-A, --per-core and --per-socket need -a or -C");
 		return 129;
 	}
 	if (o->repeat > 1 && (o->target != T_WORKLOAD || o->interval_ms)) {
-		pk_tool_error("-r repeats a command: it needs one and does not mix with -I or "
+		tool_error("-r repeats a command: it needs one and does not mix with -I or "
 			      "-p/-t/-a");
 		return 129;
 	}
 	if (o->sep && o->json) {
-		pk_tool_error("-x and -j are mutually exclusive");
+		tool_error("-x and -j are mutually exclusive");
 		return 129;
 	}
 	if (o->append && !o->outfile) {
-		pk_tool_error("--append needs -o FILE");
+		tool_error("--append needs -o FILE");
 		return 129;
 	}
 	return -1;
@@ -243,15 +243,15 @@ int cmd_stat(int argc, char **argv)
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 	int status = 0, r;
 
-	pk_tool_setup_log(0);
+	tool_setup_log(0);
 	o.events = pk_event_list__new();
 	if (!o.events) {
-		pk_tool_error("out of memory");
+		tool_error("out of memory");
 		return 1;
 	}
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
-			pk_tool_setup_log(1);
+			tool_setup_log(1);
 	r = parse_args(&o, argc, argv);
 	if (r >= 0) {
 		pk_event_list__free(o.events);
@@ -261,7 +261,7 @@ int cmd_stat(int argc, char **argv)
 	if (o.outfile) {
 		o.out = fopen(o.outfile, o.append ? "ae" : "we");
 		if (!o.out) {
-			pk_tool_error("cannot open '%s': %s", o.outfile, strerror(errno));
+			tool_error("cannot open '%s': %s", o.outfile, strerror(errno));
 			pk_event_list__free(o.events);
 			return 1;
 		}
@@ -304,7 +304,7 @@ out:
 	pk_event_list__free(o.events);
 	if (o.out && o.out != stderr) {
 		if (fclose(o.out) != 0) {
-			pk_tool_error("cannot write '%s': %s", o.outfile, strerror(errno));
+			tool_error("cannot write '%s': %s", o.outfile, strerror(errno));
 			return status ? status : 1;
 		}
 	} else if (fflush(stderr) != 0 || ferror(stderr)) {
@@ -312,5 +312,5 @@ out:
 		 * but the exit status must not claim success */
 		return status ? status : 1;
 	}
-	return pk_tool_finish_stdout(status);
+	return tool_finish_stdout(status);
 }

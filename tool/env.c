@@ -2,7 +2,7 @@
 /*
  * tool/env.c - the environment variables that configure perfkit, read here and nowhere
  * else (the library reads none for its configuration: docs/architecture.md,
- * "Configuration"). pk_tool_env_load() runs once before a command; the values then
+ * "Configuration"). tool_env_load() runs once before a command; the values then
  * reach the library through pk_set_config and the options structs of each call.
  *
  *   PERF_BUILDID_DIR    perf's build-id cache (else $HOME/.debug, which is searched too)
@@ -38,7 +38,7 @@ static void join(char *buf, size_t len, const char *a, const char *b)
 		buf[0] = '\0';
 }
 
-void pk_tool_env_load(void)
+void tool_env_load(void)
 {
 	if (env.loaded)
 		return;
@@ -86,26 +86,26 @@ void pk_tool_env_load(void)
 	}
 }
 
-const struct pk_machine_opts *pk_tool_machine_opts(void)
+const struct pk_machine_opts *tool_machine_opts(void)
 {
-	pk_tool_env_load();
+	tool_env_load();
 	return &env.mo;
 }
 
-const char *pk_tool_buildid_dir(void)
+const char *tool_buildid_dir(void)
 {
-	pk_tool_env_load();
+	tool_env_load();
 	return env.buildid_dir;
 }
 
-bool pk_tool_threads_allowed(void)
+bool tool_threads_allowed(void)
 {
-	pk_tool_env_load();
+	tool_env_load();
 	return !env.no_threads;
 }
 
-bool pk_tool_read_mmap(void)
+bool tool_read_mmap(void)
 {
-	pk_tool_env_load();
+	tool_env_load();
 	return env.read_mmap;
 }

@@ -12,17 +12,17 @@
 #define HELP_COL 27 /* where the help text starts */
 
 /* getopt_long's tables of the last table asked for (commands run one at a time) */
-static const struct pk_tool_opt *built_for;
+static const struct tool_opt *built_for;
 static unsigned built_flags;
 static struct option longopts[MAX_OPTS + 1];
 static char shortopts[3 * MAX_OPTS + 2];
 
-static void build(const struct pk_tool_opt *opts, unsigned flags)
+static void build(const struct tool_opt *opts, unsigned flags)
 {
 	size_t nl = 0, ns = 0;
-	if (flags & PK_OPT_STOP_AT_ARG)
+	if (flags & TOOL_OPT_STOP_AT_ARG)
 		shortopts[ns++] = '+';
-	for (const struct pk_tool_opt *o = opts; o->id && nl < MAX_OPTS; o++) {
+	for (const struct tool_opt *o = opts; o->id && nl < MAX_OPTS; o++) {
 		/* (a hidden alias, help NULL, is a long name only) */
 		if (o->id < 256 && o->help && ns + 3 < sizeof(shortopts)) {
 			shortopts[ns++] = (char)o->id;
@@ -42,7 +42,7 @@ static void build(const struct pk_tool_opt *opts, unsigned flags)
 	built_flags = flags;
 }
 
-int pk_tool_getopt(int argc, char **argv, const struct pk_tool_opt *opts, unsigned flags)
+int tool_getopt(int argc, char **argv, const struct tool_opt *opts, unsigned flags)
 {
 	if (built_for != opts || built_flags != flags)
 		build(opts, flags);
@@ -50,7 +50,7 @@ int pk_tool_getopt(int argc, char **argv, const struct pk_tool_opt *opts, unsign
 }
 
 /* one option's lines: "    -e, --event <spec>     help", continuation lines aligned */
-static void print_opt(FILE *f, const struct pk_tool_opt *o)
+static void print_opt(FILE *f, const struct tool_opt *o)
 {
 	char lhs[128];
 	int n;
@@ -82,14 +82,14 @@ static void print_opt(FILE *f, const struct pk_tool_opt *o)
 	}
 }
 
-void pk_tool_print_usage(FILE *f, const struct pk_tool_help *h)
+void tool_print_usage(FILE *f, const struct tool_help *h)
 {
 	fputs(h->synopsis, f);
 	if (h->intro)
 		fprintf(f, "\n%s", h->intro);
 	if (h->opts && h->opts->id) {
 		fputc('\n', f);
-		for (const struct pk_tool_opt *o = h->opts; o->id; o++)
+		for (const struct tool_opt *o = h->opts; o->id; o++)
 			if (o->help)
 				print_opt(f, o);
 	}

@@ -4,8 +4,8 @@
  *
  * Adding a command:
  *   1. write tool/cmd-<name>.c with `int cmd_<name>(int, char **)` and its option table
- *      and usage, `const struct pk_tool_help cmd_<name>_help` (tool/options.c);
- *   2. PK_DECLARE_CMD(<name>) in builtin.h;
+ *      and usage, `const struct tool_help cmd_<name>_help` (tool/options.c);
+ *   2. TOOL_DECLARE_CMD(<name>) in builtin.h;
  *   3. add a row to `commands` below (keep it sorted by how often people use it);
  *   4. add docs/perfkit-<name>.md and tests/cli/cases/<name>-*.
  */
@@ -21,7 +21,7 @@
 struct cmd {
 	const char *name;
 	int (*fn)(int, char **);
-	const struct pk_tool_help *help;
+	const struct tool_help *help;
 	const char *summary;
 };
 
@@ -58,7 +58,7 @@ static void on_sigbus(int sig)
 	static const char b[] = ": an input file shrank while it was being read (SIGBUS on a "
 				"mapped page): it was truncated or rewritten by another program "
 				"during the run; run again on a copy that nothing is writing\n";
-	const char *cmd = pk_cmd_name ? pk_cmd_name : "";
+	const char *cmd = tool_cmd_name ? tool_cmd_name : "";
 	ssize_t r = write(STDERR_FILENO, a, sizeof(a) - 1);
 	r += write(STDERR_FILENO, cmd, strlen(cmd));
 	r += write(STDERR_FILENO, b, sizeof(b) - 1);
@@ -69,7 +69,7 @@ static void on_sigbus(int sig)
 
 static void print_usage(FILE *f, const struct cmd *c)
 {
-	pk_tool_print_usage(f, c->help);
+	tool_print_usage(f, c->help);
 }
 
 static const struct cmd *find_cmd(const char *name)
@@ -82,7 +82,7 @@ static const struct cmd *find_cmd(const char *name)
 
 int main(int argc, char **argv)
 {
-	pk_cmd_name = NULL;
+	tool_cmd_name = NULL;
 	if (argc < 2) {
 		main_usage(stderr);
 		return 129;
@@ -90,16 +90,16 @@ int main(int argc, char **argv)
 	const char *name = argv[1];
 	if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "version")) {
 		printf("perfkit %s (libperfkit %s)\n", PK_VERSION_STRING, pk_version());
-		return pk_tool_finish_stdout(0);
+		return tool_finish_stdout(0);
 	}
 	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
 		main_usage(stdout);
-		return pk_tool_finish_stdout(0);
+		return tool_finish_stdout(0);
 	}
 	if (!strcmp(name, "help")) {
 		if (argc < 3) {
 			main_usage(stdout);
-			return pk_tool_finish_stdout(0);
+			return tool_finish_stdout(0);
 		}
 		const struct cmd *c = find_cmd(argv[2]);
 		if (!c || !c->help) {
@@ -108,22 +108,22 @@ int main(int argc, char **argv)
 			return 129;
 		}
 		print_usage(stdout, c);
-		return pk_tool_finish_stdout(0);
+		return tool_finish_stdout(0);
 	}
 	const struct cmd *c = find_cmd(name);
 	if (!c || !c->fn) {
 		fprintf(stderr, "perfkit: '%s' is not a perfkit command; see 'perfkit --help'\n", name);
 		return 129;
 	}
-	pk_cmd_name = c->name;
-	if (pk_tool_wants_help(argc - 1, argv + 1)) {
+	tool_cmd_name = c->name;
+	if (tool_wants_help(argc - 1, argv + 1)) {
 		print_usage(stdout, c);
-		return pk_tool_finish_stdout(0);
+		return tool_finish_stdout(0);
 	}
-	/* Writes to a closed pipe return EPIPE (reported quietly by pk_tool_finish_stdout)
+	/* Writes to a closed pipe return EPIPE (reported quietly by tool_finish_stdout)
 	 * instead of killing us mid-output with no chance to finish files. */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGBUS, on_sigbus);
-	pk_tool_env_load();
+	tool_env_load();
 	return c->fn(argc - 1, argv + 1);
 }

@@ -10,32 +10,32 @@
 #include "builtin.h"
 #include "profile-load.h"
 
-struct pk_profile *pk_load_profile(const char *path, const struct pk_load_opts *o)
+struct pk_profile *tool_load_profile(const char *path, const struct tool_load_opts *o)
 {
 	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
 	if (!r) {
-		pk_tool_error("cannot read '%s': %s", path, pk_strerror(errno));
+		tool_error("cannot read '%s': %s", path, pk_strerror(errno));
 		return NULL;
 	}
 	PK_OPTS(pk_profile_load_opts, lo, .timeline = o->timeline, .root_comm = o->root_comm,
 		.addresses = o->addresses, .srcline = o->srcline, .inlines = o->inlines,
 		.unknown_hex = o->unknown_hex, .no_callchain = o->no_callchain,
-		.event = o->event, .title = path, .reader_thread = pk_tool_threads_allowed(),
-		.machine_opts = pk_tool_machine_opts());
+		.event = o->event, .title = path, .reader_thread = tool_threads_allowed(),
+		.machine_opts = tool_machine_opts());
 	struct pk_profile_load_stats st = { .sz = sizeof(st) };
 	struct pk_profile *p = pk_profile__load(r, &lo, &st);
 	int err = p ? 0 : -errno;
 	if (err == -ENOENT && o->event)
-		pk_tool_error("'%s' has no event named '%s'", path, o->event);
+		tool_error("'%s' has no event named '%s'", path, o->event);
 	else if (err == -ENOMEM)
-		pk_tool_error("out of memory");
+		tool_error("out of memory");
 	else if (err)
-		pk_tool_error("cannot load '%s': %s", path, pk_strerror(err));
+		tool_error("cannot load '%s': %s", path, pk_strerror(err));
 	if (p && st.reader_error)
-		pk_tool_warn("'%s' is corrupt after %" PRIu64 " samples: %s (using what was read)",
+		tool_warn("'%s' is corrupt after %" PRIu64 " samples: %s (using what was read)",
 			     path, st.samples, pk_strerror(st.reader_error));
 	if (p && pk_data_reader__truncated(r))
-		pk_tool_warn("'%s' was not finished (truncated); using the samples read", path);
+		tool_warn("'%s' was not finished (truncated); using the samples read", path);
 	pk_data_reader__free(r);
 	return p;
 }
@@ -47,7 +47,7 @@ int profile_weight_arg(const char *arg, enum pk_export_weight *w)
 	else if (!strcmp(arg, "period"))
 		*w = PK_WEIGHT_PERIOD;
 	else {
-		pk_tool_error("--weight must be 'period' or 'samples', not '%s'", arg);
+		tool_error("--weight must be 'period' or 'samples', not '%s'", arg);
 		return -1;
 	}
 	return 0;

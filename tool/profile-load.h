@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* tool/profile-load.h - perf.data -> symbolised pk_profile, shared by flamegraph, convert
  * and diff. */
-#ifndef PK_TOOL_PROFILE_LOAD_H
-#define PK_TOOL_PROFILE_LOAD_H
+#ifndef TOOL_PROFILE_LOAD_H
+#define TOOL_PROFILE_LOAD_H
 
 #include <stdbool.h>
 #include <perfkit/perfkit.h>
 
-struct pk_load_opts {
+struct tool_load_opts {
 	bool timeline;          /* keep per-sample times (speedscope, gecko, json) */
 	bool root_comm;         /* thread name as the root frame (folded, flame graph) */
 	bool addresses;         /* keep addresses apart (pprof, json) */
@@ -20,10 +20,10 @@ struct pk_load_opts {
 
 /*
  * Read `path` (perf.data, "-" = stdin), symbolise every sample and return a profile.
- * Prints its own errors (pk_tool_error) and returns NULL on failure.
+ * Prints its own errors (tool_error) and returns NULL on failure.
  * Records are processed in time order within each FINISHED_ROUND, as perf does.
  */
-struct pk_profile *pk_load_profile(const char *path, const struct pk_load_opts *o);
+struct pk_profile *tool_load_profile(const char *path, const struct tool_load_opts *o);
 
 /* --weight's value ("period" or "samples") into *w; -1 after printing the error. */
 int profile_weight_arg(const char *arg, enum pk_export_weight *w);

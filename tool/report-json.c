@@ -10,9 +10,9 @@ static void json_node(struct report *R, const struct pk_callnode *n, int depth)
 	char nb[1024];
 	rpt_cg_name(n, nb, sizeof(nb));
 	fprintf(f, "{\"sym\":");
-	pk_json_str(f, nb);
+	tool_json_str(f, nb);
 	fprintf(f, ",\"dso\":");
-	pk_json_str(f, n->dso);
+	tool_json_str(f, n->dso);
 	fprintf(f, ",\"kernel\":%s,\"period\":%" PRIu64 ",\"samples\":%" PRIu64
 		",\"self_period\":%" PRIu64 ",\"percent\":%.4f",
 		n->kernel ? "true" : "false", n->period, n->samples, n->self_period,
@@ -35,7 +35,7 @@ void rpt_json_hist(struct report *R, const struct pk_hist *h)
 	char buf[2048];
 	R->total = R->by_samples ? h->nr_samples : h->total_period;
 	fprintf(f, "{\"event\":");
-	pk_json_str(f, h->name);
+	tool_json_str(f, h->name);
 	fprintf(f, ",\"samples\":%" PRIu64 ",\"filtered\":%" PRIu64 ",\"event_count\":%" PRIu64
 		",\"lost\":%" PRIu64 ",\"children_mode\":%s,\"entries\":[",
 		h->nr_samples, h->nr_filtered, h->total_period, h->nr_lost,
@@ -55,24 +55,24 @@ void rpt_json_hist(struct report *R, const struct pk_hist *h)
 			e->self_period, e->self_samples, e->total_period, e->total_samples);
 		for (size_t k = 0; k < R->nr_sort; k++) {
 			switch (R->sort[k]) {
-			case PK_SORT_COMM: fprintf(f, ",\"comm\":"); pk_json_str(f, e->comm); break;
+			case PK_SORT_COMM: fprintf(f, ",\"comm\":"); tool_json_str(f, e->comm); break;
 			case PK_SORT_PID: fprintf(f, ",\"pid\":%d", e->pid); break;
 			case PK_SORT_TID:
 				fprintf(f, ",\"pid\":%d,\"tid\":%d,\"thread_comm\":", e->pid, e->tid);
-				pk_json_str(f, e->thread_comm);
+				tool_json_str(f, e->thread_comm);
 				break;
 			case PK_SORT_CPU: fprintf(f, ",\"cpu\":%d", e->cpu); break;
-			case PK_SORT_DSO: fprintf(f, ",\"dso\":"); pk_json_str(f, e->dso); break;
+			case PK_SORT_DSO: fprintf(f, ",\"dso\":"); tool_json_str(f, e->dso); break;
 			case PK_SORT_SYM:
 				if (e->sym) {
 					fprintf(f, ",\"sym\":");
-					pk_json_str(f, e->sym);
+					tool_json_str(f, e->sym);
 				} else {
 					fprintf(f, ",\"sym\":null,\"addr\":\"0x%" PRIx64 "\"", e->addr);
 				}
 				fprintf(f, ",\"kernel\":%s", e->kernel ? "true" : "false");
 				break;
-			case PK_SORT_SRCLINE: fprintf(f, ",\"srcline\":"); pk_json_str(f, e->srcline); break;
+			case PK_SORT_SRCLINE: fprintf(f, ",\"srcline\":"); tool_json_str(f, e->srcline); break;
 			default: break;
 			}
 		}

@@ -84,7 +84,7 @@ int rpt_parse_sort(struct report *R, const char *s)
 			col = COL_PID;
 		}
 		if (k < 0) {
-			pk_tool_error("unknown sort key '%s' (known: comm,pid,tid,dso,sym,srcline,cpu)",
+			tool_error("unknown sort key '%s' (known: comm,pid,tid,dso,sym,srcline,cpu)",
 				      keys[i]);
 			err = -EINVAL;
 		} else if (R->nr_sort < PK_SORT__MAX) {
@@ -126,7 +126,7 @@ int rpt_parse_fields(struct report *R, const char *s)
 			if (!strcmp(f[i], tab[j].name))
 				break;
 		if (j == (sizeof(tab) / sizeof(tab[0]))) {
-			pk_tool_error("unknown field '%s'", f[i]);
+			tool_error("unknown field '%s'", f[i]);
 			err = -EINVAL;
 			break;
 		}
@@ -171,7 +171,7 @@ int rpt_parse_cg(struct report *R, const char *s)
 		else if ((R->cg_threshold = strtod(t[i], &e)), e != t[i] && !*e)
 			;
 		else {
-			pk_tool_error("bad call-graph spec '%s'", t[i]);
+			tool_error("bad call-graph spec '%s'", t[i]);
 			err = -EINVAL;
 		}
 	}
@@ -209,7 +209,7 @@ int rpt_parse_time(struct report *R, struct pk_data_reader *rd, uint64_t *start,
 		if (sscanf(s, "%lf%%-%lf%%", &a, &b) != 2 || a < 0 || b > 100 || a > b)
 			return -EINVAL;
 		if (!e->first_sample_time && !e->last_sample_time) {
-			pk_tool_error("--time with percentages needs the file's sample_time feature");
+			tool_error("--time with percentages needs the file's sample_time feature");
 			return -EINVAL;
 		}
 		double span = (double)(e->last_sample_time - e->first_sample_time);

@@ -4,8 +4,8 @@
  * one event's section, the line buffer), report-header.c (the header block),
  * report-graph.c (call graphs), report-group.c (event groups and the sections),
  * report-json.c (--json). */
-#ifndef PK_TOOL_REPORT_H
-#define PK_TOOL_REPORT_H
+#ifndef TOOL_REPORT_H
+#define TOOL_REPORT_H
 
 #include <errno.h>
 #include <getopt.h>

@@ -40,7 +40,7 @@ int parse_fields(struct script *s, const char *spec)
 			w++;
 		}
 		if (mode != FM_DEFAULT && m != mode) {
-			pk_tool_error("cannot mix fields and +/- changes in '%s': give either the "
+			tool_error("cannot mix fields and +/- changes in '%s': give either the "
 				      "list of fields or only changes to the defaults", spec);
 			free(dup);
 			return -EINVAL;
@@ -51,7 +51,7 @@ int parse_fields(struct script *s, const char *spec)
 			if (!strcmp(w, field_tab[i].n))
 				break;
 		if (i == sizeof(field_tab) / sizeof(field_tab[0])) {
-			pk_tool_error("unknown field '%s'", w);
+			tool_error("unknown field '%s'", w);
 			free(dup);
 			return -EINVAL;
 		}
@@ -142,7 +142,7 @@ static int check_fields(struct script *s, const struct pk_data_attr *a)
 	char nbuf[64];
 	unsigned int u2, F = sample_fields(s, a, st, &u2);
 	if ((F & SF_SYMOFF) && !(F & SF_SYM)) {
-		pk_tool_error("cannot print field 'symoff' without 'sym': add sym, or leave "
+		tool_error("cannot print field 'symoff' without 'sym': add sym, or leave "
 			      "symoff out (-F -sym,-symoff)");
 		return -EINVAL;
 	}
@@ -150,7 +150,7 @@ static int check_fields(struct script *s, const struct pk_data_attr *a)
 		const char *what = NULL, *how = NULL;
 		uint64_t need = (user & f) ? field_needs(f, &what, &how) : 0;
 		if (need && !(st & need)) {
-			pk_tool_error("cannot print field '%s': the samples of event '%s' have no "
+			tool_error("cannot print field '%s': the samples of event '%s' have no "
 				      "PERF_SAMPLE_%s (%s, or leave the field out)",
 				      field_name(f), event_name(a, nbuf, sizeof(nbuf)), what, how);
 			return -EINVAL;

@@ -6,8 +6,8 @@
  * caller makes room first (ob_room), so the hot path has no bounds test per byte and no
  * allocation.
  */
-#ifndef PK_TOOL_SCRIPT_OUT_H
-#define PK_TOOL_SCRIPT_OUT_H
+#ifndef TOOL_SCRIPT_OUT_H
+#define TOOL_SCRIPT_OUT_H
 
 #include <errno.h>
 #include <stdarg.h>

@@ -183,7 +183,7 @@ static void load_tracing_data(struct script_trace *st, const void *blob, size_t 
 	st->td = pk_tracing_data__parse(blob, len);
 	if (!st->td) {
 		st->td_bad = true;
-		pk_tool_warn("the recording's tracing data is malformed (%s); tracepoint formats "
+		tool_warn("the recording's tracing data is malformed (%s); tracepoint formats "
 			     "are taken from tracefs", pk_strerror(-errno));
 		return;
 	}
@@ -194,7 +194,7 @@ static void load_tracing_data(struct script_trace *st, const void *blob, size_t 
 		for (unsigned int part = TD_HEADER; part <= TD_CMDLINES; part <<= 1)
 			if (survives(ti, part, NULL))
 				what |= part;
-		pk_tool_warn("the recording's tracing data has parts libtraceevent cannot read; "
+		tool_warn("the recording's tracing data has parts libtraceevent cannot read; "
 			     "left out");
 	}
 	st->what = what;
@@ -214,7 +214,7 @@ static void load_tracefs_format(struct script_trace *st, const char *evname)
 	if (st->tracefs)
 		root = st->tracefs;
 	else
-		root = pk_tool_ensure_tracefs() ? pk_tracefs__root() : NULL;
+		root = tool_ensure_tracefs() ? pk_tracefs__root() : NULL;
 	if (!colon || !root || (size_t)(colon - evname) >= sizeof(sys))
 		return;
 	memcpy(sys, evname, (size_t)(colon - evname));
@@ -356,7 +356,7 @@ const char *script_trace__text(struct script_trace *st, const void *blob, size_t
 			if (survives(pk_tracing_data__info(st->td), st->what, te))
 				tep_parse_event(st->tep, te->format, te->format_len, te->system);
 			else
-				pk_tool_warn("the recording's format of tracepoint %d (%s:%s) is "
+				tool_warn("the recording's format of tracepoint %d (%s:%s) is "
 					     "malformed; left out", id, te->system, te->name);
 		}
 		ev = tep_find_event(st->tep, id);
@@ -387,7 +387,7 @@ const char *script_trace__text(struct script_trace *st, const void *blob, size_t
 	if (!ok) {
 		/* its print format could divide by zero: the fields as they are */
 		if (!failed(st, -id - 1)) {
-			pk_tool_warn("the print format of tracepoint %d (%s:%s) divides by values "
+			tool_warn("the print format of tracepoint %d (%s:%s) divides by values "
 				     "that may be zero (or made libtraceevent fail); its fields are "
 				     "printed raw", id,
 				     ev->system ? ev->system : "?", ev->name ? ev->name : "?");

@@ -5,8 +5,8 @@
  * formats of the recording itself (its tracing data), or from tracefs for an event the
  * recording carries no format for.
  */
-#ifndef PK_TOOL_SCRIPT_TRACE_H
-#define PK_TOOL_SCRIPT_TRACE_H
+#ifndef TOOL_SCRIPT_TRACE_H
+#define TOOL_SCRIPT_TRACE_H
 
 #include <stddef.h>
 #include <perfkit/perfkit.h>

@@ -3,8 +3,8 @@
  * cmd-script.c (options, comms, names, the session's callbacks), script-fields.c (-F and
  * the fields of each event), script-samples.c (samples), script-frames.c (symbols and
  * the frame text cache), script-records.c (non-sample records). */
-#ifndef PK_TOOL_SCRIPT_H
-#define PK_TOOL_SCRIPT_H
+#ifndef TOOL_SCRIPT_H
+#define TOOL_SCRIPT_H
 
 #include <errno.h>
 #include <getopt.h>

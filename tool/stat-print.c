@@ -125,7 +125,7 @@ static void print_prefix(struct stat_opts *o, struct pk_evlist *el, const struct
 		if (o->json) {
 			snprintf(id, sizeof(id), "%s-%d", comm, k->id);
 			fputs("\"thread\" : ", f);
-			pk_json_str(f, id);
+			tool_json_str(f, id);
 			fputs(", ", f);
 		} else if (o->sep) {
 			fprintf(f, "%s-%d%s", comm, k->id, o->sep);
@@ -181,15 +181,15 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 		else
 			fprintf(f, "\"counter-value\" : \"%s\", ", bad);
 		fputs("\"unit\" : ", f);
-		pk_json_str(f, unit);
+		tool_json_str(f, unit);
 		fputs(", \"event\" : ", f);
-		pk_json_str(f, name);
+		tool_json_str(f, name);
 		if (noise >= 0)
 			fprintf(f, ", \"variance\" : %.2f", noise);
 		fprintf(f, ", \"event-runtime\" : %" PRIu64 ", \"pcnt-running\" : %.2f, ",
 			c->run, pct);
 		fprintf(f, "\"metric-value\" : %f, \"metric-unit\" : ", counted && m->has ? m->val : 0.0);
-		pk_json_str(f, counted && m->has ? m->unit : "");
+		tool_json_str(f, counted && m->has ? m->unit : "");
 		fputs("}\n", f);
 		return;
 	}
@@ -346,7 +346,7 @@ static void print_threads(struct stat_opts *o, struct run_state *st, unsigned fl
 	struct thread_row *rows = calloc((size_t)st->nkeys, sizeof(*rows));
 	struct pk_evsel *ev;
 	if (!rows) {
-		pk_tool_error("out of memory");
+		tool_error("out of memory");
 		return;
 	}
 	pk_evlist__for_each_evsel(st->el, ev) {

@@ -54,13 +54,13 @@ static void report_open_failure(struct pk_evlist *el, int err)
 	char buf[1024];
 	const struct pk_evsel *ev = pk_evlist__open_failure(el, &pid, &cpu, &group_fd, &attr);
 	if (!ev) {
-		pk_tool_error("cannot open the counters: %s", pk_strerror(err));
+		tool_error("cannot open the counters: %s", pk_strerror(err));
 		return;
 	}
 	PK_OPTS(pk_open_ctx, ctx, .attr = &attr, .pid = pid, .cpu = cpu, .group_fd = group_fd,
 		.event_name = pk_evsel__name(ev));
 	pk_explain_open_error(buf, sizeof(buf), err, &ctx);
-	pk_tool_error("cannot open '%s': %s", pk_evsel__name(ev), buf);
+	tool_error("cannot open '%s': %s", pk_evsel__name(ev), buf);
 }
 
 /* Every thread of every process in /proc (a process that ends meanwhile is left out). */
@@ -79,7 +79,7 @@ static struct pk_thread_map *all_threads(void)
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || end == de->d_name || pid <= 0 || pid > INT_MAX)
 			continue;
-		int err = pk_tool_add_threads_of((pid_t)pid, &tids, &n, &cap);
+		int err = tool_add_threads_of((pid_t)pid, &tids, &n, &cap);
 		if (err == -ENOMEM) {
 			free(tids);
 			closedir(d);
@@ -106,7 +106,7 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 	int err;
 
 	if (!el || (err = pk_evlist__add_events(el, o->events)) < 0) {
-		pk_tool_error("cannot set up the events: %s", strerror(errno));
+		tool_error("cannot set up the events: %s", strerror(errno));
 		pk_evlist__free(el);
 		return NULL;
 	}
@@ -118,10 +118,10 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 	case T_PID:
 	case T_TID:
 		cpus = pk_cpu_map__new_dummy();
-		threads = pk_tool_threads_of_pids(o->target == T_PID ? o->pid_list : o->tid_list,
+		threads = tool_threads_of_pids(o->target == T_PID ? o->pid_list : o->tid_list,
 					  o->target == T_PID);
 		if (!threads) {
-			pk_tool_error("cannot find %s '%s': %s",
+			tool_error("cannot find %s '%s': %s",
 				      o->target == T_PID ? "process" : "thread",
 				      o->target == T_PID ? o->pid_list : o->tid_list,
 				      errno == ESRCH ? "No such process" : pk_strerror(errno));
@@ -137,7 +137,7 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 			cpus = pk_cpu_map__new_dummy();
 			threads = all_threads();
 			if (!threads) {
-				pk_tool_error("cannot list the threads in /proc: %s", strerror(errno));
+				tool_error("cannot list the threads in /proc: %s", strerror(errno));
 				pk_cpu_map__free(cpus);
 				pk_evlist__free(el);
 				return NULL;
@@ -146,7 +146,7 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 		}
 		cpus = o->cpu_list ? pk_cpu_map__new(o->cpu_list) : pk_cpu_map__new_online(NULL);
 		if (!cpus) {
-			pk_tool_error("invalid CPU list '%s'", o->cpu_list ? o->cpu_list : "online");
+			tool_error("invalid CPU list '%s'", o->cpu_list ? o->cpu_list : "online");
 			pk_evlist__free(el);
 			return NULL;
 		}
@@ -154,7 +154,7 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 		break;
 	}
 	if (pk_evlist__set_maps(el, cpus, threads) < 0) {
-		pk_tool_error("cannot set up the targets: %s", strerror(errno));
+		tool_error("cannot set up the targets: %s", strerror(errno));
 		pk_evlist__free(el);
 		return NULL;
 	}
@@ -257,7 +257,7 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 	if (o->argv) {
 		w = pk_workload__prepare(o->argv);
 		if (!w) {
-			pk_tool_error("cannot start '%s': %s", o->argv[0], strerror(errno));
+			tool_error("cannot start '%s': %s", o->argv[0], strerror(errno));
 			return 1;
 		}
 		child = pk_workload__pid(w);
@@ -274,14 +274,14 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 	oo.enable_on_exec = o->target == T_WORKLOAD && o->delay_ms == 0;
 	oo.on_open = o->verbose ? print_attr_cb : NULL;
 	if (o->cgroup) {
-		oo.cgroup_fd = pk_tool_open_cgroup(o->cgroup);
+		oo.cgroup_fd = tool_open_cgroup(o->cgroup);
 		if (oo.cgroup_fd < 0) {
 			pk_workload__free(w);
 			return 1;
 		}
 	}
 	err = pk_evlist__open(st->el, &oo);
-	if (err == -EMFILE && pk_tool_raise_nofile())
+	if (err == -EMFILE && tool_raise_nofile())
 		err = pk_evlist__open(st->el, &oo);
 	if (oo.cgroup_fd >= 0)
 		close(oo.cgroup_fd);
@@ -291,7 +291,7 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 		return 1;
 	}
 	if (setup_run_state(o, st) < 0) {
-		pk_tool_error("out of memory");
+		tool_error("out of memory");
 		pk_workload__free(w);
 		return 1;
 	}
@@ -314,7 +314,7 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 		err = pk_workload__start(w);
 		if (err < 0) {
 			/* the shell's convention: 127 for "command not found / not runnable" */
-			pk_tool_error("cannot run '%s': %s", o->argv[0], strerror(-err));
+			tool_error("cannot run '%s': %s", o->argv[0], strerror(-err));
 			pk_workload__free(w);
 			return 127;
 		}
@@ -415,7 +415,7 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 		}
 		status = stopped_by_us ? 0 : pk_wait_status__exit_code(wstatus);
 		if (WIFSIGNALED(wstatus) && !stopped_by_us)
-			pk_tool_error("'%s' was killed by signal %d (%s)", o->argv[0],
+			tool_error("'%s' was killed by signal %d (%s)", o->argv[0],
 				      WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
 		pk_workload__free(w);
 	}

@@ -2,8 +2,8 @@
 /* tool/stat.h - `perfkit stat`'s options, run state and the functions its files share:
  * cmd-stat.c (options, the runs, signals), stat-run.c (opening the events, one run),
  * stat-print.c (the counts as text, CSV or JSON). */
-#ifndef PK_TOOL_STAT_H
-#define PK_TOOL_STAT_H
+#ifndef TOOL_STAT_H
+#define TOOL_STAT_H
 
 #include <errno.h>
 #include <dirent.h>

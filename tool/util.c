@@ -15,19 +15,19 @@
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 
-const char *pk_cmd_name;
+const char *tool_cmd_name;
 
 static void vmsg(const char *kind, const char *fmt, va_list ap)
 {
-	if (pk_cmd_name)
-		fprintf(stderr, "perfkit %s: %s", pk_cmd_name, kind);
+	if (tool_cmd_name)
+		fprintf(stderr, "perfkit %s: %s", tool_cmd_name, kind);
 	else
 		fprintf(stderr, "perfkit: %s", kind);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
 
-void pk_tool_error(const char *fmt, ...)
+void tool_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -35,7 +35,7 @@ void pk_tool_error(const char *fmt, ...)
 	va_end(ap);
 }
 
-void pk_tool_warn(const char *fmt, ...)
+void tool_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -43,7 +43,7 @@ void pk_tool_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-bool pk_tool_wants_help(int argc, char **argv)
+bool tool_wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
@@ -56,13 +56,13 @@ bool pk_tool_wants_help(int argc, char **argv)
 	return false;
 }
 
-int pk_tool_finish_stdout(int status)
+int tool_finish_stdout(int status)
 {
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return status;
 	if (errno == EPIPE)
 		return status; /* reader went away (| head): not our failure */
-	pk_tool_error("cannot write output: %s", strerror(errno));
+	tool_error("cannot write output: %s", strerror(errno));
 	return 1;
 }
 
@@ -70,16 +70,16 @@ static void tool_log(enum pk_log_level level, const char *msg, void *ctx)
 {
 	(void)ctx;
 	if (level <= PK_LOG_WARN)
-		pk_tool_warn("%s", msg);
+		tool_warn("%s", msg);
 	else
-		fprintf(stderr, "perfkit %s: %s\n", pk_cmd_name ? pk_cmd_name : "", msg);
+		fprintf(stderr, "perfkit %s: %s\n", tool_cmd_name ? tool_cmd_name : "", msg);
 }
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 
-void pk_tool_heap_reserve(size_t bytes)
+void tool_heap_reserve(size_t bytes)
 {
 	/* what is reserved must come from the heap and stay there once freed */
 	if (bytes > (size_t)INT_MAX / 8)
@@ -97,13 +97,13 @@ void pk_tool_heap_reserve(size_t bytes)
 		madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* best effort */
 }
 
-void pk_tool_setup_log(int verbose)
+void tool_setup_log(int verbose)
 {
 	enum pk_log_level max = verbose >= 2 ? PK_LOG_DEBUG : verbose == 1 ? PK_LOG_INFO : PK_LOG_WARN;
 	pk_set_log(tool_log, NULL, max);
 }
 
-bool pk_tool_ensure_tracefs(void)
+bool tool_ensure_tracefs(void)
 {
 	struct stat st;
 	if (pk_tracefs__root())
@@ -115,12 +115,12 @@ bool pk_tool_ensure_tracefs(void)
 	return pk_tracefs__root() != NULL;
 }
 
-void pk_json_str(FILE *f, const char *s)
+void tool_json_str(FILE *f, const char *s)
 {
 	pk_json__write_str(f, s, 0);
 }
 
-bool pk_tool_raise_nofile(void)
+bool tool_raise_nofile(void)
 {
 	struct rlimit rl;
 	/* one fd per event x cpu x thread adds up quickly; perf raises the limit too */
@@ -130,7 +130,7 @@ bool pk_tool_raise_nofile(void)
 	rl.rlim_cur = rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return false;
-	pk_tool_warn("too many open files at %llu: raised the soft RLIMIT_NOFILE to its hard "
+	tool_warn("too many open files at %llu: raised the soft RLIMIT_NOFILE to its hard "
 		     "limit %llu and retrying", (unsigned long long)old,
 		     (unsigned long long)rl.rlim_cur);
 	return true;
@@ -138,7 +138,7 @@ bool pk_tool_raise_nofile(void)
 
 /* ---- targets shared by stat and record ---- */
 
-int pk_tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap)
+int tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap)
 {
 	struct pk_thread_map *t = pk_thread_map__new_pid(pid, NULL);
 	if (!t)
@@ -160,7 +160,7 @@ int pk_tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap)
 	return 0;
 }
 
-struct pk_thread_map *pk_tool_threads_of_pids(const char *list, bool whole_process)
+struct pk_thread_map *tool_threads_of_pids(const char *list, bool whole_process)
 {
 	/* -p 12,34: every thread of each; -t 12,34: exactly these */
 	struct pk_thread_map *ids = pk_thread_map__new_list(list), *all;
@@ -169,7 +169,7 @@ struct pk_thread_map *pk_tool_threads_of_pids(const char *list, bool whole_proce
 	if (!ids || !whole_process)
 		return ids;
 	for (int i = 0; i < pk_thread_map__nr(ids); i++) {
-		int err = pk_tool_add_threads_of(pk_thread_map__tid(ids, i), &tids, &n, &cap);
+		int err = tool_add_threads_of(pk_thread_map__tid(ids, i), &tids, &n, &cap);
 		if (err) {
 			free(tids);
 			pk_thread_map__free(ids);
@@ -184,7 +184,7 @@ struct pk_thread_map *pk_tool_threads_of_pids(const char *list, bool whole_proce
 }
 
 /* Find where the perf_event cgroup hierarchy is mounted; open <mount>/<name>. */
-int pk_tool_open_cgroup(const char *name)
+int tool_open_cgroup(const char *name)
 {
 	char line[1024], path[PATH_MAX], mnt[512] = "";
 	FILE *f = fopen("/proc/self/mounts", "re");
@@ -204,7 +204,7 @@ int pk_tool_open_cgroup(const char *name)
 		fclose(f);
 	}
 	if (!mnt[0]) {
-		pk_tool_error("cannot use cgroup '%s': no cgroup2 or perf_event cgroup hierarchy is "
+		tool_error("cannot use cgroup '%s': no cgroup2 or perf_event cgroup hierarchy is "
 			      "mounted (mount -t cgroup2 none /sys/fs/cgroup)", name);
 		return -1;
 	}
@@ -213,6 +213,6 @@ int pk_tool_open_cgroup(const char *name)
 	snprintf(path, sizeof(path), "%s/%s", mnt, name);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		pk_tool_error("cannot open cgroup '%s' (%s): %s", name, path, strerror(errno));
+		tool_error("cannot open cgroup '%s' (%s): %s", name, path, strerror(errno));
 	return fd;
 }

@@ -24,12 +24,12 @@ static void child_setup(void)
 #include "../../tool/script-trace.c"
 
 /* the tool helpers script-trace.c uses (tool/util.c is not linked here) */
-const char *pk_cmd_name = "script";
-void pk_tool_warn(const char *fmt, ...)
+const char *tool_cmd_name = "script";
+void tool_warn(const char *fmt, ...)
 {
 	(void)fmt;
 }
-bool pk_tool_ensure_tracefs(void)
+bool tool_ensure_tracefs(void)
 {
 	return false;
 }
