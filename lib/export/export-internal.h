@@ -7,17 +7,9 @@
 #include <perfkit/export.h>
 #include "internal.h"
 
-#define PK_NONE UINT32_MAX
+#include "core/intern.h"
 
-/*
- * Open-addressing hash of ids: slot holds id + 1 (0 = empty). The owner keeps each id's
- * full hash in `hashes` so the table can grow without rehashing keys.
- */
-struct pk_idhash {
-	uint32_t *slot;
-	uint32_t mask;          /* nr slots - 1 (power of two), 0 before the first insert */
-	uint32_t n;
-};
+#define PK_NONE UINT32_MAX
 
 struct pk_xfunc {
 	uint32_t name, dso, file; /* string ids */
@@ -75,36 +67,30 @@ struct pk_profile {
 	struct pk_profile_opts o;
 	/* strings: id 0 is "" */
 	char **str;
-	uint32_t *str_hash;
 	uint32_t nr_str, cap_str;
-	struct pk_idhash str_h;
+	struct pk_index str_h;      /* lib/core's index of ids, by hash */
 	struct pk_strchunk *chunks;
 	size_t str_bytes;
 
 	struct pk_xfunc *func;
-	uint32_t *func_hash;
 	uint32_t nr_func, cap_func;
-	struct pk_idhash func_h;
+	struct pk_index func_h;      /* lib/core's index of ids, by hash */
 
 	struct pk_xloc *loc;
-	uint32_t *loc_hash;
 	uint32_t nr_loc, cap_loc;
-	struct pk_idhash loc_h;
+	struct pk_index loc_h;      /* lib/core's index of ids, by hash */
 
 	struct pk_xnode *node;
-	uint32_t *node_hash;
 	uint32_t nr_node, cap_node;
-	struct pk_idhash node_h;
+	struct pk_index node_h;      /* lib/core's index of ids, by hash */
 
 	struct pk_xagg *agg;
-	uint32_t *agg_hash;
 	uint32_t nr_agg, cap_agg;
-	struct pk_idhash agg_h;
+	struct pk_index agg_h;      /* lib/core's index of ids, by hash */
 
 	struct pk_xthread *thread;
-	uint32_t *thread_hash;
 	uint32_t nr_thread, cap_thread;
-	struct pk_idhash thread_h;
+	struct pk_index thread_h;      /* lib/core's index of ids, by hash */
 
 	struct pk_xtime *timeline;
 	size_t nr_time, cap_time;
@@ -160,8 +146,7 @@ struct pk_ftree {
 	uint8_t *kind;
 	uint64_t *self[3];      /* self weight per value slot */
 	uint64_t *total[3];
-	uint32_t *hash;
-	struct pk_idhash h;
+	struct pk_index h;
 };
 /* Add `event` of profile p into value slot `which` (0..2) of tree t. event < 0: all events. */
 int pk_ftree_add(struct pk_ftree *t, const struct pk_profile *p, int event, int which,

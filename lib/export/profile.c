@@ -47,27 +47,6 @@ int pk_xgrow(void **arr, uint32_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* Grow an element array and its parallel hash array together (hashes first, so that a
- * failure leaves the hash array at least as large as the elements). */
-static int grow2(void **arr, uint32_t **hashes, uint32_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = next_cap(*cap, need);
-	if (!ncap)
-		return -ENOMEM;
-	uint32_t *nh = realloc(*hashes, ncap * sizeof(*nh));
-	if (!nh)
-		return -ENOMEM;
-	*hashes = nh;
-	void *n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = (uint32_t)ncap;
-	return 0;
-}
-
 uint32_t pk_xhash_bytes(const void *s, size_t n, uint32_t seed)
 {
 	/* FNV-1a over 64 bits, folded */
@@ -100,67 +79,24 @@ static inline uint32_t mix2(uint32_t a, uint64_t b)
 
 typedef bool (*eq_fn)(const struct pk_profile *p, uint32_t id, const void *key);
 
-static int idhash_grow(struct pk_idhash *h, const uint32_t *hashes)
+/* lib/core's index takes a 64-bit hash: its high half is the tag and picks the slot */
+static inline uint64_t ix_hash(uint32_t hash)
 {
-	uint32_t nslots = h->mask ? (h->mask + 1) * 2 : 256;
-	if (nslots == 0)
-		return -ENOMEM;
-	uint32_t *slot = calloc(nslots, sizeof(*slot));
-	if (!slot)
-		return -ENOMEM;
-	uint32_t mask = nslots - 1;
-	if (h->mask) {
-		for (uint32_t i = 0; i <= h->mask; i++) {
-			uint32_t v = h->slot[i];
-			if (!v)
-				continue;
-			uint32_t j = hashes[v - 1] & mask;
-			while (slot[j])
-				j = (j + 1) & mask;
-			slot[j] = v;
-		}
-	}
-	free(h->slot);
-	h->slot = slot;
-	h->mask = mask;
-	return 0;
+	return (uint64_t)hash << 32;
 }
 
-/* Find key; returns the id or PK_NONE, and in *pos the slot where it would go. */
-static uint32_t idhash_find(const struct pk_profile *p, const struct pk_idhash *h,
-			    uint32_t hash, eq_fn eq, const void *key, uint32_t *pos)
+/* The id of key in index x, or PK_NONE. */
+static uint32_t ix_find(const struct pk_profile *p, const struct pk_index *x, uint32_t hash,
+			eq_fn eq, const void *key)
 {
-	if (!h->mask) {
-		*pos = PK_NONE;
+	if (!x->slot)
 		return PK_NONE;
+	PK_IX_FOR(x, ix_hash(hash), j) {
+		uint32_t id = PK_IX_ID(x->slot[j]);
+		if (eq(p, id, key))
+			return id;
 	}
-	uint32_t j = hash & h->mask;
-	for (;;) {
-		uint32_t v = h->slot[j];
-		if (!v) {
-			*pos = j;
-			return PK_NONE;
-		}
-		if (eq(p, v - 1, key))
-			return v - 1;
-		j = (j + 1) & h->mask;
-	}
-}
-
-/* Insert id at pos (from idhash_find), growing when 70% full. */
-static int idhash_insert(struct pk_idhash *h, const uint32_t *hashes, uint32_t id, uint32_t pos)
-{
-	if (pos == PK_NONE || (uint64_t)(h->n + 1) * 10 > (uint64_t)(h->mask + 1) * 7) {
-		int err = idhash_grow(h, hashes);
-		if (err)
-			return err;
-		pos = hashes[id] & h->mask;
-		while (h->slot[pos])
-			pos = (pos + 1) & h->mask;
-	}
-	h->slot[pos] = id + 1;
-	h->n++;
-	return 0;
+	return PK_NONE;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -202,25 +138,20 @@ uint32_t pk_xintern(struct pk_profile *p, const char *s)
 	if (!s)
 		s = "";
 	struct strkey k = { s, strlen(s) };
-	uint32_t hash = pk_xhash_bytes(s, k.len, 0), pos;
-	uint32_t id = idhash_find(p, &p->str_h, hash, str_eq, &k, &pos);
+	uint32_t hash = pk_xhash_bytes(s, k.len, 0);
+	uint32_t id = ix_find(p, &p->str_h, hash, str_eq, &k);
 	if (id != PK_NONE)
 		return id;
-	if (grow2((void **)&p->str, &p->str_hash, &p->cap_str, (size_t)p->nr_str + 1,
-		  sizeof(*p->str)))
+	if (pk_index_grow(&p->str_h) ||
+	    pk_xgrow((void **)&p->str, &p->cap_str, (size_t)p->nr_str + 1, sizeof(*p->str)))
 		return PK_NONE;
 	char *copy = str_alloc(p, k.len + 1);
 	if (!copy)
 		return PK_NONE;
 	memcpy(copy, s, k.len + 1);
-	id = p->nr_str;
+	id = p->nr_str++;
 	p->str[id] = copy;
-	p->str_hash[id] = hash;
-	p->nr_str++;
-	if (idhash_insert(&p->str_h, p->str_hash, id, pos)) {
-		p->nr_str--;
-		return PK_NONE;
-	}
+	pk_index_put(&p->str_h, ix_hash(hash), id);
 	return id;
 }
 
@@ -258,30 +189,24 @@ static bool thread_eq(const struct pk_profile *p, uint32_t id, const void *key)
  * Generic "find or append": arr/hashes/nr/cap/h of one table, element size, key (an
  * element), its hash. Returns the id or PK_NONE (ENOMEM).
  */
-static uint32_t intern_elem(struct pk_profile *p, void **arr, uint32_t **hashes, uint32_t *nr,
-			    uint32_t *cap, struct pk_idhash *h, size_t elem, const void *key,
-			    uint32_t hash, eq_fn eq)
+static uint32_t intern_elem(struct pk_profile *p, void **arr, uint32_t *nr, uint32_t *cap,
+			    struct pk_index *x, size_t elem, const void *key, uint32_t hash,
+			    eq_fn eq)
 {
-	uint32_t pos;
-	uint32_t id = idhash_find(p, h, hash, eq, key, &pos);
+	uint32_t id = ix_find(p, x, hash, eq, key);
 	if (id != PK_NONE)
 		return id;
-	if (grow2(arr, hashes, cap, (size_t)*nr + 1, elem))
+	if (pk_index_grow(x) || pk_xgrow(arr, cap, (size_t)*nr + 1, elem))
 		return PK_NONE;
-	id = *nr;
+	id = (*nr)++;
 	memcpy((char *)*arr + (size_t)id * elem, key, elem);
-	(*hashes)[id] = hash;
-	(*nr)++;
-	if (idhash_insert(h, *hashes, id, pos)) {
-		(*nr)--;
-		return PK_NONE;
-	}
+	pk_index_put(x, ix_hash(hash), id);
 	return id;
 }
 
 #define INTERN(p, tbl, key, hash, eq)                                                    \
-	intern_elem((p), (void **)&(p)->tbl, &(p)->tbl##_hash, &(p)->nr_##tbl,             \
-		    &(p)->cap_##tbl, &(p)->tbl##_h, sizeof(*(p)->tbl), (key), (hash), (eq))
+	intern_elem((p), (void **)&(p)->tbl, &(p)->nr_##tbl, &(p)->cap_##tbl, &(p)->tbl##_h, \
+		    sizeof(*(p)->tbl), (key), (hash), (eq))
 
 /* ------------------------------------------------------------------------------------ */
 /* Public API                                                                           */
@@ -316,23 +241,17 @@ void pk_profile__free(struct pk_profile *p)
 		p->chunks = n;
 	}
 	free(p->str);
-	free(p->str_hash);
-	free(p->str_h.slot);
+	pk_index_release(&p->str_h);
 	free(p->func);
-	free(p->func_hash);
-	free(p->func_h.slot);
+	pk_index_release(&p->func_h);
 	free(p->loc);
-	free(p->loc_hash);
-	free(p->loc_h.slot);
+	pk_index_release(&p->loc_h);
 	free(p->node);
-	free(p->node_hash);
-	free(p->node_h.slot);
+	pk_index_release(&p->node_h);
 	free(p->agg);
-	free(p->agg_hash);
-	free(p->agg_h.slot);
+	pk_index_release(&p->agg_h);
 	free(p->thread);
-	free(p->thread_hash);
-	free(p->thread_h.slot);
+	pk_index_release(&p->thread_h);
 	free(p->timeline);
 	free(p->event);
 	free(p->dso);

@@ -52,40 +52,20 @@ static int grow(struct pk_ftree *t)
 	G(total[0]);
 	G(total[1]);
 	G(total[2]);
-	G(hash);
 #undef G
 	t->cap = ncap;
 	return 0;
 }
 
-static int rehash(struct pk_ftree *t)
-{
-	uint32_t nslots = t->h.mask ? (t->h.mask + 1) * 2 : 1024;
-	uint32_t *slot = calloc(nslots, sizeof(*slot));
-	if (!slot)
-		return -ENOMEM;
-	for (uint32_t id = 0; id < t->n; id++) {
-		uint32_t j = t->hash[id] & (nslots - 1);
-		while (slot[j])
-			j = (j + 1) & (nslots - 1);
-		slot[j] = id + 1;
-	}
-	free(t->h.slot);
-	t->h.slot = slot;
-	t->h.mask = nslots - 1;
-	t->h.n = t->n;
-	return 0;
-}
-
 static uint32_t add_node(struct pk_ftree *t, const struct fkey *k, const char *file)
 {
-	uint32_t hash = fkey_hash(k);
-	if (t->h.mask) {
-		for (uint32_t j = hash & t->h.mask; t->h.slot[j]; j = (j + 1) & t->h.mask)
-			if (fkey_eq(t, t->h.slot[j] - 1, k))
-				return t->h.slot[j] - 1;
+	uint64_t hash = (uint64_t)fkey_hash(k) << 32; /* lib/core's index: tag and slot */
+	if (t->h.slot) {
+		PK_IX_FOR(&t->h, hash, j)
+			if (fkey_eq(t, PK_IX_ID(t->h.slot[j]), k))
+				return PK_IX_ID(t->h.slot[j]);
 	}
-	if (t->n == t->cap && grow(t))
+	if ((t->n == t->cap && grow(t)) || pk_index_grow(&t->h))
 		return PK_NONE;
 	uint32_t id = t->n++;
 	t->parent[id] = k->parent;
@@ -95,17 +75,7 @@ static uint32_t add_node(struct pk_ftree *t, const struct fkey *k, const char *f
 	t->kind[id] = k->kind;
 	for (int s = 0; s < 3; s++)
 		t->self[s][id] = t->total[s][id] = 0;
-	t->hash[id] = hash;
-	if ((uint64_t)(t->n) * 10 > (uint64_t)(t->h.mask + 1) * 7) {
-		if (rehash(t))
-			return PK_NONE;
-	} else {
-		uint32_t j = hash & t->h.mask;
-		while (t->h.slot[j])
-			j = (j + 1) & t->h.mask;
-		t->h.slot[j] = id + 1;
-		t->h.n++;
-	}
+	pk_index_put(&t->h, hash, id);
 	return id;
 }
 
@@ -127,8 +97,7 @@ void pk_ftree_release(struct pk_ftree *t)
 		free(t->self[k]);
 		free(t->total[k]);
 	}
-	free(t->hash);
-	free(t->h.slot);
+	pk_index_release(&t->h);
 	memset(t, 0, sizeof(*t));
 }
 
