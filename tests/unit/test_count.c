@@ -566,6 +566,18 @@ static void test_self_counter(void **state)
 		assert_true(c[2].status == PK_COUNT_NOT_SUPPORTED || c[2].status == PK_COUNT_OK ||
 			    c[2].status == PK_COUNT_SCALED);
 	}
+	/* separate events unless the spec groups them (a group too big for the counters
+	 * would never count); the reader underneath says which */
+	assert_false(pk_self_reader__grouped(pk_self_counter__reader(sc)));
+	pk_self_counter__free(sc);
+	sc = pk_self_counter__open("{task-clock,page-faults}");
+	assert_non_null(sc);
+	assert_true(pk_self_reader__grouped(pk_self_counter__reader(sc)));
+	assert_int_equal(pk_self_counter__start(sc), 0);
+	touch_pages(100);
+	assert_int_equal(pk_self_counter__stop(sc), 0);
+	assert_int_equal(pk_self_counter__read(sc, c, 4), 2);
+	assert_true(c[1].val >= 100 && c[1].val < 100 * 5 / 4 + 30);
 	pk_self_counter__free(sc);
 	assert_null(pk_self_counter__open("no-such-event-xyz"));
 	pk_self_counter__free(NULL);

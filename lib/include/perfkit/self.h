@@ -446,14 +446,17 @@ PK_API int pk_watch__hits(struct pk_watch *w, uint64_t *hits);
  */
 PK_API int pk_watch__selftest(void);
 
-/* ---- counting one's own thread (pk_evlist underneath) ---- */
+/* ---- counting one's own thread: start/stop/read deltas (pk_self_reader underneath) ---- */
 
 struct pk_self_counter;
 
 /*
  * Open the events of `spec` (perf -e syntax, e.g. "task-clock,page-faults" or
- * "{cycles,instructions}") on the calling thread, disabled. Unsupported hardware events are
- * kept and report PK_COUNT_NOT_SUPPORTED. NULL + errno (-PK_ERR_PARSE etc. as errno).
+ * "{cycles,instructions}") on the calling thread, disabled: as one group when the spec
+ * has braces, else each on its own (so that they multiplex). Unsupported hardware events
+ * are kept and report PK_COUNT_NOT_SUPPORTED. Reads go through the control page (rdpmc)
+ * where it allows, else read(2). NULL + errno (PK_ERR_PARSE etc.; ENODEV when no event at
+ * all is supported here).
  */
 PK_API struct pk_self_counter *pk_self_counter__open(const char *spec);
 PK_API int pk_self_counter__start(struct pk_self_counter *sc);  /* reset + enable */
@@ -462,8 +465,8 @@ PK_API int pk_self_counter__nr(const struct pk_self_counter *sc);
 PK_API const char *pk_self_counter__name(const struct pk_self_counter *sc, int idx);
 /* Scaled values of every event into out[0..max); returns the number of events. */
 PK_API int pk_self_counter__read(struct pk_self_counter *sc, struct pk_count *out, size_t max);
-/* The underlying evlist (for callers that need more). */
-PK_API struct pk_evlist *pk_self_counter__evlist(struct pk_self_counter *sc);
+/* The underlying reader (its fds, control pages, read path), for callers that need more. */
+PK_API struct pk_self_reader *pk_self_counter__reader(struct pk_self_counter *sc);
 PK_API void pk_self_counter__free(struct pk_self_counter *sc);
 
 #ifdef __cplusplus
