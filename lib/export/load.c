@@ -6,6 +6,8 @@
  * and handed to the profile builder. What flamegraph, convert and diff read.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <perfkit/export.h>
@@ -166,8 +168,20 @@ static int frames_of(struct loader *L, uint32_t pid, uint32_t tid, uint64_t gen,
 		.addr = ip,
 		.kind = frame_kind(&loc, found),
 	};
-	if (!fr.name && !L->unknown_hex)
+	char hex[24];
+	if (!fr.name && !L->unknown_hex) {
 		fr.name = "[unknown]";
+	} else if (!fr.name && loc.dso) {
+		/* in an object without a symbol there: named by its address in the object, as
+		 * perf report and perf diff name it (the same in every run, where the
+		 * absolute address moves with ASLR): the file offset in a file map, the
+		 * object's own address where that differs (the kernel, anonymous maps) */
+		uint64_t a = loc.dso_addr, off = ip - loc.map_start + loc.map_pgoff;
+		if (!loc.kernel && pk_dso__offset_to_addr(loc.dso, off) == loc.dso_addr)
+			a = off;
+		snprintf(hex, sizeof(hex), "0x%016" PRIx64, a);
+		fr.name = hex;
+	}
 	/* pprof mappings: the real mapping (start, limit, file offset) of each object */
 	if (L->addresses && found != -ENOENT && loc.dso_name &&
 	    loc.map_end > loc.map_start &&
