@@ -147,12 +147,14 @@ static void put_addr_sym(struct script *s, const struct pk_sample *smp, unsigned
 	}
 }
 
-/* --max-stack 0 on a sample with a user stack copy: perf's unwinder refuses a zero depth,
- * the chain is then not resolved and perf script prints the sample as with -G */
+/* --max-stack 0 on a sample with a user stack copy (registers, and bytes the kernel
+ * copied): perf's unwinder refuses a zero depth, the chain is then not resolved and perf
+ * script prints the sample as with -G */
 static bool max_stack_zero_unwind(const struct script *s, const struct pk_sample *smp)
 {
 	return !s->max_stack && (smp->type & PERF_SAMPLE_STACK_USER) &&
-	       (smp->type & PERF_SAMPLE_REGS_USER) && smp->regs_user.nr && smp->stack_user.size;
+	       (smp->type & PERF_SAMPLE_REGS_USER) && smp->regs_user.abi && smp->regs_user.nr &&
+	       smp->stack_user.dyn_size;
 }
 
 /*

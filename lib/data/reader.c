@@ -318,7 +318,7 @@ static int open_pipe_mode(struct pk_data_reader *r)
 	r->pipe = true;
 	r->env.header_version = 1; /* "PERFILE2" too; no sections to locate */
 	r->pos = PK_DATA_PIPE_HEADER_SIZE;
-	/* consume the leading HEADER_ATTR / HEADER_FEATURE records */
+	/* consume the leading HEADER_ATTR / HEADER_FEATURE records (and EVENT_UPDATE: names) */
 	for (;;) {
 		uint64_t avail;
 		const uint8_t *p = pk_rd_stream_peek(r, 8, &avail);
@@ -327,7 +327,7 @@ static int open_pipe_mode(struct pk_data_reader *r)
 			return 0;
 		memcpy(&h, p, sizeof(h));
 		if (h.type != PK_RECORD_HEADER_ATTR && h.type != PK_RECORD_HEADER_FEATURE &&
-		    h.type != PK_RECORD_HEADER_TRACING_DATA)
+		    h.type != PK_RECORD_HEADER_TRACING_DATA && h.type != PK_RECORD_EVENT_UPDATE)
 			return 0;
 		if (h.size < 8)
 			return 0; /* reported by __next */
