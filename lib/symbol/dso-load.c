@@ -220,8 +220,11 @@ static int pk_dso_open_elf(struct pk_dso *d, const char *path, struct pk_symvec 
 		return -EINVAL;
 	}
 	int err = pk_elf_validate(d, e, fsize);
-	if (!err)
+	if (!err) {
 		pk_elf_plt_syms(d, e, sv);
+		pk_plt_view_free(d->plt_view);
+		d->plt_view = pk_plt_view_read(d, e);
+	}
 	elf_end(e);
 	if (err) {
 		close(fd);
@@ -408,11 +411,17 @@ static int pk_dso_load_elf(struct pk_dso *d)
 		free(dp);
 	}
 	if (err) {
+		pk_plt_view_free(d->plt_view);
+		d->plt_view = NULL;
 		free(sv.v);
 		return err;
 	}
 	struct pk_symvec dv = { 0 };
 	pk_dso_collect_symtab(d, &sv, &dv);
+	if (!sv.err)
+		sv.err = pk_plt_view_apply(d, d->plt_view, &sv.v, &sv.nr, &sv.cap);
+	pk_plt_view_free(d->plt_view);
+	d->plt_view = NULL;
 	if (sv.err || dv.err) {
 		free(sv.v);
 		free(dv.v);

@@ -100,6 +100,7 @@ struct pk_dso {
 	 * chains); all of them in a list, for freeing */
 	struct pk_u64map scope_cus;
 	struct pk_scope_cu *scope_list;
+	struct pk_plt_view *plt_view; /* plt-perf.c: read at open, used at load */
 };
 
 /* ---- maps and threads ---- */
@@ -188,6 +189,16 @@ const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t
 const char *pk_dso_data_symbol(struct pk_dso *d, uint64_t addr, bool in_data, uint64_t *start,
 			       uint64_t *size);
 size_t pk_syms_finish(struct pk_sym *syms, size_t nr, bool kallsyms);
+
+/* plt-perf.c: perf 6.1's names of PLT addresses. _read takes what perf reads from the
+ * ELF file (NULL: no PLT, not x86-64, or no memory); _apply replays perf's symbol tree
+ * from d->mod's symbol table and rewrites the symbols of the PLT sections in v (not yet
+ * finished) so that pk_syms_find gives perf's answer there. 0 or -ENOMEM. */
+struct pk_plt_view;
+struct pk_plt_view *pk_plt_view_read(struct pk_dso *d, Elf *e);
+int pk_plt_view_apply(struct pk_dso *d, const struct pk_plt_view *p, struct pk_sym **v,
+		      size_t *nr, size_t *cap);
+void pk_plt_view_free(struct pk_plt_view *p);
 /* Open a path only if it is a regular file of sane size; returns fd or -errno. */
 int pk_open_regular(const char *path, uint64_t max_size, uint64_t *size);
 /* Demangle if the machine wants it; returns an arena copy (the name itself if plain). */
