@@ -150,6 +150,7 @@ void pk_dso_free(struct pk_dso *d)
 	pk_u64map_release(&d->inlines);
 	pk_scope_cus_free(d);
 	pk_arena_release(&d->arena);
+	pk_plt_view_free(d->plt_view); /* read at open, normally freed by the load */
 	free(d->syms);
 	free(d->dsyms);
 	free(d->cus);
