@@ -158,17 +158,8 @@ static void pk_elf_plt_syms(struct pk_dso *d, Elf *e, struct pk_symvec *sv)
 		nrel = plt.sh_size / ent > first ? plt.sh_size / ent - first : 0;
 	for (size_t i = 0; i < nrel; i++) {
 		uint64_t info;
-		if (rela.sh_type == SHT_RELA) {
-			GElf_Rela r;
-			if (!gelf_getrela(rd, (int)i, &r))
-				break;
-			info = r.r_info;
-		} else {
-			GElf_Rel r;
-			if (!gelf_getrel(rd, (int)i, &r))
-				break;
-			info = r.r_info;
-		}
+		if (!pk_elf_rel_info(rd, rela.sh_type == SHT_RELA, i, &info))
+			break;
 		size_t symi = eh.e_ident[EI_CLASS] == ELFCLASS64 ? GELF_R_SYM(info)
 								 : ELF32_R_SYM(info);
 		GElf_Sym sym;

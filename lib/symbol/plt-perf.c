@@ -117,17 +117,8 @@ struct pk_plt_view *pk_plt_view_read(struct pk_dso *d, Elf *e)
 	uint64_t ent = plt.sh_entsize, off = plt.sh_offset + ent;
 	for (size_t i = 0; i < nrel; i++, off += ent) {
 		uint64_t info;
-		if (rel.sh_type == SHT_RELA) {
-			GElf_Rela r;
-			if (!gelf_getrela(rd, (int)i, &r))
-				break;
-			info = r.r_info;
-		} else {
-			GElf_Rel r;
-			if (!gelf_getrel(rd, (int)i, &r))
-				break;
-			info = r.r_info;
-		}
+		if (!pk_elf_rel_info(rd, rel.sh_type == SHT_RELA, i, &info))
+			break;
 		GElf_Sym sym;
 		const char *n = NULL;
 		if (gelf_getsym(sd, (int)GELF_R_SYM(info), &sym))
@@ -348,19 +339,8 @@ static const struct node *find(const struct tree *t, uint64_t ip)
 /* perf's choice between two symbols of one address (choose_best_symbol): true keeps a */
 static bool keep_first(const struct node *a, const struct node *b)
 {
-	bool za = a->end == a->start, zb = b->end == b->start;
-	if (za != zb)
-		return zb;
-	bool wa = a->bind == STB_WEAK, wb = b->bind == STB_WEAK;
-	if (wa != wb)
-		return wb;
-	bool ga = a->bind == STB_GLOBAL, gb = b->bind == STB_GLOBAL;
-	if (ga != gb)
-		return ga;
-	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
-	if (ua != ub)
-		return ua < ub;
-	return strlen(a->name) >= strlen(b->name);
+	return pk_sym_rank(a->end != a->start, a->bind, a->name, b->end != b->start, b->bind,
+			   b->name) >= 0;
 }
 
 /* DSO address <-> file offset through the PT_LOAD segment holding it (perf keeps symbols

@@ -189,6 +189,13 @@ const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t
 const char *pk_dso_data_symbol(struct pk_dso *d, uint64_t addr, bool in_data, uint64_t *start,
 			       uint64_t *size);
 size_t pk_syms_finish(struct pk_sym *syms, size_t nr, bool kallsyms);
+/* perf's preference between two symbols at one address (its choose_best_symbol): one
+ * with a size over a zero-sized one, non-weak over weak, global over local, fewer leading
+ * underscores, the longer name. > 0 when a wins, < 0 when b does, 0 when they tie. */
+int pk_sym_rank(bool sized_a, unsigned bind_a, const char *name_a, bool sized_b,
+		unsigned bind_b, const char *name_b);
+/* r_info of relocation i of a SHT_RELA (rela) or SHT_REL section's data; false past it */
+bool pk_elf_rel_info(Elf_Data *d, bool rela, size_t i, uint64_t *info);
 
 /* plt-perf.c: perf 6.1's names of PLT addresses. _read takes what perf reads from the
  * ELF file (NULL: no PLT, not x86-64, or no memory); _apply replays perf's symbol tree

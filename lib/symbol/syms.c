@@ -14,24 +14,47 @@
  * over a zero-sized one, non-weak over weak, global over local, fewer leading
  * underscores, the longer name; on a tie the one that came first.
  */
+int pk_sym_rank(bool sized_a, unsigned bind_a, const char *name_a, bool sized_b,
+		unsigned bind_b, const char *name_b)
+{
+	if (sized_a != sized_b)
+		return sized_a ? 1 : -1;
+	bool wa = bind_a == STB_WEAK, wb = bind_b == STB_WEAK;
+	if (wa != wb)
+		return wb ? 1 : -1;
+	bool ga = bind_a == STB_GLOBAL, gb = bind_b == STB_GLOBAL;
+	if (ga != gb)
+		return ga ? 1 : -1;
+	size_t ua = strspn(name_a, "_"), ub = strspn(name_b, "_");
+	if (ua != ub)
+		return ua < ub ? 1 : -1;
+	size_t la = strlen(name_a), lb = strlen(name_b);
+	return la != lb ? (la > lb ? 1 : -1) : 0;
+}
+
+bool pk_elf_rel_info(Elf_Data *d, bool rela, size_t i, uint64_t *info)
+{
+	if (i > INT32_MAX)
+		return false;
+	if (rela) {
+		GElf_Rela r;
+		if (!gelf_getrela(d, (int)i, &r))
+			return false;
+		*info = r.r_info;
+	} else {
+		GElf_Rel r;
+		if (!gelf_getrel(d, (int)i, &r))
+			return false;
+		*info = r.r_info;
+	}
+	return true;
+}
+
 static bool pk_sym_better(const struct pk_sym *a, const struct pk_sym *b)
 {
-	bool sa = a->end > a->start, sb = b->end > b->start;
-	if (sa != sb)
-		return sa;
-	bool wa = a->bind == STB_WEAK, wb = b->bind == STB_WEAK;
-	if (wa != wb)
-		return wb;
-	bool ga = a->bind == STB_GLOBAL, gb = b->bind == STB_GLOBAL;
-	if (ga != gb)
-		return ga;
-	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
-	if (ua != ub)
-		return ua < ub;
-	size_t la = strlen(a->name), lb = strlen(b->name);
-	if (la != lb)
-		return la > lb;
-	return a->seq < b->seq;
+	int r = pk_sym_rank(a->end > a->start, a->bind, a->name, b->end > b->start, b->bind,
+			    b->name);
+	return r ? r > 0 : a->seq < b->seq;
 }
 
 /* by address, the best alias first */
