@@ -477,6 +477,28 @@ int pk_rd_parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, si
 		set_feat(r, feat);
 		return 0;
 	}
+	/* the features with a parser of their own */
+	static const struct {
+		int feat;
+		int (*parse)(struct pk_data_reader *r, struct cur *c);
+	} parsers[] = {
+		{ PK_FEAT_EVENT_DESC, parse_event_desc },
+		{ PK_FEAT_BUILD_ID, parse_build_ids },
+		{ PK_FEAT_CPU_TOPOLOGY, parse_topology },
+		{ PK_FEAT_GROUP_DESC, parse_group_desc },
+		{ PK_FEAT_NUMA_TOPOLOGY, parse_numa },
+		{ PK_FEAT_PMU_MAPPINGS, parse_pmu_mappings },
+		{ PK_FEAT_CACHE, parse_caches },
+		{ PK_FEAT_MEM_TOPOLOGY, parse_mem_topology },
+	};
+	for (size_t i = 0; i < PK_ARRAY_SIZE(parsers); i++) {
+		if (parsers[i].feat != feat)
+			continue;
+		if (parsers[i].parse(r, &c))
+			return -PK_ERR_FORMAT;
+		set_feat(r, feat);
+		return 0;
+	}
 	switch (feat) {
 	case PK_FEAT_NRCPUS: {
 		uint32_t avail = cur_u32(&c), online = cur_u32(&c);
@@ -502,38 +524,6 @@ int pk_rd_parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, si
 		r->env.nr_cmdline = nr;
 		break;
 	}
-	case PK_FEAT_EVENT_DESC:
-		if (parse_event_desc(r, &c))
-			return -PK_ERR_FORMAT;
-		break;
-	case PK_FEAT_BUILD_ID:
-		if (parse_build_ids(r, &c))
-			return -PK_ERR_FORMAT;
-		break;
-	case PK_FEAT_CPU_TOPOLOGY:
-		if (parse_topology(r, &c))
-			return -PK_ERR_FORMAT;
-		break;
-	case PK_FEAT_GROUP_DESC:
-		if (parse_group_desc(r, &c))
-			return -PK_ERR_FORMAT;
-		break;
-	case PK_FEAT_NUMA_TOPOLOGY:
-		if (parse_numa(r, &c))
-			return -PK_ERR_FORMAT;
-		break;
-	case PK_FEAT_PMU_MAPPINGS:
-		if (parse_pmu_mappings(r, &c))
-			return -PK_ERR_FORMAT;
-		break;
-	case PK_FEAT_CACHE:
-		if (parse_caches(r, &c))
-			return -PK_ERR_FORMAT;
-		break;
-	case PK_FEAT_MEM_TOPOLOGY:
-		if (parse_mem_topology(r, &c))
-			return -PK_ERR_FORMAT;
-		break;
 	case PK_FEAT_SAMPLE_TIME: {
 		uint64_t a = cur_u64(&c), b = cur_u64(&c);
 		if (c.bad)
