@@ -6,7 +6,7 @@
  * decoded with libtraceevent from the recording's TRACING_DATA, or tracefs formats when
  * it has none) or as JSON lines with symbols.
  *
- * Speed: output goes through one large buffer written with write(2) (tool/script-out.h),
+ * Speed: output goes through one large buffer written with write(2) (tool/out.h),
  * numbers are formatted by hand, and the output text of a frame (ip, symbol, dso) is
  * formatted once per distinct (map generation, cpumode, ip) and kept in a cache: a
  * frame's symbol depends only on the maps, and the machine gives each state of an

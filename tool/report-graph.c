@@ -42,7 +42,7 @@ static void lb_name(struct report *R, const struct pk_callnode *n)
 		if (!n->addr) /* "%#llx", as perf prints it */
 			rpt_lb_put(R, "0", 1);
 		else
-			rpt_lb_put(R, b, 2 + (size_t)rpt_fmt_hex(b + 2, n->addr));
+			rpt_lb_put(R, b, (size_t)(fmt_hex(b + 2, n->addr) - b));
 	}
 }
 

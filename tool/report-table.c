@@ -85,21 +85,6 @@ int rpt_fmt_2f(char *b, double x)
 	return len;
 }
 
-int rpt_fmt_hex(char *b, uint64_t v)
-{
-	static const char hx[] = "0123456789abcdef";
-	char tmp[16];
-	int n = 0, len = 0;
-	do {
-		tmp[n++] = hx[v & 15];
-		v >>= 4;
-	} while (v);
-	while (n)
-		b[len++] = tmp[--n];
-	b[len] = 0;
-	return len;
-}
-
 /* ---- rows ---- */
 
 const char *rpt_col_title(enum col c)
@@ -183,7 +168,8 @@ static int sym_text(const struct pk_hist_entry *e, char *buf, size_t len)
 		*p++ = 'x';
 	}
 	char hx[24];
-	int n = rpt_fmt_hex(hx, e->addr);
+	int n = (int)(fmt_hex(hx, e->addr) - hx);
+	hx[n] = 0;
 	for (int i = n; i < 16; i++)
 		*p++ = '0';
 	memcpy(p, hx, (size_t)n + 1);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
+#include "out.h"
 
 enum cg_mode { CG_GRAPH, CG_FRACTAL, CG_FLAT, CG_FOLDED, CG_NONE };
 
@@ -73,7 +74,6 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 const char *rpt_col_title(enum col c);
 int rpt_comm_width(const struct pk_hist *const *h, size_t nr);
 int rpt_fmt_2f(char *b, double x);
-int rpt_fmt_hex(char *b, uint64_t v);
 void rpt_fmt_samples(char *buf, size_t len, uint64_t n);
 void rpt_json_hist(struct report *R, const struct pk_hist *h);
 void rpt_lb_fill(struct report *R, char c, size_t n);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
-#include "script-out.h"
+#include "out.h"
 #include "script-trace.h"
 
 enum sfield {

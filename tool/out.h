@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tool/script-out.h - the output path of `perfkit script`: one large buffer written to
- * the fd with write(2) when full (no stdio per field), and hand-written formatters that
- * append to a char pointer. A formatter writes at most the bytes its comment names; the
+ * tool/out.h - the tool's output path: one large buffer written to the fd with write(2)
+ * when full (no stdio per field; `perfkit script`'s output), and the hand-written
+ * formatters every command uses (hex, padded numbers and strings, JSON strings through
+ * the library's one escaper) that append to a char pointer. A formatter writes at most the bytes its comment names; the
  * caller makes room first (ob_room), so the hot path has no bounds test per byte and no
  * allocation.
  */
-#ifndef TOOL_SCRIPT_OUT_H
-#define TOOL_SCRIPT_OUT_H
+#ifndef TOOL_OUT_H
+#define TOOL_OUT_H
 
 #include <errno.h>
 #include <stdarg.h>
