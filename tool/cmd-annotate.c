@@ -279,15 +279,19 @@ int cmd_annotate(int argc, char **argv)
 		tool_warn("%zu kernel symbol%s with samples skipped (kernel code is not supported "
 			  "yet)", kernel_skipped, kernel_skipped == 1 ? "" : "s");
 	if (!shown) {
-		if (symbol)
-			tool_error("no samples in symbol '%s' of '%s' (check the name with "
-				   "'perfkit report -i %s')", symbol, input, input);
-		else if (st.unresolved)
-			tool_error("no symbol with samples in '%s': %" PRIu64 " of its %" PRIu64
-				   " samples are in code without symbols (is a file of the "
-				   "recording missing or rebuilt? keep the recorded files, or add "
-				   "them to the build-id cache with 'perf buildid-cache -a FILE')",
-				   input, st.unresolved, st.samples);
+		char what[300] = "";
+		if (symbol || dsos)
+			snprintf(what, sizeof(what), " %s '%s'", symbol ? "in symbol" : "in objects",
+				 symbol ? symbol : dsos);
+		if (st.unresolved)
+			tool_error("no samples%s of '%s' to annotate: %" PRIu64 " of its %" PRIu64
+				   " samples have no symbol (is a file of the recording missing or "
+				   "rebuilt? keep the recorded files, or add them to the build-id "
+				   "cache with 'perf buildid-cache -a FILE')", what, input,
+				   st.unresolved, st.samples);
+		else if (what[0])
+			tool_error("no samples%s of '%s' (check the names with 'perfkit report "
+				   "-i %s')", what, input, input);
 		else
 			tool_error("no symbol with samples in '%s'%s", input,
 				   st.samples ? "" : " (was it recorded with samples?)");
