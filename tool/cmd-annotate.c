@@ -285,9 +285,9 @@ int cmd_annotate(int argc, char **argv)
 				 symbol ? symbol : dsos);
 		if (st.unresolved)
 			tool_error("no samples%s of '%s' to annotate: %" PRIu64 " of its %" PRIu64
-				   " samples have no symbol (is a file of the recording missing or "
-				   "rebuilt? keep the recorded files, or add them to the build-id "
-				   "cache with 'perf buildid-cache -a FILE')", what, input,
+				   " samples have no symbol (stripped code, or a file of the recording "
+				   "missing or rebuilt since: keep the recorded files, or add them to "
+				   "the build-id cache with 'perf buildid-cache -a FILE')", what, input,
 				   st.unresolved, st.samples);
 		else if (what[0])
 			tool_error("no samples%s of '%s' (check the names with 'perfkit report "
