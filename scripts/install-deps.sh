@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(
 	cmake make pkg-config gcc clang
 	libclang-rt-14-dev      # ASan/UBSan/libFuzzer runtimes for clang
+	libcapstone-dev         # disassembler for perfkit annotate (lib/annotate)
 	libcmocka-dev           # unit tests
 	libelf-dev libdw-dev    # elfutils: ELF, symbols, DWARF, unwinding
 	libiberty-dev           # C++ and Rust demanglers (static archive, lib/symbol/demangle.c)

@@ -46,6 +46,7 @@ void tool_print_usage(FILE *f, const struct tool_help *h);
 /* one line per command, e.g. TOOL_DECLARE_CMD(list);
 TOOL_DECLARE_CMD(record);
 TOOL_DECLARE_CMD(report); */
+TOOL_DECLARE_CMD(annotate);
 TOOL_DECLARE_CMD(check);
 TOOL_DECLARE_CMD(convert);
 TOOL_DECLARE_CMD(diff);

@@ -33,6 +33,7 @@ static const struct cmd commands[] = {
 	{ "flamegraph", cmd_flamegraph, &cmd_flamegraph_help, "interactive HTML flame graph of perf.data (or of two: --diff)" },
 	{ "convert", cmd_convert, &cmd_convert_help, "perf.data to folded, pprof, speedscope, Firefox Profiler or JSON" },
 	{ "diff", cmd_diff, &cmd_diff_help, "per-symbol comparison of two perf.data files" },
+	{ "annotate", cmd_annotate, &cmd_annotate_help, "per-instruction samples of the hottest functions (perf annotate --stdio)" },
 	{ "list", cmd_list, &cmd_list_help, "list the events that can be measured here" },
 	{ "check", cmd_check, &cmd_check_help, "show what can be measured here, and why not" },
 	{ "version", NULL, NULL, "print perfkit's version" },

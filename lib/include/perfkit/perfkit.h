@@ -18,5 +18,6 @@
 #include <perfkit/synth.h>
 #include <perfkit/recorder.h>
 #include <perfkit/export.h>
+#include <perfkit/annotate.h>
 #include <perfkit/self.h>
 #endif

@@ -218,6 +218,17 @@ PK_API size_t pk_dso__build_id(struct pk_dso *d, const uint8_t **id);
 PK_API uint64_t pk_dso__offset_to_addr(struct pk_dso *d, uint64_t offset);
 
 /*
+ * Copy up to len bytes of the DSO's code or data at ELF virtual address dso_addr from the
+ * file the symbols were loaded from (a section's file contents; stops at the end of that
+ * section). *e_machine (if non-NULL) gets the file's EM_* machine. Returns the bytes
+ * copied, or a negative errno: -EOPNOTSUPP (kernel, module or JIT DSO), the load's
+ * error (-ENOENT missing file, -ESTALE build-id differs, -EINVAL not ELF), -ENODATA (no
+ * file contents at that address: a separate debug file or .bss).
+ */
+PK_API long pk_dso__read(struct pk_dso *d, uint64_t dso_addr, void *buf, size_t len,
+			 uint16_t *e_machine);
+
+/*
  * The symbol containing `dso_addr`: its name (owned by the DSO) and, if non-NULL, its
  * start and size. PLT stubs are named "func@plt". NULL if none.
  */

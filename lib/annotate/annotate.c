@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/annotate/annotate.c - samples per instruction: a session client that counts the
+ * leaf address of every sample of one event per (DSO, symbol), and the disassembly of a
+ * symbol's bytes with capstone, those counts beside each instruction.
+ */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <capstone/capstone.h>
+#include <perfkit/annotate.h>
+#include <perfkit/session.h>
+#include "internal.h"
+
+/* a symbol larger than this is not disassembled (no function is; a corrupt size is) */
+#define ANN_MAX_SYM_BYTES (16u << 20)
+
+struct ann_hit {
+	uint64_t addr, samples, period;
+};
+
+struct ann_sym {
+	struct pk_dso *dso;
+	const char *dso_name, *name;
+	uint64_t start, size, samples, period;
+	bool kernel;
+	struct ann_hit *hits;   /* sorted by address after the load */
+	size_t nr_hits, cap_hits;
+};
+
+/* (dso, dso address) -> (symbol, hit): one open-addressing table for every sample */
+struct ann_slot {
+	const struct pk_dso *dso;
+	uint64_t addr;
+	uint32_t sym, hit;
+	bool used;
+};
+
+struct pk_annotate {
+	struct pk_session *ses;
+	struct pk_machine *m;
+	char event[64];
+	bool *attr_ok;
+	size_t nr_attrs;
+	struct ann_sym *syms;
+	size_t nr_syms, cap_syms;
+	struct ann_slot *slots;
+	size_t mask, nr_slots_used;
+	/* (dso, symbol start) -> symbol index, with the same table layout */
+	struct ann_slot *sslots;
+	size_t smask, nr_sslots_used;
+	struct pk_annotate_stats st;
+};
+
+static uint64_t ann_hash(const void *p, uint64_t a)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ULL ^ a * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ (h >> 31);
+}
+
+/* find (dso, addr) in a table; *slot gets the place (found or free). Grows as needed. */
+static int ann_lookup(struct ann_slot **tab, size_t *mask, size_t *used, const struct pk_dso *d,
+		      uint64_t addr, struct ann_slot **slot)
+{
+	if (!*tab || (*used + 1) * 10 > (*mask + 1) * 7) {
+		size_t n = *tab ? (*mask + 1) * 2 : 1024;
+		struct ann_slot *nt = calloc(n, sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		for (size_t i = 0; *tab && i <= *mask; i++) {
+			if (!(*tab)[i].used)
+				continue;
+			size_t j = ann_hash((*tab)[i].dso, (*tab)[i].addr) & (n - 1);
+			while (nt[j].used)
+				j = (j + 1) & (n - 1);
+			nt[j] = (*tab)[i];
+		}
+		free(*tab);
+		*tab = nt;
+		*mask = n - 1;
+	}
+	for (size_t j = ann_hash(d, addr) & *mask;; j = (j + 1) & *mask) {
+		struct ann_slot *s = &(*tab)[j];
+		if (!s->used || (s->dso == d && s->addr == addr)) {
+			*slot = s;
+			return 0;
+		}
+	}
+}
+
+static int ann_add(struct pk_annotate *A, const struct pk_addr_loc *loc, uint64_t period)
+{
+	struct ann_slot *hs;
+	int err = ann_lookup(&A->slots, &A->mask, &A->nr_slots_used, loc->dso, loc->dso_addr, &hs);
+	if (err)
+		return err;
+	if (!hs->used) {
+		struct ann_slot *ss;
+		err = ann_lookup(&A->sslots, &A->smask, &A->nr_sslots_used, loc->dso, loc->sym_start,
+				 &ss);
+		if (err)
+			return err;
+		if (!ss->used) {
+			if (A->nr_syms == A->cap_syms) {
+				size_t nc = A->cap_syms ? A->cap_syms * 2 : 64;
+				struct ann_sym *ns = realloc(A->syms, nc * sizeof(*ns));
+				if (!ns)
+					return -ENOMEM;
+				A->syms = ns;
+				A->cap_syms = nc;
+			}
+			A->syms[A->nr_syms] = (struct ann_sym){
+				.dso = loc->dso, .dso_name = loc->dso_name, .name = loc->sym,
+				.start = loc->sym_start, .size = loc->sym_size, .kernel = loc->kernel,
+			};
+			*ss = (struct ann_slot){ .dso = loc->dso, .addr = loc->sym_start,
+						 .sym = (uint32_t)A->nr_syms++, .used = true };
+			A->nr_sslots_used++;
+		}
+		struct ann_sym *S = &A->syms[ss->sym];
+		if (S->nr_hits == S->cap_hits) {
+			size_t nc = S->cap_hits ? S->cap_hits * 2 : 8;
+			struct ann_hit *nh = realloc(S->hits, nc * sizeof(*nh));
+			if (!nh)
+				return -ENOMEM;
+			S->hits = nh;
+			S->cap_hits = nc;
+		}
+		S->hits[S->nr_hits] = (struct ann_hit){ .addr = loc->dso_addr };
+		*hs = (struct ann_slot){ .dso = loc->dso, .addr = loc->dso_addr, .sym = ss->sym,
+					 .hit = (uint32_t)S->nr_hits++, .used = true };
+		A->nr_slots_used++;
+	}
+	struct ann_sym *S = &A->syms[hs->sym];
+	S->samples++;
+	S->period += period;
+	S->hits[hs->hit].samples++;
+	S->hits[hs->hit].period += period;
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
+{
+	struct pk_annotate *A = ctx;
+	const struct pk_data_attr *at = ev->attr;
+	if (!rec || !at || (size_t)at->idx >= A->nr_attrs || !A->attr_ok[at->idx])
+		return 0;
+	const struct pk_sample *s = &rec->sample;
+	if (!(s->type & PERF_SAMPLE_IP))
+		return 0;
+	uint64_t period = 1;
+	if (s->type & PERF_SAMPLE_PERIOD)
+		period = s->period;
+	else if (!at->attr.attr.freq && at->attr.attr.sample_period)
+		period = at->attr.attr.sample_period;
+	A->st.samples++;
+	A->st.period += period;
+	struct pk_addr_loc loc;
+	memset(&loc, 0, sizeof(loc));
+	if (pk_machine__resolve(A->m, s->pid, s->tid, s->ip, s->cpumode, &loc) != 0 ||
+	    !loc.sym || !loc.dso) {
+		A->st.unresolved++;
+		return 0;
+	}
+	return ann_add(A, &loc, period);
+}
+
+static int hit_cmp(const void *pa, const void *pb)
+{
+	const struct ann_hit *a = pa, *b = pb;
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+static int sym_cmp(const void *pa, const void *pb)
+{
+	const struct ann_sym *a = pa, *b = pb;
+	if (a->period != b->period)
+		return a->period < b->period ? 1 : -1;
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	int c = strcmp(a->name, b->name);
+	return c ? c : strcmp(a->dso_name, b->dso_name);
+}
+
+static int choose_event(struct pk_annotate *A, struct pk_data_reader *r, const char *only)
+{
+	A->nr_attrs = pk_data_reader__nr_attrs(r);
+	A->attr_ok = calloc(A->nr_attrs + 1, sizeof(*A->attr_ok));
+	if (!A->attr_ok)
+		return -ENOMEM;
+	for (size_t i = 0; i < A->nr_attrs; i++) {
+		char buf[64];
+		const char *name = pk_data_attr__name(pk_data_reader__attr(r, i), buf, sizeof(buf));
+		if (!A->event[0] && (!only || !strcmp(only, name)))
+			snprintf(A->event, sizeof(A->event), "%s", name);
+		A->attr_ok[i] = A->event[0] && !strcmp(A->event, name);
+	}
+	return A->event[0] ? 0 : -ENOENT;
+}
+
+PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
+					     const struct pk_annotate_opts *o)
+{
+	if (!r || !PK_OPTS_VALID(o, pk_annotate_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct pk_annotate *A = calloc(1, sizeof(*A));
+	if (!A) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	A->st.sz = sizeof(A->st);
+	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
+	if (err)
+		goto fail;
+	PK_OPTS(pk_session_opts, so, .reader_thread = PK_OPTS_GET(o, reader_thread, false),
+		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL));
+	A->ses = pk_session__new(r, &so);
+	if (!A->ses) {
+		err = -errno;
+		goto fail;
+	}
+	A->m = pk_session__machine(A->ses);
+	PK_OPTS(pk_session_ops, ops, .sample = on_sample);
+	err = pk_session__process(A->ses, &ops, A);
+	if (err == -ENOMEM)
+		goto fail;
+	if (err) {
+		/* corrupt past some point: what was read before is kept */
+		A->st.reader_error = err;
+	}
+	for (size_t i = 0; i < A->nr_syms; i++)
+		qsort(A->syms[i].hits, A->syms[i].nr_hits, sizeof(struct ann_hit), hit_cmp);
+	if (A->nr_syms)
+		qsort(A->syms, A->nr_syms, sizeof(*A->syms), sym_cmp);
+	/* the tables' indices are stale after sorting and no longer needed */
+	free(A->slots);
+	free(A->sslots);
+	A->slots = A->sslots = NULL;
+	return A;
+fail:
+	pk_annotate__free(A);
+	errno = -err;
+	return NULL;
+}
+
+PK_API void pk_annotate__free(struct pk_annotate *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nr_syms; i++)
+		free(a->syms[i].hits);
+	free(a->syms);
+	free(a->slots);
+	free(a->sslots);
+	free(a->attr_ok);
+	pk_session__free(a->ses);
+	free(a);
+}
+
+PK_API void pk_annotate__stats(const struct pk_annotate *a, struct pk_annotate_stats *st)
+{
+	if (!st)
+		return;
+	size_t sz = st->sz && st->sz < sizeof(*st) ? st->sz : sizeof(*st);
+	struct pk_annotate_stats t;
+	memset(&t, 0, sizeof(t));
+	if (a)
+		t = a->st;
+	t.sz = sz;
+	memcpy(st, &t, sz);
+}
+
+PK_API const char *pk_annotate__event(const struct pk_annotate *a)
+{
+	return a ? a->event : NULL;
+}
+
+PK_API size_t pk_annotate__nr_symbols(const struct pk_annotate *a)
+{
+	return a ? a->nr_syms : 0;
+}
+
+PK_API int pk_annotate__symbol(const struct pk_annotate *a, size_t i, struct pk_annotate_sym *out)
+{
+	if (!a || !out)
+		return -EINVAL;
+	if (i >= a->nr_syms)
+		return -ERANGE;
+	const struct ann_sym *S = &a->syms[i];
+	struct pk_annotate_sym t = {
+		.dso = S->dso, .dso_name = S->dso_name, .name = S->name, .start = S->start,
+		.size = S->size, .samples = S->samples, .period = S->period, .kernel = S->kernel,
+	};
+	size_t sz = out->sz && out->sz < sizeof(t) ? out->sz : sizeof(t);
+	t.sz = sz;
+	memcpy(out, &t, sz);
+	return 0;
+}
+
+/* ---- disassembly ---- */
+
+struct dis_ctx {
+	const struct ann_hit *hits;
+	size_t nr_hits, next_hit;
+	pk_annotate_insn_fn fn;
+	void *ctx;
+};
+
+static bool insn_is_branch(const cs_insn *in)
+{
+	const cs_detail *dt = in->detail;
+	for (uint8_t g = 0; dt && g < dt->groups_count; g++)
+		if (dt->groups[g] == CS_GRP_JUMP || dt->groups[g] == CS_GRP_CALL)
+			return true;
+	return false;
+}
+
+/* the immediate target of a direct jump or call, if it has one */
+static bool insn_target(cs_arch arch, const cs_insn *in, uint64_t *t)
+{
+	if (!insn_is_branch(in))
+		return false;
+	const cs_detail *dt = in->detail;
+	if (arch == CS_ARCH_X86) {
+		if (dt->x86.op_count != 1 || dt->x86.operands[0].type != X86_OP_IMM)
+			return false;
+		*t = (uint64_t)dt->x86.operands[0].imm;
+		return true;
+	}
+	for (uint8_t i = 0; i < dt->arm64.op_count; i++) {
+		/* cbz/tbz carry a register (and a bit) before the label: the last immediate */
+		if (dt->arm64.operands[i].type == ARM64_OP_IMM)
+			*t = (uint64_t)dt->arm64.operands[i].imm;
+	}
+	return dt->arm64.op_count &&
+	       dt->arm64.operands[dt->arm64.op_count - 1].type == ARM64_OP_IMM;
+}
+
+static int disasm(const uint8_t *code, size_t len, uint64_t addr, uint16_t em,
+		  struct pk_dso *dso, struct dis_ctx *dc)
+{
+	cs_arch arch;
+	cs_mode mode;
+	if (em == EM_X86_64 || em == 0) {
+		arch = CS_ARCH_X86;
+		mode = CS_MODE_64;
+	} else if (em == EM_AARCH64) {
+		arch = CS_ARCH_ARM64;
+		mode = CS_MODE_ARM;
+	} else {
+		return -EOPNOTSUPP;
+	}
+	csh h;
+	if (cs_open(arch, mode, &h) != CS_ERR_OK)
+		return -ENOMEM;
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	if (arch == CS_ARCH_X86)
+		cs_option(h, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT); /* what perf shows (objdump) */
+	cs_insn *in = cs_malloc(h);
+	if (!in) {
+		cs_close(&h);
+		return -ENOMEM;
+	}
+	const uint8_t *p = code;
+	size_t left = len;
+	uint64_t pc = addr;
+	int err = 0;
+	char ops[256];
+	while (!err && left && cs_disasm_iter(h, &p, &left, &pc, in)) {
+		struct pk_annotate_insn ai = {
+			.addr = in->address,
+			.len = (uint8_t)PK_MIN((size_t)in->size, sizeof(ai.bytes)),
+			.mnemonic = in->mnemonic,
+			.operands = in->op_str,
+		};
+		memcpy(ai.bytes, in->bytes, ai.len);
+		/* the counts of the addresses inside this instruction (a sampled address is
+		 * normally an instruction start; one that is not still counts here) */
+		while (dc->next_hit < dc->nr_hits &&
+		       dc->hits[dc->next_hit].addr < in->address + in->size) {
+			if (dc->hits[dc->next_hit].addr >= in->address) {
+				ai.samples += dc->hits[dc->next_hit].samples;
+				ai.period += dc->hits[dc->next_hit].period;
+			}
+			dc->next_hit++;
+		}
+		if (insn_target(arch, in, &ai.target)) {
+			ai.has_target = true;
+			uint64_t ts = 0;
+			const char *tn = dso ? pk_dso__symbol(dso, ai.target, &ts, NULL) : NULL;
+			if (tn) {
+				ai.target_sym = tn;
+				ai.target_off = ai.target - ts;
+				if (ai.target_off)
+					snprintf(ops, sizeof(ops), "%" PRIx64 " <%s+0x%" PRIx64 ">",
+						 ai.target, tn, ai.target_off);
+				else
+					snprintf(ops, sizeof(ops), "%" PRIx64 " <%s>", ai.target, tn);
+			} else {
+				snprintf(ops, sizeof(ops), "%" PRIx64, ai.target);
+			}
+			ai.operands = ops;
+		}
+		err = dc->fn(dc->ctx, &ai);
+	}
+	cs_free(in, 1);
+	cs_close(&h);
+	return err;
+}
+
+PK_API int pk_annotate__disasm_bytes(const void *code, size_t len, uint64_t addr,
+				     const struct pk_annotate_disasm_opts *o,
+				     pk_annotate_insn_fn fn, void *ctx)
+{
+	if ((!code && len) || !fn || !PK_OPTS_VALID(o, pk_annotate_disasm_opts))
+		return -EINVAL;
+	struct dis_ctx dc = { .fn = fn, .ctx = ctx };
+	return disasm(code, len, addr, PK_OPTS_GET(o, e_machine, (uint16_t)0),
+		      PK_OPTS_GET(o, dso, NULL), &dc);
+}
+
+PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn_fn fn, void *ctx)
+{
+	if (!a || !fn)
+		return -EINVAL;
+	if (i >= a->nr_syms)
+		return -ERANGE;
+	const struct ann_sym *S = &a->syms[i];
+	if (S->kernel)
+		return -EOPNOTSUPP; /* kernel code would come from /proc/kcore or vmlinux */
+	/* a symbol of unknown size (an assembler label) reaches to its last sampled byte */
+	uint64_t size = S->size;
+	if (!size && S->nr_hits)
+		size = S->hits[S->nr_hits - 1].addr - S->start + 16;
+	if (!size || size > ANN_MAX_SYM_BYTES)
+		return -ERANGE;
+	uint8_t *buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	uint16_t em = 0;
+	long n = pk_dso__read(S->dso, S->start, buf, size, &em);
+	int err;
+	if (n < 0) {
+		err = (int)n;
+	} else {
+		struct dis_ctx dc = { .hits = S->hits, .nr_hits = S->nr_hits, .fn = fn, .ctx = ctx };
+		err = disasm(buf, (size_t)n, S->start, em, S->dso, &dc);
+	}
+	free(buf);
+	return err;
+}

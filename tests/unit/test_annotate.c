@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/annotate: disassembly of known x86-64 and AArch64 byte sequences (mnemonics,
+ * direct branch targets, indirect ones left alone, undecodable bytes), and of a function
+ * of this test binary read from its ELF file through pk_dso__read, where the call to its
+ * callee must be named after it.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perfkit/perfkit.h>
+#include "testutil.h"
+
+#define MAX_INSNS 64
+
+struct seen {
+	size_t n;
+	uint64_t addr[MAX_INSNS];
+	char mnem[MAX_INSNS][32];
+	char ops[MAX_INSNS][160];
+	bool has_target[MAX_INSNS];
+	uint64_t target[MAX_INSNS];
+	char target_sym[MAX_INSNS][64];
+	uint64_t target_off[MAX_INSNS];
+};
+
+static int collect(void *ctx, const struct pk_annotate_insn *in)
+{
+	struct seen *s = ctx;
+	if (s->n >= MAX_INSNS)
+		return -E2BIG;
+	size_t i = s->n++;
+	s->addr[i] = in->addr;
+	snprintf(s->mnem[i], sizeof(s->mnem[i]), "%s", in->mnemonic);
+	snprintf(s->ops[i], sizeof(s->ops[i]), "%s", in->operands);
+	s->has_target[i] = in->has_target;
+	s->target[i] = in->target;
+	snprintf(s->target_sym[i], sizeof(s->target_sym[i]), "%s",
+		 in->target_sym ? in->target_sym : "");
+	s->target_off[i] = in->target_off;
+	return 0;
+}
+
+static void test_x86_bytes(void **state)
+{
+	(void)state;
+	static const unsigned char code[] = {
+		0x55,                         /* 1000 push %rbp */
+		0xe8, 0x05, 0x00, 0x00, 0x00, /* 1001 call 100b */
+		0x75, 0xfc,                   /* 1006 jne 1004 */
+		0x90,                         /* 1008 nop */
+		0xff, 0xd0,                   /* 1009 call *%rax */
+		0xc3,                         /* 100b ret */
+	};
+	struct seen s = { 0 };
+	assert_int_equal(pk_annotate__disasm_bytes(code, sizeof(code), 0x1000, NULL, collect, &s), 0);
+	assert_int_equal(s.n, 6);
+	uint64_t addrs[] = { 0x1000, 0x1001, 0x1006, 0x1008, 0x1009, 0x100b };
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(s.addr[i], addrs[i]);
+	assert_non_null(strstr(s.mnem[0], "push"));
+	assert_non_null(strstr(s.mnem[1], "call"));
+	assert_true(s.has_target[1]);
+	assert_int_equal(s.target[1], 0x100b);
+	assert_string_equal(s.ops[1], "100b");
+	assert_string_equal(s.mnem[2], "jne");
+	assert_true(s.has_target[2]);
+	assert_int_equal(s.target[2], 0x1004);
+	assert_string_equal(s.mnem[3], "nop");
+	assert_false(s.has_target[3]);
+	assert_non_null(strstr(s.mnem[4], "call"));
+	assert_false(s.has_target[4]); /* indirect: no target */
+	assert_non_null(strstr(s.mnem[5], "ret"));
+}
+
+static void test_aarch64_bytes(void **state)
+{
+	(void)state;
+	static const unsigned char code[] = {
+		0x02, 0x00, 0x00, 0x14, /* 2000 b 2008 */
+		0x01, 0x00, 0x00, 0x94, /* 2004 bl 2008 */
+		0xc0, 0x03, 0x5f, 0xd6, /* 2008 ret */
+	};
+	PK_OPTS(pk_annotate_disasm_opts, o, .e_machine = EM_AARCH64);
+	struct seen s = { 0 };
+	assert_int_equal(pk_annotate__disasm_bytes(code, sizeof(code), 0x2000, &o, collect, &s), 0);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.mnem[0], "b");
+	assert_true(s.has_target[0]);
+	assert_int_equal(s.target[0], 0x2008);
+	assert_string_equal(s.mnem[1], "bl");
+	assert_int_equal(s.target[1], 0x2008);
+	assert_string_equal(s.mnem[2], "ret");
+	assert_false(s.has_target[2]);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	static const unsigned char bad[] = { 0x06, 0x06, 0x06 }; /* invalid in 64-bit mode */
+	struct seen s = { 0 };
+	assert_int_equal(pk_annotate__disasm_bytes(bad, sizeof(bad), 0, NULL, collect, &s), 0);
+	assert_int_equal(s.n, 0);
+	/* a truncated instruction: nothing past the last whole one */
+	static const unsigned char cut[] = { 0x90, 0xe8, 0x01 };
+	assert_int_equal(pk_annotate__disasm_bytes(cut, sizeof(cut), 0, NULL, collect, &s), 0);
+	assert_int_equal(s.n, 1);
+	PK_OPTS(pk_annotate_disasm_opts, o, .e_machine = EM_RISCV);
+	assert_int_equal(pk_annotate__disasm_bytes(bad, sizeof(bad), 0, &o, collect, &s),
+			 -EOPNOTSUPP);
+	assert_int_equal(pk_annotate__disasm_bytes(bad, sizeof(bad), 0, NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(pk_annotate__disasm_bytes(NULL, 4, 0, NULL, collect, &s), -EINVAL);
+	assert_null(pk_annotate__load(NULL, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(pk_annotate__nr_symbols(NULL), 0);
+	pk_annotate__free(NULL);
+}
+
+volatile int pk_ann_sink;
+
+__attribute__((noinline)) int pk_ann_callee(int x)
+{
+	pk_ann_sink += x;
+	return pk_ann_sink * 3;
+}
+
+__attribute__((noinline)) int pk_ann_caller(int x)
+{
+	int r = pk_ann_callee(x);
+	pk_ann_sink = r;
+	return r + 1;
+}
+
+static void test_own_elf(void **state)
+{
+	(void)state;
+#ifndef __x86_64__
+	PK_SKIP("the call check is written for x86-64");
+#else
+	char self[PATH_MAX];
+	assert_non_null(realpath("/proc/self/exe", self));
+	assert_int_equal(pk_ann_caller(1), 4);
+	struct pk_machine *m = pk_machine__new(NULL);
+	assert_non_null(m);
+	struct pk_dso *d = pk_machine__dso(m, self);
+	assert_non_null(d);
+	uint64_t addr = 0, start = 0, size = 0, callee = 0;
+	assert_int_equal(pk_dso__symbol_addr(d, "pk_ann_caller", &addr), 0);
+	assert_int_equal(pk_dso__symbol_addr(d, "pk_ann_callee", &callee), 0);
+	assert_non_null(pk_dso__symbol(d, addr, &start, &size));
+	assert_int_equal(start, addr);
+	assert_true(size > 0 && size < 4096);
+	unsigned char *buf = malloc(size);
+	assert_non_null(buf);
+	uint16_t em = 0;
+	assert_int_equal(pk_dso__read(d, start, buf, size, &em), (long)size);
+	assert_int_equal(em, EM_X86_64);
+	PK_OPTS(pk_annotate_disasm_opts, o, .dso = d);
+	struct seen s = { 0 };
+	assert_int_equal(pk_annotate__disasm_bytes(buf, size, start, &o, collect, &s), 0);
+	assert_true(s.n > 1);
+	assert_int_equal(s.addr[0], start);
+	bool named = false;
+	for (size_t i = 0; i < s.n; i++) {
+		if (s.has_target[i] && s.target[i] == callee) {
+			assert_string_equal(s.target_sym[i], "pk_ann_callee");
+			assert_int_equal(s.target_off[i], 0);
+			assert_non_null(strstr(s.ops[i], "<pk_ann_callee>"));
+			named = true;
+		}
+	}
+	assert_true(named);
+	/* no section holds that address: no bytes */
+	assert_int_equal(pk_dso__read(d, (uint64_t)1 << 60, buf, size, NULL), -ENODATA);
+	free(buf);
+	/* kernel code is not read from ELF files here */
+	struct pk_dso *k = pk_machine__dso(m, "[kernel.kallsyms]");
+	unsigned char b;
+	if (k && pk_dso__is_kernel(k))
+		assert_int_equal(pk_dso__read(k, 0, &b, 1, NULL), -EOPNOTSUPP);
+	/* a file that is gone */
+	struct pk_dso *g = pk_machine__dso(m, "/nonexistent/pk-annotate-test");
+	assert_non_null(g);
+	assert_true(pk_dso__read(g, 0x1000, &b, 1, NULL) < 0);
+	pk_machine__free(m);
+#endif
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_x86_bytes),
+		cmocka_unit_test(test_aarch64_bytes),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_own_elf),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
