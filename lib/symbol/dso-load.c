@@ -119,6 +119,28 @@ static Elf_Scn *pk_elf_section(Elf *e, const char *name, GElf_Shdr *out)
 	return NULL;
 }
 
+/* The name of the PLT stub of relocation `info` ("func@plt", demangled as the machine
+ * wants; a stub without a symbol, an IRELATIVE ifunc slot, is "@plt", as perf 6.1 names
+ * it), in the DSO's arena; NULL without memory. sd/strndx: the .dynsym data and its
+ * string table. */
+const char *pk_plt_stub_name(struct pk_dso *d, Elf *e, Elf_Data *sd, size_t strndx,
+			     bool elf64, uint64_t info)
+{
+	size_t symi = elf64 ? GELF_R_SYM(info) : ELF32_R_SYM(info);
+	GElf_Sym sym;
+	const char *n = NULL;
+	if (symi && symi <= INT32_MAX && gelf_getsym(sd, (int)symi, &sym))
+		n = elf_strptr(e, strndx, sym.st_name);
+	const char *dn = n && *n ? pk_demangle_into(d->machine, &d->arena, n) : "";
+	if (!dn)
+		return NULL;
+	size_t len = strlen(dn) + 5;
+	char *name = pk_arena_alloc(&d->arena, len);
+	if (name)
+		snprintf(name, len, "%s@plt", dn);
+	return name;
+}
+
 /*
  * PLT stubs: x86 lazy-binding PLTs have one 16-byte stub per .rela.plt entry in relocation
  * order, after a 16-byte header in .plt; with IBT (-fcf-protection) the stubs that calls
@@ -160,23 +182,10 @@ static void pk_elf_plt_syms(struct pk_dso *d, Elf *e, struct pk_symvec *sv)
 		uint64_t info;
 		if (!pk_elf_rel_info(rd, rela.sh_type == SHT_RELA, i, &info))
 			break;
-		size_t symi = eh.e_ident[EI_CLASS] == ELFCLASS64 ? GELF_R_SYM(info)
-								 : ELF32_R_SYM(info);
-		GElf_Sym sym;
-		const char *n = NULL;
-		if (symi && gelf_getsym(sd, (int)symi, &sym))
-			n = elf_strptr(e, dynsym.sh_link, sym.st_name);
-		/* a stub without a symbol (an IRELATIVE ifunc slot) is "@plt", as perf 6.1
-		 * names it */
-		const char *dn = n && *n ? pk_demangle_into(d->machine, &d->arena, n) : "";
-		if (!dn)
-			continue;
-		size_t len = strlen(dn) + 5;
-		char *name = pk_arena_alloc(&d->arena, len);
-		if (!name)
-			continue;
-		snprintf(name, len, "%s@plt", dn);
-		pk_symvec_add(sv, base + (first + i) * ent, ent, name, STB_GLOBAL);
+		const char *name = pk_plt_stub_name(d, e, sd, dynsym.sh_link,
+						    eh.e_ident[EI_CLASS] == ELFCLASS64, info);
+		if (name)
+			pk_symvec_add(sv, base + (first + i) * ent, ent, name, STB_GLOBAL);
 	}
 }
 

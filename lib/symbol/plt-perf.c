@@ -119,19 +119,9 @@ struct pk_plt_view *pk_plt_view_read(struct pk_dso *d, Elf *e)
 		uint64_t info;
 		if (!pk_elf_rel_info(rd, rel.sh_type == SHT_RELA, i, &info))
 			break;
-		GElf_Sym sym;
-		const char *n = NULL;
-		if (gelf_getsym(sd, (int)GELF_R_SYM(info), &sym))
-			n = elf_strptr(e, dsh.sh_link, sym.st_name);
-		const char *dn = n && *n ? pk_demangle_into(d->machine, &d->arena, n) : "";
-		if (!dn)
-			continue;
-		size_t len = strlen(dn) + 5;
-		char *name = pk_arena_alloc(&d->arena, len);
-		if (!name)
-			continue;
-		snprintf(name, len, "%s@plt", dn);
-		p->ents[p->nr++] = (struct pk_plt_ent){ off, ent, name };
+		const char *name = pk_plt_stub_name(d, e, sd, dsh.sh_link, true, info);
+		if (name)
+			p->ents[p->nr++] = (struct pk_plt_ent){ off, ent, name };
 	}
 	return p;
 }

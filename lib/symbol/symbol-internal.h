@@ -196,6 +196,8 @@ int pk_sym_rank(bool sized_a, unsigned bind_a, const char *name_a, bool sized_b,
 		unsigned bind_b, const char *name_b);
 /* r_info of relocation i of a SHT_RELA (rela) or SHT_REL section's data; false past it */
 bool pk_elf_rel_info(Elf_Data *d, bool rela, size_t i, uint64_t *info);
+const char *pk_plt_stub_name(struct pk_dso *d, Elf *e, Elf_Data *sd, size_t strndx,
+			     bool elf64, uint64_t info);
 
 /* plt-perf.c: perf 6.1's names of PLT addresses. _read takes what perf reads from the
  * ELF file (NULL: no PLT, not x86-64, or no memory); _apply replays perf's symbol tree
