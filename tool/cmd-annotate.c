@@ -47,15 +47,16 @@ struct ann_print {
 	bool first_insn;
 };
 
-static bool dso_listed(const char *list, const struct pk_annotate_sym *s)
+/* Is object `name` (a path or bracketed name) in the --dsos list (paths or base names)? */
+static bool name_listed(const char *list, const char *name)
 {
 	if (!list)
 		return true;
-	const char *base = strrchr(s->dso_name, '/');
-	base = base ? base + 1 : s->dso_name;
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
 	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
-		if ((strlen(s->dso_name) == n && !strncmp(p, s->dso_name, n)) ||
+		if ((strlen(name) == n && !strncmp(p, name, n)) ||
 		    (strlen(base) == n && !strncmp(p, base, n)))
 			return true;
 		p += n;
@@ -259,7 +260,7 @@ int cmd_annotate(int argc, char **argv)
 		struct pk_annotate_sym s = { .sz = sizeof(s) };
 		if (pk_annotate__symbol(a, i, &s))
 			break;
-		if ((symbol && strcmp(symbol, s.name)) || !dso_listed(dsos, &s))
+		if ((symbol && strcmp(symbol, s.name)) || !name_listed(dsos, s.dso_name))
 			continue;
 		if (!symbol && pct(s.period, st.period) < min_pct)
 			continue;
@@ -283,12 +284,21 @@ int cmd_annotate(int argc, char **argv)
 		if (symbol || dsos)
 			snprintf(what, sizeof(what), " %s '%s'", symbol ? "in symbol" : "in objects",
 				 symbol ? symbol : dsos);
-		if (st.unresolved)
+		/* the samples without a symbol that could be what was asked for: those in the
+		 * listed objects (all of them without --dsos) */
+		uint64_t unres = 0;
+		for (size_t i = 0; i < pk_annotate__nr_unresolved(a); i++) {
+			uint64_t n = 0;
+			const char *o = pk_annotate__unresolved(a, i, &n);
+			if (o && name_listed(dsos, o))
+				unres += n;
+		}
+		if (unres)
 			tool_error("no samples%s of '%s' to annotate: %" PRIu64 " of its %" PRIu64
 				   " samples have no symbol (stripped code, or a file of the recording "
 				   "missing or rebuilt since: keep the recorded files, or add them to "
 				   "the build-id cache with 'perf buildid-cache -a FILE')", what, input,
-				   st.unresolved, st.samples);
+				   unres, st.samples);
 		else if (what[0])
 			tool_error("no samples%s of '%s' (check the names with 'perfkit report "
 				   "-i %s')", what, input, input);

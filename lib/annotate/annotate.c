@@ -13,6 +13,7 @@
 #include <perfkit/annotate.h>
 #include <perfkit/session.h>
 #include "internal.h"
+#include "core/intern.h"
 
 /* a symbol larger than this is not disassembled (no function is; a corrupt size is) */
 #define ANN_MAX_SYM_BYTES (16u << 20)
@@ -52,6 +53,10 @@ struct pk_annotate {
 	struct ann_slot *sslots;
 	size_t smask, nr_sslots_used;
 	struct pk_annotate_stats st;
+	/* samples without a symbol, per object their address fell in (NULL: in none) */
+	struct ann_unres { const char *dso_name; uint64_t samples; } *unres;
+	size_t nr_unres, cap_unres;
+	struct pk_u64map unres_of;      /* dso pointer -> index + 1 into unres */
 };
 
 static uint64_t ann_hash(const void *p, uint64_t a)
@@ -141,6 +146,28 @@ static int ann_add(struct pk_annotate *A, const struct pk_addr_loc *loc, uint64_
 	return 0;
 }
 
+/* one more sample without a symbol in object d (NULL: outside every map) */
+static int count_unresolved(struct pk_annotate *A, const struct pk_dso *d, const char *name)
+{
+	uintptr_t i = (uintptr_t)pk_u64map_get(&A->unres_of, (uintptr_t)d);
+	if (!i) {
+		if (A->nr_unres == A->cap_unres) {
+			size_t nc = A->cap_unres ? A->cap_unres * 2 : 16;
+			void *n = realloc(A->unres, nc * sizeof(*A->unres));
+			if (!n)
+				return -ENOMEM;
+			A->unres = n;
+			A->cap_unres = nc;
+		}
+		A->unres[A->nr_unres] = (struct ann_unres){ name, 0 };
+		i = ++A->nr_unres;
+		if (pk_u64map_put(&A->unres_of, (uintptr_t)d, (void *)i))
+			return -ENOMEM;
+	}
+	A->unres[i - 1].samples++;
+	return 0;
+}
+
 static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct pk_annotate *A = ctx;
@@ -162,7 +189,7 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 	if (pk_machine__resolve(A->m, s->pid, s->tid, s->ip, s->cpumode, &loc) != 0 ||
 	    !loc.sym || !loc.dso) {
 		A->st.unresolved++;
-		return 0;
+		return count_unresolved(A, loc.dso, loc.dso ? loc.dso_name : NULL);
 	}
 	return ann_add(A, &loc, period);
 }
@@ -257,6 +284,8 @@ PK_API void pk_annotate__free(struct pk_annotate *a)
 	free(a->slots);
 	free(a->sslots);
 	free(a->attr_ok);
+	free(a->unres);
+	pk_u64map_release(&a->unres_of);
 	pk_session__free(a->ses);
 	free(a);
 }
@@ -452,4 +481,19 @@ PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn
 	}
 	free(buf);
 	return err;
+}
+
+PK_API size_t pk_annotate__nr_unresolved(const struct pk_annotate *a)
+{
+	return a ? a->nr_unres : 0;
+}
+
+PK_API const char *pk_annotate__unresolved(const struct pk_annotate *a, size_t i,
+					   uint64_t *samples)
+{
+	if (!a || i >= a->nr_unres)
+		return pk_err_ptr(-ERANGE);
+	if (samples)
+		*samples = a->unres[i].samples;
+	return a->unres[i].dso_name ? a->unres[i].dso_name : "[unknown]";
 }

@@ -66,6 +66,12 @@ struct pk_annotate_stats {
 };
 /* Totals of the load. */
 PK_API void pk_annotate__stats(const struct pk_annotate *a, struct pk_annotate_stats *st);
+/* The objects that samples without a symbol fell in (stats.unresolved, split): how many,
+ * and object i's name (a map's path or bracketed name; "[unknown]" for addresses outside
+ * every map), its count in *samples. NULL + errno ERANGE past the end. */
+PK_API size_t pk_annotate__nr_unresolved(const struct pk_annotate *a);
+PK_API const char *pk_annotate__unresolved(const struct pk_annotate *a, size_t i,
+					   uint64_t *samples);
 /* The name of the event counted (owned by a). */
 PK_API const char *pk_annotate__event(const struct pk_annotate *a);
 
