@@ -278,3 +278,37 @@ PK_API int pk_build_id_cache__add_kallsyms(const char *kallsyms, const uint8_t *
 	}
 	return pk_err(add_link(base, "[kernel.kallsyms]", hex));
 }
+
+PK_API int pk_build_id_cache__add_vdso(int fd, const uint8_t *id, size_t len,
+				       const struct pk_build_id_cache_opts *opts)
+{
+	char base[PATH_MAX], dir[PATH_MAX], file[PATH_MAX];
+	char hex[2 * PK_BUILD_ID_MAX + 1];
+	uint64_t max;
+	int err;
+
+	if (fd < 0)
+		return pk_err(-EINVAL);
+	err = prepare(id, len, opts, base, sizeof(base), hex, &max);
+	if (err)
+		return pk_err(err);
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/[vdso]/%s", base, hex) >= sizeof(dir) ||
+	    (size_t)snprintf(file, sizeof(file), "%s/vdso", dir) >= sizeof(file))
+		return pk_err(-ENAMETOOLONG);
+	if (has_build_id(file, id, len))
+		return pk_err(add_link(base, "[vdso]", hex));
+	err = mkdir_p(dir);
+	if (!err) {
+		unlink(file); /* a stale copy */
+		err = lseek(fd, 0, SEEK_SET) < 0 ? -errno : copy_into(fd, dir, "vdso", 0755, max);
+	}
+	if (!err && !has_build_id(file, id, len)) {
+		unlink(file);
+		err = -ESTALE;
+	}
+	if (err) {
+		rmdir(dir);
+		return pk_err(err);
+	}
+	return pk_err(add_link(base, "[vdso]", hex));
+}

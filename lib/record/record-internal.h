@@ -39,6 +39,11 @@ struct pk_rec_walk {
 	uint8_t *scratch;                  /* 64 KiB: a record split by the ring's wrap */
 	uint64_t samples, lost, lost_records, lost_samples;
 	struct pk_rec_nameset dsos;        /* executable files of user-space MMAPs */
+	/* the first user-space [vdso] map seen: the recorder copies the image from that
+	 * process while it runs, for the build-id list and cache (as perf record does) */
+	bool vdso_seen;
+	uint32_t vdso_pid;
+	uint64_t vdso_start, vdso_len;
 };
 
 int pk_rec_walk__init(struct pk_rec_walk *w);

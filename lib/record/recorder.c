@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
@@ -47,6 +49,8 @@ struct pk_recorder {
 	struct pk_recorder_failure fail;
 	struct pk_recorder_stats st;
 	char *bid_err_file;
+	int vdso_fd;                      /* a memfd with the workload's vdso image, or -1 */
+	bool vdso_tried;
 };
 
 /* ---- options ---- */
@@ -87,6 +91,7 @@ PK_API struct pk_recorder *pk_recorder__new(const struct pk_recorder_opts *opts)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return pk_err_ptr(-ENOMEM);
+	r->vdso_fd = -1;
 	memcpy(&r->o, opts, PK_MIN(opts->sz, sizeof(r->o)));
 	r->o.sz = sizeof(r->o);
 	struct pk_recorder_opts *o = &r->o;
@@ -200,10 +205,43 @@ static int write_bytes(struct pk_recorder *r, const void *p, size_t len)
 	return err;
 }
 
+/*
+ * Copy the vdso image of the process whose [vdso] map the walk saw first, from its memory,
+ * once: perf record keeps the vdso in the build-id cache, so that [vdso] frames resolve
+ * where the reader cannot map this kernel's vdso itself (another machine, valgrind). Taken
+ * from the workload, not from the recorder (valgrind hides the recorder's own); while the
+ * process runs, so right after the walk sees the map. Best effort: no copy, no entry.
+ */
+static void capture_vdso(struct pk_recorder *r)
+{
+	if (r->vdso_tried || !r->walk.vdso_seen)
+		return;
+	r->vdso_tried = true;
+	uint64_t len = r->walk.vdso_len;
+	if (!len || len > (1u << 20) || r->o.no_buildid_cache)
+		return;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/mem", r->walk.vdso_pid);
+	int mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem < 0)
+		return;
+	void *buf = malloc(len);
+	ssize_t n = buf ? pread(mem, buf, len, (off_t)r->walk.vdso_start) : -1;
+	close(mem);
+	int fd = n == (ssize_t)len ? memfd_create("perfkit-vdso", MFD_CLOEXEC) : -1;
+	if (fd >= 0 && write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		fd = -1;
+	}
+	free(buf);
+	r->vdso_fd = fd;
+}
+
 static int synth_cb(const struct perf_event_header *h, void *ctx)
 {
 	struct pk_recorder *r = ctx;
 	pk_rec_walk__record(&r->walk, h);
+	capture_vdso(r);
 	int err = pk_data_writer__write_record(r->w, h);
 	if (err < 0)
 		r->write_err = err;
@@ -599,6 +637,7 @@ static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
 	}
 	len = c[0].len + (n > 1 ? c[1].len : 0);
 	pk_rec_walk__scan(&r->walk, c, n);
+	capture_vdso(r);
 	err = write_bytes(r, c[0].ptr, c[0].len);
 	if (!err && n > 1)
 		err = write_bytes(r, c[1].ptr, c[1].len);
@@ -731,6 +770,17 @@ static void add_build_ids(struct pk_recorder *r)
 	}
 	if (kernel)
 		bid_cache_add(r, &off, NULL, kid, klen);
+	/* the workload's vdso, as perf lists and caches it */
+	char vp[64];
+	snprintf(vp, sizeof(vp), "/proc/self/fd/%d", r->vdso_fd);
+	len = sizeof(id);
+	if (r->vdso_fd >= 0 && pk_build_id__read(vp, id, &len) == 0 &&
+	    pk_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_USER, id, len, "[vdso]") == 0) {
+		r->st.build_ids++;
+		PK_OPTS(pk_build_id_cache_opts, co, .dir = r->o.buildid_dir);
+		if (!off)
+			pk_build_id_cache__add_vdso(r->vdso_fd, id, len, &co);
+	}
 }
 
 PK_API int pk_recorder__finish(struct pk_recorder *r)
@@ -815,6 +865,8 @@ PK_API void pk_recorder__free(struct pk_recorder *r)
 	free(r->attrs);
 	free(r->attr_ok);
 	pk_rec_walk__release(&r->walk);
+	if (r->vdso_fd >= 0)
+		close(r->vdso_fd);
 	pk_event_list__free(r->own_events);
 	free(r->bid_err_file);
 	free(r);

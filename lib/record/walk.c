@@ -147,12 +147,20 @@ static const struct pk_sample_layout *layout_of(const struct pk_rec_walk *w,
 /* ---- records ---- */
 
 static void note_file(struct pk_rec_walk *w, const struct perf_event_header *h, const char *name,
-		      bool data)
+		      bool data, uint32_t pid, uint64_t addr, uint64_t len)
 {
-	/* executable user-space mappings of files only: not [vdso], //anon, [heap] */
-	if (data || pk_misc__cpumode(h->misc) != PK_CPUMODE_USER || !name || name[0] != '/')
+	if (data || pk_misc__cpumode(h->misc) != PK_CPUMODE_USER || !name)
 		return;
-	nameset_add(&w->dsos, name);
+	if (!w->vdso_seen && !strcmp(name, "[vdso]") && pid && pid != UINT32_MAX) {
+		w->vdso_seen = true;
+		w->vdso_pid = pid;
+		w->vdso_start = addr;
+		w->vdso_len = len;
+		return;
+	}
+	/* executable user-space mappings of files only: not //anon, [heap] */
+	if (name[0] == '/')
+		nameset_add(&w->dsos, name);
 }
 
 void pk_rec_walk__record(struct pk_rec_walk *w, const struct perf_event_header *h)
@@ -182,10 +190,11 @@ void pk_rec_walk__record(struct pk_rec_walk *w, const struct perf_event_header *
 		w->lost_samples += r.lost_samples.lost;
 		break;
 	case PERF_RECORD_MMAP:
-		note_file(w, h, r.mmap.filename, r.mmap.data);
+		note_file(w, h, r.mmap.filename, r.mmap.data, r.mmap.pid, r.mmap.addr, r.mmap.len);
 		break;
 	default:
-		note_file(w, h, r.mmap2.filename, r.mmap2.data);
+		note_file(w, h, r.mmap2.filename, r.mmap2.data, r.mmap2.pid, r.mmap2.addr,
+			  r.mmap2.len);
 		break;
 	}
 }

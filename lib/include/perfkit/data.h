@@ -150,6 +150,15 @@ PK_API int pk_build_id_cache__add(const char *path, const uint8_t *id, size_t le
  */
 PK_API int pk_build_id_cache__add_kallsyms(const char *kallsyms, const uint8_t *id, size_t len,
 					   const struct pk_build_id_cache_opts *opts);
+/*
+ * Store a vdso image (read from fd: a process's [vdso] mapping, copied) under its
+ * build-id `id`, where perf keeps it ([vdso]/<id>/vdso, with the .build-id link), so that
+ * [vdso] frames resolve where the reader cannot map this kernel's vdso itself. Returns 0
+ * (also when already cached), -ESTALE when the copy does not carry `id`, or the errors
+ * of pk_build_id_cache__add.
+ */
+PK_API int pk_build_id_cache__add_vdso(int fd, const uint8_t *id, size_t len,
+				       const struct pk_build_id_cache_opts *opts);
 
 /* ------------------------------------------------------------------------------------ */
 /* Writer                                                                               */
