@@ -75,6 +75,10 @@ bool pk_config_huge_pages(void);
  * would. */
 struct pk_machine;
 int pk_machine_preload_kernel(struct pk_machine *m);
+struct pk_dso;
+/* The order in which the machine made DSO d (0 first): perf's dso objects, compared by
+ * address where its call-graph ties are ordered, come in about that order. */
+uint32_t pk_dso_seq(const struct pk_dso *d);
 /* (machine.c) pk_machine__resolve up to the DSO address, without the symbol look-up:
  * 0 with loc->dso set, -ENOENT no map (loc: the unmapped range), -EINVAL, -ENOMEM. */
 struct pk_addr_loc;

@@ -21,14 +21,14 @@ void rpt_cg_name(const struct pk_callnode *n, char *buf, size_t len)
 		snprintf(buf, len, "0x%" PRIx64, n->addr);
 }
 
-/* a frame's name in text output: perf prints an unresolved address with "%#llx", which
- * has no 0x prefix for a zero address */
+/* a frame's name in text output: perf prints an unresolved frame's sampled address with
+ * "%#llx", which has no 0x prefix for a zero address */
 static void cg_text_name(const struct pk_callnode *n, char *buf, size_t len)
 {
 	if (n->sym)
 		snprintf(buf, len, "%s", n->sym);
 	else
-		snprintf(buf, len, "%#" PRIx64, n->addr);
+		snprintf(buf, len, "%#" PRIx64, n->ip);
 }
 
 /* cg_name into the line buffer (names longer than cg_name's 1023 bytes are cut the same) */
@@ -38,11 +38,13 @@ static void lb_name(struct report *R, const struct pk_callnode *n)
 		size_t l = strlen(n->sym);
 		rpt_lb_put(R, n->sym, l < 1023 ? l : 1023);
 	} else {
+		/* perf prints the sampled address here ("%#llx": "0" for zero), where the
+		 * entry's own column shows the address in the object */
 		char b[24] = "0x";
-		if (!n->addr) /* "%#llx", as perf prints it */
+		if (!n->ip)
 			rpt_lb_put(R, "0", 1);
 		else
-			rpt_lb_put(R, b, (size_t)(fmt_hex(b + 2, n->addr) - b));
+			rpt_lb_put(R, b, (size_t)(fmt_hex(b + 2, n->ip) - b));
 	}
 }
 

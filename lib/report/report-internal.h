@@ -33,6 +33,8 @@ struct frame {
 	uint64_t addr;          /* unresolved: the DSO-relative address (key) */
 	uint64_t sym_start;     /* resolved symbols are keyed by their range (start, length),
 				 * as perf's sym sort key compares them */
+	uint64_t ip;            /* not part of the identity: the first sampled address of
+				 * this frame, as sampled (perf's call-graph text shows it) */
 	uint32_t sym_len;       /* (a size beyond 4 GiB, only in a hostile file, is cut) */
 	/* not part of the identity: */
 	uint32_t node1;         /* the first call-chain node made for this frame (NONE32
@@ -44,7 +46,7 @@ struct frame {
 	uint8_t nomap : 1;      /* no map covered the address */
 	uint8_t inlined : 1;    /* an inline pseudo-frame: keyed by name too */
 };
-_Static_assert(sizeof(struct frame) == 48, "one frame per 48 bytes (a few hundred thousand "
+_Static_assert(sizeof(struct frame) == 56, "one frame per 56 bytes (a few hundred thousand "
 	       "of them in a recording through garbage callers)");
 
 /* ---- resolved address cache ---- */
@@ -179,6 +181,7 @@ struct pk_report {
 	 * thread (records other than samples may rename a thread: each starts an epoch) */
 	struct ccache { uint32_t tid, id, epoch; char comm[32]; bool used; } ccache[1024];
 	uint32_t cepoch;        /* >= 1 */
+	struct pk_u64map dso_seq;       /* dso_long string id -> pk_dso_seq + 1 */
 	struct udso *udsos;
 	size_t nr_udsos, cap_udsos;
 	uint32_t serial;

@@ -195,6 +195,7 @@ void pk_report__free(struct pk_report *rep)
 	free(rep->rvals);
 	pk_machine__free(rep->m);
 	pk_str_release(&rep->strs);
+	pk_u64map_release(&rep->dso_seq);
 	pk_arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
 	pk_index_release(&rep->fidx);
 	pk_rep_rents_release(rep);

@@ -98,7 +98,7 @@ int pk_rep_nomap_frame(struct pk_report *rep, uint64_t ip, uint8_t cm, uint32_t 
 {
 	if (!rep->unknown_id && pk_str_intern(&rep->strs, "[unknown]", &rep->unknown_id))
 		return -ENOMEM;
-	struct frame f = { .dso = rep->unknown_id, .dso_long = rep->unknown_id, .addr = ip,
+	struct frame f = { .dso = rep->unknown_id, .dso_long = rep->unknown_id, .addr = ip, .ip = ip,
 			   .nomap = true,
 			   .kernel = cm == PK_CPUMODE_KERNEL || cm == PK_CPUMODE_GUEST_KERNEL };
 	return pk_rep_frame_intern(rep, &f, fid);
@@ -162,11 +162,16 @@ static int dso_frame(struct pk_report *rep, struct pk_addr_loc *loc, uint64_t of
 	const char *lname = loc->dso_name ? loc->dso_name : sname;
 	if (pk_str_intern(&rep->strs, sname, &f.dso) || pk_str_intern(&rep->strs, lname, &f.dso_long))
 		return -ENOMEM;
+	if (!pk_u64map_get(&rep->dso_seq, f.dso_long) &&
+	    pk_u64map_put(&rep->dso_seq, f.dso_long,
+			  (void *)(uintptr_t)((uint64_t)pk_dso_seq(loc->dso) + 1)))
+		return -ENOMEM;
 	loc->sym = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start, &loc->sym_size);
 	if (loc->sym && pk_str_intern(&rep->strs, loc->sym, &f.sym))
 		return -ENOMEM;
 	f.kernel = loc->kernel;
 	f.addr = loc->dso_addr;
+	f.ip = off - loc->map_pgoff + loc->map_start; /* back from the file offset */
 	if (!loc->sym && !f.kernel) {
 		/* an unresolved address in a file map shows as perf shows it: the file
 		 * offset (ip - map start + pgoff), which differs from the ELF address in a

@@ -82,25 +82,64 @@ static bool inline_base(const char *sym, size_t *len)
 	return true;
 }
 
-static int node_cmp(const void *pa, const void *pb)
+/*
+ * Children of one node: by period, larger first; ties as perf lists them. perf keeps a
+ * node's children in a search tree ordered by its chain-matching rule and takes equal
+ * periods in that tree's order, which is descending: inline frames by function name,
+ * other frames of one object by symbol start (an address without a symbol, or a pair
+ * where one has none, by address). Objects are ordered by perf's dso pointers, which only
+ * its allocator knows; the kernel's, made before any other, comes last.
+ */
+static int node_cmp_id(const struct pk_report *rep, const struct pk_callnode *a, uint32_t ia,
+		       const struct pk_callnode *b, uint32_t ib)
 {
-	const struct pk_callnode *a = *(const struct pk_callnode *const *)pa;
-	const struct pk_callnode *b = *(const struct pk_callnode *const *)pb;
 	if (a->period != b->period)
 		return a->period > b->period ? -1 : 1;
-	/* ties: perf lists children in the order of its match_chain search tree, which for
-	 * a pair with an inline frame is by function name, descending */
 	size_t la = 0, lb = 0;
-	bool ia = a->sym && inline_base(a->sym, &la), ib = b->sym && inline_base(b->sym, &lb);
-	if ((ia || ib) && a->sym && b->sym) {
+	bool ina = a->sym && inline_base(a->sym, &la), inb = b->sym && inline_base(b->sym, &lb);
+	if ((ina || inb) && a->sym && b->sym) {
 		int c = memcmp(a->sym, b->sym, PK_MIN(la, lb));
 		if (c || la != lb)
 			return c ? -c : (la < lb ? 1 : -1);
+	}
+	uint32_t fa = ia < rep->nr_nodes ? rep->nodes[ia].frame : NONE32;
+	uint32_t fb = ib < rep->nr_nodes ? rep->nodes[ib].frame : NONE32;
+	if (!ina && !inb && fa != NONE32 && fb != NONE32) {
+		const struct frame *x = &rep->frames[fa], *y = &rep->frames[fb];
+		if (x->dso_long == y->dso_long) {
+			uint64_t kx = x->sym && y->sym ? x->sym_start : x->addr;
+			uint64_t ky = x->sym && y->sym ? y->sym_start : y->addr;
+			if (kx != ky)
+				return kx > ky ? -1 : 1;
+		} else {
+			/* perf's dso objects by address: about their creation order, later
+			 * first (the kernel's, made first, last) */
+			uintptr_t sx = (uintptr_t)pk_u64map_get(&rep->dso_seq, x->dso_long);
+			uintptr_t sy = (uintptr_t)pk_u64map_get(&rep->dso_seq, y->dso_long);
+			if (sx != sy)
+				return sx > sy ? -1 : 1;
+			if (x->kernel != y->kernel)
+				return x->kernel ? 1 : -1;
+		}
 	}
 	int c = strcmp0(a->sym, b->sym);
 	if (c)
 		return c;
 	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+/* qsort_r context of build_nodes: the report and the array the nodes' ids index */
+struct node_sort {
+	const struct pk_report *rep;
+	const struct pk_callnode *base;
+};
+
+static int node_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct node_sort *ns = ctx;
+	const struct pk_callnode *a = *(const struct pk_callnode *const *)pa;
+	const struct pk_callnode *b = *(const struct pk_callnode *const *)pb;
+	return node_cmp_id(ns->rep, a, (uint32_t)(a - ns->base), b, (uint32_t)(b - ns->base));
 }
 
 static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t id)
@@ -112,6 +151,7 @@ static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t
 		p->dso = pk_str_get(&rep->strs, f->dso);
 		p->srcline = pk_str_get(&rep->strs, f->srcline);
 		p->addr = f->addr;
+		p->ip = f->ip;
 		p->kernel = f->kernel;
 	}
 	p->period = nd->period;
@@ -169,8 +209,10 @@ static int build_nodes(struct pk_report *rep)
 			kids[fill[rep->nodes[i].parent]++] = &pn[i];
 	for (size_t p = 0; p < n; p++) {
 		size_t a = cnt[p], b = cnt[p + 1];
-		if (b - a > 1)
-			qsort(kids + a, b - a, sizeof(*kids), node_cmp);
+		if (b - a > 1) {
+			struct node_sort ns = { rep, pn };
+			qsort_r(kids + a, b - a, sizeof(*kids), node_cmp, &ns);
+		}
 		for (size_t i = a; i < b; i++)
 			((struct pk_callnode *)kids[i])->next = i + 1 < b ? kids[i + 1] : NULL;
 		pn[p].child = b > a ? kids[a] : NULL;
@@ -238,13 +280,14 @@ static struct pk_callnode *cc_alloc(struct pk_report *rep, size_t n)
 }
 
 struct ccpair {
-	const struct pk_callnode *p; /* first: node_cmp compares through it */
+	const struct pk_callnode *p;
 	uint32_t id;
 };
 
-static int ccpair_cmp(const void *a, const void *b)
+static int ccpair_cmp(const void *a, const void *b, void *rep)
 {
-	return node_cmp(&((const struct ccpair *)a)->p, &((const struct ccpair *)b)->p);
+	const struct ccpair *x = a, *y = b;
+	return node_cmp_id(rep, x->p, x->id, y->p, y->id);
 }
 
 /* Give p (node id) its sorted children; descend into those with period >= min. */
@@ -299,7 +342,7 @@ static int cc_expand(struct pk_report *rep, struct pk_callnode *p, uint32_t id, 
 	}
 	k = n;
 	if (k > 1)
-		qsort(pr, k, sizeof(*pr), ccpair_cmp);
+		qsort_r(pr, k, sizeof(*pr), ccpair_cmp, rep);
 	for (size_t i = 0; i < k; i++)
 		((struct pk_callnode *)pr[i].p)->next = i + 1 < k ? pr[i + 1].p : NULL;
 	p->child = pr[0].p;

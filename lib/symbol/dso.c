@@ -134,7 +134,7 @@ struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name)
 	}
 	d->hnext = m->dso_hash[b];
 	m->dso_hash[b] = d;
-	m->nr_dsos++;
+	d->seq = (uint32_t)m->nr_dsos++;
 	return d;
 }
 
@@ -358,4 +358,9 @@ PK_API int pk_dso__symbol_addr(struct pk_dso *d, const char *name, uint64_t *add
 		}
 	}
 	return pk_err(-ENOENT);
+}
+
+uint32_t pk_dso_seq(const struct pk_dso *d)
+{
+	return d ? d->seq : 0;
 }

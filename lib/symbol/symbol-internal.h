@@ -59,6 +59,7 @@ struct pk_dso {
 	char *short_name;
 	enum pk_dso_kind kind;
 	uint32_t jit_pid;       /* PK_DSO_JIT */
+	uint32_t seq;           /* creation order in its machine (0 first) */
 	struct pk_dso *hnext;   /* machine's name hash chain */
 	/* build-ids: the recorded one (expected) and the loaded file's */
 	uint8_t want_bid[PK_BUILD_ID_BYTES];

@@ -107,6 +107,8 @@ struct pk_callnode {
 	uint64_t self_period;   /* period of the chains that end here */
 	const struct pk_callnode *child; /* first child */
 	const struct pk_callnode *next;  /* next sibling */
+	uint64_t ip;            /* an address as sampled (the first seen for this frame):
+				 * what perf prints for an unresolved frame of a call graph */
 };
 
 struct pk_hist_entry {
