@@ -719,6 +719,23 @@ static void pk_uw_report(struct pk_unwind_ctx *u, struct pk_mapset *ms)
 	u->gen = ms->gen;
 }
 
+/*
+ * The mode an address of a kernel-context chain really has: a kernel chain can end in
+ * user addresses without a PERF_CONTEXT_USER marker (an interrupt taken in user space),
+ * and such an address is the process's, not the kernel's (perf falls back the same
+ * way). Kernel addresses are those at or above the lowest kernel map, or in the upper
+ * half of the address space when no kernel map was recorded.
+ */
+static uint8_t chain_mode(const struct pk_machine *m, uint8_t mode, uint64_t ip)
+{
+	if (mode != PK_CPUMODE_KERNEL && mode != PK_CPUMODE_GUEST_KERNEL)
+		return mode;
+	bool kernel = m->kmaps && m->kmaps->nr ? ip >= m->kmaps->v[0].start : ip >> 63;
+	if (kernel)
+		return mode;
+	return mode == PK_CPUMODE_KERNEL ? PK_CPUMODE_USER : PK_CPUMODE_GUEST_USER;
+}
+
 static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const struct pk_sample *s,
 			  const struct pk_uw_arch *arch, uint64_t *ips, size_t max)
 {
@@ -939,7 +956,7 @@ static __attribute__((noinline)) int pk_callchain_dwarf(struct pk_machine *m,
 				continue;
 			}
 			if (n < max)
-				out[n++] = (struct pk_chain_entry){ ip, mode, 0 };
+				out[n++] = (struct pk_chain_entry){ ip, chain_mode(m, mode, ip), 0 };
 		}
 	} else if (!dwarf || s->cpumode != PK_CPUMODE_USER) {
 		if (n < max)
@@ -987,7 +1004,7 @@ PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s
 				}
 			}
 			if (n < max)
-				out[n++] = (struct pk_chain_entry){ ip, mode, 0 };
+				out[n++] = (struct pk_chain_entry){ ip, chain_mode(m, mode, ip), 0 };
 		}
 	} else if (n < max) {
 		out[n++] = (struct pk_chain_entry){ s->ip, s->cpumode, 0 };

@@ -349,6 +349,25 @@ static void test_callchain_fp(void **state)
 	assert_int_equal(out[3].cpumode, PK_CPUMODE_USER);
 	/* bounded by max */
 	assert_int_equal(pk_machine__callchain(m, &s, out, 3), 3);
+	/* a kernel chain running on into user addresses without a PERF_CONTEXT_USER marker
+	 * (an interrupt in user space): those are the process's, as perf takes them; the
+	 * kernel's maps start at the lowest kernel map, or the upper half without one */
+	uint64_t chain2[] = { (uint64_t)-128, KTEXT + 1, 0x401000 };
+	s.callchain.nr = 3;
+	s.callchain.ips = chain2;
+	assert_int_equal(pk_machine__callchain(m, &s, out, 8), 2);
+	assert_int_equal(out[0].cpumode, PK_CPUMODE_KERNEL);
+	assert_int_equal(out[1].ip, 0x401000);
+	assert_int_equal(out[1].cpumode, PK_CPUMODE_USER);
+	struct pk_mmap_event kev = { .pid = UINT32_MAX, .addr = KTEXT, .len = 0x1000000,
+				     .filename = "[kernel.kallsyms]_text", .kernel = true };
+	assert_int_equal(pk_machine__mmap(m, &kev), 0);
+	uint64_t chain3[] = { (uint64_t)-128, KTEXT + 1, KTEXT - 0x1000 };
+	s.callchain.ips = chain3;
+	assert_int_equal(pk_machine__callchain(m, &s, out, 8), 2);
+	assert_int_equal(out[1].cpumode, PK_CPUMODE_USER); /* below the kernel's maps */
+	s.callchain.nr = 6;
+	s.callchain.ips = chain;
 	/* without a callchain: just the ip */
 	s.type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
 	assert_int_equal(pk_machine__callchain(m, &s, out, 8), 1);
