@@ -5,6 +5,7 @@
  * memory): each read with bounds checks into the reader's env; a malformed one is
  * skipped with a warning.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "internal.h"
@@ -285,47 +286,77 @@ static int parse_group_desc(struct pk_data_reader *r, struct cur *c)
 
 /* ---- NUMA_TOPOLOGY, PMU_MAPPINGS, CACHE, MEM_TOPOLOGY ---- */
 
-void pk_rd_free_numa(struct pk_data_reader *r)
-{
-	struct pk_data_numa_node *v = (struct pk_data_numa_node *)r->env.numa_nodes;
-	for (uint32_t i = 0; v && i < r->env.nr_numa_nodes; i++)
-		free((char *)v[i].cpus);
-	free(v);
-	r->env.numa_nodes = NULL;
-	r->env.nr_numa_nodes = 0;
-}
+/*
+ * The four arrays above live in the env as (pointer, u32 count) pairs whose elements own
+ * some strings or bitmaps. One description per array lets one function free any of them
+ * and one install a freshly parsed one (replacing a previous section of the same kind).
+ */
+struct env_array {
+	size_t ptr_off, nr_off;  /* where the pointer and the count are in struct pk_data_env */
+	size_t elem;             /* element size */
+	unsigned nowned;
+	size_t owned[3];         /* offsets of the element's malloc'd pointers */
+};
+#define ENV_ARR(field, nrfield, type, ...)                                       \
+	{ offsetof(struct pk_data_env, field), offsetof(struct pk_data_env, nrfield), \
+	  sizeof(type), sizeof((size_t[]){ __VA_ARGS__ }) / sizeof(size_t), { __VA_ARGS__ } }
 
-void pk_rd_free_pmu_mappings(struct pk_data_reader *r)
-{
-	struct pk_data_pmu_map *v = (struct pk_data_pmu_map *)r->env.pmu_mappings;
-	for (uint32_t i = 0; v && i < r->env.nr_pmu_mappings; i++)
-		free((char *)v[i].name);
-	free(v);
-	r->env.pmu_mappings = NULL;
-	r->env.nr_pmu_mappings = 0;
-}
+enum { ENV_NUMA, ENV_PMU_MAPS, ENV_CACHES, ENV_MEM_NODES, ENV_NR_ARRAYS };
+static const struct env_array env_arrays[ENV_NR_ARRAYS] = {
+	[ENV_NUMA] = ENV_ARR(numa_nodes, nr_numa_nodes, struct pk_data_numa_node,
+			     offsetof(struct pk_data_numa_node, cpus)),
+	[ENV_PMU_MAPS] = ENV_ARR(pmu_mappings, nr_pmu_mappings, struct pk_data_pmu_map,
+				 offsetof(struct pk_data_pmu_map, name)),
+	[ENV_CACHES] = ENV_ARR(caches, nr_caches, struct pk_data_cache,
+			       offsetof(struct pk_data_cache, type),
+			       offsetof(struct pk_data_cache, size),
+			       offsetof(struct pk_data_cache, map)),
+	[ENV_MEM_NODES] = ENV_ARR(mem_nodes, nr_mem_nodes, struct pk_data_mem_node,
+				  offsetof(struct pk_data_mem_node, blocks)),
+};
 
-void pk_rd_free_caches(struct pk_data_reader *r)
+static void env_array_free(struct pk_data_reader *r, int which)
 {
-	struct pk_data_cache *v = (struct pk_data_cache *)r->env.caches;
-	for (uint32_t i = 0; v && i < r->env.nr_caches; i++) {
-		free((char *)v[i].type);
-		free((char *)v[i].size);
-		free((char *)v[i].map);
+	const struct env_array *d = &env_arrays[which];
+	char *env = (char *)&r->env, *v;
+	uint32_t n;
+
+	memcpy(&v, env + d->ptr_off, sizeof(v));
+	memcpy(&n, env + d->nr_off, sizeof(n));
+	for (uint32_t i = 0; v && i < n; i++) {
+		for (unsigned k = 0; k < d->nowned; k++) {
+			void *owned;
+			memcpy(&owned, v + (size_t)i * d->elem + d->owned[k], sizeof(owned));
+			free(owned);
+		}
 	}
 	free(v);
-	r->env.caches = NULL;
-	r->env.nr_caches = 0;
+	v = NULL;
+	n = 0;
+	memcpy(env + d->ptr_off, &v, sizeof(v));
+	memcpy(env + d->nr_off, &n, sizeof(n));
 }
 
-void pk_rd_free_mem_nodes(struct pk_data_reader *r)
+/* Replace the env's array `which` by v (n elements, the last possibly half read); a bad
+ * section is dropped whole. */
+static int env_array_set(struct pk_data_reader *r, int which, void *v, uint32_t n, bool bad)
 {
-	struct pk_data_mem_node *v = (struct pk_data_mem_node *)r->env.mem_nodes;
-	for (uint32_t i = 0; v && i < r->env.nr_mem_nodes; i++)
-		free((void *)v[i].blocks);
-	free(v);
-	r->env.mem_nodes = NULL;
-	r->env.nr_mem_nodes = 0;
+	const struct env_array *d = &env_arrays[which];
+	char *env = (char *)&r->env;
+
+	env_array_free(r, which);
+	memcpy(env + d->ptr_off, &v, sizeof(v));
+	memcpy(env + d->nr_off, &n, sizeof(n));
+	if (!bad)
+		return 0;
+	env_array_free(r, which);
+	return -PK_ERR_FORMAT;
+}
+
+void pk_rd_free_env_arrays(struct pk_data_reader *r)
+{
+	for (int i = 0; i < ENV_NR_ARRAYS; i++)
+		env_array_free(r, i);
 	r->env.mem_block_size = 0;
 }
 
@@ -346,14 +377,7 @@ static int parse_numa(struct pk_data_reader *r, struct cur *c)
 		v[i].mem_free_kb = cur_u64(c);
 		v[i].cpus = cur_str(c);
 	}
-	pk_rd_free_numa(r);
-	r->env.numa_nodes = v;
-	r->env.nr_numa_nodes = i;
-	if (c->bad) {
-		pk_rd_free_numa(r);
-		return -PK_ERR_FORMAT;
-	}
-	return 0;
+	return env_array_set(r, ENV_NUMA, v, i, c->bad);
 }
 
 /* u32 nr, then per PMU: u32 type, string name (8 bytes at least) */
@@ -370,14 +394,7 @@ static int parse_pmu_mappings(struct pk_data_reader *r, struct cur *c)
 		v[i].type = cur_u32(c);
 		v[i].name = cur_str(c);
 	}
-	pk_rd_free_pmu_mappings(r);
-	r->env.pmu_mappings = v;
-	r->env.nr_pmu_mappings = i;
-	if (c->bad) {
-		pk_rd_free_pmu_mappings(r);
-		return -PK_ERR_FORMAT;
-	}
-	return 0;
+	return env_array_set(r, ENV_PMU_MAPS, v, i, c->bad);
 }
 
 /* u32 version (1), u32 nr, then per cache: u32 level, line size, sets, ways, strings
@@ -400,14 +417,7 @@ static int parse_caches(struct pk_data_reader *r, struct cur *c)
 		v[i].size = v[i].type ? cur_str(c) : NULL;
 		v[i].map = v[i].size ? cur_str(c) : NULL;
 	}
-	pk_rd_free_caches(r);
-	r->env.caches = v;
-	r->env.nr_caches = i;
-	if (c->bad) {
-		pk_rd_free_caches(r);
-		return -PK_ERR_FORMAT;
-	}
-	return 0;
+	return env_array_set(r, ENV_CACHES, v, i, c->bad);
 }
 
 /* u64 version, u64 block size, u64 nr, then per node: u64 node, u64 size, u64 nr_bits and
@@ -440,15 +450,9 @@ static int parse_mem_topology(struct pk_data_reader *r, struct cur *c)
 		v[i].blocks = b;
 		v[i].nr_blocks = bits;
 	}
-	pk_rd_free_mem_nodes(r);
-	r->env.mem_nodes = v;
-	r->env.nr_mem_nodes = (uint32_t)(i < nr ? i + 1 : i); /* (a half-read node freed too) */
-	r->env.mem_block_size = bsize;
-	if (c->bad) {
-		pk_rd_free_mem_nodes(r);
-		return -PK_ERR_FORMAT;
-	}
-	return 0;
+	r->env.mem_block_size = c->bad ? 0 : bsize;
+	/* (a half-read node is counted so that its bitmap is freed too) */
+	return env_array_set(r, ENV_MEM_NODES, v, (uint32_t)(i < nr ? i + 1 : i), c->bad);
 }
 
 /* Parse one feature payload. Unknown features are ignored (0). */

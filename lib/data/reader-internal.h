@@ -128,9 +128,6 @@ void pk_rd_free_groups(struct pk_data_reader *r);
 void pk_rd_free_strv(char **v, size_t n);
 int pk_rd_parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, size_t len);
 void pk_rd_read_features(struct pk_data_reader *r, uint64_t table);
-void pk_rd_free_numa(struct pk_data_reader *r);
-void pk_rd_free_pmu_mappings(struct pk_data_reader *r);
-void pk_rd_free_caches(struct pk_data_reader *r);
-void pk_rd_free_mem_nodes(struct pk_data_reader *r);
+void pk_rd_free_env_arrays(struct pk_data_reader *r); /* NUMA, PMU maps, caches, memory */
 
 #endif

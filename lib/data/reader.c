@@ -574,10 +574,7 @@ PK_API void pk_data_reader__free(struct pk_data_reader *r)
 	pk_rd_free_strv(r->topo_lists[2], r->env.nr_die_cpus);
 	free((void *)r->env.cpu);
 	pk_rd_free_groups(r);
-	pk_rd_free_numa(r);
-	pk_rd_free_pmu_mappings(r);
-	pk_rd_free_caches(r);
-	pk_rd_free_mem_nodes(r);
+	pk_rd_free_env_arrays(r);
 	ZSTD_freeDCtx(r->dctx);
 	free(r->cin);
 	free(r->dec);

@@ -221,26 +221,25 @@ PK_API int pk_export__folded(const struct pk_profile *p, FILE *f,
 			     const struct pk_folded_opts *opts);
 
 /*
+ * The options of the pprof, speedscope and JSON exporters. None exists yet: pass NULL.
+ * The structs are there so that options can be added without new functions.
+ */
+struct pk_pprof_opts { size_t sz; size_t :0; };
+struct pk_speedscope_opts { size_t sz; size_t :0; };
+struct pk_json_export_opts { size_t sz; size_t :0; };
+
+/*
  * pprof: a gzip-compressed perftools.profiles.Profile. Sample types are, per event,
  * ("samples", "count") and (event name, event unit); the default sample type is the
  * period of the first event. Locations carry addresses, mappings (per object, with
- * build-id), and a line per location with its function (name, file). opts: NULL (no
- * option yet; the struct is there so that options can be added without a new function).
+ * build-id), and a line per location with its function (name, file).
  */
-struct pk_pprof_opts {
-	size_t sz;
-	size_t :0;
-};
 PK_API int pk_export__pprof(const struct pk_profile *p, FILE *f,
 			    const struct pk_pprof_opts *opts);
 
 /* speedscope's file format: one "sampled" profile per (event, thread), samples in time
  * order, weights = periods; the event's unit when speedscope knows it, else "none".
- * Needs `timeline`. opts: NULL (no option yet). */
-struct pk_speedscope_opts {
-	size_t sz;
-	size_t :0;
-};
+ * Needs `timeline`. */
 PK_API int pk_export__speedscope(const struct pk_profile *p, FILE *f,
 				 const struct pk_speedscope_opts *opts);
 
@@ -260,12 +259,8 @@ PK_API int pk_export__gecko(const struct pk_profile *p, FILE *f,
  * {"type":"SAMPLE",...} object per sample in time order with the fields of `perfkit
  * script --json` (event name, pid, tid, comm, time, period, ip, callchain) plus "stack":
  * the symbolised frames, leaf first. Addresses are 0 unless the profile was built with
- * `addresses`. Needs `timeline`. opts: NULL.
+ * `addresses`. Needs `timeline`.
  */
-struct pk_json_export_opts {
-	size_t sz;
-	size_t :0;
-};
 PK_API int pk_export__json(const struct pk_profile *p, FILE *f,
 			   const struct pk_json_export_opts *opts);
 
