@@ -503,21 +503,7 @@ int pk_rd_parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, si
 		set_feat(r, feat);
 		return 0;
 	}
-	switch (feat) {
-	case PK_FEAT_NRCPUS: {
-		uint32_t avail = cur_u32(&c), online = cur_u32(&c);
-		if (c.bad)
-			return -PK_ERR_FORMAT;
-		r->env.nr_cpus_avail = avail;
-		r->env.nr_cpus_online = online;
-		break;
-	}
-	case PK_FEAT_TOTAL_MEM:
-		r->env.total_mem_kb = cur_u64(&c);
-		if (c.bad)
-			return -PK_ERR_FORMAT;
-		break;
-	case PK_FEAT_CMDLINE: {
+	if (feat == PK_FEAT_CMDLINE) {
 		uint32_t nr = 0;
 		char **v = cur_strlist(&c, &nr);
 		if (!v)
@@ -526,36 +512,35 @@ int pk_rd_parse_feature(struct pk_data_reader *r, int feat, const uint8_t *p, si
 		r->cmdline = v;
 		r->env.cmdline = (const char *const *)v;
 		r->env.nr_cmdline = nr;
-		break;
 	}
-	case PK_FEAT_SAMPLE_TIME: {
-		uint64_t a = cur_u64(&c), b = cur_u64(&c);
-		if (c.bad)
+	/* The features that are a few fixed-width numbers: read whole, then stored into the
+	 * env (a short section changes nothing). */
+#define ENV_OFF(f) offsetof(struct pk_data_env, f)
+	static const struct {
+		int feat;
+		unsigned width, nr;   /* bytes per number (4 or 8), how many */
+		size_t off[5];        /* where each goes in the env */
+	} numeric[] = {
+		{ PK_FEAT_NRCPUS, 4, 2, { ENV_OFF(nr_cpus_avail), ENV_OFF(nr_cpus_online) } },
+		{ PK_FEAT_TOTAL_MEM, 8, 1, { ENV_OFF(total_mem_kb) } },
+		{ PK_FEAT_SAMPLE_TIME, 8, 2,
+		  { ENV_OFF(first_sample_time), ENV_OFF(last_sample_time) } },
+		{ PK_FEAT_CLOCKID, 8, 1, { ENV_OFF(clockid_res_ns) } },
+		{ PK_FEAT_COMPRESSED, 4, 5,
+		  { ENV_OFF(comp_version), ENV_OFF(comp_type), ENV_OFF(comp_level),
+		    ENV_OFF(comp_ratio), ENV_OFF(comp_mmap_len) } },
+	};
+#undef ENV_OFF
+	for (size_t i = 0; i < PK_ARRAY_SIZE(numeric); i++) {
+		if (numeric[i].feat != feat)
+			continue;
+		uint8_t v[5 * 8];
+		unsigned w = numeric[i].width;
+		if (!cur_get(&c, v, (size_t)w * numeric[i].nr))
 			return -PK_ERR_FORMAT;
-		r->env.first_sample_time = a;
-		r->env.last_sample_time = b;
+		for (unsigned k = 0; k < numeric[i].nr; k++)
+			memcpy((char *)&r->env + numeric[i].off[k], v + k * w, w);
 		break;
-	}
-	case PK_FEAT_CLOCKID:
-		r->env.clockid_res_ns = cur_u64(&c);
-		if (c.bad)
-			return -PK_ERR_FORMAT;
-		break;
-	case PK_FEAT_COMPRESSED: {
-		uint32_t v[5];
-		for (int i = 0; i < 5; i++)
-			v[i] = cur_u32(&c);
-		if (c.bad)
-			return -PK_ERR_FORMAT;
-		r->env.comp_version = v[0];
-		r->env.comp_type = v[1];
-		r->env.comp_level = v[2];
-		r->env.comp_ratio = v[3];
-		r->env.comp_mmap_len = v[4];
-		break;
-	}
-	default:
-		break; /* not parsed; its bit is still reported */
 	}
 	set_feat(r, feat);
 	return 0;
