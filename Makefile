@@ -1,6 +1,7 @@
 # perfkit: a thin wrapper over CMake. The README's two set-up commands live here:
 #   make demo    install build deps, build, run perfkit on the bundled demo workload
-#   make check   install build deps, then the whole test suite: normal build, the same
+#   make install build, then install under PREFIX (default /usr/local; DESTDIR honoured)
+#   make check   install build and test deps, then the whole test suite: normal build, the same
 #                suite under ASan+UBSan (clang), a smoke run of every fuzz harness,
 #                ThreadSanitizer over the threaded tests, the CLI suite under valgrind and a
 #                Release (-O3) build of everything
@@ -14,18 +15,29 @@ RELEASE_BUILD ?= build-release
 TSAN_TESTS ?= test_region test_sampler test_overflow test_report test_export
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
-.PHONY: all deps build demo check check-normal check-asan check-tsan check-release cli-record cli-valgrind bench fuzz-long clean
+PREFIX ?= /usr/local
+
+.PHONY: all deps deps-build build install demo check check-normal check-asan check-tsan check-release cli-record cli-valgrind bench fuzz-long clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
+# building, installing and the demo need only the build dependencies
+deps-build:
+	@bash scripts/install-deps.sh --build
+
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPK_WERROR=ON
 
-build: deps $(BUILD)/CMakeCache.txt
+build: deps-build $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
+
+# the tool, the library (shared and static, headers, pkg-config, CMake package), the man
+# pages and the shell completions under $(PREFIX) (default /usr/local); DESTDIR is honoured
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)

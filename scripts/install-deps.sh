@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Install perfkit's build and test dependencies from Debian's archive.
+# Install perfkit's dependencies from Debian's archive: with --build, only what building
+# and installing needs; without, the test suite's tools too.
 # Does nothing (and needs no network) when everything is already installed.
 set -euo pipefail
 
-pkgs=(
-	cmake make pkg-config gcc clang
-	libclang-rt-14-dev      # ASan/UBSan/libFuzzer runtimes for clang
+# What building and installing perfkit needs (`make`, `make install`, `make demo`)
+build_pkgs=(
+	cmake make pkg-config gcc
 	libcapstone-dev         # disassembler for perfkit annotate (lib/annotate)
-	libcmocka-dev           # unit tests
 	libelf-dev libdw-dev    # elfutils: ELF, symbols, DWARF, unwinding
 	libiberty-dev           # C++ and Rust demanglers (static archive, lib/symbol/demangle.c)
 	liblzma-dev libbz2-dev  # static archives libdw.a needs: the tool links statically (tool/CMakeLists.txt)
@@ -15,20 +15,34 @@ pkgs=(
 	libtraceevent-dev       # tracepoint formats
 	libzstd-dev             # compressed perf.data
 	zlib1g-dev              # gzip-compressed pprof output (lib/export)
+	python3                 # renders docs/perfkit-*.md into man pages (scripts/md2man.py)
+)
+# What the test suite needs on top (`make check`)
+test_pkgs=(
+	clang
+	libclang-rt-14-dev      # ASan/UBSan/libFuzzer runtimes for clang
+	libcmocka-dev           # unit tests
 	chromium nodejs         # browser test of the HTML flame graph (tests/browser)
 	golang-go               # `go tool pprof` reads our pprof output in tests
 	linux-perf              # the reference we compare against in tests and benches
 	valgrind                # CLI suite under memcheck
 	procps                  # ps/pgrep used by some CLI tests
 	time                    # /usr/bin/time -v: peak RSS in bench/report-speed.sh
-	python3                 # JSON/number checks in some CLI cases
 	locales                 # localedef and locale sources: cli/stat-locale compiles en_US/de_DE
 	libc6-dbg python3.11-dbg # debug symbols: report-vs-perf's DWARF cases (inline chains)
 	lld rustc               # lld-linked C and Rust: cli/record-unwind-lld; arm64/riscv64 objects: test_unwind_arch
+	man-db groff-base       # install/man-pages renders every installed page with man -l
+	zsh                     # install/man-pages checks the zsh completion script parses
 )
 
+case ${1:-all} in
+--build) pkgs=("${build_pkgs[@]}") ;;
+all|--all) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+*) echo "usage: install-deps.sh [--build]   (build dependencies only, or everything)" >&2; exit 2 ;;
+esac
+
 # npm ships inside nodesource's nodejs; Debian's nodejs needs the separate package
-command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+[ "${1:-all}" = --build ] || command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -32,6 +32,8 @@ struct tool_help {
 #define TOOL_OPT_STOP_AT_ARG 1u
 int tool_getopt(int argc, char **argv, const struct tool_opt *opts, unsigned flags);
 void tool_print_usage(FILE *f, const struct tool_help *h);
+/* every option of the table, one a line (`perfkit CMD --list-opts`, shell completion) */
+void tool_list_opts(FILE *f, const struct tool_opt *opts);
 
 /*
  * Each subcommand lives in tool/cmd-<name>.c and exports

@@ -17,16 +17,18 @@
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 
-enum { OPT_JSON = 256 };
+enum { OPT_JSON = 256, OPT_RAW_DUMP };
 
 static const struct tool_opt opts[] = {
 	{ OPT_JSON, "json", no_argument, NULL,
 	  "print one JSON array of {name, kind, available,\ndescription, ...}" },
+	{ OPT_RAW_DUMP, "raw-dump", no_argument, NULL,
+	  "print only the names, separated by spaces (as perf's\n--raw-dump; for shell completion)" },
 	{ 0 },
 };
 
 const struct tool_help cmd_list_help = {
-	.synopsis = "usage: perfkit list [--json] [CLASS|GLOB...]\n",
+	.synopsis = "usage: perfkit list [--json | --raw-dump] [CLASS|GLOB...]\n",
 	.intro = "List the events that can be named with -e on this machine.\n"
 		 "\n"
 		 "  CLASS    hw (hardware), sw (software), cache (hardware cache), tracepoint,\n"
@@ -369,6 +371,22 @@ static void print_json(const struct listing *l)
 	printf("%s]\n", l->n ? "\n" : "");
 }
 
+/* the names a user can pass to -e, space separated (the PMUs themselves are not events) */
+static void print_raw(const struct listing *l)
+{
+	const char *sep = "";
+	for (size_t i = 0; i < l->n; i++) {
+		const struct entry *e = &l->v[i];
+		if (e->kind == K_PMU && e->is_format)
+			continue;
+		printf("%s%s", sep, e->name);
+		sep = " ";
+		if (e->alias)
+			printf(" %s", e->alias);
+	}
+	printf("\n");
+}
+
 static int class_of(const char *arg)
 {
 	for (int k = 0; k < K_NR; k++)
@@ -380,7 +398,7 @@ static int class_of(const char *arg)
 int cmd_list(int argc, char **argv)
 {
 	struct listing l;
-	bool json = false, any_class = false;
+	bool json = false, raw = false, any_class = false;
 	int status = 0;
 
 	memset(&l, 0, sizeof(l));
@@ -393,8 +411,8 @@ int cmd_list(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((opt = tool_getopt(argc, argv, opts, 0)) != -1) {
-		if (opt == OPT_JSON) {
-			json = true;
+		if (opt == OPT_JSON || opt == OPT_RAW_DUMP) {
+			*(opt == OPT_JSON ? &json : &raw) = true;
 			continue;
 		}
 		tool_error("unknown option '%s'", argv[optind - 1]);
@@ -450,6 +468,8 @@ int cmd_list(int argc, char **argv)
 	}
 	if (json)
 		print_json(&l);
+	else if (raw)
+		print_raw(&l);
 	else
 		print_text(&l, !any_class && !l.nglobs);
 

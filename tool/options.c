@@ -96,3 +96,15 @@ void tool_print_usage(FILE *f, const struct tool_help *h)
 	if (h->outro)
 		fprintf(f, "\n%s", h->outro);
 }
+
+/* Every option of a table as a shell would complete it: "--name" (with "=" when it takes
+ * an argument) and "-x", one a line; hidden aliases too. */
+void tool_list_opts(FILE *f, const struct tool_opt *opts)
+{
+	for (const struct tool_opt *o = opts; o && o->id; o++) {
+		if (o->name)
+			fprintf(f, "--%s%s\n", o->name, o->has_arg == required_argument ? "=" : "");
+		if (o->id < 256 && o->help)
+			fprintf(f, "-%c\n", o->id);
+	}
+}

@@ -10,11 +10,13 @@
  *   4. add docs/perfkit-<name>.md and tests/cli/cases/<name>-*.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 
@@ -38,6 +40,41 @@ static const struct cmd commands[] = {
 	{ "check", cmd_check, &cmd_check_help, "show what can be measured here, and why not" },
 	{ "version", NULL, NULL, "print perfkit's version" },
 };
+
+/* `perfkit --list-cmds`: the command names, one a line (for shell completion) */
+static void list_cmds(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "%s\n", commands[i].name);
+	fprintf(f, "help\n");
+}
+
+/*
+ * `perfkit help CMD` on a terminal shows CMD's manual page when one is installed (as
+ * `git help` does); otherwise, and when stdout is not a terminal, the usage text.
+ */
+static void help_man(const char *cmd)
+{
+	char page[64];
+	if (!isatty(STDOUT_FILENO))
+		return;
+	snprintf(page, sizeof(page), "perfkit-%s", cmd);
+	pid_t pid = fork();
+	if (pid == 0) {   /* is the page there? (man -w prints its path, quietly here) */
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		execlp("man", "man", "-w", page, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return;
+	fflush(stdout);
+	execlp("man", "man", page, (char *)NULL);
+}
 
 static void main_usage(FILE *f)
 {
@@ -97,6 +134,10 @@ int main(int argc, char **argv)
 		main_usage(stdout);
 		return tool_finish_stdout(0);
 	}
+	if (!strcmp(name, "--list-cmds")) {
+		list_cmds(stdout);
+		return tool_finish_stdout(0);
+	}
 	if (!strcmp(name, "help")) {
 		if (argc < 3) {
 			main_usage(stdout);
@@ -108,6 +149,7 @@ int main(int argc, char **argv)
 				argv[2]);
 			return 129;
 		}
+		help_man(c->name);   /* returns only when there is no page to show */
 		print_usage(stdout, c);
 		return tool_finish_stdout(0);
 	}
@@ -117,6 +159,10 @@ int main(int argc, char **argv)
 		return 129;
 	}
 	tool_cmd_name = c->name;
+	if (argc == 3 && !strcmp(argv[2], "--list-opts") && c->help) {
+		tool_list_opts(stdout, c->help->opts);   /* for shell completion, as perf's */
+		return tool_finish_stdout(0);
+	}
 	if (tool_wants_help(argc - 1, argv + 1)) {
 		print_usage(stdout, c);
 		return tool_finish_stdout(0);
