@@ -50,6 +50,7 @@ TOOL_DECLARE_CMD(record);
 TOOL_DECLARE_CMD(report); */
 TOOL_DECLARE_CMD(annotate);
 TOOL_DECLARE_CMD(check);
+TOOL_DECLARE_CMD(config);
 TOOL_DECLARE_CMD(convert);
 TOOL_DECLARE_CMD(diff);
 TOOL_DECLARE_CMD(flamegraph);
@@ -91,8 +92,20 @@ bool tool_threads_allowed(void);
 struct pk_machine_opts;
 void tool_env_load(void);
 const struct pk_machine_opts *tool_machine_opts(void);
-/* $PERF_BUILDID_DIR, else $HOME/.debug, else "" (no cache). */
+/* $PERF_BUILDID_DIR, else buildid.dir of the configuration, else $HOME/.debug, else ""
+ * (no cache). */
 const char *tool_buildid_dir(void);
+/* The user's configuration file ($PERF_CONFIG, *exclusive: the only one read; else
+ * $HOME/.perfconfig; "" if none) and whether /etc/perfconfig is skipped. */
+const char *tool_user_config_path(bool *exclusive, bool *nosystem);
+/* tool/pager.c: whether CMD's output goes through a pager (mode: -1 --no-pager, 1
+ * --paginate, 0 the command's default and pager.CMD of the configuration; never when
+ * stdout is not a terminal), and starting it (stdout, and stderr on a terminal, go to it;
+ * it is waited for at exit). */
+bool tool_pager_wanted(const char *cmd, int mode);
+void tool_setup_pager(void);
+/* $PERF_PAGER and $PAGER (NULL when unset) */
+void tool_pager_env(const char **perf_pager, const char **pager);
 /* Grow the heap by `bytes` now and fault it in with one call: the heap otherwise grows
  * page by page, each page faulted on first touch (11 us a fault in a PVM guest, 0.5 us a
  * page populated at once). For runs known to allocate that much in small pieces (libdw's

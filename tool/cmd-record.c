@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
+#include "perfconfig.h"
 
 
 #define DRAIN_INTERVAL_MS 250
@@ -176,7 +177,21 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			if (*end || !o->ro.period)
 				return bad("invalid period '%s'", optarg);
 			break;
-		case 'g': o->ro.callgraph = PK_RECORDER_CG_FP; break;
+		case 'g': {
+			/* -g: the mode of perf's configuration (call-graph.record-mode, or the
+			 * older record.call-graph), else frame pointers */
+			const char *mode = tool_config_get("call-graph.record-mode");
+			if (!mode)
+				mode = tool_config_get("record.call-graph");
+			if (!mode) {
+				o->ro.callgraph = PK_RECORDER_CG_FP;
+			} else if (parse_callgraph(o, mode)) {
+				tool_error("-g: the configuration's call-graph mode '%s' is not one perfkit "
+					   "records (perfkit config call-graph.record-mode=fp)", mode);
+				return 129;
+			}
+			break;
+		}
 		case OPT_CALLGRAPH:
 			if (parse_callgraph(o, optarg))
 				return 129;

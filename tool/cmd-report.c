@@ -174,6 +174,7 @@ int cmd_report(int argc, char **argv)
 	static char outbuf[(size_t)256 << 10];
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	rpt_config_defaults(&R);
 	opterr = 0;
 	optind = 1;
 	while ((c = tool_getopt(ac, av, opts, 0)) != -1) {

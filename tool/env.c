@@ -5,7 +5,8 @@
  * "Configuration"). tool_env_load() runs once before a command; the values then
  * reach the library through pk_set_config and the options structs of each call.
  *
- *   PERF_BUILDID_DIR    perf's build-id cache (else $HOME/.debug, which is searched too)
+ *   PERF_BUILDID_DIR    perf's build-id cache (else buildid.dir of the configuration, else
+ *                       $HOME/.debug, which is searched too)
  *   XDG_CACHE_HOME      perfkit's cache directory is $XDG_CACHE_HOME/perfkit, else
  *   HOME                $HOME/.cache/perfkit
  *   PK_NO_CACHE         set, not "" or "0": no cache directory at all
@@ -13,6 +14,9 @@
  *   PERFKIT_THP=1       huge pages for big arrays
  *   PERFKIT_UNWIND=libdwfl, PERFKIT_SCOPES=libdw   check knobs of the symbol code
  *   PERFKIT_NO_THREADS  no reader thread; PERFKIT_READ=mmap  map perf.data files
+ *   PERF_CONFIG         the one configuration file to read (else /etc/perfconfig, unless
+ *   PERF_CONFIG_NOSYSTEM is set, then $HOME/.perfconfig)
+ *   PERF_PAGER, PAGER   the pager of long output on a terminal (tool/pager.c)
  */
 #include <limits.h>
 #include <stdio.h>
@@ -20,6 +24,7 @@
 #include <string.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
+#include "perfconfig.h"
 
 static struct {
 	bool loaded;
@@ -27,6 +32,9 @@ static struct {
 	char buildid_dir[PATH_MAX];     /* "" = none */
 	char home_debug[PATH_MAX];      /* $HOME/.debug, "" = none */
 	char cache_dir[PATH_MAX];       /* "" = none */
+	char user_config[PATH_MAX];     /* $PERF_CONFIG or $HOME/.perfconfig, "" = none */
+	bool config_exclusive, config_nosystem;
+	const char *perf_pager, *pager;
 	struct pk_machine_opts mo;
 } env;
 
@@ -52,7 +60,22 @@ void tool_env_load(void)
 	const char *home = getenv("HOME");
 	if (home && *home)
 		join(env.home_debug, sizeof(env.home_debug), home, "/.debug");
+	s = getenv("PERF_CONFIG");
+	env.config_exclusive = s != NULL;
+	if (s)
+		join(env.user_config, sizeof(env.user_config), s, "");
+	else if (home && *home)
+		join(env.user_config, sizeof(env.user_config), home, "/.perfconfig");
+	env.config_nosystem = getenv("PERF_CONFIG_NOSYSTEM") != NULL;
+	env.perf_pager = getenv("PERF_PAGER");
+	env.pager = getenv("PAGER");
+
+	/* the variable (perf only sets it, for its scripts), then buildid.dir of the
+	 * configuration (as perf reads it), then ~/.debug. The configuration's paths are
+	 * known by now, so tool_config() may run. */
 	s = getenv("PERF_BUILDID_DIR");
+	if (!s || !*s)
+		s = tool_config_get("buildid.dir");
 	if (s && *s)
 		join(env.buildid_dir, sizeof(env.buildid_dir), s, "");
 	else
@@ -108,4 +131,19 @@ bool tool_read_mmap(void)
 {
 	tool_env_load();
 	return env.read_mmap;
+}
+
+const char *tool_user_config_path(bool *exclusive, bool *nosystem)
+{
+	tool_env_load();
+	*exclusive = env.config_exclusive;
+	*nosystem = env.config_nosystem;
+	return env.user_config;
+}
+
+void tool_pager_env(const char **perf_pager, const char **pager)
+{
+	tool_env_load();
+	*perf_pager = env.perf_pager;
+	*pager = env.pager;
 }

@@ -38,6 +38,7 @@ static const struct cmd commands[] = {
 	{ "annotate", cmd_annotate, &cmd_annotate_help, "per-instruction samples of the hottest functions (perf annotate --stdio)" },
 	{ "list", cmd_list, &cmd_list_help, "list the events that can be measured here" },
 	{ "check", cmd_check, &cmd_check_help, "show what can be measured here, and why not" },
+	{ "config", cmd_config, &cmd_config_help, "read or write perf's configuration files (~/.perfconfig)" },
 	{ "version", NULL, NULL, "print perfkit's version" },
 };
 
@@ -78,7 +79,7 @@ static void help_man(const char *cmd)
 
 static void main_usage(FILE *f)
 {
-	fprintf(f, "usage: perfkit [--version] [--help] <command> [<args>]\n\ncommands:\n");
+	fprintf(f, "usage: perfkit [--version] [--help] [--no-pager | --paginate] <command> [<args>]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'perfkit help <command>' or 'perfkit <command> --help' shows a command's options.\n");
@@ -121,6 +122,19 @@ static const struct cmd *find_cmd(const char *name)
 int main(int argc, char **argv)
 {
 	tool_cmd_name = NULL;
+	if (argc < 2) {
+		main_usage(stderr);
+		return 129;
+	}
+	/* perf's options before the command: -P/--no-pager, -p/--paginate */
+	int pager_mode = 0;
+	while (argc > 1 && (!strcmp(argv[1], "--no-pager") || !strcmp(argv[1], "-P") ||
+			    !strcmp(argv[1], "--paginate") || !strcmp(argv[1], "-p"))) {
+		pager_mode = argv[1][1] == 'P' || argv[1][2] == 'n' ? -1 : 1;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
 		main_usage(stderr);
 		return 129;
@@ -172,5 +186,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGBUS, on_sigbus);
 	tool_env_load();
+	if (tool_pager_wanted(c->name, pager_mode))
+		tool_setup_pager();
 	return c->fn(argc - 1, argv + 1);
 }

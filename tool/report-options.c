@@ -4,6 +4,7 @@
  * ids, --sort keys, -F columns, -g specs and the --time window.
  */
 #include "report.h"
+#include "perfconfig.h"
 
 /* ---- option helpers ---- */
 
@@ -227,4 +228,29 @@ int rpt_parse_time(struct report *R, struct pk_data_reader *rd, uint64_t *start,
 	if (comma[1])
 		*end = (uint64_t)(strtod(comma + 1, NULL) * 1e9 + 0.5);
 	return 0;
+}
+
+/* perf's configuration keys for report: report.children (false: self overhead only; true
+ * keeps the default, children when the file has call chains) and report.percent-limit.
+ * The command line overrides both. A value perf would not take is reported and ignored. */
+void rpt_config_defaults(struct report *R)
+{
+	const char *v = tool_config_get("report.children");
+	if (v) {
+		int b = tool_cfg_bool(v);
+		if (b < 0)
+			tool_warn("report.children = '%s' in the configuration is not a boolean; ignored", v);
+		else if (!b)
+			R->children = 0;
+	}
+	v = tool_config_get("report.percent-limit");
+	if (v) {
+		char *end;
+		double p = strtod(v, &end);
+		if (end == v || *end || !(p >= 0 && p <= 100))
+			tool_warn("report.percent-limit = '%s' in the configuration is not a percentage; "
+				  "ignored", v);
+		else
+			R->percent_limit = p;
+	}
 }

@@ -94,6 +94,8 @@ uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e)
 bool rpt_looks_like_cg_spec(const char *s);
 enum col rpt_key_col(enum pk_sort_key k);
 int rpt_parse_cg(struct report *R, const char *s);
+/* report.children and report.percent-limit of perf's configuration (before the options) */
+void rpt_config_defaults(struct report *R);
 int rpt_parse_fields(struct report *R, const char *s);
 int rpt_parse_ints(const char *s, int32_t **out, size_t *nr);
 int rpt_parse_sort(struct report *R, const char *s);
