@@ -31,7 +31,8 @@ uint64_t stat_now_ns(void)
 
 enum {
 	OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_SOCKET, OPT_APPEND, OPT_TIMEOUT,
-	OPT_NO_BIG_NUM,
+	OPT_NO_BIG_NUM, OPT_PRE, OPT_POST, OPT_INTERVAL_COUNT, OPT_INTERVAL_CLEAR, OPT_SUMMARY,
+	OPT_TABLE, OPT_LOG_FD,
 };
 
 static const struct tool_opt opts[] = {
@@ -56,6 +57,17 @@ static const struct tool_opt opts[] = {
 	  "print the counts of every interval, timestamped" },
 	{ 'r', "repeat", required_argument, "<n>",
 	  "run the command n times; print means and +- relative\nstddev" },
+	{ OPT_INTERVAL_COUNT, "interval-count", required_argument, "<n>",
+	  "with -I: stop after n intervals (a command still\nruns to its end)" },
+	{ OPT_INTERVAL_CLEAR, "interval-clear", no_argument, NULL,
+	  "with -I: clear the screen before each interval" },
+	{ OPT_SUMMARY, "summary", no_argument, NULL, "with -I: the totals after the intervals" },
+	{ OPT_TABLE, "table", no_argument, NULL, "with -r: each run's elapsed time, as a table" },
+	{ 'n', "null", no_argument, NULL, "count nothing: the elapsed time only" },
+	{ 'S', "sync", no_argument, NULL, "sync() before each run" },
+	{ OPT_PRE, "pre", required_argument, "<cmd>",
+	  "run <cmd> (sh -c) before each run; its failure stops\nstat with its status" },
+	{ OPT_POST, "post", required_argument, "<cmd>", "run <cmd> after each run, likewise" },
 	{ 'x', "field-separator", required_argument, "<sep>",
 	  "CSV: value,unit,event,run time,percentage,metric,unit" },
 	{ 'j', "json-output", no_argument, NULL, "one JSON object per counter line" },
@@ -63,6 +75,8 @@ static const struct tool_opt opts[] = {
 	{ 'o', "output", required_argument, "<file>",
 	  "write the counts to <file> instead of stderr" },
 	{ OPT_APPEND, "append", no_argument, NULL, "append to the --output file" },
+	{ OPT_LOG_FD, "log-fd", required_argument, "<fd>",
+	  "write the counts to file descriptor <fd> (opened by\nthe caller) instead of stderr" },
 	{ 'D', "delay", required_argument, "<ms>",
 	  "start counting <ms> after the command started" },
 	{ OPT_TIMEOUT, "timeout", required_argument, "<ms>",
@@ -168,6 +182,26 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 		case OPT_NO_BIG_NUM: o->big_num = false; break;
 		case 'q': o->quiet = true; break;
 		case 'v': o->verbose++; break;
+		case 'n': o->null_run = true; break;
+		case 'S': o->sync = true; break;
+		case OPT_PRE: o->pre_cmd = optarg; break;
+		case OPT_POST: o->post_cmd = optarg; break;
+		case OPT_INTERVAL_COUNT:
+			if (!parse_long(optarg, 1, 100000000, &o->interval_count)) {
+				tool_error("invalid interval count '%s' (>= 1)", optarg);
+				return 129;
+			}
+			break;
+		case OPT_INTERVAL_CLEAR: o->interval_clear = true; break;
+		case OPT_SUMMARY: o->summary = true; break;
+		case OPT_TABLE: o->table = true; break;
+		case OPT_LOG_FD:
+			if (!parse_long(optarg, 0, INT_MAX, &v) || fcntl((int)v, F_GETFD) < 0) {
+				tool_error("--log-fd %s: not an open file descriptor", optarg);
+				return 129;
+			}
+			o->log_fd = (int)v;
+			break;
 		default:
 			if (optopt && optopt < 256)
 				tool_error("unknown or incomplete option '-%c'; see 'perfkit stat --help'",
@@ -178,8 +212,24 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 			return 129;
 		}
 	}
-	if (!nevents && add_events(o, DEFAULT_EVENTS) < 0)
+	if (o->null_run && nevents) {
+		tool_error("-n counts nothing: it does not mix with -e");
+		return 129;
+	}
+	if (!nevents && !o->null_run && add_events(o, DEFAULT_EVENTS) < 0)
 		return 1;
+	if ((o->interval_count || o->interval_clear || o->summary) && !o->interval_ms) {
+		tool_error("--interval-count, --interval-clear and --summary go with -I");
+		return 129;
+	}
+	if (o->table && o->repeat < 2) {
+		tool_error("--table shows the runs of -r N (N >= 2)");
+		return 129;
+	}
+	if (o->log_fd >= 0 && o->outfile) {
+		tool_error("-o and --log-fd are mutually exclusive");
+		return 129;
+	}
 	o->argv = optind < argc ? argv + optind : NULL;
 	if ((o->pid_list != NULL) + (o->tid_list != NULL) + o->system_wide > 1) {
 		tool_error("-p, -t and -a/-C are mutually exclusive");
@@ -229,16 +279,33 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 		tool_error("-x and -j are mutually exclusive");
 		return 129;
 	}
-	if (o->append && !o->outfile) {
-		tool_error("--append needs -o FILE");
+	if (o->append && !o->outfile && o->log_fd < 0) {
+		tool_error("--append needs -o FILE or --log-fd N");
 		return 129;
 	}
 	return -1;
 }
 
+/* --pre/--post: the command through sh -c; 0, or the exit status stat ends with (perf
+ * stops with the command's status too) */
+static int run_hook(struct stat_opts *o, const char *opt, const char *cmd)
+{
+	fflush(o->out);
+	int r = system(cmd);
+	if (r == 0)
+		return 0;
+	if (r < 0) {
+		tool_error("%s '%s': %s", opt, cmd, strerror(errno));
+		return 1;
+	}
+	int code = pk_wait_status__exit_code(r);
+	tool_error("%s '%s' failed (exit status %d)", opt, cmd, code);
+	return code ? code : 1;
+}
+
 int cmd_stat(int argc, char **argv)
 {
-	struct stat_opts o = { .aggr = PK_AGGR_GLOBAL, .repeat = 1, .big_num = true };
+	struct stat_opts o = { .aggr = PK_AGGR_GLOBAL, .repeat = 1, .big_num = true, .log_fd = -1 };
 	struct run_state st = { 0 };
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 	int status = 0, r;
@@ -258,7 +325,14 @@ int cmd_stat(int argc, char **argv)
 		return r;
 	}
 	o.out = stderr;
-	if (o.outfile) {
+	if (o.log_fd >= 0) {
+		o.out = fdopen(o.log_fd, o.append ? "a" : "w");
+		if (!o.out) {
+			tool_error("--log-fd %d: %s", o.log_fd, strerror(errno));
+			pk_event_list__free(o.events);
+			return 1;
+		}
+	} else if (o.outfile) {
 		o.out = fopen(o.outfile, o.append ? "ae" : "we");
 		if (!o.out) {
 			tool_error("cannot open '%s': %s", o.outfile, strerror(errno));
@@ -272,17 +346,36 @@ int cmd_stat(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	st.use_stats = o.repeat > 1;
+	if (o.table && !(st.walls = calloc((size_t)o.repeat, sizeof(*st.walls)))) {
+		tool_error("out of memory");
+		status = 1;
+		goto out;
+	}
 	for (int run = 0; run < o.repeat; run++) {
 		bool counted;
+		if (o.sync)
+			sync();
+		if (o.pre_cmd && (status = run_hook(&o, "--pre", o.pre_cmd)) != 0)
+			goto out;
 		status = stat_run_once(&o, &st, run, &counted);
+		if (counted && o.post_cmd) {
+			int ps = run_hook(&o, "--post", o.post_cmd);
+			if (ps) {
+				status = ps;
+				goto out;
+			}
+		}
 		if (!counted) {
 			/* could not run (nothing was counted): no counters printed */
 			pk_evlist__free(st.el);
 			st.el = NULL;
 			goto out;
 		}
-		if (o.repeat > 1)
+		if (o.repeat > 1) {
+			if (st.walls)
+				st.walls[st.wall.n] = (double)st.wall_ns / 1e9;
 			stat_accumulate(&o, &st);
+		}
 		if (run + 1 < o.repeat && !stat_got_signal) {
 			pk_evlist__free(st.el);
 			st.el = NULL;
@@ -290,7 +383,7 @@ int cmd_stat(int argc, char **argv)
 			break;
 		}
 	}
-	if (!o.quiet && !o.interval_ms) {
+	if (!o.quiet && (!o.interval_ms || o.summary)) {
 		bool prev = stat_text_locale_begin(&o);
 		stat_print_header(&o, o.repeat > 1 ? st.wall.n : 1);
 		stat_print_counts_locale(&o, &st, 0, -1);
@@ -301,6 +394,7 @@ out:
 	pk_evlist__free(st.el);
 	free(st.keys);
 	free(st.stats);
+	free(st.walls);
 	pk_event_list__free(o.events);
 	if (o.out && o.out != stderr) {
 		if (fclose(o.out) != 0) {

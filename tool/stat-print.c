@@ -422,6 +422,27 @@ void stat_print_header(struct stat_opts *o, int runs)
 	fprintf(f, ":\n\n");
 }
 
+/* --table: each run's elapsed time, its difference from the mean and a bar of one '#'
+ * plus one per 5 % of difference, indented like the mean below it (perf's layout) */
+static void print_table(FILE *f, const struct run_state *st, int prec)
+{
+	char tmp[64];
+	int indent = 0;
+	snprintf(tmp, sizeof(tmp), " %17.*f", prec, st->wall.mean);
+	while (tmp[indent] == ' ')
+		indent++;
+	fprintf(f, "%*s# Table of individual measurements:\n", indent, "");
+	for (int i = 0; i < st->wall.n; i++) {
+		double run = st->walls[i], d = run - st->wall.mean;
+		int bars = 1 + abs((int)(run > 0 ? 100.0 * d / run : 0) / 5);
+		fprintf(f, " %17.*f (%+.*f) ", prec, run, prec, d);
+		for (int h = 0; h < bars && h < 100; h++)
+			fputc('#', f);
+		fputc('\n', f);
+	}
+	fprintf(f, "\n%*s# Final result:\n", indent, "");
+}
+
 void stat_print_footer(struct stat_opts *o, struct run_state *st)
 {
 	FILE *f = o->out;
@@ -432,17 +453,21 @@ void stat_print_footer(struct stat_opts *o, struct run_state *st)
 
 	if (o->sep || o->json)
 		return;
+	if (!o->null_run)   /* (-n: no counter lines to end) */
+		fputc('\n', f);
 	if (st->use_stats) {
 		double sd = st->wall.n > 1 ? sqrt(st->wall.m2 / (st->wall.n - 1) / st->wall.n) : 0;
 		double pct = st->wall.mean > 0 ? 100.0 * sd / st->wall.mean : 0.0;
 		/* two digits past the first significant one of the error, as perf */
 		int prec = (sd > 1 || sd <= 0 ? 0 : (int)lround(ceil(-log10(sd)))) + 2;
-		fprintf(f, "\n%18.*f +- %.*f seconds time elapsed", prec, st->wall.mean, prec, sd);
+		if (st->walls)
+			print_table(f, st, prec);
+		fprintf(f, "%18.*f +- %.*f seconds time elapsed", prec, st->wall.mean, prec, sd);
 		if (pct > 0)
 			fprintf(f, "  ( +-%6.2f%% )", pct);
 		fputs("\n\n", f);
 	} else {
-		fprintf(f, "\n%18.9f seconds time elapsed\n\n", (double)st->wall_ns / 1e9);
+		fprintf(f, "%18.9f seconds time elapsed\n\n", (double)st->wall_ns / 1e9);
 		if (o->target == T_WORKLOAD)
 			fprintf(f, "%18.9f seconds user\n%18.9f seconds sys\n\n", st->ru_user,
 				st->ru_sys);

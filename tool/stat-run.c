@@ -280,7 +280,8 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 			return 1;
 		}
 	}
-	err = pk_evlist__open(st->el, &oo);
+	/* -n: an evlist with nothing to open (the command still runs, timed) */
+	err = o->null_run ? 0 : pk_evlist__open(st->el, &oo);
 	if (err == -EMFILE && tool_raise_nofile())
 		err = pk_evlist__open(st->el, &oo);
 	if (oo.cgroup_fd >= 0)
@@ -290,14 +291,16 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 		pk_workload__free(w);
 		return 1;
 	}
-	if (setup_run_state(o, st) < 0) {
+	if (!o->null_run && setup_run_state(o, st) < 0) {
 		tool_error("out of memory");
 		pk_workload__free(w);
 		return 1;
 	}
-	if (run_idx == 0 && o->interval_ms && !o->sep && !o->json && !o->quiet &&
-	    o->aggr == PK_AGGR_GLOBAL)
+	bool interval_header = o->interval_ms && !o->sep && !o->json && !o->quiet &&
+			       o->aggr == PK_AGGR_GLOBAL;
+	if (run_idx == 0 && interval_header && !o->interval_clear)
 		fprintf(o->out, "#           time             counts unit events\n");
+	long intervals = 0;   /* printed so far (--interval-count) */
 
 	t0 = stat_now_ns();
 	enabled = oo.enable_on_exec;
@@ -344,11 +347,19 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 			pk_evlist__read(st->el);
 			/* "CPUs utilized" of an interval is over its nominal length, as perf's */
 			st->wall_ns = (uint64_t)o->interval_ms * 1000000ULL;
+			if (o->interval_clear && !o->quiet) {
+				/* perf's console clear, then the column header again */
+				fputs("\033[H\033[2J", o->out);
+				if (interval_header)
+					fprintf(o->out, "#           time             counts unit events\n");
+			}
 			if (!o->quiet)
 				stat_print_counts(o, st, PK_AGGR_DELTA, (double)(now - t0) / 1e9);
 			fflush(o->out);
 			pk_evlist__save_counts(st->el);
 			last_tick = now;
+			if (o->interval_count && ++intervals >= o->interval_count)
+				break;   /* as perf: no more counts; a command still runs to its end */
 			next_tick += (uint64_t)o->interval_ms * 1000000ULL;
 			if (next_tick <= now)
 				next_tick = now + (uint64_t)o->interval_ms * 1000000ULL;
@@ -419,13 +430,14 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 				      WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
 		pk_workload__free(w);
 	}
-	if (o->interval_ms > 0) {
+	if (o->interval_ms > 0 && !(o->interval_count && intervals >= o->interval_count)) {
 		/* the last, partial interval */
-		uint64_t now = stat_now_ns();
+		uint64_t now = stat_now_ns(), elapsed = st->wall_ns;
 		if (now - last_tick >= 1000000ULL && !o->quiet) {
 			/* perf divides this one by the -I length too (not by its own) */
 			st->wall_ns = (uint64_t)o->interval_ms * 1000000ULL;
 			stat_print_counts(o, st, PK_AGGR_DELTA, (double)(now - t0) / 1e9);
+			st->wall_ns = elapsed;   /* the whole run's, for --summary */
 		}
 	}
 	return status;

@@ -53,6 +53,14 @@ struct stat_opts {
 	bool quiet;
 	bool big_num;
 	int verbose;
+	bool null_run;       /* -n: no counters, the elapsed time only */
+	bool sync;           /* -S: sync() before each run */
+	const char *pre_cmd, *post_cmd;   /* --pre/--post: shell commands around each run */
+	long interval_count; /* --interval-count: stop after that many intervals */
+	bool interval_clear; /* --interval-clear: clear the screen before each interval */
+	bool summary;        /* --summary: the totals after the intervals */
+	bool table;          /* --table: each run's elapsed time (with -r) */
+	int log_fd;          /* --log-fd: counts to this fd (-1: none) */
 	char **argv;         /* workload or NULL */
 	FILE *out;
 };
@@ -72,6 +80,7 @@ struct run_state {
 	struct rstat *stats;      /* [evsel][key] */
 	int nev;
 	struct rstat wall;        /* elapsed seconds across runs */
+	double *walls;            /* each run's elapsed seconds (--table) */
 	uint64_t wall_ns;         /* elapsed of the last run (or of the interval) */
 	double ru_user, ru_sys;
 	bool use_stats;           /* -r: print means over the runs */
