@@ -4,6 +4,7 @@
 #define TOOL_BUILTIN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -131,6 +132,15 @@ int tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap);
 /* An O_RDONLY directory fd on cgroup NAME under the cgroup2 (or v1 perf_event) mount, for
  * PERF_FLAG_PID_CGROUP; prints the error and returns -1 on failure. */
 int tool_open_cgroup(const char *name);
+
+/* Option values of the perf.data readers: "a,b" appended to *out (strdup'd); "1,3-5"
+ * appended as ints; perf's --time "START,END" (seconds) or "A%-B%" (of the file's
+ * sample_time span) as nanoseconds, 0 for an open end. 0 or -errno (-EINVAL: bad text). */
+int tool_split_list(const char *s, char ***out, size_t *nr);
+int tool_parse_ints(const char *s, int32_t **out, size_t *nr);
+struct pk_data_reader;
+int tool_parse_time_window(const char *spec, struct pk_data_reader *rd, uint64_t *start,
+			   uint64_t *end);
 
 /* A quoted JSON string through the library's one escaper (pk_json__write_str). */
 void tool_json_str(FILE *f, const char *s);

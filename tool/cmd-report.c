@@ -196,12 +196,12 @@ int cmd_report(int argc, char **argv)
 			else if (strcmp(optarg, "period"))
 				err = -EINVAL;
 			break;
-		case O_PID: err = rpt_parse_ints(optarg, &R.pids, &R.nr_pids); break;
-		case O_TID: err = rpt_parse_ints(optarg, &R.tids, &R.nr_tids); break;
-		case 'C': err = rpt_parse_ints(optarg, &R.cpus, &R.nr_cpus); break;
-		case O_COMM: err = rpt_split_list(optarg, &R.comms, &R.nr_comms); break;
-		case 'd': err = rpt_split_list(optarg, &R.dsos, &R.nr_dsos); break;
-		case 'S': err = rpt_split_list(optarg, &R.syms, &R.nr_syms); break;
+		case O_PID: err = tool_parse_ints(optarg, &R.pids, &R.nr_pids); break;
+		case O_TID: err = tool_parse_ints(optarg, &R.tids, &R.nr_tids); break;
+		case 'C': err = tool_parse_ints(optarg, &R.cpus, &R.nr_cpus); break;
+		case O_COMM: err = tool_split_list(optarg, &R.comms, &R.nr_comms); break;
+		case 'd': err = tool_split_list(optarg, &R.dsos, &R.nr_dsos); break;
+		case 'S': err = tool_split_list(optarg, &R.syms, &R.nr_syms); break;
 		case O_TIME: R.time_spec = optarg; break;
 		case O_HEADER: R.header = true; break;
 		case O_HEADER_ONLY: R.header_only = true; break;
@@ -313,7 +313,7 @@ int cmd_report(int argc, char **argv)
 		tool_heap_reserve((size_t)24 << 20);
 
 	uint64_t t0, t1;
-	if (rpt_parse_time(&R, rd, &t0, &t1)) {
+	if (tool_parse_time_window(R.time_spec, rd, &t0, &t1)) {
 		tool_error("bad --time '%s' (START,END in seconds, or A%%-B%%)", R.time_spec);
 		status = 129;
 		goto out;

@@ -16,7 +16,8 @@
 #include "script.h"
 
 enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH,
-       OPT_MAX_STACK };
+       OPT_MAX_STACK, OPT_PID, OPT_TID, OPT_COMMS, OPT_TIME, OPT_NS, OPT_RELTIME,
+       OPT_DELTATIME };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
@@ -38,6 +39,16 @@ static const struct tool_opt opts[] = {
 	{ OPT_MAX_STACK, "max-stack", required_argument, "<n>",
 	  "print at most n frames of every call chain (default 127;\n"
 	  "DWARF-unwound user frames are counted apart, as perf does)" },
+	{ OPT_PID, "pid", required_argument, "<pid,...>", "only the samples of these processes" },
+	{ OPT_TID, "tid", required_argument, "<tid,...>", "only the samples of these threads" },
+	{ 'C', "cpu", required_argument, "<list>", "only the samples taken on these CPUs (\"0-2,5\")" },
+	{ OPT_COMMS, "comms", required_argument, "<comm,...>",
+	  "only the samples of threads with these names" },
+	{ OPT_TIME, "time", required_argument, "<start,end>",
+	  "only the samples in this window (seconds, either end\nopen; or \"A%-B%\" of the recording)" },
+	{ OPT_NS, "ns", no_argument, NULL, "times in nanoseconds" },
+	{ OPT_RELTIME, "reltime", no_argument, NULL, "times since the first line's" },
+	{ OPT_DELTATIME, "deltatime", no_argument, NULL, "times since the line before's" },
 	{ OPT_SHOW_SWITCH, "show-switch-events", no_argument, NULL,
 	  "also the context switch records (record --switch-events)" },
 	{ OPT_TRACEFS, "tracefs", required_argument, "<dir>",
@@ -199,6 +210,8 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 	struct script *s = ctx;
 	if (!r)
 		return on_undecoded(s, ev);
+	if (!script_sample_wanted(s, &r->sample))
+		return 0;
 	s->nr_samples++;
 	if (!print_read_sample(s, ev->attr, &r->sample))
 		print_sample(s, ev->attr, &r->sample);
@@ -286,6 +299,22 @@ int cmd_script(int argc, char **argv)
 		case OPT_TRACEFS: s.tracefs = optarg; break;
 		case OPT_NO_INLINE: s.no_inline = true; break;
 		case OPT_SHOW_SWITCH: s.show_switch = true; break;
+		case OPT_PID: case OPT_TID: case 'C': case OPT_COMMS: {
+			int e = c == OPT_PID ? tool_parse_ints(optarg, &s.f_pids, &s.f_npids)
+				: c == OPT_TID ? tool_parse_ints(optarg, &s.f_tids, &s.f_ntids)
+				: c == 'C' ? tool_parse_ints(optarg, &s.f_cpus, &s.f_ncpus)
+				: tool_split_list(optarg, &s.f_comms, &s.f_ncomms);
+			if (e) {
+				tool_error("invalid %s '%s'", argv[optind - 1], optarg);
+				script_filters_free(&s);
+				return 129;
+			}
+			break;
+		}
+		case OPT_TIME: s.time_spec = optarg; break;
+		case OPT_NS: s.ns = true; break;
+		case OPT_RELTIME: s.time_mode = TM_REL; break;
+		case OPT_DELTATIME: s.time_mode = TM_DELTA; break;
 		case OPT_MAX_STACK: {
 			char *end;
 			errno = 0;
@@ -335,6 +364,14 @@ int cmd_script(int argc, char **argv)
 	if (pk_data_reader__truncated(rd))
 		tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     input);
+	if (tool_parse_time_window(s.time_spec, rd, &s.t_start, &s.t_end)) {
+		tool_error("invalid --time '%s' (START,END in seconds, or A%%-B%%)", s.time_spec);
+		script_filters_free(&s);
+		pk_data_reader__free(rd);
+		ob_release(&s.ob);
+		free(s.fc);
+		return 129;
+	}
 	err = s.json ? 0 : attrs_update(&s);
 	if (!err)
 		err = process(&s, rd);
@@ -355,6 +392,7 @@ int cmd_script(int argc, char **argv)
 		status = finish_output(&s, 0);
 	}
 	script_trace__free(s.trace);
+	script_filters_free(&s);
 	pk_data_reader__free(rd);
 	free(s.comms);
 	free(s.vals);

@@ -6,58 +6,6 @@
 #include "report.h"
 #include "perfconfig.h"
 
-/* ---- option helpers ---- */
-
-int rpt_split_list(const char *s, char ***out, size_t *nr)
-{
-	char *dup = strdup(s);
-	if (!dup)
-		return -ENOMEM;
-	for (char *save = NULL, *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char **n = realloc(*out, (*nr + 1) * sizeof(*n));
-		if (!n) {
-			free(dup);
-			return -ENOMEM;
-		}
-		*out = n;
-		(*out)[(*nr)++] = strdup(t);
-	}
-	free(dup);
-	return 0;
-}
-
-/* "1,3-5" -> ints */
-int rpt_parse_ints(const char *s, int32_t **out, size_t *nr)
-{
-	const char *p = s;
-	while (*p) {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-		if (end == p)
-			return -EINVAL;
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || b < a || b - a > 65536)
-				return -EINVAL;
-		}
-		for (long v = a; v <= b; v++) {
-			int32_t *n = realloc(*out, (*nr + 1) * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			*out = n;
-			(*out)[(*nr)++] = (int32_t)v;
-		}
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -EINVAL;
-		p = end;
-	}
-	return 0;
-}
-
 /* The column of a sort key (pid: see parse_sort) */
 enum col rpt_key_col(enum pk_sort_key k)
 {
@@ -74,7 +22,7 @@ int rpt_parse_sort(struct report *R, const char *s)
 {
 	char **keys = NULL;
 	size_t n = 0;
-	int err = rpt_split_list(s, &keys, &n);
+	int err = tool_split_list(s, &keys, &n);
 	R->nr_sort = 0;
 	for (size_t i = 0; !err && i < n; i++) {
 		int k = pk_sort_key__parse(keys[i]);
@@ -118,7 +66,7 @@ int rpt_parse_fields(struct report *R, const char *s)
 	};
 	char **f = NULL;
 	size_t n = 0;
-	int err = rpt_split_list(s, &f, &n);
+	int err = tool_split_list(s, &f, &n);
 	R->nr_cols = 0;
 	R->nr_sort = 0;
 	for (size_t i = 0; !err && i < n; i++) {
@@ -149,7 +97,7 @@ int rpt_parse_cg(struct report *R, const char *s)
 {
 	char **t = NULL;
 	size_t n = 0;
-	int err = rpt_split_list(s, &t, &n);
+	int err = tool_split_list(s, &t, &n);
 	R->cg_given = true;
 	for (size_t i = 0; !err && i < n; i++) {
 		char *e;
@@ -194,40 +142,6 @@ bool rpt_looks_like_cg_spec(const char *s)
 		if (!strncmp(s, w[i], strlen(w[i])))
 			return true;
 	return false;
-}
-
-/* ---- time filter ---- */
-
-int rpt_parse_time(struct report *R, struct pk_data_reader *rd, uint64_t *start, uint64_t *end)
-{
-	const char *s = R->time_spec;
-	*start = *end = 0;
-	if (!s)
-		return 0;
-	const struct pk_data_env *e = pk_data_reader__env(rd);
-	if (strchr(s, '%')) {
-		double a, b;
-		if (sscanf(s, "%lf%%-%lf%%", &a, &b) != 2 || a < 0 || b > 100 || a > b)
-			return -EINVAL;
-		if (!e->first_sample_time && !e->last_sample_time) {
-			tool_error("--time with percentages needs the file's sample_time feature");
-			return -EINVAL;
-		}
-		double span = (double)(e->last_sample_time - e->first_sample_time);
-		*start = e->first_sample_time + (uint64_t)(span * a / 100.0);
-		*end = e->first_sample_time + (uint64_t)(span * b / 100.0);
-		if (!*start)
-			*start = 1;
-		return 0;
-	}
-	const char *comma = strchr(s, ',');
-	if (!comma)
-		return -EINVAL;
-	if (comma > s)
-		*start = (uint64_t)(strtod(s, NULL) * 1e9 + 0.5);
-	if (comma[1])
-		*end = (uint64_t)(strtod(comma + 1, NULL) * 1e9 + 0.5);
-	return 0;
 }
 
 /* perf's configuration keys for report: report.children (false: self overhead only; true

@@ -97,9 +97,6 @@ int rpt_parse_cg(struct report *R, const char *s);
 /* report.children and report.percent-limit of perf's configuration (before the options) */
 void rpt_config_defaults(struct report *R);
 int rpt_parse_fields(struct report *R, const char *s);
-int rpt_parse_ints(const char *s, int32_t **out, size_t *nr);
 int rpt_parse_sort(struct report *R, const char *s);
-int rpt_parse_time(struct report *R, struct pk_data_reader *rd, uint64_t *start, uint64_t *end);
-int rpt_split_list(const char *s, char ***out, size_t *nr);
 
 #endif

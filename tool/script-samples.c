@@ -52,12 +52,16 @@ static bool sample_count(struct script *s, const struct pk_data_attr *a, const s
 	return true;
 }
 
-/* "secs.usecs: " as perf prints times (printf("%12s: ") of "%lu.%06lu"): at most 30 bytes */
-static inline char *fmt_time(char *p, uint64_t t)
+/* "secs.usecs: " as perf prints times (printf("%12s: ") of "%lu.%06lu"), or with --ns
+ * "secs.nsecs: " ("%5lu.%09llu"): at most 30 bytes */
+static inline char *fmt_time(char *p, uint64_t t, bool ns)
 {
 	p = fmt_u64_pad(p, t / (uint64_t)1000000000, 5, ' ');
 	*p++ = '.';
-	p = fmt_u64_pad(p, (t % (uint64_t)1000000000) / 1000, 6, '0');
+	if (ns)
+		p = fmt_u64_pad(p, t % (uint64_t)1000000000, 9, '0');
+	else
+		p = fmt_u64_pad(p, (t % (uint64_t)1000000000) / 1000, 6, '0');
 	*p++ = ':';
 	*p++ = ' ';
 	return p;
@@ -120,7 +124,7 @@ char *put_start(struct script *s, char *p, unsigned int F, bool chain, uint32_t 
 		p = PUT(p, "] ");
 	}
 	if (F & SF_TIME)
-		p = fmt_time(p, time);
+		p = fmt_time(p, script_shown_time(s, time), s->ns);
 	return p;
 }
 

@@ -99,7 +99,26 @@ struct script {
 	struct pk_count_value *rvals;
 	size_t nrvals;
 	bool read_line;
+	/* filters (--pid, --tid, -C, --comms, --time) and time display (--ns, --reltime,
+	 * --deltatime): script-filter.c */
+	int32_t *f_pids, *f_tids, *f_cpus;
+	size_t f_npids, f_ntids, f_ncpus;
+	char **f_comms;
+	size_t f_ncomms;
+	const char *time_spec;
+	uint64_t t_start, t_end;   /* 0: open */
+	bool ns;                   /* --ns: nanoseconds */
+	int time_mode;             /* TM_* */
+	uint64_t first_time, prev_time;
 };
+enum { TM_ABS, TM_REL, TM_DELTA };
+
+/* script-filter.c: whether a sample passes --pid/--tid/-C/--comms/--time; the time to
+ * print for a record (--reltime/--deltatime, as perf updates them: every line printed);
+ * the option values freed */
+bool script_sample_wanted(struct script *s, const struct pk_sample *smp);
+uint64_t script_shown_time(struct script *s, uint64_t t);
+void script_filters_free(struct script *s);
 
 struct symres {
 	const char *sym, *dso;

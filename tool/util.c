@@ -216,3 +216,94 @@ int tool_open_cgroup(const char *name)
 		tool_error("cannot open cgroup '%s' (%s): %s", name, path, strerror(errno));
 	return fd;
 }
+
+/* ---- option values shared by the readers (report, script) ---- */
+
+/* "a,b,c" -> strings, appended to *out */
+int tool_split_list(const char *s, char ***out, size_t *nr)
+{
+	char *dup = strdup(s);
+	if (!dup)
+		return -ENOMEM;
+	for (char *save = NULL, *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char **n = realloc(*out, (*nr + 1) * sizeof(*n));
+		if (!n) {
+			free(dup);
+			return -ENOMEM;
+		}
+		*out = n;
+		if (!(n[*nr] = strdup(t))) {
+			free(dup);
+			return -ENOMEM;
+		}
+		(*nr)++;
+	}
+	free(dup);
+	return 0;
+}
+
+/* "1,3-5" -> ints */
+int tool_parse_ints(const char *s, int32_t **out, size_t *nr)
+{
+	const char *p = s;
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+		if (end == p)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a || b - a > 65536)
+				return -EINVAL;
+		}
+		for (long v = a; v <= b; v++) {
+			int32_t *n = realloc(*out, (*nr + 1) * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			*out = n;
+			(*out)[(*nr)++] = (int32_t)v;
+		}
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -EINVAL;
+		p = end;
+	}
+	return 0;
+}
+
+/* perf's --time: "START,END" in seconds (either side may be empty) or "A%-B%" of the
+ * file's sample time span; 0 for an open end */
+int tool_parse_time_window(const char *s, struct pk_data_reader *rd, uint64_t *start,
+			   uint64_t *end)
+{
+	*start = *end = 0;
+	if (!s)
+		return 0;
+	const struct pk_data_env *e = pk_data_reader__env(rd);
+	if (strchr(s, '%')) {
+		double a, b;
+		if (sscanf(s, "%lf%%-%lf%%", &a, &b) != 2 || a < 0 || b > 100 || a > b)
+			return -EINVAL;
+		if (!e->first_sample_time && !e->last_sample_time) {
+			tool_error("--time with percentages needs the file's sample_time feature");
+			return -EINVAL;
+		}
+		double span = (double)(e->last_sample_time - e->first_sample_time);
+		*start = e->first_sample_time + (uint64_t)(span * a / 100.0);
+		*end = e->first_sample_time + (uint64_t)(span * b / 100.0);
+		if (!*start)
+			*start = 1;
+		return 0;
+	}
+	const char *comma = strchr(s, ',');
+	if (!comma)
+		return -EINVAL;
+	if (comma > s)
+		*start = (uint64_t)(strtod(s, NULL) * 1e9 + 0.5);
+	if (comma[1])
+		*end = (uint64_t)(strtod(comma + 1, NULL) * 1e9 + 0.5);
+	return 0;
+}
