@@ -69,6 +69,14 @@ bool tool_wants_help(int argc, char **argv);
 /* Flush stdout and report a write error (full disk, closed pipe) as failure. Returns
  * `status` if stdout is fine, 1 (with a message) if not; EPIPE exits quietly. */
 int tool_finish_stdout(int status);
+/* Open a perf.data input (pk_data_reader__open with opts, NULL for none); on failure
+ * print what the input is ("'x' is empty: ...", "is a directory", "is not a perf.data
+ * file (starts with ...)", ...) and return NULL. Every reader command opens through it. */
+struct pk_data_reader_opts;
+struct pk_data_head;
+struct pk_data_reader *tool_open_input(const char *path, const struct pk_data_reader_opts *opts);
+/* The message alone, for an error `err` (errno or PK_ERR_*, either sign) of opening path. */
+void tool_input_error(const char *path, int err, const struct pk_data_head *head);
 /* Install library logging that prints "perfkit <cmd>: ..." for warnings (and, with
  * verbose > 0, info/debug). */
 void tool_setup_log(int verbose);

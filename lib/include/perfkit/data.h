@@ -474,15 +474,26 @@ struct pk_data_reader_opts {
 	bool show_compressed;
 	/* Upper bound for kept payloads (0 = 64 MiB). */
 	size_t max_payload;
+	/* Out, optional: when the open fails with PK_ERR_NOT_PERF_DATA or PK_ERR_BYTE_ORDER,
+	 * the first bytes of the input (to say what it is). */
+	struct pk_data_head *head;
 	size_t :0;
+};
+struct pk_data_head {
+	uint8_t bytes[8];
+	size_t len;             /* fewer than 8 when the input is that short */
 };
 
 /*
  * Open a perf.data file (file or pipe format; "-" reads stdin). Parses the header, the
  * attrs and every known feature section; in pipe mode the leading HEADER_ATTR and
  * HEADER_FEATURE records are consumed here so that attrs and env are available at once.
- * Returns NULL with errno set: ENOENT etc., PK_ERR_FORMAT (not perf.data, byte-swapped,
- * corrupt header: a log message names the field and offset), ENOMEM.
+ * Returns NULL with errno set: ENOENT etc., EISDIR (a directory), PK_ERR_EMPTY (no byte
+ * at all: an empty file, or a pipe/FIFO closed without data), PK_ERR_NOT_PERF_DATA (does
+ * not start with "PERFILE2"; opts.head gets what it starts with), PK_ERR_BYTE_ORDER
+ * (perf.data of the other byte order: not supported), PK_ERR_FORMAT (corrupt or truncated
+ * header, legacy PERFFILE: a log message names the field and offset), ENOMEM. The first
+ * three are logged at debug level only: the caller words them.
  */
 PK_API struct pk_data_reader *pk_data_reader__open(const char *path,
 						   const struct pk_data_reader_opts *opts);
