@@ -93,6 +93,9 @@ struct tool_outfile {
 	char *tmp, *target;
 };
 FILE *tool_outfile_open(struct tool_outfile *o, const char *path);
+/* PERFKIT_TEST_OUTPUT_PAUSE_MS: a test hook; whole-file outputs pause that long after
+ * creating their file and again before completing it (0: no pause). */
+unsigned tool_test_output_pause_ms(void);
 int tool_outfile_close(struct tool_outfile *o, int err);
 /* Install library logging that prints "perfkit <cmd>: ..." for warnings (and, with
  * verbose > 0, info/debug). */

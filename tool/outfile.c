@@ -67,6 +67,15 @@ static void unguard(void)
 	active_tmp = NULL;
 }
 
+/* PERFKIT_TEST_OUTPUT_PAUSE_MS: widen the moments a kill must not spoil the output (right
+ * after the file is created, and with part of it written) so tests can hit them */
+static void pause_for_tests(void)
+{
+	unsigned ms = tool_test_output_pause_ms();
+	if (ms)
+		usleep(ms * 1000u);
+}
+
 FILE *tool_outfile_open(struct tool_outfile *o, const char *path)
 {
 	struct stat st;
@@ -123,6 +132,7 @@ FILE *tool_outfile_open(struct tool_outfile *o, const char *path)
 		goto fail;
 	}
 	guard(o->tmp);
+	pause_for_tests();
 	return o->f;
 fail:
 	free(o->tmp);
@@ -139,6 +149,8 @@ int tool_outfile_close(struct tool_outfile *o, int err)
 		o->f = NULL;
 		return err;
 	}
+	if (o->tmp)
+		pause_for_tests();
 	errno = 0;
 	if (fflush(o->f) && !err)
 		err = errno > 0 ? -errno : -EIO;
