@@ -107,6 +107,31 @@ PK_API struct pk_data_lock *pk_data_lock__acquire(const char *path,
 	for (int turn = 0; turn < 1000; turn++) {
 		struct stat a, b;
 		int fd = open(l->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+		if (fd < 0 && errno == EACCES) {
+			/* another user's lock file: readable, so flock tells whether it is
+			 * held (and by whom); a stale one is removed if the directory allows */
+			e = -EACCES;
+			fd = open(l->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+			if (fd < 0)
+				break;
+			if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+				if (errno == EWOULDBLOCK) {
+					if (holder)
+						*holder = read_pid(fd);
+					e = -EBUSY;
+				}
+				close(fd);
+				break;
+			}
+			int32_t dead = read_pid(fd);
+			int gone = unlink(l->path);
+			close(fd);
+			if (gone < 0)
+				break;
+			if (dead && stale)
+				*stale = dead;  /* kept unless a later turn finds another */
+			continue;
+		}
 		if (fd < 0) {
 			e = -errno;
 			break;
