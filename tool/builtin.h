@@ -73,6 +73,34 @@ bool tool_wants_help(int argc, char **argv);
 /* Flush stdout and report a write error (full disk, closed pipe) as failure. Returns
  * `status` if stdout is fine, 1 (with a message) if not; EPIPE exits quietly. */
 int tool_finish_stdout(int status);
+/* Open a perf.data input (pk_data_reader__open with opts, NULL for none); on failure
+ * print what the input is ("'x' is empty: ...", "is a directory", "is not a perf.data
+ * file (starts with ...)", ...) and return NULL. Every reader command opens through it. */
+struct pk_data_reader_opts;
+struct pk_data_head;
+struct pk_data_reader *tool_open_input(const char *path, const struct pk_data_reader_opts *opts);
+/* The message alone, for an error `err` (errno or PK_ERR_*, either sign) of opening path. */
+void tool_input_error(const char *path, int err, const struct pk_data_head *head);
+/*
+ * Whole-file outputs (tool/outfile.c): -o of flamegraph and convert, and of any command
+ * that writes a file of its own. tool_outfile_open returns the stream to write ("-" is
+ * stdout); a regular file is written to a hidden temporary file beside `path` and
+ * renamed over it by tool_outfile_close when complete, so `path` is never seen half
+ * written and a killed command leaves the previous file intact. Prints its error and
+ * returns NULL on failure. tool_outfile_close(o, err) takes the writer's error (0 or a
+ * negative errno), flushes, and renames only if all went well (else the temporary file
+ * is removed); it returns the first error, printing nothing.
+ */
+struct tool_outfile {
+	const char *path;
+	FILE *f;
+	char *tmp, *target;
+};
+FILE *tool_outfile_open(struct tool_outfile *o, const char *path);
+/* PERFKIT_TEST_OUTPUT_PAUSE_MS: a test hook; whole-file outputs pause that long after
+ * creating their file and again before completing it (0: no pause). */
+unsigned tool_test_output_pause_ms(void);
+int tool_outfile_close(struct tool_outfile *o, int err);
 /* Install library logging that prints "perfkit <cmd>: ..." for warnings (and, with
  * verbose > 0, info/debug). */
 void tool_setup_log(int verbose);

@@ -230,11 +230,9 @@ int cmd_annotate(int argc, char **argv)
 	if (argc - optind == 1)
 		symbol = argv[optind];
 	tool_setup_log(verbose);
-	struct pk_data_reader *r = pk_data_reader__open(input, NULL);
-	if (!r) {
-		tool_error("cannot read '%s': %s", input, pk_strerror(errno));
+	struct pk_data_reader *r = tool_open_input(input, NULL);
+	if (!r)
 		return 1;
-	}
 	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_allowed(),
 		.machine_opts = tool_machine_opts(), .event = event);
 	struct pk_annotate *a = pk_annotate__load(r, &ao);

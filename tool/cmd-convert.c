@@ -62,28 +62,33 @@ static int convert_json(const char *input, const char *output, bool no_callchain
 	args[argc] = NULL;
 	if (!strcmp(output, "-"))
 		return cmd_script(argc, args);
-	int fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		tool_error("cannot create '%s': %s", output, strerror(errno));
+	struct tool_outfile of;
+	FILE *f = tool_outfile_open(&of, output);
+	if (!f)
 		return 1;
-	}
 	fflush(stdout);
 	int saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-	if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+	if (saved < 0 || dup2(fileno(f), STDOUT_FILENO) < 0) {
 		tool_error("cannot redirect output to '%s': %s", output, strerror(errno));
 		if (saved >= 0)
 			close(saved);
-		close(fd);
+		tool_outfile_close(&of, -EIO);
 		return 1;
 	}
-	close(fd);
 	int status = cmd_script(argc, args);
 	fflush(stdout);
 	int cerr = dup2(saved, STDOUT_FILENO) < 0 ? errno : 0;
 	close(saved);
 	if (cerr) {
 		tool_error("cannot restore stdout: %s", strerror(cerr));
+		tool_outfile_close(&of, -EIO);
 		return 1;
+	}
+	/* script has reported its own errors (a full disk included): keep the old file */
+	int err = tool_outfile_close(&of, status ? -EIO : 0);
+	if (err && !status) {
+		tool_error("cannot write '%s': %s", output, pk_strerror(err));
+		status = 1;
 	}
 	return status;
 }
@@ -157,9 +162,9 @@ int cmd_convert(int argc, char **argv)
 	struct pk_profile *p = tool_load_profile(input, &lo);
 	if (!p)
 		return 1;
-	FILE *f = strcmp(output, "-") ? fopen(output, "w") : stdout;
+	struct tool_outfile of;
+	FILE *f = tool_outfile_open(&of, output);
 	if (!f) {
-		tool_error("cannot create '%s': %s", output, strerror(errno));
 		pk_profile__free(p);
 		return 1;
 	}
@@ -173,11 +178,8 @@ int cmd_convert(int argc, char **argv)
 	case F_NONE: break;
 	}
 	int status = 0;
-	if (f != stdout) {
-		errno = 0;
-		if (fclose(f) && !err)
-			err = errno > 0 ? -errno : -EIO;
-	}
+	if (f != stdout)
+		err = tool_outfile_close(&of, err);
 	if (err) {
 		if (f == stdout && ferror(stdout)) {
 			/* stdout failed: reported as every command reports it (silent for a

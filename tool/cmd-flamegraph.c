@@ -119,9 +119,9 @@ int cmd_flamegraph(int argc, char **argv)
 		title = dtitle;
 	}
 	fo.title = title;
-	FILE *f = strcmp(output, "-") ? fopen(output, "w") : stdout;
+	struct tool_outfile of;
+	FILE *f = tool_outfile_open(&of, output);
 	if (!f) {
-		tool_error("cannot create '%s': %s", output, strerror(errno));
 		pk_profile__free(before);
 		pk_profile__free(after);
 		return 1;
@@ -129,11 +129,8 @@ int cmd_flamegraph(int argc, char **argv)
 	int err = diff ? pk_export__flamegraph_diff(before, after, f, &fo)
 		       : pk_export__flamegraph(after, f, &fo);
 	int status = 0;
-	if (f != stdout) {
-		errno = 0;
-		if (fclose(f) && !err)
-			err = errno > 0 ? -errno : -EIO;
-	}
+	if (f != stdout)
+		err = tool_outfile_close(&of, err);
 	if (err && f == stdout && ferror(stdout)) {
 		/* stdout failed: reported as every command reports it (silent for a reader
 		 * that went away) */

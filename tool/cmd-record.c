@@ -275,6 +275,10 @@ static void on_notice(const struct pk_recorder_notice *n, void *ctx)
 		fprintf(stderr, "perfkit record: notice: %" PRIu64 "-page ring buffers exceed the "
 			"locked-memory limit (/proc/sys/kernel/perf_event_mlock_kb, ulimit -l); "
 			"using %" PRIu64 " pages\n", n->asked, n->used);
+	else if (n->kind == PK_RECORDER_LOCK_TAKEN_OVER)
+		fprintf(stderr, "perfkit record: notice: '%s' was being written by pid %d, which "
+			"ended without finishing it (killed?); taking over its lock\n", n->name,
+			(int)n->pid);
 	else if (n->kind == PK_RECORDER_NO_TRACING_DATA)
 		tool_warn("cannot collect the tracepoint formats from tracefs (%s): perf will "
 			     "not be able to read the file", pk_strerror(n->err));
@@ -315,6 +319,12 @@ static void report_failure(const struct pk_recorder *r, const char *output)
 			      f.err == -EPERM || f.err == -ENOMEM ?
 			      " (locked memory limit: try a smaller -m, or raise "
 			      "/proc/sys/kernel/perf_event_mlock_kb / ulimit -l)" : "");
+	} else if (f.stage == PK_RECORDER_FAIL_OUTPUT && f.err == -EBUSY) {
+		char pid[32] = "";
+		if (f.pid > 0)
+			snprintf(pid, sizeof(pid), " (pid %d)", (int)f.pid);
+		tool_error("'%s' is being written by another perfkit record%s; use -o to choose "
+			   "another file", output, pid);
 	} else if (f.stage == PK_RECORDER_FAIL_OUTPUT) {
 		tool_error("cannot open '%s': %s", output, strerror(-f.err));
 	} else if (f.stage == PK_RECORDER_FAIL_WRITE) {

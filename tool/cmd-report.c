@@ -240,15 +240,9 @@ int cmd_report(int argc, char **argv)
 
 	PK_OPTS(pk_data_reader_opts, ro);
 	ro.no_mmap = !tool_read_mmap();
-	rd = pk_data_reader__open(R.input, &ro);
-	if (!rd) {
-		if (errno == ENOENT && !strcmp(R.input, "perf.data"))
-			tool_error("cannot open 'perf.data': no such file (record one with "
-				      "'perfkit record', or give -i FILE)");
-		else
-			tool_error("cannot read '%s': %s", R.input, pk_strerror(errno));
+	rd = tool_open_input(R.input, &ro);
+	if (!rd)
 		goto out;
-	}
 	if (pk_data_reader__truncated(rd) && !R.quiet)
 		tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     R.input);

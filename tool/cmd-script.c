@@ -353,9 +353,8 @@ int cmd_script(int argc, char **argv)
 	s.line_flush = isatty(STDOUT_FILENO);
 	PK_OPTS(pk_data_reader_opts, ro);
 	ro.no_mmap = !tool_read_mmap();
-	rd = pk_data_reader__open(input, &ro);
+	rd = tool_open_input(input, &ro);
 	if (!rd) {
-		tool_error("cannot read '%s': %s", input, pk_strerror(errno));
 		ob_release(&s.ob);
 		free(s.fc);
 		return 1;

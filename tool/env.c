@@ -29,6 +29,7 @@
 static struct {
 	bool loaded;
 	bool no_threads, read_mmap;
+	unsigned output_pause_ms;       /* PERFKIT_TEST_OUTPUT_PAUSE_MS (tests only) */
 	char buildid_dir[PATH_MAX];     /* "" = none */
 	char home_debug[PATH_MAX];      /* $HOME/.debug, "" = none */
 	char cache_dir[PATH_MAX];       /* "" = none */
@@ -54,6 +55,11 @@ void tool_env_load(void)
 	const char *s;
 
 	env.no_threads = getenv("PERFKIT_NO_THREADS") != NULL;
+	/* a test hook: whole-file outputs pause this long after creating their file and
+	 * before completing it, so that tests can kill the command mid-write (tool/outfile.c) */
+	s = getenv("PERFKIT_TEST_OUTPUT_PAUSE_MS");
+	if (s)
+		env.output_pause_ms = (unsigned)strtoul(s, NULL, 10) % 60000;
 	s = getenv("PERFKIT_READ");
 	env.read_mmap = s && !strcmp(s, "mmap");
 
@@ -146,4 +152,10 @@ void tool_pager_env(const char **perf_pager, const char **pager)
 	tool_env_load();
 	*perf_pager = env.perf_pager;
 	*pager = env.pager;
+}
+
+unsigned tool_test_output_pause_ms(void)
+{
+	tool_env_load();
+	return env.output_pause_ms;
 }

@@ -12,11 +12,9 @@
 
 struct pk_profile *tool_load_profile(const char *path, const struct tool_load_opts *o)
 {
-	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
-	if (!r) {
-		tool_error("cannot read '%s': %s", path, pk_strerror(errno));
+	struct pk_data_reader *r = tool_open_input(path, NULL);
+	if (!r)
 		return NULL;
-	}
 	PK_OPTS(pk_profile_load_opts, lo, .timeline = o->timeline, .root_comm = o->root_comm,
 		.addresses = o->addresses, .srcline = o->srcline, .inlines = o->inlines,
 		.unknown_hex = o->unknown_hex, .no_callchain = o->no_callchain,

@@ -17,6 +17,9 @@ static const char *const pk_err_text[PK_ERR_MAX - PK_ERR_BASE] = {
 	[PK_ERR_FORMAT - PK_ERR_BASE] = "Malformed binary input",
 	[PK_ERR_NOPMU - PK_ERR_BASE] = "No such PMU or hardware counter on this machine",
 	[PK_ERR_TRUNCATED - PK_ERR_BASE] = "Input ends inside a structure",
+	[PK_ERR_EMPTY - PK_ERR_BASE] = "Empty input",
+	[PK_ERR_NOT_PERF_DATA - PK_ERR_BASE] = "Not a perf.data file",
+	[PK_ERR_BYTE_ORDER - PK_ERR_BASE] = "perf.data of the other byte order (not supported)",
 };
 
 PK_API const char *pk_strerror(int err)

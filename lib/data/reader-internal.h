@@ -33,6 +33,7 @@ struct rattr {
 };
 
 struct pk_data_reader {
+	struct pk_data_head *head;  /* opts.head (out) */
 	enum src_kind kind;
 	int fd;
 	bool own_fd;

@@ -382,6 +382,7 @@ static struct pk_data_reader *reader_new(const struct pk_data_reader_opts *opts)
 	r->keep_tracing = PK_OPTS_GET(opts, keep_tracing_data, false);
 	r->show_compressed = PK_OPTS_GET(opts, show_compressed, false);
 	r->max_payload = PK_OPTS_GET(opts, max_payload, (size_t)0);
+	r->head = PK_OPTS_GET(opts, head, NULL);
 	if (!r->max_payload)
 		r->max_payload = 64u << 20;
 	if (!r->scratch) {
@@ -391,9 +392,27 @@ static struct pk_data_reader *reader_new(const struct pk_data_reader_opts *opts)
 	return r;
 }
 
+/* Not perf.data at all: say what the input is rather than "malformed" (the distinct
+ * errors of pk_data_reader__open); the first bytes go to opts.head for the message. */
+static struct pk_data_reader *not_perf_data(struct pk_data_reader *r, int err,
+					    const uint8_t *head, size_t hlen, const char *what)
+{
+	if (r->head) {
+		memset(r->head, 0, sizeof(*r->head));
+		memcpy(r->head->bytes, head, PK_MIN(hlen, sizeof(r->head->bytes)));
+		r->head->len = PK_MIN(hlen, sizeof(r->head->bytes));
+	}
+	pk_debug("perf.data: %s", what);
+	pk_data_reader__free(r);
+	return pk_err_ptr(err);
+}
+
 static struct pk_data_reader *reader_start(struct pk_data_reader *r)
 {
-	uint64_t magic = 0, avail;
+	uint64_t magic = 0, avail = 0;
+	uint8_t head[8];
+	size_t hlen;
+	const uint8_t *p = NULL;
 	int ret;
 
 	if (r->kind == SRC_STREAM) {
@@ -404,21 +423,10 @@ static struct pk_data_reader *reader_start(struct pk_data_reader *r)
 			pk_data_reader__free(r);
 			return pk_err_ptr(-ENOMEM);
 		}
-		const uint8_t *p = pk_rd_stream_peek(r, 16, &avail);
-		if (!p) {
-			pk_warn("perf.data: input too short for a perf.data header");
-			pk_data_reader__free(r);
-			return pk_err_ptr(-PK_ERR_FORMAT);
-		}
-		memcpy(&magic, p, 8);
-		uint64_t size;
-		memcpy(&size, p + 8, 8);
-		if (magic == PK_DATA_MAGIC && size != PK_DATA_PIPE_HEADER_SIZE) {
-			pk_warn("perf.data: a file-format perf.data cannot be read from a "
-				"non-seekable input; pass the file itself (or record with -o -)");
-			pk_data_reader__free(r);
-			return pk_err_ptr(-PK_ERR_FORMAT);
-		}
+		p = pk_rd_stream_peek(r, 16, &avail);
+		/* short of 16 bytes the window holds what came before the end of the stream */
+		hlen = (size_t)PK_MIN(avail, (uint64_t)sizeof(head));
+		memcpy(head, p ? p : r->win, hlen);
 	} else {
 		if (r->kind == SRC_PREAD) {
 			r->win = malloc(WIN_SIZE);
@@ -428,27 +436,41 @@ static struct pk_data_reader *reader_start(struct pk_data_reader *r)
 				return pk_err_ptr(-ENOMEM);
 			}
 		}
-		if (pk_rd_src_read(r, 0, &magic, 8)) {
-			pk_warn("perf.data: input too short for a perf.data header");
+		hlen = (size_t)PK_MIN(r->size, (uint64_t)sizeof(head));
+		if (hlen && pk_rd_src_read(r, 0, head, hlen)) {
+			pk_warn("perf.data: cannot read the header");
 			pk_data_reader__free(r);
 			return pk_err_ptr(-PK_ERR_FORMAT);
 		}
 	}
-	if (magic == PK_DATA_MAGIC_SWAPPED) {
-		pk_warn("perf.data: the file was written on a machine of the other byte order; "
-			"cross-endian files are not supported");
-		pk_data_reader__free(r);
-		return pk_err_ptr(-PK_ERR_FORMAT);
-	}
+	if (!hlen)
+		return not_perf_data(r, -PK_ERR_EMPTY, head, 0, "the input is empty");
+	if (hlen == 8)
+		memcpy(&magic, head, 8);
+	if (magic == PK_DATA_MAGIC_SWAPPED)
+		return not_perf_data(r, -PK_ERR_BYTE_ORDER, head, hlen,
+				     "written on a machine of the other byte order");
 	if (!memcmp(&magic, "PERFFILE", 8)) {
 		pk_warn("perf.data: legacy v1 (PERFFILE) format is not supported");
 		pk_data_reader__free(r);
 		return pk_err_ptr(-PK_ERR_FORMAT);
 	}
-	if (magic != PK_DATA_MAGIC) {
-		pk_warn("perf.data: not a perf.data file (bad magic)");
+	if (memcmp(head, "PERFILE2", hlen))
+		return not_perf_data(r, -PK_ERR_NOT_PERF_DATA, head, hlen, "bad magic");
+	if (hlen < 8 || (r->kind == SRC_STREAM && !p)) {
+		pk_warn("perf.data: input too short for a perf.data header");
 		pk_data_reader__free(r);
 		return pk_err_ptr(-PK_ERR_FORMAT);
+	}
+	if (r->kind == SRC_STREAM) {
+		uint64_t size;
+		memcpy(&size, p + 8, 8);
+		if (size != PK_DATA_PIPE_HEADER_SIZE) {
+			pk_warn("perf.data: a file-format perf.data cannot be read from a "
+				"non-seekable input; pass the file itself (or record with -o -)");
+			pk_data_reader__free(r);
+			return pk_err_ptr(-PK_ERR_FORMAT);
+		}
 	}
 	uint64_t hsize = 0;
 	if (r->kind == SRC_STREAM) {

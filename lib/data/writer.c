@@ -66,6 +66,7 @@ struct wbid {
 struct pk_data_writer {
 	int fd;
 	bool own_fd;
+	struct pk_data_lock *lock; /* opts.lock: held until the file is closed */
 	bool pipe;
 	bool started;
 	bool finished;           /* pk_data_writer__finish ran: nothing more is written */
@@ -731,6 +732,7 @@ static void writer_free(struct pk_data_writer *w)
 	free(w->obuf);
 	if (w->own_fd && w->fd >= 0)
 		close(w->fd);
+	pk_data_lock__release(w->lock);
 	free(w);
 }
 
@@ -805,6 +807,18 @@ PK_API struct pk_data_writer *pk_data_writer__fdopen(int fd,
 	return w;
 }
 
+static void rename_old(const char *path)
+{
+	struct stat st;
+	char old[4096];
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	if ((size_t)snprintf(old, sizeof(old), "%s.old", path) >= sizeof(old))
+		return;
+	if (rename(path, old) < 0)
+		pk_warn("cannot rename '%s' to '%s': %s", path, old, strerror(errno));
+}
+
 PK_API struct pk_data_writer *pk_data_writer__open(const char *path,
 						   const struct pk_data_writer_opts *opts)
 {
@@ -815,18 +829,37 @@ PK_API struct pk_data_writer *pk_data_writer__open(const char *path,
 		return pk_err_ptr(-EINVAL);
 	if (!strcmp(path, "-"))
 		return pk_data_writer__fdopen(STDOUT_FILENO, opts);
+	if (!PK_OPTS_VALID(opts, pk_data_writer_opts))
+		return pk_err_ptr(-EINVAL);
+	/* the order matters: lock, then rename, then create; a writer refused the lock has
+	 * touched nothing */
+	struct pk_data_lock *lock = NULL;
+	if (PK_OPTS_GET(opts, lock, false)) {
+		PK_OPTS(pk_data_lock_opts, lo, .holder = PK_OPTS_GET(opts, lock_holder, NULL),
+			.stale = PK_OPTS_GET(opts, lock_stale, NULL));
+		lock = pk_data_lock__acquire(path, &lo);
+		if (!lock)
+			return NULL;
+	}
+	if (PK_OPTS_GET(opts, keep_old, false))
+		rename_old(path);
 	/* O_RDWR: after a write error the written records are re-walked (committed_end) */
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return pk_err_ptr(-errno);
+	if (fd < 0) {
+		int e = -errno;
+		pk_data_lock__release(lock);
+		return pk_err_ptr(e);
+	}
 	w = pk_data_writer__fdopen(fd, opts);
 	if (!w) {
 		int e = errno;
 		close(fd);
+		pk_data_lock__release(lock);
 		errno = e;
 		return NULL;
 	}
 	w->own_fd = true;
+	w->lock = lock;
 	return w;
 }
 
@@ -1080,6 +1113,9 @@ PK_API int pk_data_writer__finish(struct pk_data_writer *w)
 		ret = -errno;
 	if (w->own_fd)
 		w->fd = -1;
+	/* the file is complete: the next writer of the path may rename it now */
+	pk_data_lock__release(w->lock);
+	w->lock = NULL;
 	w->finished = true;
 	w->finish_ret = ret;
 	return ret ? pk_err(ret) : 0;
@@ -1089,8 +1125,7 @@ PK_API void pk_data_writer__free(struct pk_data_writer *w)
 {
 	if (!w)
 		return;
-	/* not finished: the file stays as written so far (no final header) */
-	if (w->own_fd && w->fd >= 0)
-		close(w->fd);
+	/* not finished: the file stays as written so far (no final header); writer_free
+	 * closes it, then drops the lock */
 	writer_free(w);
 }

@@ -50,6 +50,7 @@ struct pk_recorder {
 	struct pk_recorder_stats st;
 	char *bid_err_file;
 	int vdso_fd;                      /* a memfd with the workload's vdso image, or -1 */
+	int32_t lock_holder, lock_stale;  /* the output lock's (pk_data_writer_opts) */
 	bool vdso_tried;
 };
 
@@ -426,17 +427,6 @@ static int synthesize(struct pk_recorder *r)
 
 /* ---- open ---- */
 
-static void rename_old(const char *path)
-{
-	struct stat st;
-	char old[4096];
-	if (!strcmp(path, "-") || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return;
-	snprintf(old, sizeof(old), "%s.old", path);
-	if (rename(path, old) < 0)
-		pk_warn("cannot rename '%s' to '%s': %s", path, old, strerror(errno));
-}
-
 /* Rings over the locked-memory allowance (perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK)
  * fail with EPERM for an unprivileged user: halve them until they fit, as perf does. */
 static int map_rings(struct pk_recorder *r)
@@ -541,13 +531,26 @@ static struct pk_data_writer *open_output(struct pk_recorder *r)
 	const struct pk_recorder_opts *o = &r->o;
 	/* "-" is the pipe format even when stdout is a regular file, as with perf */
 	bool pipe = o->pipe || (o->output && !strcmp(o->output, "-"));
-	PK_OPTS(pk_data_writer_opts, wo, .compress_level = o->compress_level, .pipe = pipe);
+	PK_OPTS(pk_data_writer_opts, wo, .compress_level = o->compress_level, .pipe = pipe,
+		.lock = !pipe, .keep_old = o->keep_old && !pipe,
+		.lock_holder = &r->lock_holder, .lock_stale = &r->lock_stale);
 
 	if (!o->output)
 		return pk_data_writer__fdopen(o->output_fd, &wo);
-	if (o->keep_old)
-		rename_old(o->output);
-	return pk_data_writer__open(o->output, &wo);
+	struct pk_data_writer *w = pk_data_writer__open(o->output, &wo);
+	if (!w && (errno == ENOLCK || errno == EOPNOTSUPP)) {
+		/* a file system without locks: record unprotected rather than not at all */
+		pk_warn("cannot lock '%s' (%s): a second recorder of this path would not be "
+			"stopped", o->output, strerror(errno));
+		wo.lock = false;
+		w = pk_data_writer__open(o->output, &wo);
+	}
+	if (w && r->lock_stale && r->o.on_notice) {
+		struct pk_recorder_notice n = { .kind = PK_RECORDER_LOCK_TAKEN_OVER,
+						.name = o->output, .pid = r->lock_stale };
+		r->o.on_notice(&n, r->o.ctx);
+	}
+	return w;
 }
 
 PK_API int pk_recorder__open(struct pk_recorder *r)
@@ -583,6 +586,8 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 	r->w = open_output(r);
 	if (!r->w) {
 		err = failed(r, PK_RECORDER_FAIL_OUTPUT, -errno, r->o.output ? r->o.output : "<fd>");
+		if (err == -EBUSY)
+			r->fail.pid = r->lock_holder;
 		goto fail;
 	}
 	err = pk_rec_walk__init(&r->walk);

@@ -93,5 +93,22 @@ as_user bash -c "ulimit -n 32; exec '$P' stat -x, -e $evs -- true" > out 2> err;
 t "hard RLIMIT_NOFILE too low: clear EMFILE message" $?
 [ $fails = 0 ] || cat err
 
+echo "== the output lock across users (a lock file the user cannot write)"
+mkdir -m 777 "$work/shared"
+"$P" record -q -e cpu-clock -o "$work/shared/s.data" -- sleep 1 > /dev/null 2>&1 & owner=$!
+for _ in $(seq 100); do [ -s "$work/shared/s.data.lock" ] && break; sleep 0.02; done
+as_user "$P" record -q -e cpu-clock:u -o "$work/shared/s.data" -- true > out 2> err; rc=$?
+wait $owner
+[ $rc = 1 ] && has err "'$work/shared/s.data' is being written by another perfkit record (pid $owner)"
+t "a root recorder's lock refuses the user's recorder, naming the pid" $?
+"$P" record -q -e cpu-clock -o "$work/shared/s.data" -- sleep 3 > /dev/null 2>&1 & dead=$!
+for _ in $(seq 100); do [ -s "$work/shared/s.data.lock" ] && break; sleep 0.02; done
+kill -KILL $dead; wait $dead 2> /dev/null
+as_user "$P" record -e cpu-clock:u -N -o "$work/shared/s.data" -- true > out 2> err; rc=$?
+[ $rc = 0 ] && has err "was being written by pid $dead.*taking over its lock" &&
+	[ ! -e "$work/shared/s.data.lock" ]
+t "a dead root recorder's lock file is taken over by the user" $?
+[ $fails = 0 ] || cat err
+
 echo "$fails failure(s)"
 [ $fails = 0 ]

@@ -765,10 +765,40 @@ static void test_errors(void **state)
 	/* byte-swapped magic: rejected with a clear message */
 	memcpy(m, b, len);
 	set64(m, 0, 0x50455246494c4532ULL);
-	pk_test_log_clear();
-	assert_null(pk_data_reader__open_mem(m, len, NULL));
+	struct pk_data_head head = { .len = 99 };
+	PK_OPTS(pk_data_reader_opts, ho, .head = &head);
+	assert_null(pk_data_reader__open_mem(m, len, &ho));
+	assert_int_equal(errno, PK_ERR_BYTE_ORDER);
+	assert_int_equal(head.len, 8);
+	assert_memory_equal(head.bytes, "2ELIFREP", 8);
+	/* not perf.data: the error says so and head holds what the input starts with */
+	assert_null(pk_data_reader__open_mem("hello, world", 12, &ho));
+	assert_int_equal(errno, PK_ERR_NOT_PERF_DATA);
+	assert_int_equal(head.len, 8);
+	assert_memory_equal(head.bytes, "hello, w", 8);
+	assert_null(pk_data_reader__open_mem("hi\n", 3, &ho));
+	assert_int_equal(errno, PK_ERR_NOT_PERF_DATA);
+	assert_int_equal(head.len, 3);
+	/* empty; a prefix of the magic is a truncated perf.data, not "not perf.data" */
+	assert_null(pk_data_reader__open_mem("", 0, &ho));
+	assert_int_equal(errno, PK_ERR_EMPTY);
+	assert_null(pk_data_reader__open_mem("PERF", 4, &ho));
 	assert_int_equal(errno, PK_ERR_FORMAT);
-	assert_non_null(strstr(pk_test_log_text(), "byte order"));
+	/* the same through a pipe: empty, and not perf.data */
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	close(pfd[1]);
+	assert_null(pk_data_reader__fdopen(pfd[0], &ho));
+	assert_int_equal(errno, PK_ERR_EMPTY);
+	close(pfd[0]);
+	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(write(pfd[1], "#!/bin/sh\n", 10), 10);
+	close(pfd[1]);
+	assert_null(pk_data_reader__fdopen(pfd[0], &ho));
+	assert_int_equal(errno, PK_ERR_NOT_PERF_DATA);
+	assert_int_equal(head.len, 8);
+	assert_memory_equal(head.bytes, "#!/bin/s", 8);
+	close(pfd[0]);
 
 	/* attr sizes 0 (read as 64: mismatch with attr_size), 1, 4096 */
 	uint64_t attrs_off;

@@ -49,6 +49,9 @@ enum pk_error {
 	PK_ERR_FORMAT = 4001,   /* malformed binary input (perf.data, record) */
 	PK_ERR_NOPMU = 4002,    /* no such PMU / hardware counter on this machine */
 	PK_ERR_TRUNCATED = 4003,/* input ended inside a structure */
+	PK_ERR_EMPTY = 4004,    /* the input holds no byte at all */
+	PK_ERR_NOT_PERF_DATA = 4005, /* the input is not a perf.data file (its magic) */
+	PK_ERR_BYTE_ORDER = 4006,    /* perf.data written on a machine of the other byte order */
 	PK_ERR_MAX
 };
 

@@ -187,12 +187,25 @@ struct pk_data_writer_opts {
 	/* Root of sysfs/procfs for the host features (tests); NULL = "/sys", "/proc". */
 	const char *sysfs_root;
 	const char *procfs_root;
+	/* Lock `path` for the writer's lifetime (pk_data_lock__acquire, below) before
+	 * anything is renamed or created: a second writer of the same path fails with EBUSY
+	 * and touches nothing. Released when the file is closed (__finish or __free). */
+	bool lock;
+	/* Rename an existing regular file `path` to `path`.old first (after the lock). */
+	bool keep_old;
+	/* With `lock`: out, optional; see pk_data_lock_opts.holder and .stale. */
+	int32_t *lock_holder;
+	int32_t *lock_stale;
 	size_t :0;
 };
 
 /*
  * Create (O_TRUNC) the file `path` and start a perf.data file; "-" means stdout in pipe
- * mode. Returns NULL with errno set on failure.
+ * mode (no lock, no rename). With opts.lock, the lock is taken first, then an existing
+ * file is renamed (opts.keep_old), then the new one is created. Returns NULL with errno
+ * set on failure: EBUSY (another writer holds the lock; *opts.lock_holder its pid),
+ * ENOLCK/EOPNOTSUPP (the file system cannot lock: retry without opts.lock to write
+ * unprotected), or open(2)'s errors.
  */
 PK_API struct pk_data_writer *pk_data_writer__open(const char *path,
 						   const struct pk_data_writer_opts *opts);
@@ -297,6 +310,38 @@ PK_API int pk_data_writer__finish(struct pk_data_writer *w);
 /* Free the writer (NULL is accepted). One not finished leaves its file as written so far,
  * without the final header (our reader still reads its complete records). */
 PK_API void pk_data_writer__free(struct pk_data_writer *w);
+
+/*
+ * Output locks: one writer per path.
+ *
+ * pk_data_lock__acquire takes an exclusive flock(2) on the lock file `<path>.lock` (created
+ * if needed, never renamed, holding the owner's pid) without waiting. The kernel drops the
+ * lock when the owner exits in any way, SIGKILL included, so a lock file left behind by a
+ * writer that died is taken over at once (and its pid reported in *opts.stale); two
+ * newcomers finding it race through flock and only one wins. __release unlinks the lock
+ * file and drops the lock. Use it around any output a second process must not write at
+ * the same time (pk_data_writer_opts.lock does it for perf.data); works on local file
+ * systems, tmpfs and NFS.
+ *
+ * Returns NULL with errno: EBUSY (held by a live process: *opts.holder is its pid, 0 if
+ * it had not written it yet), ENOLCK / EOPNOTSUPP (no locking on this file system), EINVAL
+ * (the lock path names something other than a regular file), open(2)'s errors (EACCES,
+ * EROFS, ...), ENOMEM.
+ */
+struct pk_data_lock;
+struct pk_data_lock_opts {
+	size_t sz;
+	int32_t *holder;  /* out, optional: on EBUSY the owner's pid (0: unknown) */
+	int32_t *stale;   /* out, optional: the pid of a dead owner whose lock was taken
+			   * over (0: the lock was free) */
+	size_t :0;
+};
+PK_API struct pk_data_lock *pk_data_lock__acquire(const char *path,
+						  const struct pk_data_lock_opts *opts);
+/* Unlink the lock file and release the lock (NULL is accepted). */
+PK_API void pk_data_lock__release(struct pk_data_lock *l);
+/* The lock file of `path` ("<path>.lock"), malloc'd (free it); NULL + errno EINVAL/ENOMEM. */
+PK_API char *pk_data_lock__path(const char *path);
 
 /* ------------------------------------------------------------------------------------ */
 /* Reader                                                                               */
@@ -429,15 +474,26 @@ struct pk_data_reader_opts {
 	bool show_compressed;
 	/* Upper bound for kept payloads (0 = 64 MiB). */
 	size_t max_payload;
+	/* Out, optional: when the open fails with PK_ERR_NOT_PERF_DATA or PK_ERR_BYTE_ORDER,
+	 * the first bytes of the input (to say what it is). */
+	struct pk_data_head *head;
 	size_t :0;
+};
+struct pk_data_head {
+	uint8_t bytes[8];
+	size_t len;             /* fewer than 8 when the input is that short */
 };
 
 /*
  * Open a perf.data file (file or pipe format; "-" reads stdin). Parses the header, the
  * attrs and every known feature section; in pipe mode the leading HEADER_ATTR and
  * HEADER_FEATURE records are consumed here so that attrs and env are available at once.
- * Returns NULL with errno set: ENOENT etc., PK_ERR_FORMAT (not perf.data, byte-swapped,
- * corrupt header: a log message names the field and offset), ENOMEM.
+ * Returns NULL with errno set: ENOENT etc., EISDIR (a directory), PK_ERR_EMPTY (no byte
+ * at all: an empty file, or a pipe/FIFO closed without data), PK_ERR_NOT_PERF_DATA (does
+ * not start with "PERFILE2"; opts.head gets what it starts with), PK_ERR_BYTE_ORDER
+ * (perf.data of the other byte order: not supported), PK_ERR_FORMAT (corrupt or truncated
+ * header, legacy PERFFILE: a log message names the field and offset), ENOMEM. The first
+ * three are logged at debug level only: the caller words them.
  */
 PK_API struct pk_data_reader *pk_data_reader__open(const char *path,
 						   const struct pk_data_reader_opts *opts);

@@ -58,12 +58,16 @@ enum pk_recorder_notice_kind {
 	PK_RECORDER_PAGES_REDUCED,     /* asked -> used ring pages: over the locked-memory limit */
 	PK_RECORDER_NO_TRACING_DATA,   /* tracefs formats not readable (err): perf cannot read
 					* the tracepoint samples of the file */
+	PK_RECORDER_LOCK_TAKEN_OVER,   /* the output `name` was locked by `pid`, which died
+					* without releasing it (SIGKILL): its lock is taken
+					* over (pk_data_lock) */
 };
 struct pk_recorder_notice {
 	enum pk_recorder_notice_kind kind;
 	const char *name;       /* event name (CYCLES_FALLBACK), else NULL */
 	uint64_t asked, used;   /* FREQ_CLAMPED, PAGES_REDUCED */
 	int err;                /* NO_TRACING_DATA: negative errno */
+	int32_t pid;            /* LOCK_TAKEN_OVER */
 };
 typedef void (*pk_recorder_notice_fn)(const struct pk_recorder_notice *n, void *ctx);
 
@@ -111,6 +115,10 @@ struct pk_recorder_opts {
 	int output_fd;          /* borrowed */
 	bool pipe;              /* pipe format (forced for "-" and for unseekable fds) */
 	bool keep_old;          /* rename an existing regular file `output` to output.old */
+	/* A path `output` is locked first (pk_data_lock: `output`.lock) and the rename and
+	 * creation follow; a second recorder of the path fails at __open with stage
+	 * PK_RECORDER_FAIL_OUTPUT, err -EBUSY and the owner's pid in the failure's `pid`,
+	 * having touched nothing. */
 	/* The signal mask to wait with in pk_recorder__drain (as ppoll's: the caller blocks
 	 * its stop signals and lets them in only while the recorder sleeps, so none is
 	 * missed). Copied. NULL: the mask is left alone. */
@@ -144,7 +152,8 @@ enum pk_recorder_stage {
 	PK_RECORDER_FAIL_THREADS,   /* `what` = the pid/tid list */
 	PK_RECORDER_FAIL_OPEN,      /* perf_event_open: event, attr, pid, cpu, group_fd */
 	PK_RECORDER_FAIL_MMAP,      /* the ring buffers */
-	PK_RECORDER_FAIL_OUTPUT,    /* creating the output, `what` = its path */
+	PK_RECORDER_FAIL_OUTPUT,    /* creating the output, `what` = its path; err -EBUSY:
+				     * another writer holds it, `pid` = that writer (0: unknown) */
 	PK_RECORDER_FAIL_WRITE,     /* writing it */
 };
 struct pk_recorder_failure {
