@@ -51,7 +51,12 @@ struct pk_recorder {
 	char *bid_err_file;
 	int vdso_fd;                      /* a memfd with the workload's vdso image, or -1 */
 	bool vdso_tried;
+	struct pk_rec_offcpu *oc;         /* off_cpu: the offcpu-time synthesis */
+	struct pk_attr oc_attr;
 };
+
+/* The sample id of the synthesised offcpu-time samples: kernel ids count up from 1. */
+#define OFFCPU_ID ((1ULL << 63) | 0x0ffcULL)
 
 /* ---- options ---- */
 
@@ -77,6 +82,8 @@ static int check_opts(const struct pk_recorder_opts *o)
 	if (o->compress_level < 0 || o->compress_level > 22 || o->stack_size > 65528)
 		return -EINVAL;
 	if (o->callgraph > PK_RECORDER_CG_DWARF || (!o->output && o->output_fd < 0))
+		return -EINVAL;
+	if (o->off_cpu && o->overwrite)
 		return -EINVAL;
 	return 0;
 }
@@ -304,6 +311,12 @@ static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband)
 		err = pk_data_writer__add_attr(r->w, a, name, ids, n);
 		if (err >= 0)
 			err = pk_rec_walk__add_attr(&r->walk, &a->attr, ids, n);
+		if (err >= 0 && !sideband && i - 1 == r->ev.offcpu_idx) {
+			r->oc = pk_rec_offcpu__new(&a->attr, ids, n, r->o.off_cpu_thresh, OFFCPU_ID,
+						   &r->oc_attr);
+			if (!r->oc)
+				err = -ENOMEM;
+		}
 		if (err < 0)
 			break;
 		err = 0;
@@ -590,6 +603,14 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 		err = add_attrs(r, r->ev.el, false);
 	if (!err)
 		err = add_groups(r);
+	if (!err && r->oc) {
+		/* after every opened event, as perf adds its BPF off-CPU event last */
+		uint64_t id = OFFCPU_ID;
+		err = pk_data_writer__add_attr(r->w, &r->oc_attr, "offcpu-time", &id, 1);
+		if (err >= 0)
+			err = pk_rec_walk__add_attr(&r->walk, &r->oc_attr.attr, &id, 1);
+		err = err < 0 ? err : 0;
+	}
 	if (!err && r->ev.sb_el)
 		err = add_attrs(r, r->ev.sb_el, true);
 	if (!err)
@@ -638,9 +659,19 @@ static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
 	len = c[0].len + (n > 1 ? c[1].len : 0);
 	pk_rec_walk__scan(&r->walk, c, n);
 	capture_vdso(r);
+	if (r->oc)
+		pk_rec_offcpu__scan(r->oc, c, n);
 	err = write_bytes(r, c[0].ptr, c[0].len);
 	if (!err && n > 1)
 		err = write_bytes(r, c[1].ptr, c[1].len);
+	if (!err && r->oc) {
+		/* the blocked intervals that ended in these bytes */
+		size_t olen;
+		const void *ob = pk_rec_offcpu__output(r->oc, &olen);
+		if (olen)
+			err = write_bytes(r, ob, olen);
+		pk_rec_offcpu__consumed(r->oc);
+	}
 	pk_ring__advance(ring, len);
 	pk_ring__read_done(ring);
 	if (err < 0)
@@ -844,6 +875,8 @@ PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_s
 		s.lost_records = r->walk.lost_records;
 		s.lost_samples = r->walk.lost_samples;
 		s.buildid_cache_err_file = r->bid_err_file;
+		if (r->oc)
+			pk_rec_offcpu__stats(r->oc, &s.offcpu_samples, &s.offcpu_dropped);
 	}
 	s.sz = sizeof(s);
 	PK_OUT_COPY(st, &s);
@@ -865,6 +898,7 @@ PK_API void pk_recorder__free(struct pk_recorder *r)
 	free(r->attrs);
 	free(r->attr_ok);
 	pk_rec_walk__release(&r->walk);
+	pk_rec_offcpu__free(r->oc);
 	if (r->vdso_fd >= 0)
 		close(r->vdso_fd);
 	pk_event_list__free(r->own_events);
