@@ -13,10 +13,13 @@
  * switch-out's.
  *
  * The rings of the CPUs are drained one after the other, so a thread that left CPU 0 and
- * came back on CPU 1 may show its switch-in before its switch-out. Each thread therefore
- * keeps its last switch-out and a few switch-ins that found no earlier switch-out yet; a
- * pair is matched by time whichever comes first. Memory: one entry per thread seen (its
- * chain and stack copy are freed when the thread exits).
+ * came back on CPU 1 may show its switch-in before its switch-out, or a later switch-in
+ * before the switch-out that precedes it. The switches of one drain pass are therefore
+ * queued and put in time order, and at the end of each pass those up to the newest time of
+ * the previous pass are paired (perf's rule for its ordered events: a later pass brings
+ * nothing older than that); the rest waits for the next pass. Memory: the queue (about two
+ * passes of switches) and one entry per thread seen, with the chain (and stack) of its
+ * pending switch-out, freed when the thread exits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,7 +31,6 @@
 #define PERF_COUNT_SW_BPF_OUTPUT 10
 #endif
 #define MISC_SWITCH_OUT (1u << 13)
-#define NR_ORPHANS 4
 #define OUT_TYPE                                                                          \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
 	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
@@ -39,13 +41,24 @@ struct oc_thread {
 	uint32_t tid, pid, cpu;
 	uint8_t state;
 	bool out;                    /* a switch-out is pending */
-	uint8_t nr_orphans;
 	uint16_t misc;               /* of the switch-out sample */
 	uint64_t ip;
 	uint64_t t_out;
-	uint64_t orphan[NR_ORPHANS]; /* switch-in times with no switch-out yet, ascending */
 	uint8_t *tail;               /* the output sample from CALLCHAIN on */
 	uint32_t tail_len, tail_cap;
+};
+
+enum { Q_OUT, Q_IN, Q_EXIT, Q_FORK };
+
+/* A switch (or task event) waiting for its turn in time order. */
+struct oc_event {
+	uint64_t time, seq;
+	uint32_t tid, pid, cpu;
+	uint16_t misc;
+	uint8_t kind;
+	uint64_t ip;
+	size_t tail_off;             /* Q_OUT: in the arena */
+	uint32_t tail_len;
 };
 
 struct pk_rec_offcpu {
@@ -59,6 +72,11 @@ struct pk_rec_offcpu {
 	uint8_t *buf;                /* synthesised records not yet written */
 	size_t len, bcap;
 	uint8_t *scratch;            /* a record split by the ring's wrap */
+	struct oc_event *q;          /* queued switches */
+	size_t nq, qcap;
+	uint8_t *arena, *arena2;     /* the chains of the queued switch-outs */
+	size_t alen, acap;
+	uint64_t seq, max_time, horizon;
 	uint64_t emitted, dropped;
 };
 
@@ -116,6 +134,8 @@ void pk_rec_offcpu__free(struct pk_rec_offcpu *oc)
 	free(oc->ids);
 	free(oc->buf);
 	free(oc->scratch);
+	free(oc->q);
+	free(oc->arena);
 	free(oc);
 }
 
@@ -212,8 +232,9 @@ static void emit(struct pk_rec_offcpu *oc, struct oc_thread *t, uint64_t t_in)
 	oc->emitted++;
 }
 
-/* The switch-out sample's chain (and user registers and stack) in the output's format. */
-static int keep_tail(struct pk_rec_offcpu *oc, struct oc_thread *t, const struct pk_sample *s)
+/* The switch-out sample's chain (and user registers and stack) in the output's format,
+ * appended to the arena. */
+static int keep_tail(struct pk_rec_offcpu *oc, struct oc_event *e, const struct pk_sample *s)
 {
 	uint64_t stack = 0;
 	size_t need = 8 + s->callchain.nr * 8;
@@ -230,14 +251,17 @@ static int keep_tail(struct pk_rec_offcpu *oc, struct oc_thread *t, const struct
 	}
 	if (need > 65000)
 		return -E2BIG;
-	if (need > t->tail_cap) {
-		uint8_t *n = realloc(t->tail, need);
+	if (oc->alen + need > oc->acap) {
+		size_t ncap = oc->acap ? oc->acap : 65536;
+		while (ncap < oc->alen + need)
+			ncap *= 2;
+		uint8_t *n = realloc(oc->arena, ncap);
 		if (!n)
 			return -ENOMEM;
-		t->tail = n;
-		t->tail_cap = (uint32_t)need;
+		oc->arena = n;
+		oc->acap = ncap;
 	}
-	uint8_t *p = t->tail;
+	uint8_t *p = oc->arena + oc->alen, *p0 = p;
 	put64(&p, s->callchain.nr);
 	if (s->callchain.nr)
 		memcpy(p, s->callchain.ips, s->callchain.nr * 8);
@@ -256,8 +280,31 @@ static int keep_tail(struct pk_rec_offcpu *oc, struct oc_thread *t, const struct
 			put64(&p, stack);
 		}
 	}
-	t->tail_len = (uint32_t)(p - t->tail);
+	e->tail_off = oc->alen;
+	e->tail_len = (uint32_t)(p - p0);
+	oc->alen += e->tail_len;
 	return 0;
+}
+
+static struct oc_event *queue(struct pk_rec_offcpu *oc, uint8_t kind, uint32_t tid, uint64_t time)
+{
+	if (oc->nq == oc->qcap) {
+		size_t ncap = oc->qcap ? oc->qcap * 2 : 1024;
+		struct oc_event *n = realloc(oc->q, ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		oc->q = n;
+		oc->qcap = ncap;
+	}
+	struct oc_event *e = &oc->q[oc->nq];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->tid = tid;
+	e->time = time;
+	e->seq = oc->seq++;
+	if (time > oc->max_time)
+		oc->max_time = time;
+	return e;
 }
 
 static void switch_out(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
@@ -265,34 +312,20 @@ static void switch_out(struct pk_rec_offcpu *oc, const struct perf_event_header 
 	struct pk_sample s;
 	if (pk_sample__decode(&oc->in, h, &s, NULL) < 0 || !s.tid)
 		return; /* the idle task is never blocked */
-	struct oc_thread *t = thread(oc, s.tid, true);
-	if (!t || t->state == T_DEAD)
+	struct oc_event *e = queue(oc, Q_OUT, s.tid, s.time);
+	if (!e || keep_tail(oc, e, &s) < 0)
 		return;
-	if (keep_tail(oc, t, &s) < 0)
-		return;
-	t->pid = s.pid;
-	t->cpu = s.cpu;
-	t->misc = h->misc;
-	t->t_out = s.time;
-	t->ip = s.ip;
+	e->pid = s.pid;
+	e->cpu = s.cpu;
+	e->misc = h->misc;
+	e->ip = s.ip;
 	/* the first non-marker entry of the chain is where it blocked */
 	for (uint64_t i = 0; i < s.callchain.nr; i++)
 		if (s.callchain.ips[i] < PERF_CONTEXT_MAX) {
-			t->ip = s.callchain.ips[i];
+			e->ip = s.callchain.ips[i];
 			break;
 		}
-	t->out = true;
-	/* its switch-in may have been drained first (from another CPU's ring) */
-	for (unsigned i = 0; i < t->nr_orphans; i++) {
-		if (t->orphan[i] > s.time) {
-			uint64_t t_in = t->orphan[i];
-			memmove(&t->orphan[i], &t->orphan[i + 1],
-				(t->nr_orphans - i - 1) * sizeof(t->orphan[0]));
-			t->nr_orphans--;
-			emit(oc, t, t_in);
-			return;
-		}
-	}
+	oc->nq++;
 }
 
 static void switch_in(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
@@ -300,49 +333,21 @@ static void switch_in(struct pk_rec_offcpu *oc, const struct perf_event_header *
 	struct pk_record r;
 	if (pk_record__decode(&oc->in, h, &r, NULL) != 0 || !r.has_sid || !r.sid.tid)
 		return;
-	struct oc_thread *t = thread(oc, r.sid.tid, true);
-	if (!t || t->state == T_DEAD)
-		return;
-	uint64_t now = r.sid.time;
-	if (t->out && t->t_out <= now) {
-		emit(oc, t, now);
-		return;
-	}
-	/* no switch-out before it yet: keep it for one drained later (the oldest goes) */
-	unsigned n = t->nr_orphans;
-	if (n == NR_ORPHANS) {
-		memmove(&t->orphan[0], &t->orphan[1], (n - 1) * sizeof(t->orphan[0]));
-		n--;
-	}
-	unsigned i = n;
-	while (i > 0 && t->orphan[i - 1] > now) {
-		t->orphan[i] = t->orphan[i - 1];
-		i--;
-	}
-	t->orphan[i] = now;
-	t->nr_orphans = (uint8_t)(n + 1);
+	if (queue(oc, Q_IN, r.sid.tid, r.sid.time))
+		oc->nq++;
 }
 
 /* EXIT: the thread's last switch-out never comes back; FORK: a tid reused. */
 static void task(struct pk_rec_offcpu *oc, const struct perf_event_header *h, bool exit)
 {
 	uint32_t v[4];
-	if (h->size < sizeof(*h) + sizeof(v))
+	uint64_t time;
+	if (h->size < sizeof(*h) + sizeof(v) + sizeof(time))
 		return;
 	memcpy(v, (const uint8_t *)h + sizeof(*h), sizeof(v));
-	struct oc_thread *t = thread(oc, v[2], false);
-	if (!t)
-		return;
-	if (exit) {
-		free(t->tail);
-		t->tail = NULL;
-		t->tail_len = t->tail_cap = 0;
-		t->out = false;
-		t->nr_orphans = 0;
-		t->state = T_DEAD;
-	} else if (t->state == T_DEAD) {
-		t->state = T_LIVE;
-	}
+	memcpy(&time, (const uint8_t *)h + sizeof(*h) + sizeof(v), sizeof(time));
+	if (queue(oc, exit ? Q_EXIT : Q_FORK, v[2], time))
+		oc->nq++;
 }
 
 void pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
@@ -387,6 +392,90 @@ void pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c
 		pk_rec_offcpu__record(oc, h);
 		off += size;
 	}
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct oc_event *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void process(struct pk_rec_offcpu *oc, const struct oc_event *e)
+{
+	struct oc_thread *t = thread(oc, e->tid, e->kind == Q_OUT || e->kind == Q_IN);
+	if (!t)
+		return;
+	switch (e->kind) {
+	case Q_OUT:
+		if (t->state == T_DEAD)
+			return;
+		if (e->tail_len > t->tail_cap) {
+			uint8_t *n = realloc(t->tail, e->tail_len);
+			if (!n)
+				return;
+			t->tail = n;
+			t->tail_cap = e->tail_len;
+		}
+		memcpy(t->tail, oc->arena + e->tail_off, e->tail_len);
+		t->tail_len = e->tail_len;
+		t->pid = e->pid;
+		t->cpu = e->cpu;
+		t->misc = e->misc;
+		t->ip = e->ip;
+		t->t_out = e->time;
+		t->out = true;
+		break;
+	case Q_IN:
+		if (t->out && t->state != T_DEAD)
+			emit(oc, t, e->time);
+		break;
+	case Q_EXIT:
+		free(t->tail);
+		t->tail = NULL;
+		t->tail_len = t->tail_cap = 0;
+		t->out = false;
+		t->state = T_DEAD;
+		break;
+	default:
+		if (t->state == T_DEAD)
+			t->state = T_LIVE;
+		break;
+	}
+}
+
+void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all)
+{
+	size_t i, keep = 0, alen = 0;
+
+	if (oc->nq > 1)
+		qsort(oc->q, oc->nq, sizeof(*oc->q), cmp_event);
+	for (i = 0; i < oc->nq && (all || oc->q[i].time <= oc->horizon); i++)
+		process(oc, &oc->q[i]);
+	/* the rest waits for the next pass, its chains moved to the front of the arena */
+	if (i < oc->nq && !oc->arena2 && oc->acap)
+		oc->arena2 = malloc(oc->acap);
+	for (; i < oc->nq; i++) {
+		struct oc_event *e = &oc->q[i];
+		if (e->kind == Q_OUT && oc->arena2) {
+			memcpy(oc->arena2 + alen, oc->arena + e->tail_off, e->tail_len);
+			e->tail_off = alen;
+			alen += e->tail_len;
+		} else if (e->kind == Q_OUT) {
+			continue; /* no memory for it: dropped */
+		}
+		oc->q[keep++] = *e;
+	}
+	if (oc->arena2) {
+		uint8_t *a = oc->arena;
+		oc->arena = oc->arena2;
+		oc->arena2 = NULL;
+		free(a);
+	}
+	oc->nq = keep;
+	oc->alen = alen;
+	oc->horizon = oc->max_time;
 }
 
 const void *pk_rec_offcpu__output(const struct pk_rec_offcpu *oc, size_t *len)

@@ -67,10 +67,12 @@ struct pk_rec_offcpu *pk_rec_offcpu__new(const struct perf_event_attr *sw, const
 					 size_t nr, uint64_t thresh, uint64_t out_id,
 					 struct pk_attr *out);
 void pk_rec_offcpu__free(struct pk_rec_offcpu *oc);
-/* Look at every record of ring bytes (or one whole record): samples synthesised for the
- * blocked intervals that ended are kept until __consumed. */
+/* Look at every record of ring bytes (or one whole record): the switches are queued. */
 void pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c, int n);
 void pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_header *h);
+/* End of a drain pass: pair the queued switches up to the previous pass's newest time
+ * (all of them at the end); the samples synthesised are kept until __consumed. */
+void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all);
 const void *pk_rec_offcpu__output(const struct pk_rec_offcpu *oc, size_t *len);
 void pk_rec_offcpu__consumed(struct pk_rec_offcpu *oc);
 void pk_rec_offcpu__stats(const struct pk_rec_offcpu *oc, uint64_t *emitted, uint64_t *dropped);

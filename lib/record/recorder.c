@@ -664,20 +664,28 @@ static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
 	err = write_bytes(r, c[0].ptr, c[0].len);
 	if (!err && n > 1)
 		err = write_bytes(r, c[1].ptr, c[1].len);
-	if (!err && r->oc) {
-		/* the blocked intervals that ended in these bytes */
-		size_t olen;
-		const void *ob = pk_rec_offcpu__output(r->oc, &olen);
-		if (olen)
-			err = write_bytes(r, ob, olen);
-		pk_rec_offcpu__consumed(r->oc);
-	}
 	pk_ring__advance(ring, len);
 	pk_ring__read_done(ring);
 	if (err < 0)
 		return err;
 	r->st.bytes += len;
 	return (int64_t)len;
+}
+
+/* The end of a pass: the off-CPU samples of the blocked intervals that can be paired. */
+static int write_offcpu(struct pk_recorder *r, bool all)
+{
+	size_t olen;
+	int err = 0;
+
+	if (!r->oc)
+		return 0;
+	pk_rec_offcpu__flush(r->oc, all);
+	const void *ob = pk_rec_offcpu__output(r->oc, &olen);
+	if (olen)
+		err = write_bytes(r, ob, olen);
+	pk_rec_offcpu__consumed(r->oc);
+	return err;
 }
 
 static int64_t drain_set(struct pk_recorder *r, struct pk_evlist_mmap *mm)
@@ -688,6 +696,11 @@ static int64_t drain_set(struct pk_recorder *r, struct pk_evlist_mmap *mm)
 		if (n < 0)
 			return n;
 		total += n;
+	}
+	if (total > 0 && mm == r->mm) {
+		int err = write_offcpu(r, false);
+		if (err < 0)
+			return err;
 	}
 	return total;
 }
@@ -833,6 +846,8 @@ PK_API int pk_recorder__finish(struct pk_recorder *r)
 			drain_set(r, r->mm);
 		}
 		while ((n = drain_set(r, o->overwrite ? r->sb_mm : r->mm)) > 0)
+			pk_data_writer__finish_round(r->w);
+		if (r->oc && write_offcpu(r, true) == 0)
 			pk_data_writer__finish_round(r->w);
 	}
 	pk_evlist__disable(r->ev.el);

@@ -3,14 +3,18 @@
  * blocker [SCALE]: threads that block in three distinct call paths for known times
  * (times SCALE, default 1): sleep_path sleeps 6 x 100 ms (600 ms), pipe_path reads a pipe
  * 3 times that a timer thread fills every 100 ms (300 ms), mutex_path waits 150 ms for a
- * mutex another thread holds. Each path's blocking call sits two noinline frames down so
+ * mutex another thread holds; the sleeping thread first spins 200 ms on the CPU
+ * (spin_path). Each path's blocking call sits two noinline frames down so
  * that a frame-pointer chain names the path even when libc's wrapper keeps no frame.
- * Prints the wall time of each blocking thread in ns.
+ * Prints, for each of the three threads, its tid, its wall time (ns, from its first
+ * instruction to its last) and the time it spent in its blocking calls as measured around
+ * them (ns: the nominal times plus the scheduler's wake-up latency on a busy machine).
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +24,7 @@ static long scale = 1;
 static int pfd[2];
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t waiter;
+static unsigned long long blocked[3];
 
 static unsigned long long now_ns(void)
 {
@@ -37,8 +42,17 @@ static void msleep(long ms)
 
 NOINLINE static void sleep_once(void)
 {
+	unsigned long long t0 = now_ns();
 	msleep(100 * scale);
+	blocked[0] += now_ns() - t0;
 	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE static void spin_path(void)
+{
+	unsigned long long end = now_ns() + 200000000ULL * (unsigned long long)scale;
+	while (now_ns() < end)
+		__asm__ volatile("" ::: "memory");
 }
 
 NOINLINE static void sleep_path(void)
@@ -51,8 +65,10 @@ NOINLINE static void sleep_path(void)
 NOINLINE static void pipe_read_once(void)
 {
 	char c;
+	unsigned long long t0 = now_ns();
 	if (read(pfd[0], &c, 1) != 1)
 		exit(2);
+	blocked[1] += now_ns() - t0;
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -65,7 +81,9 @@ NOINLINE static void pipe_path(void)
 
 NOINLINE static void mutex_lock_once(void)
 {
+	unsigned long long t0 = now_ns();
 	pthread_mutex_lock(&mtx);
+	blocked[2] += now_ns() - t0;
 	pthread_mutex_unlock(&mtx);
 	__asm__ volatile("" ::: "memory");
 }
@@ -76,11 +94,14 @@ NOINLINE static void mutex_path(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+static unsigned long tids[3];
+
 static void *run(void *arg)
 {
 	unsigned long long t0 = now_ns();
+	tids[(intptr_t)arg] = (unsigned long)syscall(SYS_gettid);
 	switch ((intptr_t)arg) {
-	case 0: sleep_path(); break;
+	case 0: spin_path(); sleep_path(); break;
 	case 1: pipe_path(); break;
 	default: mutex_path(); break;
 	}
@@ -128,8 +149,9 @@ int main(int argc, char **argv)
 	pthread_join(b, &wb);
 	pthread_join(t, NULL);
 	pthread_join(waiter, &wc);
-	printf("sleep_path %llu\npipe_path %llu\nmutex_path %llu\n",
-	       (unsigned long long)(uintptr_t)wa, (unsigned long long)(uintptr_t)wb,
-	       (unsigned long long)(uintptr_t)wc);
+	printf("sleep_path %lu %llu %llu\npipe_path %lu %llu %llu\nmutex_path %lu %llu %llu\n",
+	       tids[0], (unsigned long long)(uintptr_t)wa, blocked[0], tids[1],
+	       (unsigned long long)(uintptr_t)wb, blocked[1], tids[2],
+	       (unsigned long long)(uintptr_t)wc, blocked[2]);
 	return 0;
 }
