@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * blocker [SCALE]: threads that block in three distinct call paths for known times
+ * blocker [SCALE [GO_FILE]]: threads that block in three distinct call paths for known times
  * (times SCALE, default 1): sleep_path sleeps 6 x 100 ms (600 ms), pipe_path reads a pipe
  * 3 times that a timer thread fills every 100 ms (300 ms), mutex_path waits 150 ms for a
  * mutex another thread holds; the sleeping thread first spins 200 ms on the CPU
  * (spin_path). Each path's blocking call sits two noinline frames down so
  * that a frame-pointer chain names the path even when libc's wrapper keeps no frame.
- * Prints, for each of the three threads, its tid, its wall time (ns, from its first
+ * With GO_FILE, nothing starts before that file exists (a recorder attaching with -p or
+ * -a first). Prints, for each of the three threads, its tid, its wall time (ns, from its first
  * instruction to its last) and the time it spent in its blocking calls as measured around
  * them (ns: the nominal times plus the scheduler's wake-up latency on a busy machine).
  */
@@ -140,6 +141,8 @@ int main(int argc, char **argv)
 	scale = argc > 1 ? atol(argv[1]) : 1;
 	if (scale < 1 || pipe(pfd))
 		return 1;
+	for (int i = 0; argc > 2 && access(argv[2], F_OK) && i < 3000; i++)
+		msleep(10);
 	if (pthread_create(&a, NULL, run, (void *)(intptr_t)0) ||
 	    pthread_create(&b, NULL, run, (void *)(intptr_t)1) ||
 	    pthread_create(&t, NULL, timer, NULL) || pthread_create(&h, NULL, holder, NULL))
