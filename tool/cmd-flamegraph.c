@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 #include "profile-load.h"
 
 
-enum { OPT_DIFF = 256, OPT_TITLE, OPT_WEIGHT, OPT_MINPCT, OPT_MAXNODES, OPT_ICICLE, OPT_INLINE };
+enum { OPT_DIFF = 256, OPT_TITLE, OPT_WEIGHT, OPT_MINPCT, OPT_MAXNODES, OPT_ICICLE, OPT_INLINE,
+       OPT_OFFCPU };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
@@ -34,6 +36,9 @@ static const struct tool_opt opts[] = {
 	  "at most n frames per event (default 250000)" },
 	{ OPT_ICICLE, "icicle", no_argument, NULL, "start with the root at the top" },
 	{ 'e', "event", required_argument, "<name>", "only this event" },
+	{ OPT_OFFCPU, "off-cpu", no_argument, NULL,
+	  "first a picture of on- and off-CPU time together (record\n"
+	  "--off-cpu): off-CPU frames in blue, a toggle hides them" },
 	{ 'G', "no-call-graph", no_argument, NULL, "only the sampled functions, no callers" },
 	{ OPT_INLINE, "inline", no_argument, NULL, "expand inlined functions (DWARF; slower)" },
 	{ 0 },
@@ -66,6 +71,7 @@ int cmd_flamegraph(int argc, char **argv)
 		case OPT_TITLE: title = optarg; break;
 		case OPT_ICICLE: fo.icicle = true; break;
 		case OPT_INLINE: lo.inlines = true; break;
+		case OPT_OFFCPU: fo.off_cpu = true; break;
 		case OPT_WEIGHT:
 			if (profile_weight_arg(optarg, &fo.weight))
 				return 129;
@@ -94,6 +100,10 @@ int cmd_flamegraph(int argc, char **argv)
 		}
 	}
 	int nargs = argc - optind;
+	if (diff && fo.off_cpu) {
+		tool_error("--off-cpu does not go with --diff");
+		return 129;
+	}
 	if ((diff && nargs != 2) || (!diff && nargs != 0)) {
 		tool_error(diff ? "--diff needs two files: BEFORE AFTER"
 				   : "unexpected argument '%s' (the input is given with -i)",
@@ -119,7 +129,8 @@ int cmd_flamegraph(int argc, char **argv)
 		title = dtitle;
 	}
 	fo.title = title;
-	FILE *f = strcmp(output, "-") ? fopen(output, "w") : stdout;
+	bool to_stdout = !strcmp(output, "-");
+	FILE *f = to_stdout ? stdout : fopen(output, "w");
 	if (!f) {
 		tool_error("cannot create '%s': %s", output, strerror(errno));
 		pk_profile__free(before);
@@ -129,12 +140,12 @@ int cmd_flamegraph(int argc, char **argv)
 	int err = diff ? pk_export__flamegraph_diff(before, after, f, &fo)
 		       : pk_export__flamegraph(after, f, &fo);
 	int status = 0;
-	if (f != stdout) {
+	if (!to_stdout) {
 		errno = 0;
 		if (fclose(f) && !err)
 			err = errno > 0 ? -errno : -EIO;
 	}
-	if (err && f == stdout && ferror(stdout)) {
+	if (err && to_stdout && ferror(stdout)) {
 		/* stdout failed: reported as every command reports it (silent for a reader
 		 * that went away) */
 		pk_profile__free(before);
@@ -142,11 +153,19 @@ int cmd_flamegraph(int argc, char **argv)
 		errno = -err;
 		return tool_finish_stdout(0); /* 1 after printing the error */
 	}
-	if (err) {
+	if (err == -ENOENT && fo.off_cpu) {
+		/* nothing was written */
+		if (!to_stdout)
+			unlink(output);
+		tool_error("--off-cpu: '%s' lacks an offcpu-time event or an on-CPU event in "
+			   "nanoseconds (cpu-clock, task-clock): record with `perfkit record "
+			   "--off-cpu -e cpu-clock`", input);
+		status = 1;
+	} else if (err) {
 		tool_error("cannot write '%s': %s", output, pk_strerror(err));
 		status = 1;
 	}
-	if (!err && f != stdout) {
+	if (!err && !to_stdout) {
 		uint64_t ns = 0;
 		for (size_t e = 0; e < pk_profile__nr_events(after); e++) {
 			uint64_t n;
