@@ -10,7 +10,8 @@
  * attr named "offcpu-time" (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, as perf's BPF
  * off-CPU profiler writes it) whose period is the nanoseconds blocked, whose time is the
  * switch-in, and whose call chain (and DWARF user registers and stack) are the
- * switch-out's.
+ * switch-out's. The sched_switch samples and context-switch records are consumed here,
+ * not written to the file (perf's BPF profiler writes only its offcpu-time samples too).
  *
  * The rings of the CPUs are drained one after the other, so a thread that left CPU 0 and
  * came back on CPU 1 may show its switch-in before its switch-out, or a later switch-in
@@ -48,7 +49,7 @@ struct oc_thread {
 	uint32_t tail_len, tail_cap;
 };
 
-enum { Q_OUT, Q_IN, Q_EXIT, Q_FORK };
+enum { Q_OUT, Q_IN, Q_EXIT, Q_FORK, Q_LOST };
 
 /* A switch (or task event) waiting for its turn in time order. */
 struct oc_event {
@@ -77,7 +78,8 @@ struct pk_rec_offcpu {
 	uint8_t *arena, *arena2;     /* the chains of the queued switch-outs */
 	size_t alen, acap;
 	uint64_t seq, max_time, horizon;
-	uint64_t emitted, dropped;
+	uint64_t last_time;          /* of the last switch scanned (where a loss is put) */
+	uint64_t emitted, dropped, filtered_samples;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -304,6 +306,8 @@ static struct oc_event *queue(struct pk_rec_offcpu *oc, uint8_t kind, uint32_t t
 	e->seq = oc->seq++;
 	if (time > oc->max_time)
 		oc->max_time = time;
+	if (kind != Q_LOST)
+		oc->last_time = time;
 	return e;
 }
 
@@ -350,32 +354,61 @@ static void task(struct pk_rec_offcpu *oc, const struct perf_event_header *h, bo
 		oc->nq++;
 }
 
-void pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
+bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
 {
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (our_id(oc, h))
-			switch_out(oc, h);
-		break;
+		if (!our_id(oc, h))
+			return false;
+		switch_out(oc, h);
+		oc->filtered_samples++;
+		return true;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (!(h->misc & MISC_SWITCH_OUT) && our_id(oc, h))
+		if (!our_id(oc, h))
+			return false;
+		if (!(h->misc & MISC_SWITCH_OUT))
 			switch_in(oc, h);
-		break;
+		return true;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		/* a switch may be missing from here on: no interval across the gap */
+		if (queue(oc, Q_LOST, 0, oc->last_time))
+			oc->nq++;
+		return false;
 	case PERF_RECORD_EXIT:
 		task(oc, h, true);
-		break;
+		return false;
 	case PERF_RECORD_FORK:
 		task(oc, h, false);
-		break;
+		return false;
 	default:
-		break;
+		return false;
 	}
 }
 
-void pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c, int n)
+/* Write bytes [from, to) of the one or two spans. */
+static int put_span(const struct pk_ring_chunk *c, int n, size_t from, size_t to,
+		    int (*write)(const void *p, size_t len, void *ctx), void *ctx)
 {
-	size_t first = c[0].len, total = first + (n > 1 ? c[1].len : 0), off = 0;
+	size_t first = c[0].len;
+	int err = 0;
+	if (from < first && from < to)
+		err = write((const uint8_t *)c[0].ptr + from, PK_MIN(to, first) - from, ctx);
+	if (!err && n > 1 && to > first && to > from) {
+		size_t a = from > first ? from - first : 0;
+		err = write((const uint8_t *)c[1].ptr + a, to - first - a, ctx);
+	}
+	return err;
+}
+
+int pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c, int n,
+			int (*write)(const void *p, size_t len, void *ctx), void *ctx)
+{
+	size_t first = c[0].len, total = first + (n > 1 ? c[1].len : 0), off = 0, keep = 0;
+	int err = 0;
+
+	oc->last_time = 0; /* a loss at the start of this ring is older than all of it */
 
 	while (off + sizeof(struct perf_event_header) <= total) {
 		const struct perf_event_header *h =
@@ -389,9 +422,17 @@ void pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c
 			memcpy(oc->scratch + (first - off), c[1].ptr, size - (first - off));
 			h = (const void *)oc->scratch;
 		}
-		pk_rec_offcpu__record(oc, h);
+		if (pk_rec_offcpu__record(oc, h)) {
+			/* the switches themselves are not kept: the samples made of them are */
+			if (!err)
+				err = put_span(c, n, keep, off, write, ctx);
+			keep = off + size;
+		}
 		off += size;
 	}
+	if (!err)
+		err = put_span(c, n, keep, total, write, ctx);
+	return err;
 }
 
 static int cmp_event(const void *a, const void *b)
@@ -404,6 +445,11 @@ static int cmp_event(const void *a, const void *b)
 
 static void process(struct pk_rec_offcpu *oc, const struct oc_event *e)
 {
+	if (e->kind == Q_LOST) {
+		for (size_t i = 0; i < oc->cap; i++)
+			oc->t[i].out = false;
+		return;
+	}
 	struct oc_thread *t = thread(oc, e->tid, e->kind == Q_OUT || e->kind == Q_IN);
 	if (!t)
 		return;
@@ -489,8 +535,10 @@ void pk_rec_offcpu__consumed(struct pk_rec_offcpu *oc)
 	oc->len = 0;
 }
 
-void pk_rec_offcpu__stats(const struct pk_rec_offcpu *oc, uint64_t *emitted, uint64_t *dropped)
+void pk_rec_offcpu__stats(const struct pk_rec_offcpu *oc, uint64_t *emitted, uint64_t *dropped,
+			  uint64_t *filtered)
 {
 	*emitted = oc->emitted;
 	*dropped = oc->dropped;
+	*filtered = oc->filtered_samples;
 }

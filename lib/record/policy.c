@@ -346,6 +346,8 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 			 * the switch-ins as context-switch records of the same event */
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 			a->context_switch = 1;
+			/* its fields are not needed (the recorder consumes these samples) */
+			a->sample_type &= ~PERF_SAMPLE_RAW;
 		}
 		if (i == 0 && !want_dummy && !o->overwrite)
 			sideband_bits(o, a);

@@ -67,15 +67,20 @@ struct pk_rec_offcpu *pk_rec_offcpu__new(const struct perf_event_attr *sw, const
 					 size_t nr, uint64_t thresh, uint64_t out_id,
 					 struct pk_attr *out);
 void pk_rec_offcpu__free(struct pk_rec_offcpu *oc);
-/* Look at every record of ring bytes (or one whole record): the switches are queued. */
-void pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c, int n);
-void pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_header *h);
+/* Look at every record of ring bytes: the switches are queued, and the other records are
+ * passed to `write` as spans (0 or the first error of `write`). __record: one whole record,
+ * true if it is a switch (not to be written). */
+int pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c, int n,
+			int (*write)(const void *p, size_t len, void *ctx), void *ctx);
+bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_header *h);
 /* End of a drain pass: pair the queued switches up to the previous pass's newest time
  * (all of them at the end); the samples synthesised are kept until __consumed. */
 void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all);
 const void *pk_rec_offcpu__output(const struct pk_rec_offcpu *oc, size_t *len);
 void pk_rec_offcpu__consumed(struct pk_rec_offcpu *oc);
-void pk_rec_offcpu__stats(const struct pk_rec_offcpu *oc, uint64_t *emitted, uint64_t *dropped);
+/* offcpu-time samples written, blocked intervals dropped, sched_switch samples consumed */
+void pk_rec_offcpu__stats(const struct pk_rec_offcpu *oc, uint64_t *emitted, uint64_t *dropped,
+			  uint64_t *filtered);
 
 /* ---- the attr policy (policy.c) ---- */
 

@@ -122,7 +122,8 @@ PK_API struct pk_recorder *pk_recorder__new(const struct pk_recorder_opts *opts)
 		o->addr = true;
 	}
 	if (!o->mmap_pages)
-		o->mmap_pages = DEFAULT_PAGES;
+		/* every context switch of the targets is a sample: room for bursts */
+		o->mmap_pages = o->off_cpu ? 4 * DEFAULT_PAGES : DEFAULT_PAGES;
 	r->events = o->events;
 	if (!r->events || !pk_event_list__count(r->events)) {
 		struct pk_parse_error perr;
@@ -640,6 +641,11 @@ fail:
 
 /* ---- draining ---- */
 
+static int write_span(const void *p, size_t len, void *ctx)
+{
+	return write_bytes(ctx, p, len);
+}
+
 /* One pass over one ring: bytes written, or a negative error. */
 static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
 {
@@ -659,11 +665,13 @@ static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
 	len = c[0].len + (n > 1 ? c[1].len : 0);
 	pk_rec_walk__scan(&r->walk, c, n);
 	capture_vdso(r);
-	if (r->oc)
-		pk_rec_offcpu__scan(r->oc, c, n);
-	err = write_bytes(r, c[0].ptr, c[0].len);
-	if (!err && n > 1)
-		err = write_bytes(r, c[1].ptr, c[1].len);
+	if (r->oc) {
+		err = pk_rec_offcpu__scan(r->oc, c, n, write_span, r);
+	} else {
+		err = write_bytes(r, c[0].ptr, c[0].len);
+		if (!err && n > 1)
+			err = write_bytes(r, c[1].ptr, c[1].len);
+	}
 	pk_ring__advance(ring, len);
 	pk_ring__read_done(ring);
 	if (err < 0)
@@ -890,8 +898,12 @@ PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_s
 		s.lost_records = r->walk.lost_records;
 		s.lost_samples = r->walk.lost_samples;
 		s.buildid_cache_err_file = r->bid_err_file;
-		if (r->oc)
-			pk_rec_offcpu__stats(r->oc, &s.offcpu_samples, &s.offcpu_dropped);
+		if (r->oc) {
+			/* the samples of the file: sched_switch's became offcpu-time's */
+			uint64_t filtered;
+			pk_rec_offcpu__stats(r->oc, &s.offcpu_samples, &s.offcpu_dropped, &filtered);
+			s.samples = s.samples - filtered + s.offcpu_samples;
+		}
 	}
 	s.sz = sizeof(s);
 	PK_OUT_COPY(st, &s);
