@@ -415,7 +415,8 @@ int pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c,
 			off < first ? (const void *)((const uint8_t *)c[0].ptr + off)
 				    : (const void *)((const uint8_t *)c[1].ptr + (off - first));
 		uint16_t size = h->size;
-		if (size < sizeof(*h) || off + size > total)
+		/* kernel records are 8-aligned: anything else is passed on unread */
+		if (size < sizeof(*h) || (size & 7) || off + size > total)
 			break;
 		if (off < first && off + size > first) {
 			memcpy(oc->scratch, h, first - off);
