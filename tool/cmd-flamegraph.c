@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 #include "profile-load.h"
 
 
-enum { OPT_DIFF = 256, OPT_TITLE, OPT_WEIGHT, OPT_MINPCT, OPT_MAXNODES, OPT_ICICLE, OPT_INLINE };
+enum { OPT_DIFF = 256, OPT_TITLE, OPT_WEIGHT, OPT_MINPCT, OPT_MAXNODES, OPT_ICICLE, OPT_INLINE,
+       OPT_OFFCPU };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
@@ -34,6 +36,9 @@ static const struct tool_opt opts[] = {
 	  "at most n frames per event (default 250000)" },
 	{ OPT_ICICLE, "icicle", no_argument, NULL, "start with the root at the top" },
 	{ 'e', "event", required_argument, "<name>", "only this event" },
+	{ OPT_OFFCPU, "off-cpu", no_argument, NULL,
+	  "first a picture of on- and off-CPU time together (record\n"
+	  "--off-cpu): off-CPU frames in blue, a toggle hides them" },
 	{ 'G', "no-call-graph", no_argument, NULL, "only the sampled functions, no callers" },
 	{ OPT_INLINE, "inline", no_argument, NULL, "expand inlined functions (DWARF; slower)" },
 	{ 0 },
@@ -66,6 +71,7 @@ int cmd_flamegraph(int argc, char **argv)
 		case OPT_TITLE: title = optarg; break;
 		case OPT_ICICLE: fo.icicle = true; break;
 		case OPT_INLINE: lo.inlines = true; break;
+		case OPT_OFFCPU: fo.off_cpu = true; break;
 		case OPT_WEIGHT:
 			if (profile_weight_arg(optarg, &fo.weight))
 				return 129;
@@ -94,6 +100,10 @@ int cmd_flamegraph(int argc, char **argv)
 		}
 	}
 	int nargs = argc - optind;
+	if (diff && fo.off_cpu) {
+		tool_error("--off-cpu does not go with --diff");
+		return 129;
+	}
 	if ((diff && nargs != 2) || (!diff && nargs != 0)) {
 		tool_error(diff ? "--diff needs two files: BEFORE AFTER"
 				   : "unexpected argument '%s' (the input is given with -i)",
@@ -139,7 +149,13 @@ int cmd_flamegraph(int argc, char **argv)
 		errno = -err;
 		return tool_finish_stdout(0); /* 1 after printing the error */
 	}
-	if (err) {
+	if (err == -ENOENT && fo.off_cpu) {
+		/* nothing was written (a file output was left as it was) */
+		tool_error("--off-cpu: '%s' lacks an offcpu-time event or an on-CPU event in "
+			   "nanoseconds (cpu-clock, task-clock): record with `perfkit record "
+			   "--off-cpu -e cpu-clock`", input);
+		status = 1;
+	} else if (err) {
 		tool_error("cannot write '%s': %s", output, pk_strerror(err));
 		status = 1;
 	}

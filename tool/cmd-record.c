@@ -86,7 +86,7 @@ static int parse_callgraph(struct rec_opts *o, const char *arg)
 
 enum {
 	OPT_CALLGRAPH = 256, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
-	OPT_PER_THREAD,
+	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH,
 };
 
 /* Returns -1 to go on, else an exit status. */
@@ -127,6 +127,11 @@ static const struct tool_opt opts[] = {
 	{ OPT_NS, "namespaces", no_argument, NULL, "record namespace changes" },
 	{ OPT_ALLCG, "all-cgroups", no_argument, NULL,
 	  "record cgroup changes and each sample's cgroup id" },
+	{ OPT_OFFCPU, "off-cpu", no_argument, NULL,
+	  "also record where threads block: an offcpu-time event\n"
+	  "whose samples weigh the nanoseconds off the CPU" },
+	{ OPT_OFFCPU_THRESH, "off-cpu-thresh", required_argument, "<ns>",
+	  "with --off-cpu: drop blocked intervals shorter than this" },
 	{ 'i', "no-inherit", no_argument, NULL,
 	  "do not follow threads and children created later" },
 	{ OPT_PER_THREAD, "per-thread", no_argument, NULL,
@@ -226,6 +231,15 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		case OPT_ALLCG: o->ro.all_cgroups = true; break;
 		case 'i': o->ro.no_inherit = true; break;
 		case OPT_PER_THREAD: o->ro.per_thread = true; break;
+		case OPT_OFFCPU: o->ro.off_cpu = true; break;
+		case OPT_OFFCPU_THRESH: {
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-')
+				return bad("invalid --off-cpu-thresh '%s' (nanoseconds)", optarg);
+			o->ro.off_cpu_thresh = v;
+			break;
+		}
 		case 'N': o->ro.no_buildid_cache = true; break;
 		case 'q': o->quiet = true; break;
 		case 'v': o->verbose++; break;
@@ -254,6 +268,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		return bad("--per-thread does not go with -a or -C");
 	if (o->ro.period && (o->ro.freq || o->ro.freq_max))
 		return bad("-c and -F exclude each other");
+	if (o->ro.off_cpu_thresh && !o->ro.off_cpu)
+		return bad("--off-cpu-thresh needs --off-cpu");
+	if (o->ro.off_cpu && o->ro.overwrite)
+		return bad("--off-cpu does not go with --overwrite");
 	if (!o->output)
 		o->output = "perf.data";
 	return -1;
@@ -364,6 +382,9 @@ static void summary(const struct rec_opts *o, const struct pk_recorder_stats *st
 	}
 	fprintf(stderr, "[ perfkit record: captured and wrote %.3f MB %s (%" PRIu64 " samples) ]\n",
 		(double)st->file_bytes / (1024.0 * 1024.0), out, st->samples);
+	if (o->ro.off_cpu)
+		fprintf(stderr, "[ perfkit record: %" PRIu64 " offcpu-time samples, %" PRIu64
+			" blocked intervals dropped ]\n", st->offcpu_samples, st->offcpu_dropped);
 }
 
 static void lost_warnings(const struct rec_opts *o, const struct pk_recorder_stats *st)

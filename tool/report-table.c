@@ -102,6 +102,7 @@ const char *rpt_col_title(enum col c)
 	case COL_SYM: return "Symbol";
 	case COL_SRCLINE: return "Source:Line";
 	case COL_CPU: return "CPU";
+	case COL_OFFCPU_MS: return "Off-CPU ms";
 	}
 	return "?";
 }
@@ -238,13 +239,17 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 	case COL_SYM: return sym_text(e, buf, len);
 	case COL_SRCLINE: return str_text(e->srcline ? e->srcline : "??:0", buf, len);
 	case COL_CPU: return snprintf(buf, len, "%03d", e->cpu);
+	case COL_OFFCPU_MS: {
+		uint64_t ns = R->children == 1 ? e->total_period : e->self_period;
+		return snprintf(buf, len, "%.3f", (double)ns / 1e6);
+	}
 	}
 	return 0;
 }
 
 bool rpt_col_numeric(enum col c)
 {
-	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU;
+	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU || c == COL_OFFCPU_MS;
 }
 
 /* One cell of a row: numbers right-aligned in the pad, text left-aligned (the last
@@ -274,11 +279,29 @@ void rpt_fmt_samples(char *buf, size_t len, uint64_t n)
 	snprintf(buf, len, "%" PRIu64 "%c", n, unit);
 }
 
+/* The off-CPU section (perfkit record --off-cpu, perf record --off-cpu): its periods are
+ * nanoseconds blocked, shown in ms in a column after the percentages. */
+static bool offcpu_cols(struct report *R, const struct pk_hist *h, enum col *saved)
+{
+	size_t at = 0;
+	if (!h->name || strcmp(h->name, "offcpu-time") || R->nr_cols >= 16)
+		return false;
+	memcpy(saved, R->cols, sizeof(R->cols));
+	while (at < R->nr_cols && R->cols[at] <= COL_OVERHEAD)
+		at++;
+	memmove(&R->cols[at + 1], &R->cols[at], (R->nr_cols - at) * sizeof(R->cols[0]));
+	R->cols[at] = COL_OFFCPU_MS;
+	R->nr_cols++;
+	return true;
+}
+
 void rpt_print_hist(struct report *R, const struct pk_hist *h)
 {
 	FILE *f = R->out;
 	char nb[32], buf[2048];
 	uint64_t shown = h->nr_samples - h->nr_filtered;
+	enum col saved[16];
+	bool offcpu = offcpu_cols(R, h, saved);
 	R->total = R->by_samples ? h->nr_samples : h->total_period;
 	rpt_fmt_samples(nb, sizeof(nb), shown);
 	/* -q: perf prints no "#" line at all, only the rows and call graphs */
@@ -287,6 +310,9 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		if (h->nr_filtered)
 			fprintf(f, "# (%" PRIu64 " samples filtered out)\n", h->nr_filtered);
 		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+		if (offcpu)
+			fprintf(f, "# Off-CPU time: %.3f ms (periods are nanoseconds blocked)\n#\n",
+				(double)h->total_period / 1e6);
 	}
 	/* widths */
 	R->comm_w = rpt_comm_width(&h, 1);
@@ -342,4 +368,8 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		pk_report__callchain_release(R->rep); /* one tree in memory at a time */
 	}
 	fputs("\n\n", f);
+	if (offcpu) {
+		memcpy(R->cols, saved, sizeof(R->cols));
+		R->nr_cols--;
+	}
 }

@@ -26,6 +26,7 @@ enum cg_mode { CG_GRAPH, CG_FRACTAL, CG_FLAT, CG_FOLDED, CG_NONE };
 enum col {
 	COL_CHILDREN, COL_SELF, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
 	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU,
+	COL_OFFCPU_MS, /* the offcpu-time section's blocked time (added by rpt_print_hist) */
 };
 
 struct report {

@@ -11,6 +11,18 @@
 
 #define PK_NONE UINT32_MAX
 
+/* The off-CPU event of perf record --off-cpu and perfkit record --off-cpu: a software
+ * bpf-output event by this name whose periods are nanoseconds blocked. */
+#define PK_OFFCPU_EVENT "offcpu-time"
+#ifndef PERF_COUNT_SW_BPF_OUTPUT
+#define PERF_COUNT_SW_BPF_OUTPUT 10
+#endif
+static inline bool pk_export__is_offcpu(const char *name, const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_BPF_OUTPUT &&
+	       !strcmp(name, PK_OFFCPU_EVENT);
+}
+
 struct pk_xfunc {
 	uint32_t name, dso, file; /* string ids */
 	uint32_t line;

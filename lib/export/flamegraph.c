@@ -7,7 +7,8 @@
  * Data layout (read by the page's script): per event the drawn frames in preorder, as
  * parallel arrays n (name string), d (dso string), f (source file string), k (kind),
  * v (weight, subtree total), s (samples, subtree total), a (diff only: the weight in the
- * "before" profile) and c (number of drawn children).
+ * "before" profile), o (off-CPU picture only: the off-CPU part of v) and c (number of drawn
+ * children).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -55,10 +56,11 @@ static void put_array_u64(FILE *f, const char *key, const uint32_t *order, uint3
 
 /*
  * Write one event's tree: after = (profile, event) giving widths; before = optional
- * (profile, event) for the diff colouring.
+ * (profile, event) for the diff colouring; off >= 0: the off-CPU event of `after`, added
+ * to the widths and written apart as o.
  */
 static int write_event(struct fg_ctx *c, bool first, const struct pk_profile *after,
-		       uint32_t ev, const struct pk_profile *before, int bev)
+		       uint32_t ev, const struct pk_profile *before, int bev, int off)
 {
 	struct pk_ftree t;
 	uint32_t *first_kid = NULL, *kids = NULL, *order = NULL, *nkids = NULL, *stack = NULL;
@@ -70,6 +72,12 @@ static int write_event(struct fg_ctx *c, bool first, const struct pk_profile *af
 		err = pk_ftree_add(&t, after, (int)ev, 1, PK_WEIGHT_SAMPLES);
 	if (!err && before && bev >= 0)
 		err = pk_ftree_add(&t, before, bev, 2, c->weight);
+	if (!err && off >= 0)
+		err = pk_ftree_add(&t, after, off, 0, c->weight);
+	if (!err && off >= 0)
+		err = pk_ftree_add(&t, after, off, 1, PK_WEIGHT_SAMPLES);
+	if (!err && off >= 0)
+		err = pk_ftree_add(&t, after, off, 2, c->weight);
 	if (err)
 		goto out;
 	pk_ftree_totals(&t);
@@ -123,7 +131,14 @@ static int write_event(struct fg_ctx *c, bool first, const struct pk_profile *af
 	FILE *f = c->f;
 	const struct pk_xevent *e = &after->event[ev];
 	fputs(first ? "{\"name\":" : ",{\"name\":", f);
-	pk_xjson_str(f, pk_xstr(after, e->name));
+	if (off >= 0) {
+		char both[300];
+		snprintf(both, sizeof(both), "%s + %s", pk_xstr(after, e->name),
+			 pk_xstr(after, after->event[off].name));
+		pk_xjson_str(f, both);
+	} else {
+		pk_xjson_str(f, pk_xstr(after, e->name));
+	}
 	fputs(",\"unit\":", f);
 	pk_xjson_str(f, c->weight == PK_WEIGHT_SAMPLES ? "samples" : pk_xstr(after, e->unit));
 	fprintf(f, ",\"total\":%" PRIu64 ",\"minPercent\":%.4g,\"pruned\":%" PRIu32, total,
@@ -147,6 +162,8 @@ static int write_event(struct fg_ctx *c, bool first, const struct pk_profile *af
 	put_array_u64(f, "s", order, nr, t.total[1]);
 	if (c->diff)
 		put_array_u64(f, "a", order, nr, t.total[2]);
+	if (off >= 0)
+		put_array_u64(f, "o", order, nr, t.total[2]);
 	fputs(",\"c\":[", f);
 	for (uint32_t i = 0; i < nr; i++)
 		fprintf(f, i ? ",%" PRIu32 : "%" PRIu32, nkids[i]);
@@ -191,6 +208,17 @@ static int write_page(const struct pk_profile *before, const struct pk_profile *
 		c.max_nodes = 250000;
 	c.weight = PK_OPTS_GET(opts, weight, PK_WEIGHT_PERIOD);
 	bool icicle = PK_OPTS_GET(opts, icicle, false);
+	int on = -1, off = -1;
+	if (PK_OPTS_GET(opts, off_cpu, false) && !before) {
+		for (uint32_t e = 0; e < after->nr_event; e++) {
+			if (!strcmp(pk_xstr(after, after->event[e].name), PK_OFFCPU_EVENT))
+				off = off < 0 ? (int)e : off;
+			else if (on < 0 && !strcmp(pk_xstr(after, after->event[e].unit), "nanoseconds"))
+				on = (int)e;
+		}
+		if (on < 0 || off < 0)
+			return pk_err(-ENOENT);
+	}
 	c.strs = pk_profile__new(NULL);
 	if (!c.strs)
 		return pk_err(-ENOMEM);
@@ -215,6 +243,11 @@ static int write_page(const struct pk_profile *before, const struct pk_profile *
 		icicle ? "true" : "false");
 	int err = 0;
 	bool first = true;
+	if (on >= 0) {
+		/* the on+off-CPU picture first, then each event alone */
+		err = write_event(&c, true, after, (uint32_t)on, NULL, -1, off);
+		first = false;
+	}
 	for (uint32_t e = 0; e < after->nr_event && !err; e++) {
 		int bev = -1;
 		if (before)
@@ -224,7 +257,7 @@ static int write_page(const struct pk_profile *before, const struct pk_profile *
 					bev = (int)b;
 		if (before && bev < 0 && before->nr_event == 1 && after->nr_event == 1)
 			bev = 0; /* one event each: compare them whatever their names */
-		err = write_event(&c, first, after, e, before, bev);
+		err = write_event(&c, first, after, e, before, bev, -1);
 		first = false;
 	}
 	fputs("],\"strings\":[", f);

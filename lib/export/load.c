@@ -13,6 +13,7 @@
 #include <perfkit/export.h>
 #include <perfkit/session.h>
 #include "internal.h"
+#include "export/export-internal.h"
 
 #define MAX_CHAIN 1024
 #define MAX_INLINE 16
@@ -305,8 +306,10 @@ static int add_events(struct loader *L, const char *only)
 		if (L->ev_of_attr[i] >= 0)
 			continue;
 		const struct perf_event_attr *at = &a->attr.attr;
+		/* offcpu-time (perf's and perfkit's record --off-cpu): nanoseconds blocked */
 		bool ns = at->type == PERF_TYPE_SOFTWARE &&
-			  (at->config == PERF_COUNT_SW_CPU_CLOCK || at->config == PERF_COUNT_SW_TASK_CLOCK);
+			  (at->config == PERF_COUNT_SW_CPU_CLOCK || at->config == PERF_COUNT_SW_TASK_CLOCK ||
+			   pk_export__is_offcpu(name, at));
 		int ev = pk_profile__add_event(L->p, name, ns ? "nanoseconds" : "count");
 		if (ev < 0)
 			return ev;

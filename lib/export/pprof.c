@@ -227,11 +227,17 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const struct pk_pprof_
 	extra[nr_extra++] = "count";
 	uint64_t s_comment = p->nr_str + nr_extra;
 	extra[nr_extra++] = "perfkit convert --to pprof";
+	uint64_t s_offcpu = p->nr_str + nr_extra;
+	extra[nr_extra++] = "off_cpu";
+#define NR_FIXED_EXTRA 4 /* the literals above; the hex names after them are allocated */
 
-	/* sample types: per event (samples, count), (name, unit) */
+	/* sample types: per event (samples, count), (name, unit); the off-CPU event is the
+	 * type "off_cpu" in nanoseconds, as profilers that show off-CPU time name it */
 	for (uint32_t e = 0; e < p->nr_event; e++) {
+		bool off = !strcmp(pk_xstr(p, p->event[e].name), PK_OFFCPU_EVENT);
 		value_type(&pb, &t1, PROFILE_SAMPLE_TYPE, s_samples, s_count);
-		value_type(&pb, &t1, PROFILE_SAMPLE_TYPE, p->event[e].name, p->event[e].unit);
+		value_type(&pb, &t1, PROFILE_SAMPLE_TYPE, off ? s_offcpu : p->event[e].name,
+			   p->event[e].unit);
 	}
 
 	/* mappings: one per described range of an object (pk_profile__set_dso) holding
@@ -420,7 +426,7 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const struct pk_pprof_
 		err = pk_xfinish(f);
 out:
 	if (extra)
-		for (uint32_t s = 3; s < nr_extra; s++)
+		for (uint32_t s = NR_FIXED_EXTRA; s < nr_extra; s++)
 			free(extra[s]);
 	free(extra);
 	free(maps);

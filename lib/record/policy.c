@@ -277,12 +277,32 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 	bool cycles_ok = true, cycles_checked = false, many;
 	int i = 0, nspec, err;
 
+	struct pk_event_list *sw = NULL;
+	int nuser;
+
+	e->offcpu_idx = -1;
 	e->el = pk_evlist__new();
 	if (!e->el)
 		return setup_failed(f, -ENOMEM);
 	err = pk_evlist__add_events(e->el, events);
 	if (err < 0)
 		return setup_failed(f, err);
+	nuser = pk_evlist__nr_evsels(e->el);
+	if (o->off_cpu) {
+		/* off-CPU time: where each thread leaves the CPU (offcpu.c) */
+		sw = pk_event_list__new();
+		if (!sw)
+			return setup_failed(f, -ENOMEM);
+		err = pk_event_list__parse(sw, "sched:sched_switch", NULL, NULL);
+		if (err >= 0)
+			err = pk_evlist__add_events(e->el, sw);
+		if (err < 0) {
+			pk_event_list__free(sw);
+			f->what = "sched:sched_switch";
+			return setup_failed(f, err);
+		}
+		e->offcpu_idx = nuser;
+	}
 	nspec = pk_evlist__nr_evsels(e->el);
 	/* perf adds a side-band dummy for system-wide and multi-event recordings; in
 	 * --overwrite mode it lives in its own (forward) evlist */
@@ -293,7 +313,8 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 	if (!e->names)
 		return setup_failed(f, -ENOMEM);
 	pk_evlist__for_each_evsel(e->el, ev) {
-		const struct pk_event_spec *spec = pk_event_list__get(events, (size_t)i);
+		const struct pk_event_spec *spec = i < nuser ? pk_event_list__get(events, (size_t)i)
+							     : pk_event_list__get(sw, 0);
 		struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
 		bool tp = spec && pk_event_spec__kind(spec) == PK_EV_TRACEPOINT;
 		unsigned fl = spec ? pk_event_spec__flags(spec) : 0;
@@ -316,12 +337,23 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 			}
 		}
 		err = config_attr(p, a, tp, fl, many);
-		if (err < 0)
+		if (err < 0) {
+			pk_event_list__free(sw);
 			return setup_failed(f, err);
+		}
+		if (i == e->offcpu_idx) {
+			/* a chain in every switch-out (frame pointers unless asked otherwise),
+			 * the switch-ins as context-switch records of the same event */
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+			a->context_switch = 1;
+			/* its fields are not needed (the recorder consumes these samples) */
+			a->sample_type &= ~PERF_SAMPLE_RAW;
+		}
 		if (i == 0 && !want_dummy && !o->overwrite)
 			sideband_bits(o, a);
 		i++;
 	}
+	pk_event_list__free(sw);
 	if (want_dummy) {
 		struct pk_attr d;
 		dummy_attr(o, &d, many);

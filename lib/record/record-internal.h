@@ -58,6 +58,30 @@ void pk_rec_walk__scan(struct pk_rec_walk *w, const struct pk_ring_chunk *c, int
 void pk_rec_walk__record(struct pk_rec_walk *w, const struct perf_event_header *h);
 void pk_rec_walk__release(struct pk_rec_walk *w);
 
+/* ---- off-CPU time (offcpu.c) ---- */
+
+struct pk_rec_offcpu;
+/* From the sched:sched_switch attr as opened and its ids; fills *out with the
+ * "offcpu-time" attr whose samples carry id out_id. NULL: out of memory. */
+struct pk_rec_offcpu *pk_rec_offcpu__new(const struct perf_event_attr *sw, const uint64_t *ids,
+					 size_t nr, uint64_t thresh, uint64_t out_id,
+					 struct pk_attr *out);
+void pk_rec_offcpu__free(struct pk_rec_offcpu *oc);
+/* Look at every record of ring bytes: the switches are queued, and the other records are
+ * passed to `write` as spans (0 or the first error of `write`). __record: one whole record,
+ * true if it is a switch (not to be written). */
+int pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c, int n,
+			int (*write)(const void *p, size_t len, void *ctx), void *ctx);
+bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_header *h);
+/* End of a drain pass: pair the queued switches up to the previous pass's newest time
+ * (all of them at the end); the samples synthesised are kept until __consumed. */
+void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all);
+const void *pk_rec_offcpu__output(const struct pk_rec_offcpu *oc, size_t *len);
+void pk_rec_offcpu__consumed(struct pk_rec_offcpu *oc);
+/* offcpu-time samples written, blocked intervals dropped, sched_switch samples consumed */
+void pk_rec_offcpu__stats(const struct pk_rec_offcpu *oc, uint64_t *emitted, uint64_t *dropped,
+			  uint64_t *filtered);
+
 /* ---- the attr policy (policy.c) ---- */
 
 /* The options as pk_recorder__new validated them, with the defaults filled in. */
@@ -72,6 +96,7 @@ struct pk_rec_events {
 	struct pk_evlist *el, *sb_el;      /* sb_el: forward side-band of --overwrite */
 	const char **names;                /* display name per evsel of el */
 	int nev;
+	int offcpu_idx;                    /* evsel of sched:sched_switch (off_cpu), or -1 */
 };
 
 /* The frequency in use: opts' (or 4000, or the maximum) clamped to

@@ -52,7 +52,12 @@ struct pk_recorder {
 	int vdso_fd;                      /* a memfd with the workload's vdso image, or -1 */
 	int32_t lock_holder, lock_stale;  /* the output lock's (pk_data_writer_opts) */
 	bool vdso_tried;
+	struct pk_rec_offcpu *oc;         /* off_cpu: the offcpu-time synthesis */
+	struct pk_attr oc_attr;
 };
+
+/* The sample id of the synthesised offcpu-time samples: kernel ids count up from 1. */
+#define OFFCPU_ID ((1ULL << 63) | 0x0ffcULL)
 
 /* ---- options ---- */
 
@@ -78,6 +83,8 @@ static int check_opts(const struct pk_recorder_opts *o)
 	if (o->compress_level < 0 || o->compress_level > 22 || o->stack_size > 65528)
 		return -EINVAL;
 	if (o->callgraph > PK_RECORDER_CG_DWARF || (!o->output && o->output_fd < 0))
+		return -EINVAL;
+	if (o->off_cpu && o->overwrite)
 		return -EINVAL;
 	return 0;
 }
@@ -116,7 +123,8 @@ PK_API struct pk_recorder *pk_recorder__new(const struct pk_recorder_opts *opts)
 		o->addr = true;
 	}
 	if (!o->mmap_pages)
-		o->mmap_pages = DEFAULT_PAGES;
+		/* every context switch of the targets is a sample: room for bursts */
+		o->mmap_pages = o->off_cpu ? 4 * DEFAULT_PAGES : DEFAULT_PAGES;
 	r->events = o->events;
 	if (!r->events || !pk_event_list__count(r->events)) {
 		struct pk_parse_error perr;
@@ -305,6 +313,12 @@ static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband)
 		err = pk_data_writer__add_attr(r->w, a, name, ids, n);
 		if (err >= 0)
 			err = pk_rec_walk__add_attr(&r->walk, &a->attr, ids, n);
+		if (err >= 0 && !sideband && i - 1 == r->ev.offcpu_idx) {
+			r->oc = pk_rec_offcpu__new(&a->attr, ids, n, r->o.off_cpu_thresh, OFFCPU_ID,
+						   &r->oc_attr);
+			if (!r->oc)
+				err = -ENOMEM;
+		}
 		if (err < 0)
 			break;
 		err = 0;
@@ -595,6 +609,14 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 		err = add_attrs(r, r->ev.el, false);
 	if (!err)
 		err = add_groups(r);
+	if (!err && r->oc) {
+		/* after every opened event, as perf adds its BPF off-CPU event last */
+		uint64_t id = OFFCPU_ID;
+		err = pk_data_writer__add_attr(r->w, &r->oc_attr, "offcpu-time", &id, 1);
+		if (err >= 0)
+			err = pk_rec_walk__add_attr(&r->walk, &r->oc_attr.attr, &id, 1);
+		err = err < 0 ? err : 0;
+	}
 	if (!err && r->ev.sb_el)
 		err = add_attrs(r, r->ev.sb_el, true);
 	if (!err)
@@ -624,6 +646,11 @@ fail:
 
 /* ---- draining ---- */
 
+static int write_span(const void *p, size_t len, void *ctx)
+{
+	return write_bytes(ctx, p, len);
+}
+
 /* One pass over one ring: bytes written, or a negative error. */
 static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
 {
@@ -643,15 +670,35 @@ static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
 	len = c[0].len + (n > 1 ? c[1].len : 0);
 	pk_rec_walk__scan(&r->walk, c, n);
 	capture_vdso(r);
-	err = write_bytes(r, c[0].ptr, c[0].len);
-	if (!err && n > 1)
-		err = write_bytes(r, c[1].ptr, c[1].len);
+	if (r->oc) {
+		err = pk_rec_offcpu__scan(r->oc, c, n, write_span, r);
+	} else {
+		err = write_bytes(r, c[0].ptr, c[0].len);
+		if (!err && n > 1)
+			err = write_bytes(r, c[1].ptr, c[1].len);
+	}
 	pk_ring__advance(ring, len);
 	pk_ring__read_done(ring);
 	if (err < 0)
 		return err;
 	r->st.bytes += len;
 	return (int64_t)len;
+}
+
+/* The end of a pass: the off-CPU samples of the blocked intervals that can be paired. */
+static int write_offcpu(struct pk_recorder *r, bool all)
+{
+	size_t olen;
+	int err = 0;
+
+	if (!r->oc)
+		return 0;
+	pk_rec_offcpu__flush(r->oc, all);
+	const void *ob = pk_rec_offcpu__output(r->oc, &olen);
+	if (olen)
+		err = write_bytes(r, ob, olen);
+	pk_rec_offcpu__consumed(r->oc);
+	return err;
 }
 
 static int64_t drain_set(struct pk_recorder *r, struct pk_evlist_mmap *mm)
@@ -662,6 +709,11 @@ static int64_t drain_set(struct pk_recorder *r, struct pk_evlist_mmap *mm)
 		if (n < 0)
 			return n;
 		total += n;
+	}
+	if (total > 0 && mm == r->mm) {
+		int err = write_offcpu(r, false);
+		if (err < 0)
+			return err;
 	}
 	return total;
 }
@@ -808,6 +860,8 @@ PK_API int pk_recorder__finish(struct pk_recorder *r)
 		}
 		while ((n = drain_set(r, o->overwrite ? r->sb_mm : r->mm)) > 0)
 			pk_data_writer__finish_round(r->w);
+		if (r->oc && write_offcpu(r, true) == 0)
+			pk_data_writer__finish_round(r->w);
 	}
 	pk_evlist__disable(r->ev.el);
 	if (r->ev.sb_el)
@@ -849,6 +903,12 @@ PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_s
 		s.lost_records = r->walk.lost_records;
 		s.lost_samples = r->walk.lost_samples;
 		s.buildid_cache_err_file = r->bid_err_file;
+		if (r->oc) {
+			/* the samples of the file: sched_switch's became offcpu-time's */
+			uint64_t filtered;
+			pk_rec_offcpu__stats(r->oc, &s.offcpu_samples, &s.offcpu_dropped, &filtered);
+			s.samples = s.samples - filtered + s.offcpu_samples;
+		}
 	}
 	s.sz = sizeof(s);
 	PK_OUT_COPY(st, &s);
@@ -870,6 +930,7 @@ PK_API void pk_recorder__free(struct pk_recorder *r)
 	free(r->attrs);
 	free(r->attr_ok);
 	pk_rec_walk__release(&r->walk);
+	pk_rec_offcpu__free(r->oc);
 	if (r->vdso_fd >= 0)
 		close(r->vdso_fd);
 	pk_event_list__free(r->own_events);

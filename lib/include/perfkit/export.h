@@ -276,6 +276,11 @@ struct pk_flamegraph_opts {
 	uint32_t max_nodes;
 	enum pk_export_weight weight;
 	bool icicle;            /* start in icicle (top-down) orientation */
+	/* On- and off-CPU time in one picture: the first event in nanoseconds (cpu-clock,
+	 * task-clock) and "offcpu-time" (record --off-cpu) drawn as one tree, frames coloured
+	 * by their off-CPU share, with a page toggle that hides the off-CPU time. -ENOENT
+	 * when the profile lacks either event. */
+	bool off_cpu;
 	size_t :0;
 };
 /*

@@ -123,6 +123,15 @@ struct pk_recorder_opts {
 	 * its stop signals and lets them in only while the recorder sleeps, so none is
 	 * missed). Copied. NULL: the mask is left alone. */
 	const sigset_t *sigmask;
+	/* ---- off-CPU time ---- */
+	/* Also record where target threads block: sched:sched_switch with a call chain (a
+	 * frame-pointer one when callgraph is NONE) and context-switch records; each
+	 * interval from a thread's switch-out to its next switch-in becomes one sample of an
+	 * extra event "offcpu-time" (as perf's BPF off-CPU profiler names it: software,
+	 * PERF_COUNT_SW_BPF_OUTPUT) with period = nanoseconds blocked, time = the switch-in,
+	 * and the switch-out's call chain. Needs tracefs (the tracepoint's id). */
+	bool off_cpu;
+	uint64_t off_cpu_thresh;  /* drop blocked intervals shorter than this many ns */
 	size_t :0;
 };
 
@@ -215,6 +224,8 @@ struct pk_recorder_stats {
 	int buildid_cache_err;
 	const char *buildid_cache_err_file;
 	uint64_t buildid_cache_too_big;
+	uint64_t offcpu_samples;    /* offcpu-time samples written */
+	uint64_t offcpu_dropped;    /* blocked intervals under off_cpu_thresh (or no memory) */
 };
 /* Counters so far (complete after __finish). */
 PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_stats *st);

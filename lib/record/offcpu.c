@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/record/offcpu.c - off-CPU time from context switches (pk_recorder_opts.off_cpu).
+ *
+ * The recorder opens sched:sched_switch with a call chain and context_switch records
+ * (policy.c). A sched_switch sample is a thread leaving the CPU (the tracepoint fires in
+ * the context of the task switched out, so its chain is where the thread blocked); a
+ * PERF_RECORD_SWITCH / SWITCH_CPU_WIDE without the OUT bit, of the same event, is the
+ * thread coming back. For every such pair this file synthesises one sample of an extra
+ * attr named "offcpu-time" (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, as perf's BPF
+ * off-CPU profiler writes it) whose period is the nanoseconds blocked, whose time is the
+ * switch-in, and whose call chain (and DWARF user registers and stack) are the
+ * switch-out's. The sched_switch samples and context-switch records are consumed here,
+ * not written to the file (perf's BPF profiler writes only its offcpu-time samples too).
+ *
+ * The rings of the CPUs are drained one after the other, so a thread that left CPU 0 and
+ * came back on CPU 1 may show its switch-in before its switch-out, or a later switch-in
+ * before the switch-out that precedes it. The switches of one drain pass are therefore
+ * queued and put in time order, and at the end of each pass those up to the newest time of
+ * the previous pass are paired (perf's rule for its ordered events: a later pass brings
+ * nothing older than that); the rest waits for the next pass. Memory: the queue (about two
+ * passes of switches) and one entry per thread seen, with the chain (and stack) of its
+ * pending switch-out, freed when the thread exits.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "record/record-internal.h"
+
+#ifndef PERF_COUNT_SW_BPF_OUTPUT
+#define PERF_COUNT_SW_BPF_OUTPUT 10
+#endif
+#define MISC_SWITCH_OUT (1u << 13)
+#define OUT_TYPE                                                                          \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
+	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
+enum { T_FREE = 0, T_LIVE, T_DEAD };
+
+struct oc_thread {
+	uint32_t tid, pid, cpu;
+	uint8_t state;
+	bool out;                    /* a switch-out is pending */
+	uint16_t misc;               /* of the switch-out sample */
+	uint64_t ip;
+	uint64_t t_out;
+	uint8_t *tail;               /* the output sample from CALLCHAIN on */
+	uint32_t tail_len, tail_cap;
+};
+
+enum { Q_OUT, Q_IN, Q_EXIT, Q_FORK, Q_LOST };
+
+/* A switch (or task event) waiting for its turn in time order. */
+struct oc_event {
+	uint64_t time, seq;
+	uint32_t tid, pid, cpu;
+	uint16_t misc;
+	uint8_t kind;
+	uint64_t ip;
+	size_t tail_off;             /* Q_OUT: in the arena */
+	uint32_t tail_len;
+};
+
+struct pk_rec_offcpu {
+	struct pk_sample_layout in;  /* of sched:sched_switch */
+	uint64_t *ids;               /* its sample ids, sorted */
+	size_t nr_ids;
+	uint64_t out_id, thresh;
+	uint64_t out_type;
+	struct oc_thread *t;
+	size_t cap, nr;
+	uint8_t *buf;                /* synthesised records not yet written */
+	size_t len, bcap;
+	uint8_t *scratch;            /* a record split by the ring's wrap */
+	struct oc_event *q;          /* queued switches */
+	size_t nq, qcap;
+	uint8_t *arena, *arena2;     /* the chains of the queued switch-outs */
+	size_t alen, acap;
+	uint64_t seq, max_time, horizon;
+	uint64_t last_time;          /* of the last switch scanned (where a loss is put) */
+	uint64_t emitted, dropped, filtered_samples;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct pk_rec_offcpu *pk_rec_offcpu__new(const struct perf_event_attr *sw, const uint64_t *ids,
+					 size_t nr, uint64_t thresh, uint64_t out_id,
+					 struct pk_attr *out)
+{
+	struct pk_rec_offcpu *oc = calloc(1, sizeof(*oc));
+
+	if (!oc)
+		return NULL;
+	oc->ids = malloc((nr ? nr : 1) * sizeof(*ids));
+	oc->scratch = malloc(65536);
+	oc->cap = 64;
+	oc->t = calloc(oc->cap, sizeof(*oc->t));
+	if (!oc->ids || !oc->scratch || !oc->t || pk_sample_layout__init(&oc->in, sw) < 0) {
+		pk_rec_offcpu__free(oc);
+		return NULL;
+	}
+	if (nr)
+		memcpy(oc->ids, ids, nr * sizeof(*ids));
+	qsort(oc->ids, nr, sizeof(*ids), cmp_u64);
+	oc->nr_ids = nr;
+	oc->out_id = out_id;
+	oc->thresh = thresh;
+	oc->out_type = OUT_TYPE | (sw->sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER));
+
+	memset(out, 0, sizeof(*out));
+	out->attr.type = PERF_TYPE_SOFTWARE;
+	out->attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	out->attr.size = sizeof(out->attr);
+	out->attr.sample_period = 1;
+	out->attr.sample_type = oc->out_type;
+	out->attr.sample_regs_user = sw->sample_regs_user;
+	out->attr.sample_stack_user = sw->sample_stack_user;
+	out->attr.sample_id_all = 1;
+	out->attr.disabled = 1;
+	out->attr.exclude_callchain_user = sw->exclude_callchain_user;
+	return oc;
+}
+
+void pk_rec_offcpu__free(struct pk_rec_offcpu *oc)
+{
+	if (!oc)
+		return;
+	for (size_t i = 0; oc->t && i < oc->cap; i++)
+		free(oc->t[i].tail);
+	free(oc->t);
+	free(oc->ids);
+	free(oc->buf);
+	free(oc->scratch);
+	free(oc->q);
+	free(oc->arena);
+	free(oc);
+}
+
+static bool our_id(const struct pk_rec_offcpu *oc, const struct perf_event_header *h)
+{
+	uint64_t id;
+	if (pk_sample_layout__record_id(&oc->in, h, &id) < 0)
+		return false;
+	return bsearch(&id, oc->ids, oc->nr_ids, sizeof(id), cmp_u64) != NULL;
+}
+
+static size_t slot_of(uint32_t tid, size_t cap)
+{
+	return (size_t)(tid * 2654435761u) & (cap - 1);
+}
+
+/* The entry of `tid`, created (NULL: out of memory, or not created when !create). */
+static struct oc_thread *thread(struct pk_rec_offcpu *oc, uint32_t tid, bool create)
+{
+	if (create && (oc->nr + 1) * 2 > oc->cap) {
+		size_t ncap = oc->cap * 2;
+		struct oc_thread *n = calloc(ncap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < oc->cap; i++) {
+			if (oc->t[i].state == T_FREE)
+				continue;
+			size_t j = slot_of(oc->t[i].tid, ncap);
+			while (n[j].state != T_FREE)
+				j = (j + 1) & (ncap - 1);
+			n[j] = oc->t[i];
+		}
+		free(oc->t);
+		oc->t = n;
+		oc->cap = ncap;
+	}
+	size_t j = slot_of(tid, oc->cap);
+	while (oc->t[j].state != T_FREE) {
+		if (oc->t[j].tid == tid)
+			return &oc->t[j];
+		j = (j + 1) & (oc->cap - 1);
+	}
+	if (!create)
+		return NULL;
+	memset(&oc->t[j], 0, sizeof(oc->t[j]));
+	oc->t[j].tid = tid;
+	oc->t[j].state = T_LIVE;
+	oc->nr++;
+	return &oc->t[j];
+}
+
+static void put64(uint8_t **p, uint64_t v)
+{
+	memcpy(*p, &v, 8);
+	*p += 8;
+}
+
+/* One offcpu-time sample for the blocked interval [t->t_out, t_in). */
+static void emit(struct pk_rec_offcpu *oc, struct oc_thread *t, uint64_t t_in)
+{
+	uint64_t period = t_in - t->t_out;
+	size_t size = sizeof(struct perf_event_header) + 7 * 8 + t->tail_len;
+
+	t->out = false;
+	if (period < oc->thresh || size > 65535) {
+		oc->dropped++;
+		return;
+	}
+	if (oc->len + size > oc->bcap) {
+		size_t ncap = oc->bcap ? oc->bcap : 65536;
+		while (ncap < oc->len + size)
+			ncap *= 2;
+		uint8_t *n = realloc(oc->buf, ncap);
+		if (!n) {
+			oc->dropped++;
+			return;
+		}
+		oc->buf = n;
+		oc->bcap = ncap;
+	}
+	uint8_t *p = oc->buf + oc->len;
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, t->misc, (uint16_t)size };
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	put64(&p, oc->out_id);                               /* IDENTIFIER */
+	put64(&p, t->ip);                                    /* IP */
+	put64(&p, (uint64_t)t->pid | (uint64_t)t->tid << 32); /* TID */
+	put64(&p, t_in);                                     /* TIME */
+	put64(&p, oc->out_id);                               /* ID */
+	put64(&p, (uint64_t)t->cpu);                         /* CPU */
+	put64(&p, period);                                   /* PERIOD */
+	memcpy(p, t->tail, t->tail_len);                     /* CALLCHAIN, REGS, STACK */
+	oc->len += size;
+	oc->emitted++;
+}
+
+/* The switch-out sample's chain (and user registers and stack) in the output's format,
+ * appended to the arena. */
+static int keep_tail(struct pk_rec_offcpu *oc, struct oc_event *e, const struct pk_sample *s)
+{
+	uint64_t stack = 0;
+	size_t need = 8 + s->callchain.nr * 8;
+
+	if (oc->out_type & PERF_SAMPLE_REGS_USER)
+		need += 8 + (size_t)s->regs_user.nr * 8;
+	if (oc->out_type & PERF_SAMPLE_STACK_USER) {
+		/* only the part of the copy the kernel filled */
+		stack = s->stack_user.size ? PK_MIN(s->stack_user.dyn_size, s->stack_user.size) : 0;
+		stack = (stack + 7) & ~7ULL;
+		if (stack > s->stack_user.size)
+			stack = s->stack_user.size;
+		need += 8 + stack + (stack ? 8 : 0);
+	}
+	if (need > 65000)
+		return -E2BIG;
+	if (oc->alen + need > oc->acap) {
+		size_t ncap = oc->acap ? oc->acap : 65536;
+		while (ncap < oc->alen + need)
+			ncap *= 2;
+		uint8_t *n = realloc(oc->arena, ncap);
+		if (!n)
+			return -ENOMEM;
+		oc->arena = n;
+		oc->acap = ncap;
+	}
+	uint8_t *p = oc->arena + oc->alen, *p0 = p;
+	put64(&p, s->callchain.nr);
+	if (s->callchain.nr)
+		memcpy(p, s->callchain.ips, s->callchain.nr * 8);
+	p += s->callchain.nr * 8;
+	if (oc->out_type & PERF_SAMPLE_REGS_USER) {
+		put64(&p, s->regs_user.abi);
+		if (s->regs_user.nr)
+			memcpy(p, s->regs_user.regs, (size_t)s->regs_user.nr * 8);
+		p += (size_t)s->regs_user.nr * 8;
+	}
+	if (oc->out_type & PERF_SAMPLE_STACK_USER) {
+		put64(&p, stack);
+		if (stack) {
+			memcpy(p, s->stack_user.data, stack);
+			p += stack;
+			put64(&p, stack);
+		}
+	}
+	e->tail_off = oc->alen;
+	e->tail_len = (uint32_t)(p - p0);
+	oc->alen += e->tail_len;
+	return 0;
+}
+
+static struct oc_event *queue(struct pk_rec_offcpu *oc, uint8_t kind, uint32_t tid, uint64_t time)
+{
+	if (oc->nq == oc->qcap) {
+		size_t ncap = oc->qcap ? oc->qcap * 2 : 1024;
+		struct oc_event *n = realloc(oc->q, ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		oc->q = n;
+		oc->qcap = ncap;
+	}
+	struct oc_event *e = &oc->q[oc->nq];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->tid = tid;
+	e->time = time;
+	e->seq = oc->seq++;
+	if (time > oc->max_time)
+		oc->max_time = time;
+	if (kind != Q_LOST)
+		oc->last_time = time;
+	return e;
+}
+
+static void switch_out(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
+{
+	struct pk_sample s;
+	if (pk_sample__decode(&oc->in, h, &s, NULL) < 0 || !s.tid)
+		return; /* the idle task is never blocked */
+	struct oc_event *e = queue(oc, Q_OUT, s.tid, s.time);
+	if (!e || keep_tail(oc, e, &s) < 0)
+		return;
+	e->pid = s.pid;
+	e->cpu = s.cpu;
+	e->misc = h->misc;
+	e->ip = s.ip;
+	/* the first non-marker entry of the chain is where it blocked */
+	for (uint64_t i = 0; i < s.callchain.nr; i++)
+		if (s.callchain.ips[i] < PERF_CONTEXT_MAX) {
+			e->ip = s.callchain.ips[i];
+			break;
+		}
+	oc->nq++;
+}
+
+static void switch_in(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
+{
+	struct pk_record r;
+	if (pk_record__decode(&oc->in, h, &r, NULL) != 0 || !r.has_sid || !r.sid.tid)
+		return;
+	if (queue(oc, Q_IN, r.sid.tid, r.sid.time))
+		oc->nq++;
+}
+
+/* EXIT: the thread's last switch-out never comes back; FORK: a tid reused. */
+static void task(struct pk_rec_offcpu *oc, const struct perf_event_header *h, bool exit)
+{
+	uint32_t v[4];
+	uint64_t time;
+	if (h->size < sizeof(*h) + sizeof(v) + sizeof(time))
+		return;
+	memcpy(v, (const uint8_t *)h + sizeof(*h), sizeof(v));
+	memcpy(&time, (const uint8_t *)h + sizeof(*h) + sizeof(v), sizeof(time));
+	if (queue(oc, exit ? Q_EXIT : Q_FORK, v[2], time))
+		oc->nq++;
+}
+
+bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
+{
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		if (!our_id(oc, h))
+			return false;
+		switch_out(oc, h);
+		oc->filtered_samples++;
+		return true;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (!our_id(oc, h))
+			return false;
+		if (!(h->misc & MISC_SWITCH_OUT))
+			switch_in(oc, h);
+		return true;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		/* a switch may be missing from here on: no interval across the gap */
+		if (queue(oc, Q_LOST, 0, oc->last_time))
+			oc->nq++;
+		return false;
+	case PERF_RECORD_EXIT:
+		task(oc, h, true);
+		return false;
+	case PERF_RECORD_FORK:
+		task(oc, h, false);
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* Write bytes [from, to) of the one or two spans. */
+static int put_span(const struct pk_ring_chunk *c, int n, size_t from, size_t to,
+		    int (*write)(const void *p, size_t len, void *ctx), void *ctx)
+{
+	size_t first = c[0].len;
+	int err = 0;
+	if (from < first && from < to)
+		err = write((const uint8_t *)c[0].ptr + from, PK_MIN(to, first) - from, ctx);
+	if (!err && n > 1 && to > first && to > from) {
+		size_t a = from > first ? from - first : 0;
+		err = write((const uint8_t *)c[1].ptr + a, to - first - a, ctx);
+	}
+	return err;
+}
+
+int pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c, int n,
+			int (*write)(const void *p, size_t len, void *ctx), void *ctx)
+{
+	size_t first = c[0].len, total = first + (n > 1 ? c[1].len : 0), off = 0, keep = 0;
+	int err = 0;
+
+	oc->last_time = 0; /* a loss at the start of this ring is older than all of it */
+
+	while (off + sizeof(struct perf_event_header) <= total) {
+		const struct perf_event_header *h =
+			off < first ? (const void *)((const uint8_t *)c[0].ptr + off)
+				    : (const void *)((const uint8_t *)c[1].ptr + (off - first));
+		uint16_t size = h->size;
+		/* kernel records are 8-aligned: anything else is passed on unread */
+		if (size < sizeof(*h) || (size & 7) || off + size > total)
+			break;
+		if (off < first && off + size > first) {
+			memcpy(oc->scratch, h, first - off);
+			memcpy(oc->scratch + (first - off), c[1].ptr, size - (first - off));
+			h = (const void *)oc->scratch;
+		}
+		if (pk_rec_offcpu__record(oc, h)) {
+			/* the switches themselves are not kept: the samples made of them are */
+			if (!err)
+				err = put_span(c, n, keep, off, write, ctx);
+			keep = off + size;
+		}
+		off += size;
+	}
+	if (!err)
+		err = put_span(c, n, keep, total, write, ctx);
+	return err;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct oc_event *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void process(struct pk_rec_offcpu *oc, const struct oc_event *e)
+{
+	if (e->kind == Q_LOST) {
+		for (size_t i = 0; i < oc->cap; i++)
+			oc->t[i].out = false;
+		return;
+	}
+	struct oc_thread *t = thread(oc, e->tid, e->kind == Q_OUT || e->kind == Q_IN);
+	if (!t)
+		return;
+	switch (e->kind) {
+	case Q_OUT:
+		if (t->state == T_DEAD)
+			return;
+		if (e->tail_len > t->tail_cap) {
+			uint8_t *n = realloc(t->tail, e->tail_len);
+			if (!n)
+				return;
+			t->tail = n;
+			t->tail_cap = e->tail_len;
+		}
+		memcpy(t->tail, oc->arena + e->tail_off, e->tail_len);
+		t->tail_len = e->tail_len;
+		t->pid = e->pid;
+		t->cpu = e->cpu;
+		t->misc = e->misc;
+		t->ip = e->ip;
+		t->t_out = e->time;
+		t->out = true;
+		break;
+	case Q_IN:
+		if (t->out && t->state != T_DEAD)
+			emit(oc, t, e->time);
+		break;
+	case Q_EXIT:
+		free(t->tail);
+		t->tail = NULL;
+		t->tail_len = t->tail_cap = 0;
+		t->out = false;
+		t->state = T_DEAD;
+		break;
+	default:
+		if (t->state == T_DEAD)
+			t->state = T_LIVE;
+		break;
+	}
+}
+
+void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all)
+{
+	size_t i, keep = 0, alen = 0;
+
+	if (oc->nq > 1)
+		qsort(oc->q, oc->nq, sizeof(*oc->q), cmp_event);
+	for (i = 0; i < oc->nq && (all || oc->q[i].time <= oc->horizon); i++)
+		process(oc, &oc->q[i]);
+	/* the rest waits for the next pass, its chains moved to the front of the arena */
+	if (i < oc->nq && !oc->arena2 && oc->acap)
+		oc->arena2 = malloc(oc->acap);
+	for (; i < oc->nq; i++) {
+		struct oc_event *e = &oc->q[i];
+		if (e->kind == Q_OUT && oc->arena2) {
+			memcpy(oc->arena2 + alen, oc->arena + e->tail_off, e->tail_len);
+			e->tail_off = alen;
+			alen += e->tail_len;
+		} else if (e->kind == Q_OUT) {
+			continue; /* no memory for it: dropped */
+		}
+		oc->q[keep++] = *e;
+	}
+	if (oc->arena2) {
+		uint8_t *a = oc->arena;
+		oc->arena = oc->arena2;
+		oc->arena2 = NULL;
+		free(a);
+	}
+	oc->nq = keep;
+	oc->alen = alen;
+	oc->horizon = oc->max_time;
+}
+
+const void *pk_rec_offcpu__output(const struct pk_rec_offcpu *oc, size_t *len)
+{
+	*len = oc->len;
+	return oc->buf;
+}
+
+void pk_rec_offcpu__consumed(struct pk_rec_offcpu *oc)
+{
+	oc->len = 0;
+}
+
+void pk_rec_offcpu__stats(const struct pk_rec_offcpu *oc, uint64_t *emitted, uint64_t *dropped,
+			  uint64_t *filtered)
+{
+	*emitted = oc->emitted;
+	*dropped = oc->dropped;
+	*filtered = oc->filtered_samples;
+}

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/record/offcpu.c: the pairing of switch-outs (sched_switch samples) and switch-ins
+ * (context-switch records) into offcpu-time samples, from hand-made ring bytes. */
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include <perfkit/perfkit.h>
+#include "../../lib/record/record-internal.h"
+
+#define SW_ID 77
+#define OUT_ID 0x8000000000000ffcULL
+#define MISC_SWITCH_OUT (1u << 13)
+
+static struct perf_event_attr sw_attr(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			PERF_SAMPLE_CALLCHAIN;
+	a.sample_id_all = 1;
+	a.context_switch = 1;
+	return a;
+}
+
+/* ring bytes under construction */
+struct ring {
+	uint64_t buf[4096];
+	size_t n; /* u64s */
+};
+
+static void put(struct ring *r, uint64_t v)
+{
+	assert_true(r->n < 4096);
+	r->buf[r->n++] = v;
+}
+
+static void header(struct ring *r, size_t at, uint32_t type, uint16_t misc)
+{
+	struct perf_event_header h = { type, misc, (uint16_t)((r->n - at) * 8) };
+	memcpy(&r->buf[at], &h, sizeof(h));
+}
+
+/* a sched_switch sample: thread `tid` leaves the CPU at `time`, chain kernel + 2 user */
+static void out(struct ring *r, uint32_t tid, uint64_t time, uint64_t id)
+{
+	size_t at = r->n;
+	put(r, 0);
+	put(r, id);
+	put(r, 0xffffffff81000000ULL);
+	put(r, (uint64_t)100 | (uint64_t)tid << 32);
+	put(r, time);
+	put(r, 1); /* cpu 1 */
+	put(r, 1);
+	put(r, 4);
+	put(r, PERF_CONTEXT_KERNEL);
+	put(r, 0xffffffff81000000ULL);
+	put(r, PERF_CONTEXT_USER);
+	put(r, 0x400000 + tid);
+	header(r, at, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+}
+
+/* a context-switch record of thread `tid` at `time` (trailer TID, TIME, CPU, IDENTIFIER) */
+static void sw(struct ring *r, uint32_t tid, uint64_t time, bool is_out)
+{
+	size_t at = r->n;
+	put(r, 0);
+	put(r, (uint64_t)100 | (uint64_t)tid << 32);
+	put(r, time);
+	put(r, 1);
+	put(r, SW_ID);
+	header(r, at, PERF_RECORD_SWITCH, is_out ? MISC_SWITCH_OUT : 0);
+}
+
+static void rec(struct ring *r, uint32_t type, uint32_t tid, uint64_t time)
+{
+	size_t at = r->n;
+	put(r, 0);
+	put(r, (uint64_t)100 | (uint64_t)100 << 32);   /* pid, ppid */
+	put(r, (uint64_t)tid | (uint64_t)100 << 32);   /* tid, ptid */
+	put(r, time);
+	header(r, at, type, 0);
+}
+
+/* the bytes passed through (not consumed) */
+static uint8_t passed[65536];
+static size_t npassed;
+
+static int collect(const void *p, size_t len, void *ctx)
+{
+	(void)ctx;
+	assert_true(npassed + len <= sizeof(passed));
+	memcpy(passed + npassed, p, len);
+	npassed += len;
+	return 0;
+}
+
+/* scan the ring as one span, or split at byte `split` into two */
+static void scan(struct pk_rec_offcpu *oc, struct ring *r, size_t split)
+{
+	struct pk_ring_chunk c[2] = { { r->buf, r->n * 8 }, { NULL, 0 } };
+	int n = 1;
+	if (split && split < r->n * 8) {
+		c[0].len = split;
+		c[1].ptr = (const uint8_t *)r->buf + split;
+		c[1].len = r->n * 8 - split;
+		n = 2;
+	}
+	assert_int_equal(pk_rec_offcpu__scan(oc, c, n, collect, NULL), 0);
+	r->n = 0;
+}
+
+struct got {
+	uint32_t tid;
+	uint64_t time, period, nr, user_ip;
+};
+
+/* the synthesised samples so far, decoded with the offcpu-time attr */
+static size_t output(struct pk_rec_offcpu *oc, const struct pk_attr *oa, struct got *g, size_t max)
+{
+	struct pk_sample_layout l;
+	size_t len, off = 0, n = 0;
+	const uint8_t *p = pk_rec_offcpu__output(oc, &len);
+	assert_int_equal(pk_sample_layout__init(&l, &oa->attr), 0);
+	while (off < len) {
+		const struct perf_event_header *h = (const void *)(p + off);
+		struct pk_sample s;
+		assert_int_equal(pk_sample__decode(&l, h, &s, NULL), 0);
+		assert_int_equal(s.id, OUT_ID);
+		assert_true(n < max);
+		g[n++] = (struct got){ s.tid, s.time, s.period, s.callchain.nr,
+				       s.callchain.nr ? s.callchain.ips[s.callchain.nr - 1] : 0 };
+		off += h->size;
+	}
+	pk_rec_offcpu__consumed(oc);
+	return n;
+}
+
+static struct pk_rec_offcpu *make(uint64_t thresh, struct pk_attr *oa)
+{
+	struct perf_event_attr a = sw_attr();
+	uint64_t id = SW_ID;
+	struct pk_rec_offcpu *oc = pk_rec_offcpu__new(&a, &id, 1, thresh, OUT_ID, oa);
+	assert_non_null(oc);
+	assert_int_equal(oa->attr.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(oa->attr.config, 10); /* PERF_COUNT_SW_BPF_OUTPUT */
+	npassed = 0;
+	return oc;
+}
+
+static void test_pair(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct pk_rec_offcpu *oc = make(0, &oa);
+	struct ring r = { .n = 0 };
+	struct got g[8];
+
+	rec(&r, PERF_RECORD_COMM, 5, 50);    /* not ours: passed through */
+	out(&r, 5, 100, SW_ID);
+	sw(&r, 5, 101, true);
+	out(&r, 6, 120, SW_ID + 1);          /* another event's sample: passed through */
+	sw(&r, 5, 350, false);
+	size_t comm = 4 * 8, other = 12 * 8;
+	scan(oc, &r, 0);
+	assert_int_equal(npassed, comm + other);
+	pk_rec_offcpu__flush(oc, true);
+	assert_int_equal(output(oc, &oa, g, 8), 1);
+	assert_int_equal(g[0].tid, 5);
+	assert_int_equal(g[0].period, 250);
+	assert_int_equal(g[0].time, 350);       /* the switch-in */
+	assert_int_equal(g[0].nr, 4);           /* the switch-out's chain */
+	assert_int_equal(g[0].user_ip, 0x400005);
+	uint64_t emitted, dropped, filtered;
+	pk_rec_offcpu__stats(oc, &emitted, &dropped, &filtered);
+	assert_int_equal(emitted, 1);
+	assert_int_equal(filtered, 1);
+	pk_rec_offcpu__free(oc);
+}
+
+/* a thread that left CPU 0 and came back on CPU 1: the rings are drained one after the
+ * other, so the second ring brings the earlier switch-in */
+static void test_reordered(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct pk_rec_offcpu *oc = make(0, &oa);
+	struct ring r = { .n = 0 };
+	struct got g[8];
+
+	out(&r, 7, 100, SW_ID);  /* CPU 0's ring */
+	sw(&r, 7, 900, false);
+	scan(oc, &r, 0);
+	sw(&r, 7, 300, false);   /* CPU 1's ring */
+	out(&r, 7, 800, SW_ID);
+	scan(oc, &r, 5 * 8 + 8); /* split inside the sample: reassembled */
+	pk_rec_offcpu__flush(oc, false);
+	/* nothing is older than the previous pass's newest time yet */
+	assert_int_equal(output(oc, &oa, g, 8), 0);
+	pk_rec_offcpu__flush(oc, true);
+	assert_int_equal(output(oc, &oa, g, 8), 2);
+	assert_int_equal(g[0].period, 200);
+	assert_int_equal(g[1].period, 100);
+	pk_rec_offcpu__free(oc);
+}
+
+/* horizon: a pass pairs what is older than the previous pass's newest time */
+static void test_passes(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct pk_rec_offcpu *oc = make(0, &oa);
+	struct ring r = { .n = 0 };
+	struct got g[8];
+
+	out(&r, 8, 100, SW_ID);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, false);
+	assert_int_equal(output(oc, &oa, g, 8), 0);
+	sw(&r, 8, 400, false);
+	out(&r, 8, 450, SW_ID);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, false);     /* up to 100: the switch-out only */
+	assert_int_equal(output(oc, &oa, g, 8), 0);
+	sw(&r, 8, 470, false);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, false);     /* up to 450 */
+	assert_int_equal(output(oc, &oa, g, 8), 1);
+	assert_int_equal(g[0].period, 300);
+	pk_rec_offcpu__flush(oc, true);
+	assert_int_equal(output(oc, &oa, g, 8), 1);
+	assert_int_equal(g[0].period, 20);
+	pk_rec_offcpu__free(oc);
+}
+
+static void test_thresh_lost_exit(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct pk_rec_offcpu *oc = make(150, &oa);
+	struct ring r = { .n = 0 };
+	struct got g[8];
+	uint64_t emitted, dropped, filtered;
+
+	out(&r, 9, 100, SW_ID);
+	sw(&r, 9, 200, false);   /* 100 ns: under the threshold */
+	out(&r, 9, 300, SW_ID);
+	sw(&r, 9, 600, false);   /* 300 ns: kept */
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, true);
+	assert_int_equal(output(oc, &oa, g, 8), 1);
+	assert_int_equal(g[0].period, 300);
+	pk_rec_offcpu__stats(oc, &emitted, &dropped, &filtered);
+	assert_int_equal(dropped, 1);
+
+	/* a loss between a switch-out and its switch-in: no interval across it */
+	out(&r, 9, 1000, SW_ID);
+	size_t at = r.n;
+	put(&r, 0);
+	put(&r, 1);
+	put(&r, 5);
+	header(&r, at, PERF_RECORD_LOST, 0);
+	sw(&r, 9, 5000, false);
+	/* a thread that exits after blocking never comes back */
+	out(&r, 10, 1000, SW_ID);
+	rec(&r, PERF_RECORD_EXIT, 10, 1100);
+	sw(&r, 10, 6000, false);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, true);
+	assert_int_equal(output(oc, &oa, g, 8), 0);
+	pk_rec_offcpu__free(oc);
+}
+
+/* garbage in the ring: no crash, nothing made of it */
+static void test_garbage(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct pk_rec_offcpu *oc = make(0, &oa);
+	struct ring r = { .n = 0 };
+	struct got g[8];
+	srand(1);
+	for (int round = 0; round < 200; round++) {
+		out(&r, 11, 100, SW_ID);
+		sw(&r, 11, 200, false);
+		for (size_t i = 0; i < r.n; i++)
+			if (rand() % 3 == 0)
+				r.buf[i] ^= (uint64_t)rand() << (rand() % 48);
+		scan(oc, &r, (size_t)(rand() % 20) * 8);
+		pk_rec_offcpu__flush(oc, round % 2);
+		(void)output(oc, &oa, g, 8);
+		npassed = 0;
+	}
+	pk_rec_offcpu__free(oc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pair),
+		cmocka_unit_test(test_reordered),
+		cmocka_unit_test(test_passes),
+		cmocka_unit_test(test_thresh_lost_exit),
+		cmocka_unit_test(test_garbage),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
