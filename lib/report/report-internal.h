@@ -226,6 +226,10 @@ struct pk_report {
 		      uint32_t frame : 31, kernel : 1; } *dcache;
 	size_t dcache_mask, dcache_n;
 	uint64_t nr_lookups;    /* dso_frame calls (pk_report_symbol_lookups) */
+	/* the name ids of recent DSOs (dso_frame), direct-mapped by DSO; the names are
+	 * compared on a hit (a JIT DSO may be renamed): interning both names again for
+	 * each new address took 4 % of a system-wide recording's report */
+	struct dname { const void *dso; uint32_t sid, lid; } dnames[64];
 	/* samples waiting to be aggregated, merged by identical key (see defer_key) */
 	uint32_t *ppool;
 	size_t nr_ppool, cap_ppool;

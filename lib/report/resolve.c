@@ -160,12 +160,21 @@ static int dso_frame(struct pk_report *rep, struct pk_addr_loc *loc, uint64_t of
 	rep->nr_lookups++;
 	const char *sname = pk_dso__short_name(loc->dso);
 	const char *lname = loc->dso_name ? loc->dso_name : sname;
-	if (pk_str_intern(&rep->strs, sname, &f.dso) || pk_str_intern(&rep->strs, lname, &f.dso_long))
-		return -ENOMEM;
-	if (!pk_u64map_get(&rep->dso_seq, f.dso_long) &&
-	    pk_u64map_put(&rep->dso_seq, f.dso_long,
-			  (void *)(uintptr_t)((uint64_t)pk_dso_seq(loc->dso) + 1)))
-		return -ENOMEM;
+	struct dname *dn = &rep->dnames[((uintptr_t)loc->dso >> 6) % PK_ARRAY_SIZE(rep->dnames)];
+	if (dn->dso == loc->dso && !strcmp(pk_str_get(&rep->strs, dn->sid), sname) &&
+	    !strcmp(pk_str_get(&rep->strs, dn->lid), lname)) {
+		f.dso = dn->sid; /* (and dso_seq has the long name) */
+		f.dso_long = dn->lid;
+	} else {
+		if (pk_str_intern(&rep->strs, sname, &f.dso) ||
+		    pk_str_intern(&rep->strs, lname, &f.dso_long))
+			return -ENOMEM;
+		if (!pk_u64map_get(&rep->dso_seq, f.dso_long) &&
+		    pk_u64map_put(&rep->dso_seq, f.dso_long,
+				  (void *)(uintptr_t)((uint64_t)pk_dso_seq(loc->dso) + 1)))
+			return -ENOMEM;
+		*dn = (struct dname){ .dso = loc->dso, .sid = f.dso, .lid = f.dso_long };
+	}
 	loc->sym = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start, &loc->sym_size);
 	if (loc->sym && pk_str_intern(&rep->strs, loc->sym, &f.sym))
 		return -ENOMEM;

@@ -292,6 +292,20 @@ static const struct pk_sym *pk_dso_find_sym(struct pk_dso *d, uint64_t addr)
 	return pk_syms_find(d->syms, d->nr_syms, addr);
 }
 
+const char *pk_dso_sym_name(struct pk_dso *d, const struct pk_sym *s)
+{
+	if (s->raw) {
+		/* d's own table (only those are raw), not a copy */
+		struct pk_sym *w = (struct pk_sym *)(uintptr_t)s;
+		const char *n = pk_demangle_into(d->machine, &d->arena, w->name);
+		if (n) {
+			w->name = n;
+			w->raw = false;
+		}
+	}
+	return s->name;
+}
+
 PK_API const char *pk_dso__symbol(struct pk_dso *d, uint64_t addr, uint64_t *start,
 				  uint64_t *size)
 {
@@ -304,7 +318,7 @@ PK_API const char *pk_dso__symbol(struct pk_dso *d, uint64_t addr, uint64_t *sta
 		*start = s->start;
 	if (size)
 		*size = s->end - s->start;
-	return s->name;
+	return pk_dso_sym_name(d, s);
 }
 
 /* The symbol holding a data address: in a data mapping a data object; in a code
@@ -325,7 +339,7 @@ const char *pk_dso_data_symbol(struct pk_dso *d, uint64_t addr, bool in_data, ui
 	}
 	*start = s->start;
 	*size = s->end - s->start;
-	return s->name;
+	return pk_dso_sym_name(d, s);
 }
 
 PK_API int pk_dso__symbol_addr(struct pk_dso *d, const char *name, uint64_t *addr)
@@ -351,7 +365,7 @@ PK_API int pk_dso__symbol_addr(struct pk_dso *d, const char *name, uint64_t *add
 		n = m->nr_ksyms;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(v[i].name, name)) {
+		if (!strcmp(pk_dso_sym_name(d, &v[i]), name)) {
 			if (addr)
 				*addr = v[i].start;
 			return 0;

@@ -36,10 +36,25 @@ struct pk_plt_ent {
 	const char *name;       /* "func@plt", in the DSO's arena */
 };
 
+/* the last section perf_keeps() looked at, and its answers */
+struct keep_memo {
+	Elf *elf;
+	GElf_Word shndx;
+	bool valid, alloc, text_data;
+};
+
+struct node;
+
 struct pk_plt_view {
 	struct pk_plt_ent *ents;
 	size_t nr;
 	uint64_t lo, hi;        /* the PLT sections' span, in DSO addresses */
+	/* the symbol table's entries perf loads (pk_plt_view_note, in table order), with
+	 * room for the PLT entries after them */
+	struct node *nodes;
+	size_t nn, cap;
+	struct keep_memo memo;
+	int err;
 };
 
 void pk_plt_view_free(struct pk_plt_view *p)
@@ -47,6 +62,7 @@ void pk_plt_view_free(struct pk_plt_view *p)
 	if (!p)
 		return;
 	free(p->ents);
+	free(p->nodes);
 	free(p);
 }
 
@@ -378,75 +394,37 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /* The section of a symbol as perf filters it: allocated; for a label (NOTYPE), a section
- * named like text or data. */
-static bool perf_keeps(Elf *elf, GElf_Word shndx, int type)
+ * named like text or data. Symbols come grouped by section: the last section's answers
+ * are kept in *memo. */
+static bool perf_keeps(Elf *elf, GElf_Word shndx, int type, struct keep_memo *memo)
 {
-	GElf_Shdr sh;
-	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
-	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
-		return false;
-	if (type != STT_NOTYPE)
-		return true;
-	const char *n = section_name(elf, &sh);
-	return n && (strstr(n, "text") || strstr(n, "data"));
+	if (!memo->valid || memo->elf != elf || memo->shndx != shndx) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+		*memo = (struct keep_memo){ .elf = elf, .shndx = shndx, .valid = true };
+		if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			return false;
+		memo->alloc = true;
+		const char *n = section_name(elf, &sh);
+		memo->text_data = n && (strstr(n, "text") || strstr(n, "data"));
+	}
+	return memo->alloc && (type != STT_NOTYPE || memo->text_data);
 }
 
-int pk_plt_view_apply(struct pk_dso *d, const struct pk_plt_view *p, struct pk_sym **v,
-		      size_t *nr, size_t *cap)
+/* perf's tree: the symbol-table nodes [0, nst) inserted in order, zero-sized ones reaching
+ * the next start (already done by the caller: a no-op then), one node per start kept,
+ * then the PLT nodes [nst, nn) */
+static void tree_build(struct tree *t, struct node *nodes, size_t nst, size_t nn)
 {
-	if (!p || !d->mod)
-		return 0;
-	int nsym = dwfl_module_getsymtab(d->mod);
-	if (nsym < 0)
-		nsym = 0;
-	struct node *nodes = calloc((size_t)nsym + p->nr + 1, sizeof(*nodes));
-	uint64_t *cuts = malloc((3 * ((size_t)nsym + p->nr) + 2) * sizeof(*cuts));
-	const struct node **res = NULL;
-	int err = -ENOMEM;
-	if (!nodes || !cuts)
-		goto out;
-	struct tree t = { NULL };
-	size_t nn = 0;
-	/* the symbol table in its order, functions, objects and labels, as perf 6.1 loads
-	 * it (at file offsets, through the PT_LOAD segment holding each) */
-	for (int i = 1; i < nsym; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		Elf *elf;
-		Dwarf_Addr bias;
-		const char *name = dwfl_module_getsym_info(d->mod, i, &sym, &addr, &shndx, &elf,
-							   &bias);
-		int type = GELF_ST_TYPE(sym.st_info);
-		uint64_t off;
-		if (!name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS ||
-		    shndx >= SHN_LORESERVE ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT &&
-		     type != STT_NOTYPE))
-			continue;
-		if (type == STT_NOTYPE && (GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN ||
-					   GELF_ST_VISIBILITY(sym.st_other) == STV_INTERNAL))
-			continue;
-		if (!perf_keeps(elf, shndx, type) || !to_off(d, addr, &off))
-			continue;
-		struct node *n = &nodes[nn++];
-		n->start = off;
-		n->end = off + sym.st_size;
-		n->addr = addr;
-		n->symtab = true;
-		n->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
-		n->name = name;
-		insert(&t, n);
-	}
-	/* zero-sized symbols reach the next one; the last, the end of the next page */
-	for (struct node *n = first(t.root), *m; n; n = m) {
+	for (size_t i = 0; i < nst; i++)
+		insert(t, &nodes[i]);
+	for (struct node *n = first(t->root), *m; n; n = m) {
 		m = next(n);
 		if (n->end != n->start)
 			continue;
 		n->end = m ? m->start : (n->start + 4095) / 4096 * 4096 + 4096;
 	}
-	/* one symbol per address */
-	struct node *cur = first(t.root);
+	struct node *cur = first(t->root);
 	while (cur) {
 		struct node *nx = next(cur);
 		if (!nx)
@@ -456,13 +434,179 @@ int pk_plt_view_apply(struct pk_dso *d, const struct pk_plt_view *p, struct pk_s
 			continue;
 		}
 		if (keep_first(cur, nx)) {
-			erase(&t, nx);
+			erase(t, nx);
 		} else {
-			erase(&t, cur);
+			erase(t, cur);
 			cur = nx;
 		}
 	}
-	/* then perf's PLT symbols */
+	for (size_t i = nst; i < nn; i++)
+		insert(t, &nodes[i]);
+}
+
+/* a node of perf's tree in order: its start, its index in nodes (= insertion order),
+ * and (once in order) the furthest end of the nodes up to it */
+struct ordkey {
+	uint64_t start, reach;
+	uint32_t i;
+};
+
+/* ord[0 .. n) stably by start (so equal starts keep their order: insertion order), with
+ * tmp[n] of room; a radix sort by bytes, skipping the bytes all starts share */
+static void ord_sort(struct ordkey *ord, struct ordkey *tmp, size_t n)
+{
+	if (n < 32) {
+		for (size_t i = 1; i < n; i++) {
+			struct ordkey x = ord[i];
+			size_t j = i;
+			for (; j && ord[j - 1].start > x.start; j--)
+				ord[j] = ord[j - 1];
+			ord[j] = x;
+		}
+		return;
+	}
+	uint64_t diff = 0; /* the bits where starts differ */
+	for (size_t i = 1; i < n; i++)
+		diff |= ord[i].start ^ ord[0].start;
+	struct ordkey *src = ord, *dst = tmp;
+	for (int b = 0; b < 8; b++) {
+		if (!((diff >> (8 * b)) & 0xff))
+			continue; /* every start has this byte */
+		size_t cnt[256] = { 0 }, pos = 0;
+		for (size_t i = 0; i < n; i++)
+			cnt[(src[i].start >> (8 * b)) & 0xff]++;
+		for (int v = 0; v < 256; v++) {
+			size_t c = cnt[v];
+			cnt[v] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[(src[i].start >> (8 * b)) & 0xff]++] = src[i];
+		struct ordkey *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != ord)
+		memcpy(ord, src, n * sizeof(*ord));
+}
+
+/*
+ * find() without building the tree, where its shape cannot matter: the nodes in order
+ * (ord, nk), for every boundary cuts[0 .. nc - 1) of the span. Let c be the last node
+ * starting at or before the address: if no node before c reaches past the address and
+ * no other node starts where c does, c is the only node that can hold it, and the walk
+ * down from the root meets c (a node where it turned right instead of towards c would
+ * start between c's start and the address, and there is none). False when that does
+ * not hold for some boundary: then only the tree answers.
+ */
+static bool sorted_answers(const struct pk_dso *d, const struct node *nodes,
+			   const struct ordkey *ord, size_t nk, const uint64_t *cuts, size_t nc,
+			   const struct node **res)
+{
+	for (size_t i = 0; i + 1 < nc; i++) {
+		uint64_t off;
+		res[i] = NULL;
+		if (!to_off(d, cuts[i], &off))
+			continue;
+		size_t k = PK_UPPER_BOUND(nk, ord[mid].start <= off);
+		if (!k)
+			continue; /* every node starts after it */
+		const struct node *c = &nodes[ord[k - 1].i];
+		if (k >= 2 && (ord[k - 2].start == c->start || ord[k - 2].reach > off))
+			return false;
+		if (off >= c->start && !(off > c->end || (off == c->end && off != c->start)))
+			res[i] = c;
+	}
+	return true;
+}
+
+/*
+ * One entry of the symbol table (in table order, as pk_dso_collect_symtab reads it, which
+ * spares reading the table twice): kept when perf 6.1 loads it, functions, objects and
+ * labels, at file offsets through the PT_LOAD segment holding each.
+ */
+void pk_plt_view_note(const struct pk_dso *d, struct pk_plt_view *p, const char *name,
+		      const GElf_Sym *sym, GElf_Addr addr, GElf_Word shndx, Elf *elf)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	uint64_t off;
+	if (!p || p->err || !name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS ||
+	    shndx >= SHN_LORESERVE ||
+	    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT &&
+	     type != STT_NOTYPE))
+		return;
+	if (type == STT_NOTYPE && (GELF_ST_VISIBILITY(sym->st_other) == STV_HIDDEN ||
+				   GELF_ST_VISIBILITY(sym->st_other) == STV_INTERNAL))
+		return;
+	if (!perf_keeps(elf, shndx, type, &p->memo) || !to_off(d, addr, &off))
+		return;
+	if (p->nn == p->cap) {
+		size_t ncap = p->cap ? p->cap * 2 : 256;
+		struct node *n = realloc(p->nodes, ncap * sizeof(*n));
+		if (!n) {
+			p->err = -ENOMEM;
+			return;
+		}
+		p->nodes = n;
+		p->cap = ncap;
+	}
+	p->nodes[p->nn++] = (struct node){ .start = off, .end = off + sym->st_size, .addr = addr,
+					   .symtab = true,
+					   .bind = (uint8_t)GELF_ST_BIND(sym->st_info),
+					   .name = name };
+}
+
+int pk_plt_view_apply(struct pk_dso *d, struct pk_plt_view *p, struct pk_sym **v,
+		      size_t *nr, size_t *cap)
+{
+	if (!p || !d->mod)
+		return 0;
+	if (p->err)
+		return p->err;
+	/* the symbol table's entries (pk_plt_view_note), then room for perf's PLT ones */
+	size_t nst = p->nn, room = nst + p->nr + 1;
+	if (room > p->cap) {
+		struct node *n = realloc(p->nodes, room * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->nodes = n;
+		p->cap = room;
+	}
+	struct node *nodes = p->nodes;
+	memset(nodes + nst, 0, (room - nst) * sizeof(*nodes));
+	uint64_t *cuts = malloc((3 * (nst + p->nr) + 2) * sizeof(*cuts));
+	const struct node **res = NULL;
+	struct ordkey *ord = NULL;
+	int err = -ENOMEM;
+	if (!cuts)
+		goto out;
+	size_t nn = nst;
+	/* perf's tree in order: by start, equal starts in insertion order */
+	ord = malloc(2 * room * sizeof(*ord));
+	if (!ord)
+		goto out;
+	for (size_t i = 0; i < nst; i++)
+		ord[i] = (struct ordkey){ .start = nodes[i].start, .i = (uint32_t)i };
+	ord_sort(ord, ord + room, nst);
+	/* zero-sized symbols reach the next one; the last, the end of the next page */
+	for (size_t k = 0; k < nst; k++) {
+		struct node *n = &nodes[ord[k].i];
+		if (n->end == n->start)
+			n->end = k + 1 < nst ? ord[k + 1].start
+					     : (n->start + 4095) / 4096 * 4096 + 4096;
+	}
+	/* one symbol per address: what the in-order walk erasing one of two equal starts
+	 * keeps */
+	size_t nk = 0;
+	for (size_t k = 0; k < nst; k++) {
+		if (nk && ord[nk - 1].start == ord[k].start) {
+			if (!keep_first(&nodes[ord[nk - 1].i], &nodes[ord[k].i]))
+				ord[nk - 1] = ord[k];
+			continue;
+		}
+		ord[nk++] = ord[k];
+	}
+	/* then perf's PLT symbols (inserted after those: right of equal starts) */
 	for (size_t i = 0; i < p->nr; i++) {
 		struct node *n = &nodes[nn++];
 		n->start = p->ents[i].off;
@@ -470,8 +614,11 @@ int pk_plt_view_apply(struct pk_dso *d, const struct pk_plt_view *p, struct pk_s
 		n->addr = to_addr(d, n->start);
 		n->bind = STB_GLOBAL;
 		n->name = p->ents[i].name;
-		insert(&t, n);
+		ord[nk++] = (struct ordkey){ .start = n->start, .i = (uint32_t)(nn - 1) };
 	}
+	ord_sort(ord, ord + room, nk);
+	for (size_t k = 0; k < nk; k++)
+		ord[k].reach = PK_MAX(k ? ord[k - 1].reach : 0, nodes[ord[k].i].end);
 	/* the answer is constant between consecutive boundaries of the symbols in the span */
 	size_t nc = 0;
 	cuts[nc++] = p->lo;
@@ -493,9 +640,14 @@ int pk_plt_view_apply(struct pk_dso *d, const struct pk_plt_view *p, struct pk_s
 	res = calloc(nc, sizeof(*res));
 	if (!res)
 		goto out;
-	for (size_t i = 0; i + 1 < nc; i++) {
-		uint64_t off;
-		res[i] = to_off(d, cuts[i], &off) ? find(&t, off) : NULL;
+	if (!sorted_answers(d, nodes, ord, nk, cuts, nc, res)) {
+		/* symbols overlap where it is asked: the answer depends on the tree's shape */
+		struct tree t = { NULL };
+		tree_build(&t, nodes, nst, nn);
+		for (size_t i = 0; i + 1 < nc; i++) {
+			uint64_t off;
+			res[i] = to_off(d, cuts[i], &off) ? find(&t, off) : NULL;
+		}
 	}
 	/* rewrite the span: no symbol of ours starts in it, none from before reaches into
 	 * it (the zero-sized ones just before it get their end, else they would stretch over
@@ -559,8 +711,8 @@ int pk_plt_view_apply(struct pk_dso *d, const struct pk_plt_view *p, struct pk_s
 	}
 	err = 0;
 out:
+	free(ord);
 	free(res);
 	free(cuts);
-	free(nodes);
 	return err;
 }

@@ -27,6 +27,9 @@ struct pk_sym {
 	uint64_t start, end;    /* [start, end) in DSO addresses */
 	const char *name;       /* in the DSO's arena */
 	uint8_t bind;           /* STB_* (for choosing among aliases) */
+	bool raw;               /* name is the symbol table's, not demangled yet: a DSO's
+				 * symbols are demangled when first looked up (pk_dso_sym_name),
+				 * the only one of aliases when they are ranked */
 	uint32_t seq;           /* input order (set by pk_syms_finish) */
 };
 
@@ -190,6 +193,10 @@ const struct pk_sym *pk_syms_find(const struct pk_sym *syms, size_t nr, uint64_t
 const char *pk_dso_data_symbol(struct pk_dso *d, uint64_t addr, bool in_data, uint64_t *start,
 			       uint64_t *size);
 size_t pk_syms_finish(struct pk_sym *syms, size_t nr, bool kallsyms);
+/* syms by start, stably (syms.c) */
+void pk_syms_sort_start(struct pk_sym *syms, size_t nr);
+/* The name of s, one of d's symbols, demangled now if it is not yet (dso.c) */
+const char *pk_dso_sym_name(struct pk_dso *d, const struct pk_sym *s);
 /* perf's preference between two symbols at one address (its choose_best_symbol): one
  * with a size over a zero-sized one, non-weak over weak, global over local, fewer leading
  * underscores, the longer name. > 0 when a wins, < 0 when b does, 0 when they tie. */
@@ -206,9 +213,12 @@ const char *pk_plt_stub_name(struct pk_dso *d, Elf *e, Elf_Data *sd, size_t strn
  * finished) so that pk_syms_find gives perf's answer there. 0 or -ENOMEM. */
 struct pk_plt_view;
 struct pk_plt_view *pk_plt_view_read(struct pk_dso *d, Elf *e);
-int pk_plt_view_apply(struct pk_dso *d, const struct pk_plt_view *p, struct pk_sym **v,
+int pk_plt_view_apply(struct pk_dso *d, struct pk_plt_view *p, struct pk_sym **v,
 		      size_t *nr, size_t *cap);
 void pk_plt_view_free(struct pk_plt_view *p);
+/* a symbol-table entry, in table order, for pk_plt_view_apply (p may be NULL) */
+void pk_plt_view_note(const struct pk_dso *d, struct pk_plt_view *p, const char *name,
+		      const GElf_Sym *sym, GElf_Addr addr, GElf_Word shndx, Elf *elf);
 /* Open a path only if it is a regular file of sane size; returns fd or -errno. */
 int pk_open_regular(const char *path, uint64_t max_size, uint64_t *size);
 /* Demangle if the machine wants it; returns an arena copy (the name itself if plain). */

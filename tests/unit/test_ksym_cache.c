@@ -49,10 +49,10 @@ static void key_of(uint8_t key[PK_KSYM_KEY_LEN])
 /* a small finished table: names in one block */
 static const char names[] = "_text\0do_one\0do_two\0mod_fn";
 static const struct pk_sym table[] = {
-	{ 0xffffffff81000000ULL, 0xffffffff81001000ULL, names + 0, 1, 0 },
-	{ 0xffffffff81001000ULL, 0xffffffff81001100ULL, names + 6, 1, 2 },
-	{ 0xffffffff81001100ULL, 0xffffffff81003000ULL, names + 13, 1, 3 },
-	{ 0xffffffffc0001000ULL, 0xffffffffc0002000ULL, names + 20, 1, 5 },
+	{ 0xffffffff81000000ULL, 0xffffffff81001000ULL, names + 0, 1, false, 0 },
+	{ 0xffffffff81001000ULL, 0xffffffff81001100ULL, names + 6, 1, false, 2 },
+	{ 0xffffffff81001100ULL, 0xffffffff81003000ULL, names + 13, 1, false, 3 },
+	{ 0xffffffffc0001000ULL, 0xffffffffc0002000ULL, names + 20, 1, false, 5 },
 };
 
 static int load(const uint8_t *key, struct pk_sym **v, size_t *nr, uint64_t *text)
