@@ -215,7 +215,8 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const struct pk_pprof_
 	size_t nr_ord = 0;
 	uint32_t *path = malloc(1025 * sizeof(*path));
 	char **extra = calloc((size_t)p->nr_dso * 2 + 8, sizeof(*extra));
-	uint32_t nr_extra = 0;
+	uint32_t nr_extra = 0, nr_fixed = 0; /* nr_fixed: the literals; the hex names after
+					      * them are allocated */
 	int err = 0;
 	if (!maps || !path || !extra) {
 		err = -ENOMEM;
@@ -227,9 +228,14 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const struct pk_pprof_
 	extra[nr_extra++] = "count";
 	uint64_t s_comment = p->nr_str + nr_extra;
 	extra[nr_extra++] = "perfkit convert --to pprof";
+	/* "off_cpu" only in a profile with off-CPU time (the others keep their bytes) */
+	bool any_off = false;
+	for (uint32_t e = 0; e < p->nr_event; e++)
+		any_off |= !strcmp(pk_xstr(p, p->event[e].name), PK_OFFCPU_EVENT);
 	uint64_t s_offcpu = p->nr_str + nr_extra;
-	extra[nr_extra++] = "off_cpu";
-#define NR_FIXED_EXTRA 4 /* the literals above; the hex names after them are allocated */
+	if (any_off)
+		extra[nr_extra++] = "off_cpu";
+	nr_fixed = nr_extra;
 
 	/* sample types: per event (samples, count), (name, unit); the off-CPU event is the
 	 * type "off_cpu" in nanoseconds, as profilers that show off-CPU time name it */
@@ -426,7 +432,7 @@ int pk_export__pprof(const struct pk_profile *p, FILE *f, const struct pk_pprof_
 		err = pk_xfinish(f);
 out:
 	if (extra)
-		for (uint32_t s = NR_FIXED_EXTRA; s < nr_extra; s++)
+		for (uint32_t s = nr_fixed; s < nr_extra; s++)
 			free(extra[s]);
 	free(extra);
 	free(maps);
