@@ -100,7 +100,9 @@ static bool parse_long(const char *s, long min, long max, long *out)
 static int add_events(struct stat_opts *o, const char *spec)
 {
 	struct pk_parse_error pe = { .column = -1 };
-	if (pk_event_list__parse(o->events, spec, NULL, &pe) < 0) {
+	/* u:libname:f with -p: the library the process maps */
+	PK_OPTS(pk_parse_opts, po, .probe_pid = o->pid_list ? atoi(o->pid_list) : 0);
+	if (pk_event_list__parse(o->events, spec, &po, &pe) < 0) {
 		if (pe.msg[0])
 			tool_error("invalid event '%s': %s", spec, pe.msg);
 		else
@@ -110,8 +112,8 @@ static int add_events(struct stat_opts *o, const char *spec)
 	return 0;
 }
 
-/* Returns -1 to continue, or an exit status. */
-static int parse_args(struct stat_opts *o, int argc, char **argv)
+/* Returns -1 to continue, or an exit status. specs has room for argc strings. */
+static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **specs)
 {
 	long v;
 	int c, nevents = 0;
@@ -121,9 +123,7 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
 		switch (c) {
 		case 'e':
-			if (add_events(o, optarg) < 0)
-				return 129;
-			nevents++;
+			specs[nevents++] = optarg; /* parsed after -p is known */
 			break;
 		case 'p': o->pid_list = optarg; break;
 		case 't': o->tid_list = optarg; break;
@@ -178,6 +178,9 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 			return 129;
 		}
 	}
+	for (int i = 0; i < nevents; i++)
+		if (add_events(o, specs[i]) < 0)
+			return 129;
 	if (!nevents && add_events(o, DEFAULT_EVENTS) < 0)
 		return 1;
 	o->argv = optind < argc ? argv + optind : NULL;
@@ -234,6 +237,18 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 		return 129;
 	}
 	return -1;
+}
+
+static int parse_args(struct stat_opts *o, int argc, char **argv)
+{
+	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
+	if (!specs) {
+		tool_error("out of memory");
+		return 1;
+	}
+	int r = parse_opts(o, argc, argv, specs);
+	free(specs);
+	return r;
 }
 
 int cmd_stat(int argc, char **argv)
