@@ -24,6 +24,7 @@ pkgs=(
 	python3                 # JSON/number checks in some CLI cases
 	locales                 # localedef and locale sources: cli/stat-locale compiles en_US/de_DE
 	libc6-dbg python3.11-dbg # debug symbols: report-vs-perf's DWARF cases (inline chains)
+	systemtap-sdt-dev       # sys/sdt.h: the SDT marker program of cli/probe-sdt
 	lld rustc               # lld-linked C and Rust: cli/record-unwind-lld; arm64/riscv64 objects: test_unwind_arch
 )
 

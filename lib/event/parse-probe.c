@@ -173,10 +173,16 @@ static int parse_uprobe(struct parser *p, size_t col, const char *kind, bool lea
 		n = scan_field(p, ":");
 		if ((r = copy_field(p, func, sizeof(func), fcol, n, "SDT marker name")) < 0)
 			return r;
-		if (p->probe_pid > 0)
+		if (p->probe_pid > 0) {
 			snprintf(bin, sizeof(bin), "/proc/%d/exe", p->probe_pid);
-		else
-			snprintf(bin, sizeof(bin), "%s", prov);
+		} else {
+			PK_OPTS(pk_probe_opts, fo);
+			if (pk_probe__find_binary(prov, &fo, bin, sizeof(bin), NULL, 0) < 0)
+				return pk_ep_fail(p, -ENOENT, col,
+						  "no library named like the provider '%s': name the "
+						  "binary, u:BINARY:%%%s:%s (or give -p)",
+						  prov, prov, func);
+		}
 	} else {
 		n = scan_field(p, ":");
 		if ((r = copy_field(p, bin, sizeof(bin), bcol, n, "binary")) < 0)
