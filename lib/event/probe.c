@@ -206,13 +206,18 @@ static int walk_best(struct probe_elf *pe, struct probe_elf *dbg, bool want_all,
 		*src = SRC_SYMTAB;
 		return walk_syms(pe->elf, &t, cb, ctx);
 	}
+	/* a listing takes the debug file's .symtab (a superset of .dynsym) when installed */
+	if (want_all && open_debug(pe, dbg) == 0 && get_symtab(dbg->elf, SHT_SYMTAB, &t)) {
+		*src = SRC_DEBUG;
+		return walk_syms(dbg->elf, &t, cb, ctx);
+	}
 	bool have_dyn = get_symtab(pe->elf, SHT_DYNSYM, &t);
 	if (have_dyn && (r = walk_syms(pe->elf, &t, cb, ctx)) != 0)
 		return r;
 	*src = SRC_DYNSYM;
 	if (have_dyn && (want_all || found(ctx)))
 		return 0;
-	if (open_debug(pe, dbg) == 0 && get_symtab(dbg->elf, SHT_SYMTAB, &t)) {
+	if (!want_all && open_debug(pe, dbg) == 0 && get_symtab(dbg->elf, SHT_SYMTAB, &t)) {
 		*src = SRC_DEBUG;
 		return walk_syms(dbg->elf, &t, cb, ctx);
 	}
