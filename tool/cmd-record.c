@@ -84,7 +84,7 @@ static int parse_callgraph(struct rec_opts *o, const char *arg)
 }
 
 enum {
-	OPT_CALLGRAPH = 256, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
+	OPT_CALLGRAPH = 256, OPT_ARGS, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
 	OPT_PER_THREAD,
 };
 
@@ -97,6 +97,8 @@ static const struct tool_opt opts[] = {
 	  "sampling frequency (default 4000; max:\nperf_event_max_sample_rate)" },
 	{ 'c', "count", required_argument, "<n>", "sample every n events instead of a frequency" },
 	{ 'g', NULL, no_argument, NULL, "record frame-pointer call chains" },
+	{ OPT_ARGS, "args", no_argument, NULL,
+	  "samples of u:/r:/sdt: probes carry the argument\nregisters (return value for r:)" },
 	{ OPT_CALLGRAPH, "call-graph", required_argument, "<fp|dwarf[,size]>",
 	  "call chains: frame pointers, or user registers\n"
 	  "and a copy of the user stack (default 8192 bytes) for DWARF\n"
@@ -177,6 +179,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 				return bad("invalid period '%s'", optarg);
 			break;
 		case 'g': o->ro.callgraph = PK_RECORDER_CG_FP; break;
+		case OPT_ARGS: o->ro.probe_args = true; break;
 		case OPT_CALLGRAPH:
 			if (parse_callgraph(o, optarg))
 				return 129;

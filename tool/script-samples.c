@@ -163,6 +163,47 @@ static bool max_stack_zero_unwind(const struct script *s, const struct pk_sample
  * fields, the data address, and the sample's address (" ip sym+off (dso)") or, when
  * call chains are shown, a newline and one frame per line.
  */
+/*
+ * A dynamic probe's arguments (record --args): the calling convention's argument
+ * registers in the sample's user registers, or the return value for a return probe
+ * (event names "u:...", "sdt:...", "r:..."). Text " arg1=0x.. arg2=0x.." or " ret=0x..";
+ * JSON ',"args":["0x..",...]' or ',"ret":"0x.."'. Nothing if the sample has no such
+ * registers.
+ */
+static void put_probe_args(struct obuf *o, const char *name, const struct pk_sample *smp, bool json)
+{
+	const struct pk_sample_regs *r = &smp->regs_user;
+	bool ret = !strncmp(name, "r:", 2);
+	if (!(smp->type & PERF_SAMPLE_REGS_USER) || !r->abi || !r->nr ||
+	    (strncmp(name, "u:", 2) && strncmp(name, "sdt:", 4) && !ret))
+		return;
+	uint64_t need = pk_probe__args_mask();
+	if (!need || (r->mask & need) != need)
+		return;
+	char buf[32];
+	for (unsigned i = 0;; i++) {
+		int reg = ret ? (i ? -1 : pk_probe__ret_reg()) : pk_probe__arg_reg(i);
+		if (reg < 0)
+			break;
+		unsigned idx = (unsigned)__builtin_popcountll(r->mask & ((1ULL << reg) - 1));
+		if (idx >= r->nr)
+			break;
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, r->regs[idx]);
+		if (json) {
+			ob_puts(o, ret ? ",\"ret\":\"" : i ? ",\"" : ",\"args\":[\"");
+			ob_puts(o, buf);
+			ob_putc(o, '"');
+		} else {
+			char lab[16];
+			snprintf(lab, sizeof(lab), ret ? " ret=" : " arg%u=", i + 1);
+			ob_puts(o, lab);
+			ob_puts(o, buf);
+		}
+	}
+	if (json && !ret)
+		ob_putc(o, ']');
+}
+
 static void print_fields(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
 			 const char *name, bool has_count, uint64_t count)
 {
@@ -205,6 +246,8 @@ static void print_fields(struct script *s, const struct pk_data_attr *a, const s
 		if (tr)
 			ob_puts(o, tr);
 	}
+	if (F & SF_EVENT)
+		put_probe_args(o, name, smp, false);
 	if (F & SF_ADDR) {
 		p = ob_room(o, 16);
 		o->len = (size_t)(fmt_hex16(p, smp->addr) - o->buf);
@@ -284,6 +327,7 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	o->len = (size_t)(p - o->buf);
 	if (s->m && (smp->type & PERF_SAMPLE_IP))
 		put_frag(s, smp, smp->ip, smp->cpumode, FR_TOP);
+	put_probe_args(o, name, smp, true);
 	if (tr) {
 		ob_puts(o, ",\"trace\":");
 		ob_json_str(o, tr);

@@ -473,3 +473,38 @@ PK_API int pk_probe__for_each_function(const char *binary, const char *glob,
 	pk_probe_elf_close(&pe);
 	return r;
 }
+
+/* ---- arguments ---- */
+
+#if defined(__x86_64__)
+/* perf_regs.h of x86: AX 0, CX 2, DX 3, SI 4, DI 5, R8 16, R9 17 */
+static const int arg_regs[] = { 5, 4, 3, 2, 16, 17 };
+static const int ret_reg = 0;
+#elif defined(__aarch64__)
+static const int arg_regs[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+static const int ret_reg = 0;
+#else
+static const int arg_regs[] = { -1 };
+static const int ret_reg = -1;
+#endif
+
+PK_API int pk_probe__arg_reg(unsigned i)
+{
+	return i < sizeof(arg_regs) / sizeof(arg_regs[0]) ? arg_regs[i] : -1;
+}
+
+PK_API int pk_probe__ret_reg(void)
+{
+	return ret_reg;
+}
+
+PK_API uint64_t pk_probe__args_mask(void)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < sizeof(arg_regs) / sizeof(arg_regs[0]); i++)
+		if (arg_regs[i] >= 0)
+			m |= 1ULL << arg_regs[i];
+	if (ret_reg >= 0)
+		m |= 1ULL << ret_reg;
+	return m;
+}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <perfkit/probe.h>
 #include "internal.h"
 #include "record/record-internal.h"
 
@@ -318,6 +319,13 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		err = config_attr(p, a, tp, fl, many);
 		if (err < 0)
 			return setup_failed(f, err);
+		if (o->probe_args && spec && pk_event_spec__probe_file(spec)) {
+			uint64_t m = pk_probe__args_mask();
+			if (!m)
+				return setup_failed(f, -EOPNOTSUPP);
+			a->sample_type |= PERF_SAMPLE_REGS_USER;
+			a->sample_regs_user |= m;
+		}
 		if (i == 0 && !want_dummy && !o->overwrite)
 			sideband_bits(o, a);
 		i++;

@@ -101,6 +101,16 @@ typedef int (*pk_sdt_marker_cb)(const struct pk_sdt_marker *m, void *ctx);
 PK_API int pk_probe__for_each_sdt(const char *binary, const struct pk_probe_opts *opts,
 				  pk_sdt_marker_cb cb, void *ctx, char *msg, size_t msglen);
 
+/* ---- probe arguments ---- */
+
+/* perf's register numbers (bits of sample_regs_user) of this machine's calling
+ * convention: the i-th integer argument (i from 0; x86-64: rdi rsi rdx rcx r8 r9) or -1
+ * past the last, the return value (x86-64: rax; -1 unknown), and the mask of all of them
+ * (0: not known for this architecture). */
+PK_API int pk_probe__arg_reg(unsigned i);
+PK_API int pk_probe__ret_reg(void);
+PK_API uint64_t pk_probe__args_mask(void);
+
 #ifdef __cplusplus
 }
 #endif

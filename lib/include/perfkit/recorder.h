@@ -115,6 +115,10 @@ struct pk_recorder_opts {
 	 * its stop signals and lets them in only while the recorder sleeps, so none is
 	 * missed). Copied. NULL: the mask is left alone. */
 	const sigset_t *sigmask;
+	/* Samples of dynamic probes (u:, r:, sdt: events) carry the user registers of the
+	 * calling convention's arguments and return value (PERF_SAMPLE_REGS_USER; x86-64:
+	 * rdi rsi rdx rcx r8 r9 and rax): perfkit script --args prints them. */
+	bool probe_args;
 	size_t :0;
 };
 
