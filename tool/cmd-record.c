@@ -521,6 +521,7 @@ static int run(struct rec_opts *o)
 	}
 
 	err = pk_recorder__finish(r);
+	tool_probe_check(o->events);
 	pk_recorder__stats(r, &st);
 	bid_cache_report(o, &st);
 	if (err < 0 && err != -EPIPE) { /* -EPIPE: the reader went away, nothing to report */

@@ -305,6 +305,7 @@ int cmd_stat(int argc, char **argv)
 			break;
 		}
 	}
+	tool_probe_check(o.events);
 	if (!o.quiet && !o.interval_ms) {
 		bool prev = stat_text_locale_begin(&o);
 		stat_print_header(&o, o.repeat > 1 ? st.wall.n : 1);

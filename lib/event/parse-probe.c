@@ -119,7 +119,7 @@ static int parse_kprobe(struct parser *p, size_t col, bool ret, bool leader)
 	if ((r = pk_ep_dup_bounded(p, &e->probe, func, strlen(func), fcol)) < 0)
 		return r;
 	e->attr.attr.sample_period = 1;
-	e->flags |= PK_EVF_PERIOD_SET;
+	e->flags |= PK_EVF_PERIOD_SET | PK_EVF_NO_INHERIT;
 	e->attr.attr.config1 = (uint64_t)(uintptr_t)e->probe; /* kprobe_func */
 	e->attr.attr.config2 = off;
 	if ((r = pk_ep_dup_bounded(p, &e->pmu, "kprobe", 6, col)) < 0 ||
@@ -260,7 +260,7 @@ static int parse_uprobe(struct parser *p, size_t col, const char *kind, bool lea
 	free(pt);
 	/* every hit is a sample, as perf does for probes (counting is unaffected) */
 	e->attr.attr.sample_period = 1;
-	e->flags |= PK_EVF_PERIOD_SET;
+	e->flags |= PK_EVF_PERIOD_SET | PK_EVF_NO_INHERIT;
 	e->attr.attr.config1 = (uint64_t)(uintptr_t)e->probe; /* uprobe_path */
 	e->attr.attr.config2 = e->probe_offset;               /* probe_offset */
 	if ((r = pk_ep_dup_bounded(p, &e->pmu, "uprobe", 6, col)) < 0 ||

@@ -171,9 +171,13 @@ static int find_in_maps(int pid, const char *name, char *out, size_t len)
 			continue;
 		/* through the process's root: a container's file is not ours by that name */
 		char full[PK_PROBE_PATH_MAX];
+		struct stat sa, sb;
 		pk_snprintf(full, sizeof(full), "/proc/%d/root%s", pid, path);
 		if (strlen(full) < len && usable_elf(full)) {
-			strcpy(out, full);
+			/* the plain name when it is the same file here (it outlives the process) */
+			bool same = stat(full, &sa) == 0 && stat(path, &sb) == 0 &&
+				    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+			strcpy(out, same ? path : full);
 			r = 0;
 		}
 	}

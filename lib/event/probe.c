@@ -356,7 +356,7 @@ PK_API int pk_probe__resolve(const char *binary, const char *function, uint64_t 
 			    src == SRC_SYMTAB ? ".symtab"
 			    : src == SRC_DEBUG ? ".dynsym and the debug file"
 			    : ".dynsym; no .symtab and no debug file under /usr/lib/debug: a "
-			      "static function needs the debug package");
+			      "function that is not exported needs the debug package");
 		goto out;
 	}
 	if (f.total > 1) {

@@ -65,6 +65,12 @@ enum pk_event_kind {
 #define PK_EVF_PERIOD_SET   (1u << 3) /* period= term given */
 #define PK_EVF_FREQ_SET     (1u << 4) /* freq= term given */
 #define PK_EVF_NAME_SET     (1u << 5) /* name= term given */
+/* Never opened with attr.inherit: the kprobe and uprobe PMUs read config1 (the function
+ * name or path, a pointer into our memory) again when the kernel copies an inherited
+ * event into a new child, from the memory of the task that forks, where it is garbage:
+ * the fork fails with EFAULT. So probes count in the threads opened, not in later
+ * children. */
+#define PK_EVF_NO_INHERIT   (1u << 6)
 
 struct pk_parse_opts {
 	size_t sz;
