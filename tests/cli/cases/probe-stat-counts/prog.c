@@ -1,6 +1,8 @@
-/* Test program of the dynamic-probe cases: f is called N times (argv[1]), out of line,
- * and also inlined into h_inl's callers; g (libtest) M times (argv[2]); two files define
- * a static "twin". f's two arguments are (i, i * 3) so samples can be checked. */
+/* Test program of the dynamic-probe cases: f is called N times (argv[1]) out of line,
+ * through a pointer the compiler cannot see through, and N more times inlined into main
+ * (a probe on f must count only the out-of-line calls); g (libtest) M times (argv[2]);
+ * two files define a static "twin". f's out-of-line arguments are (i, i * 3) so samples
+ * can be checked. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,20 +16,21 @@ static __attribute__((noinline)) int twin(int x)
 	return x + 1;
 }
 
-__attribute__((noinline)) long f(long a, long b)
+/* an inline definition with an external one (C99 6.7.4): direct calls are inlined, the
+ * out-of-line copy (symbol f) is what calls through f_ptr reach */
+extern long f(long a, long b);
+inline __attribute__((always_inline)) long f(long a, long b)
 {
 	__asm__ volatile("" ::: "memory");
 	return a + b;
 }
 
-/* f inlined here: the out-of-line copy is what the probe sees */
-static inline __attribute__((always_inline)) long f_inl(long a, long b) { return a * 2 + b; }
-
+long (*volatile f_ptr)(long, long) = f;
 volatile long sink;
 
 __attribute__((noinline)) void caller_of_f(long i)
 {
-	sink += f(i, i * 3);
+	sink += f_ptr(i, i * 3);
 }
 
 int main(int argc, char **argv)
@@ -41,7 +44,7 @@ int main(int argc, char **argv)
 	}
 	for (long i = 0; i < n; i++) {
 		caller_of_f(i);
-		sink += f_inl(i, i);
+		sink += f(i, sink); /* inlined: not a call of the symbol f */
 	}
 	for (long i = 0; i < m; i++)
 		sink += g(i);
