@@ -43,6 +43,10 @@ const struct tool_help cmd_list_help = {
 	.opts = opts,
 	.outro = "Software, hardware and cache events show 'yes'/'no': whether opening the event on this\n"
 		 "process succeeded. Section titles are printed only when listing everything.\n"
+		 "Dynamic probes are named rather than listed: -e u:BINARY:FUNC[+OFF] (uprobe),\n"
+		 "r:BINARY:FUNC (return), u:BINARY:%PROVIDER:NAME or sdt:PROVIDER:NAME (SDT\n"
+		 "marker), k:FUNC[+OFF] and kr:FUNC (kprobe PMU); BINARY is a path or a library\n"
+		 "name (libc). See perfkit probe --help for the functions a binary offers.\n"
 		 "Exit status: 0, or 1 if a GLOB matched nothing, 129 on a usage error.\n",
 };
 
