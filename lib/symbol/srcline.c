@@ -538,7 +538,10 @@ static void pk_type_name(Dwarf_Die *t, char *buf, size_t len, int depth, struct 
 	case DW_TAG_rvalue_reference_type: {
 		struct pk_param tmp = { 0 };
 		pk_type_name(nt, buf, len, depth + 1, &tmp);
-		pk_cat(buf, len, dwarf_tag(t) == DW_TAG_pointer_type ? " *" : " &");
+		size_t n = strlen(buf);
+		bool stacked = n && (buf[n - 1] == '*' || buf[n - 1] == '&'); /* "char **" */
+		pk_cat(buf, len, dwarf_tag(t) == DW_TAG_pointer_type ? (stacked ? "*" : " *")
+								     : (stacked ? "&" : " &"));
 		p->size = bytes > 0 && bytes <= 8 ? (uint8_t)bytes : (uint8_t)sizeof(void *);
 		p->is_pointer = true;
 		p->is_signed = false;
