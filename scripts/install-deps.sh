@@ -30,6 +30,7 @@ test_pkgs=(
 	time                    # /usr/bin/time -v: peak RSS in bench/report-speed.sh
 	locales                 # localedef and locale sources: cli/stat-locale compiles en_US/de_DE
 	libc6-dbg python3.11-dbg # debug symbols: report-vs-perf's DWARF cases (inline chains)
+	systemtap-sdt-dev       # sys/sdt.h: the SDT marker program of cli/probe-sdt
 	lld rustc               # lld-linked C and Rust: cli/record-unwind-lld; arm64/riscv64 objects: test_unwind_arch
 	man-db groff-base       # install/man-pages renders every installed page with man -l
 	zsh                     # install/man-pages checks the zsh completion script parses

@@ -56,10 +56,16 @@ TOOL_DECLARE_CMD(convert);
 TOOL_DECLARE_CMD(diff);
 TOOL_DECLARE_CMD(flamegraph);
 TOOL_DECLARE_CMD(list);
+TOOL_DECLARE_CMD(probe);
 TOOL_DECLARE_CMD(record);
 TOOL_DECLARE_CMD(report);
 TOOL_DECLARE_CMD(script);
 TOOL_DECLARE_CMD(stat);
+
+/* Warn about each u:/r:/sdt: event whose binary was replaced or removed since it was
+ * parsed (the probe stays on the file as it was). */
+struct pk_event_list;
+void tool_probe_check(const struct pk_event_list *events);
 
 /* Name of the running subcommand, for messages ("perfkit <cmd>: ..."). */
 extern const char *tool_cmd_name;

@@ -28,9 +28,17 @@ static const struct tool_opt opts[] = {
 };
 
 const struct tool_help cmd_list_help = {
+<<<<<<< HEAD
 	.synopsis = "usage: perfkit list [--json | --raw-dump] [CLASS|GLOB...]\n",
+=======
+	.synopsis = "usage: perfkit list [--json] [CLASS|GLOB...]\n"
+		    "       perfkit list sdt [BINARY...]\n",
+>>>>>>> wt-probe
 	.intro = "List the events that can be named with -e on this machine.\n"
 		 "\n"
+		 "  sdt [BINARY...]  the SDT markers of the binaries (default libc), as\n"
+		 "           perf list sdt prints them: -e sdt:PROVIDER:NAME or\n"
+		 "           -e u:BINARY:%PROVIDER:NAME\n"
 		 "  CLASS    hw (hardware), sw (software), cache (hardware cache), tracepoint,\n"
 		 "           pmu (sysfs PMUs with their aliases and format terms), pfm (libpfm4)\n"
 		 "  GLOB     shell pattern matched against event names, e.g. 'sched:*', '*-misses',\n"
@@ -41,6 +49,10 @@ const struct tool_help cmd_list_help = {
 	.opts = opts,
 	.outro = "Software, hardware and cache events show 'yes'/'no': whether opening the event on this\n"
 		 "process succeeded. Section titles are printed only when listing everything.\n"
+		 "Dynamic probes are named rather than listed: -e u:BINARY:FUNC[+OFF] (uprobe),\n"
+		 "r:BINARY:FUNC (return), u:BINARY:%PROVIDER:NAME or sdt:PROVIDER:NAME (SDT\n"
+		 "marker), k:FUNC[+OFF] and kr:FUNC (kprobe PMU); BINARY is a path or a library\n"
+		 "name (libc). See perfkit probe --help for the functions a binary offers.\n"
 		 "Exit status: 0, or 1 if a GLOB matched nothing, 129 on a usage error.\n",
 };
 
@@ -395,6 +407,70 @@ static int class_of(const char *arg)
 	return -1;
 }
 
+/* ---- list sdt [BINARY...]: the SDT markers of binaries, as perf list sdt ---- */
+
+struct sdt_names {
+	char **v;
+	size_t n, cap;
+	bool oom;
+};
+
+static int sdt_cb(const struct pk_sdt_marker *m, void *ctx)
+{
+	struct sdt_names *s = ctx;
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 32;
+		char **nv = realloc(s->v, nc * sizeof(*nv));
+		if (!nv) {
+			s->oom = true;
+			return 1;
+		}
+		s->v = nv;
+		s->cap = nc;
+	}
+	if (!(s->v[s->n] = xasprintf("sdt_%s:%s", m->provider, m->name))) {
+		s->oom = true;
+		return 1;
+	}
+	s->n++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One line per marker name, sorted, as perf list sdt prints the markers of one binary
+ * (a marker expanded at several places is one line). Default binary: libc. */
+static int list_sdt(int argc, char **argv, int first)
+{
+	struct sdt_names s = { 0 };
+	int status = 0;
+	char msg[256];
+	for (int i = first; i < argc || i == first; i++) {
+		const char *bin = i < argc ? argv[i] : "libc";
+		if (pk_probe__for_each_sdt(bin, NULL, sdt_cb, &s, msg, sizeof(msg)) < 0 && !s.oom) {
+			tool_error("%s", msg);
+			status = 1;
+		}
+	}
+	if (s.oom) {
+		tool_error("out of memory");
+		status = 1;
+	}
+	if (s.n)
+		qsort(s.v, s.n, sizeof(*s.v), cmp_str);
+	for (size_t i = 0; i < s.n; i++) {
+		if (!i || strcmp(s.v[i], s.v[i - 1]))
+			printf("  %-50s [SDT event]\n", s.v[i]);
+	}
+	for (size_t i = 0; i < s.n; i++)
+		free(s.v[i]);
+	free(s.v);
+	return tool_finish_stdout(status);
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct listing l;
@@ -419,6 +495,10 @@ int cmd_list(int argc, char **argv)
 		tool_print_usage(stderr, &cmd_list_help);
 		free(l.globs);
 		return 129;
+	}
+	if (optind < argc && !strcmp(argv[optind], "sdt")) {
+		free(l.globs);
+		return list_sdt(argc, argv, optind + 1);
 	}
 	for (int i = optind; i < argc; i++) {
 		int k;

@@ -85,8 +85,13 @@ static int parse_callgraph(struct rec_opts *o, const char *arg)
 }
 
 enum {
+<<<<<<< HEAD
 	OPT_CALLGRAPH = 256, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
 	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH,
+=======
+	OPT_CALLGRAPH = 256, OPT_ARGS, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
+	OPT_PER_THREAD,
+>>>>>>> wt-probe
 };
 
 /* Returns -1 to go on, else an exit status. */
@@ -98,6 +103,8 @@ static const struct tool_opt opts[] = {
 	  "sampling frequency (default 4000; max:\nperf_event_max_sample_rate)" },
 	{ 'c', "count", required_argument, "<n>", "sample every n events instead of a frequency" },
 	{ 'g', NULL, no_argument, NULL, "record frame-pointer call chains" },
+	{ OPT_ARGS, "args", no_argument, NULL,
+	  "samples of u:/r:/sdt: probes carry the argument\nregisters (return value for r:)" },
 	{ OPT_CALLGRAPH, "call-graph", required_argument, "<fp|dwarf[,size]>",
 	  "call chains: frame pointers, or user registers\n"
 	  "and a copy of the user stack (default 8192 bytes) for DWARF\n"
@@ -182,6 +189,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			if (*end || !o->ro.period)
 				return bad("invalid period '%s'", optarg);
 			break;
+<<<<<<< HEAD
 		case 'g': {
 			/* -g: the mode of perf's configuration (call-graph.record-mode, or the
 			 * older record.call-graph), else frame pointers */
@@ -197,6 +205,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			}
 			break;
 		}
+=======
+		case 'g': o->ro.callgraph = PK_RECORDER_CG_FP; break;
+		case OPT_ARGS: o->ro.probe_args = true; break;
+>>>>>>> wt-probe
 		case OPT_CALLGRAPH:
 			if (parse_callgraph(o, optarg))
 				return 129;
@@ -564,6 +576,7 @@ static int run(struct rec_opts *o)
 	}
 
 	err = pk_recorder__finish(r);
+	tool_probe_check(o->events);
 	pk_recorder__stats(r, &st);
 	bid_cache_report(o, &st);
 	if (err < 0 && err != -EPIPE) { /* -EPIPE: the reader went away, nothing to report */

@@ -114,7 +114,9 @@ static bool parse_long(const char *s, long min, long max, long *out)
 static int add_events(struct stat_opts *o, const char *spec)
 {
 	struct pk_parse_error pe = { .column = -1 };
-	if (pk_event_list__parse(o->events, spec, NULL, &pe) < 0) {
+	/* u:libname:f with -p: the library the process maps */
+	PK_OPTS(pk_parse_opts, po, .probe_pid = o->pid_list ? atoi(o->pid_list) : 0);
+	if (pk_event_list__parse(o->events, spec, &po, &pe) < 0) {
 		if (pe.msg[0])
 			tool_error("invalid event '%s': %s", spec, pe.msg);
 		else
@@ -124,8 +126,8 @@ static int add_events(struct stat_opts *o, const char *spec)
 	return 0;
 }
 
-/* Returns -1 to continue, or an exit status. */
-static int parse_args(struct stat_opts *o, int argc, char **argv)
+/* Returns -1 to continue, or an exit status. specs has room for argc strings. */
+static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **specs)
 {
 	long v;
 	int c, nevents = 0;
@@ -135,9 +137,7 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
 		switch (c) {
 		case 'e':
-			if (add_events(o, optarg) < 0)
-				return 129;
-			nevents++;
+			specs[nevents++] = optarg; /* parsed after -p is known */
 			break;
 		case 'p': o->pid_list = optarg; break;
 		case 't': o->tid_list = optarg; break;
@@ -212,11 +212,18 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 			return 129;
 		}
 	}
+<<<<<<< HEAD
 	if (o->null_run && nevents) {
 		tool_error("-n counts nothing: it does not mix with -e");
 		return 129;
 	}
 	if (!nevents && !o->null_run && add_events(o, DEFAULT_EVENTS) < 0)
+=======
+	for (int i = 0; i < nevents; i++)
+		if (add_events(o, specs[i]) < 0)
+			return 129;
+	if (!nevents && add_events(o, DEFAULT_EVENTS) < 0)
+>>>>>>> wt-probe
 		return 1;
 	if ((o->interval_count || o->interval_clear || o->summary) && !o->interval_ms) {
 		tool_error("--interval-count, --interval-clear and --summary go with -I");
@@ -286,6 +293,7 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 	return -1;
 }
 
+<<<<<<< HEAD
 /* --pre/--post: the command through sh -c; 0, or the exit status stat ends with (perf
  * stops with the command's status too) */
 static int run_hook(struct stat_opts *o, const char *opt, const char *cmd)
@@ -301,6 +309,18 @@ static int run_hook(struct stat_opts *o, const char *opt, const char *cmd)
 	int code = pk_wait_status__exit_code(r);
 	tool_error("%s '%s' failed (exit status %d)", opt, cmd, code);
 	return code ? code : 1;
+=======
+static int parse_args(struct stat_opts *o, int argc, char **argv)
+{
+	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
+	if (!specs) {
+		tool_error("out of memory");
+		return 1;
+	}
+	int r = parse_opts(o, argc, argv, specs);
+	free(specs);
+	return r;
+>>>>>>> wt-probe
 }
 
 int cmd_stat(int argc, char **argv)
@@ -383,7 +403,12 @@ int cmd_stat(int argc, char **argv)
 			break;
 		}
 	}
+<<<<<<< HEAD
 	if (!o.quiet && (!o.interval_ms || o.summary)) {
+=======
+	tool_probe_check(o.events);
+	if (!o.quiet && !o.interval_ms) {
+>>>>>>> wt-probe
 		bool prev = stat_text_locale_begin(&o);
 		stat_print_header(&o, o.repeat > 1 ? st.wall.n : 1);
 		stat_print_counts_locale(&o, &st, 0, -1);

@@ -37,6 +37,7 @@ static const struct cmd commands[] = {
 	{ "diff", cmd_diff, &cmd_diff_help, "per-symbol comparison of two perf.data files" },
 	{ "annotate", cmd_annotate, &cmd_annotate_help, "per-instruction samples of the hottest functions (perf annotate --stdio)" },
 	{ "list", cmd_list, &cmd_list_help, "list the events that can be measured here" },
+	{ "probe", cmd_probe, &cmd_probe_help, "functions and SDT markers of a binary, where a probe would go" },
 	{ "check", cmd_check, &cmd_check_help, "show what can be measured here, and why not" },
 	{ "config", cmd_config, &cmd_config_help, "read or write perf's configuration files (~/.perfconfig)" },
 	{ "version", NULL, NULL, "print perfkit's version" },

@@ -167,6 +167,131 @@ static bool max_stack_zero_unwind(const struct script *s, const struct pk_sample
  * fields, the data address, and the sample's address (" ip sym+off (dso)") or, when
  * call chains are shown, a newline and one frame per line.
  */
+/*
+ * A dynamic probe's arguments (record --args): the calling convention's argument
+ * registers in the sample's user registers, or the return value for a return probe
+ * (event names "u:...", "sdt:...", "r:..."). Text " arg1=0x.. arg2=0x.." (or the
+ * parameters by name, put_probe_params) or " ret=0x..";
+ * JSON ',"args":["0x..",...]' or ',"ret":"0x.."'. Nothing if the sample has no such
+ * registers.
+ */
+/* The value of the sample's user register `reg` (perf numbering), false if absent. */
+static bool user_reg(const struct pk_sample *smp, int reg, uint64_t *v)
+{
+	const struct pk_sample_regs *r = &smp->regs_user;
+	if (reg < 0 || reg > 63 || !(r->mask & (1ULL << reg)))
+		return false;
+	unsigned idx = (unsigned)__builtin_popcountll(r->mask & ((1ULL << reg) - 1));
+	if (idx >= r->nr)
+		return false;
+	*v = r->regs[idx];
+	return true;
+}
+
+/*
+ * The named parameters of the function a u: probe sits in, from DWARF: text
+ * " a=(long)3 s=(const char *)0x5555..." (integers in decimal as their type, pointers in
+ * hex, never dereferenced; "?" when the value is not in a sampled register), JSON
+ * ',"params":[{"name":"a","type":"long","value":3},...]' (pointers as "0x.." strings,
+ * null when unknown). False (nothing written) without DWARF for the sample's address.
+ */
+static bool put_probe_params(struct script *s, struct obuf *o, const struct pk_sample *smp,
+			     bool json)
+{
+	struct pk_addr_loc loc;
+	struct pk_param ps[8];
+	if (!s->m || !(smp->type & PERF_SAMPLE_IP) ||
+	    pk_machine__resolve(s->m, smp->pid, smp->tid, smp->ip, smp->cpumode, &loc) < 0 ||
+	    !loc.dso)
+		return false;
+	int n = pk_dso__params(loc.dso, loc.dso_addr, ps, 8);
+	if (n <= 0)
+		return false;
+	if (n > 8)
+		n = 8;
+	ob_puts(o, json ? ",\"params\":[" : "");
+	for (int i = 0; i < n; i++) {
+		const struct pk_param *p = &ps[i];
+		uint64_t v = 0;
+		bool known = p->size && user_reg(smp, p->reg, &v);
+		char buf[32];
+		if (known && !p->is_pointer) {
+			unsigned bits = p->size * 8u;
+			if (bits < 64)
+				v &= (1ULL << bits) - 1;
+			if (p->is_signed && bits < 64 && (v >> (bits - 1)) & 1)
+				v |= ~0ULL << bits;
+			if (p->is_signed)
+				snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)v);
+			else
+				snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		} else if (known) {
+			snprintf(buf, sizeof(buf), json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, v);
+		} else {
+			snprintf(buf, sizeof(buf), json ? "null" : "?");
+		}
+		if (json) {
+			ob_puts(o, i ? ",{\"name\":" : "{\"name\":");
+			ob_json_str(o, p->name);
+			ob_puts(o, ",\"type\":");
+			ob_json_str(o, p->type);
+			ob_puts(o, ",\"value\":");
+			ob_puts(o, buf);
+			ob_putc(o, '}');
+		} else {
+			ob_putc(o, ' ');
+			ob_puts(o, p->name);
+			ob_puts(o, "=(");
+			ob_puts(o, p->type);
+			ob_putc(o, ')');
+			ob_puts(o, buf);
+		}
+	}
+	if (json)
+		ob_putc(o, ']');
+	return true;
+}
+
+static void put_probe_args(struct script *s, struct obuf *o, const char *name,
+			   const struct pk_sample *smp, bool json)
+{
+	const struct pk_sample_regs *r = &smp->regs_user;
+	bool ret = !strncmp(name, "r:", 2);
+	if (!(smp->type & PERF_SAMPLE_REGS_USER) || !r->abi || !r->nr ||
+	    (strncmp(name, "u:", 2) && strncmp(name, "sdt:", 4) && !ret))
+		return;
+	uint64_t need = pk_probe__args_mask();
+	if (!need || (r->mask & need) != need)
+		return;
+	/* text: the parameters by name where DWARF knows them, else the registers; JSON:
+	 * the registers always, the parameters too */
+	bool named = !ret && !strncmp(name, "u:", 2) && put_probe_params(s, o, smp, json);
+	if (named && !json)
+		return;
+	char buf[32];
+	for (unsigned i = 0;; i++) {
+		int reg = ret ? (i ? -1 : pk_probe__ret_reg()) : pk_probe__arg_reg(i);
+		if (reg < 0)
+			break;
+		unsigned idx = (unsigned)__builtin_popcountll(r->mask & ((1ULL << reg) - 1));
+		if (idx >= r->nr)
+			break;
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, r->regs[idx]);
+		if (json) {
+			ob_puts(o, ret ? ",\"ret\":\"" : i ? ",\"" : ",\"args\":[\"");
+			ob_puts(o, buf);
+			ob_putc(o, '"');
+		} else {
+			char lab[16];
+			snprintf(lab, sizeof(lab), ret ? " ret=" : " arg%u=", i + 1);
+			ob_puts(o, lab);
+			ob_puts(o, buf);
+		}
+	}
+	if (json && !ret)
+		ob_putc(o, ']');
+}
+
 static void print_fields(struct script *s, const struct pk_data_attr *a, const struct pk_sample *smp,
 			 const char *name, bool has_count, uint64_t count)
 {
@@ -209,6 +334,8 @@ static void print_fields(struct script *s, const struct pk_data_attr *a, const s
 		if (tr)
 			ob_puts(o, tr);
 	}
+	if (F & SF_EVENT)
+		put_probe_args(s, o, name, smp, false);
 	if (F & SF_ADDR) {
 		p = ob_room(o, 16);
 		o->len = (size_t)(fmt_hex16(p, smp->addr) - o->buf);
@@ -288,6 +415,7 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	o->len = (size_t)(p - o->buf);
 	if (s->m && (smp->type & PERF_SAMPLE_IP))
 		put_frag(s, smp, smp->ip, smp->cpumode, FR_TOP);
+	put_probe_args(s, o, name, smp, true);
 	if (tr) {
 		ob_puts(o, ",\"trace\":");
 		ob_json_str(o, tr);

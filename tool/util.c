@@ -217,6 +217,7 @@ int tool_open_cgroup(const char *name)
 	return fd;
 }
 
+<<<<<<< HEAD
 /* ---- option values shared by the readers (report, script) ---- */
 
 /* "a,b,c" -> strings, appended to *out */
@@ -306,4 +307,19 @@ int tool_parse_time_window(const char *s, struct pk_data_reader *rd, uint64_t *s
 	if (comma[1])
 		*end = (uint64_t)(strtod(comma + 1, NULL) * 1e9 + 0.5);
 	return 0;
+=======
+void tool_probe_check(const struct pk_event_list *events)
+{
+	/* a probed binary replaced meanwhile: its probe stayed on the old file */
+	for (size_t i = 0; i < pk_event_list__count(events); i++) {
+		const struct pk_event_spec *e = pk_event_list__get(events, i);
+		int r = pk_event_spec__probe_check(e);
+		if (r < 0)
+			tool_warn("'%s': '%s' was %s while perfkit ran: the probe stayed on the "
+				  "file as it was when perfkit started, so runs of the new file were "
+				  "not seen; run perfkit again",
+				  pk_event_spec__name(e), pk_event_spec__probe_file(e),
+				  r == -ESTALE ? "replaced" : "removed");
+	}
+>>>>>>> wt-probe
 }

@@ -452,7 +452,7 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 				if (cgroup_fd >= 0) {
 					pid = cgroup_fd;
 					flags |= PERF_FLAG_PID_CGROUP;
-				} else if (pid >= 0 && inherit) {
+				} else if (pid >= 0 && inherit && !(ev->flags & PK_EVF_NO_INHERIT)) {
 					a.attr.inherit = 1;
 				}
 				if (!is_leader)

@@ -261,6 +261,16 @@ static void explain_perm(struct sb *s, int err, const struct pk_open_ctx *ctx,
 			causes++;
 		}
 	}
+	char pmu[64];
+	if (a && a->type >= PERF_TYPE_MAX && !capable && pmu_of_type(a->type, pmu, sizeof(pmu)) &&
+	    (!strcmp(pmu, "uprobe") || !strcmp(pmu, "kprobe"))) {
+		/* perf_uprobe_event_init / perf_kprobe_event_init check the capability
+		 * before anything else, whatever perf_event_paranoid says */
+		sb_add(s, " The %s PMU (dynamic probes: u:, r:, sdt:, k: events) is for "
+			  "privileged users only, whatever perf_event_paranoid says: run as root or "
+			  "give the program CAP_PERFMON (`setcap cap_perfmon+ep <program>`).", pmu);
+		causes++;
+	}
 	if (err == EPERM && a) {
 		sb_add(s, " EPERM is also how some PMUs refuse exclude_* settings they cannot honour"
 			  " (exclude_hv=%u exclude_idle=%u exclude_user=%u exclude_kernel=%u here), "

@@ -182,7 +182,9 @@ int pk_ep_parse_pmu_event(struct parser *p, size_t col, size_t toklen, bool lead
 			if (strlen(e->probe) != ts->vlen)
 				return pk_ep_fail(p, -PK_ERR_PARSE, ts->vcol, "NUL in '%.*s'",
 						  QLEN(ts->nlen), ts->name);
-			/* kprobe_func / uprobe_path: the kernel reads the string at open */
+			/* kprobe_func / uprobe_path: the kernel reads the string at open, and
+			 * again in every inherited copy, from the forking task's memory */
+			e->flags |= PK_EVF_NO_INHERIT;
 			e->attr.attr.config1 = (uint64_t)(uintptr_t)e->probe;
 			e->attr.attr.config2 = off; /* probe_offset */
 		} else {

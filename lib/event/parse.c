@@ -85,6 +85,7 @@ struct pk_event_spec *pk_ep_new_spec(struct parser *p, enum pk_event_kind kind, 
 	e->scale = 1.0;
 	e->group = -1;
 	e->leader = true;
+	e->probe_fd = -1;
 	p->v[p->n++] = e;
 	return e;
 }
@@ -329,6 +330,8 @@ static int parse_event(struct parser *p, bool leader, bool in_group)
 	for (size_t i = 0; i < n; i++)
 		has_glob |= glob_char(tok[i]);
 
+	if (!has_glob && cur(p) == ':' && pk_ep_is_probe_kind(tok, n))
+		return pk_ep_parse_probe(p, col, n, leader);
 	if (!has_glob) {
 		r = classify_legacy(p, tok, n, col, &type, &config, &kind);
 		if (r < 0)
@@ -456,6 +459,7 @@ PK_API int pk_event_list__parse(struct pk_event_list *list, const char *str,
 	p.tracefs_root = PK_OPTS_GET(opts, tracefs_root, NULL);
 	p.pmus = PK_OPTS_GET(opts, pmus, NULL);
 	p.no_pfm = PK_OPTS_GET(opts, no_pfm, false);
+	p.probe_pid = PK_OPTS_GET(opts, probe_pid, 0);
 
 	r = parse_list(&p);
 	if (r >= 0 && p.failed)

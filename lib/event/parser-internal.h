@@ -36,6 +36,9 @@ struct pk_event_spec {
 	char *callgraph;
 	char *unit;
 	char *probe;          /* kprobe function / uprobe path: config1 points here */
+	char *probe_file;     /* u:/r:/sdt: the binary resolved (probe is /proc/self/fd/N) */
+	int probe_fd;         /* held open from resolution to the close of the event, or -1 */
+	uint64_t probe_dev, probe_ino, probe_offset;
 	double scale;
 	uint32_t stack_size;
 	unsigned flags;
@@ -56,6 +59,7 @@ struct parser {
 	const char *s;
 	size_t len, pos;
 	bool no_pfm;
+	int probe_pid;             /* library names of probes: this process's maps first */
 	const char *sysfs_root;
 	const char *tracefs_root;  /* as given; NULL = discover */
 	const struct pk_pmu_set *pmus;
@@ -186,5 +190,8 @@ int pk_ep_parse_tracepoint(struct parser *p, size_t col, size_t syslen, bool lea
 			   bool in_group);
 /* pmu/terms/ or pmu/alias/, with the kprobe/uprobe PMUs' own terms (parse-pmu.c). */
 int pk_ep_parse_pmu_event(struct parser *p, size_t col, size_t toklen, bool leader);
+/* u:, r:, sdt:, k:, kr: dynamic probes by name (parse-probe.c); p->s[col+n] is ':'. */
+bool pk_ep_is_probe_kind(const char *tok, size_t n);
+int pk_ep_parse_probe(struct parser *p, size_t col, size_t n, bool leader);
 
 #endif

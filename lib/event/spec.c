@@ -4,6 +4,7 @@
  * of parsed events (pk_event_spec), and the getters of both.
  */
 #include <stdlib.h>
+#include <unistd.h>
 #include "parser-internal.h"
 
 /* ---- list and getters ---- */
@@ -17,6 +18,9 @@ void pk_ep_spec_free(struct pk_event_spec *e)
 	free(e->callgraph);
 	free(e->unit);
 	free(e->probe);
+	free(e->probe_file);
+	if (e->probe_fd >= 0)
+		close(e->probe_fd);
 	free(e);
 }
 

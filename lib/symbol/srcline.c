@@ -478,3 +478,166 @@ PK_API int pk_dso__inline_names(struct pk_dso *d, uint64_t addr,
 {
 	return pk_dso_inlines_get(d, addr, frames, false);
 }
+
+/* ---- parameters of the function at an address (record --args, perfkit script) ---- */
+
+/* perf's register number (sample_regs_user bit) of a DWARF register, -1 if none. */
+static int pk_dwarf_reg_to_perf(unsigned int r)
+{
+#if defined(__x86_64__)
+	/* DWARF: rax rdx rcx rbx rsi rdi rbp rsp r8..r15; perf: ax bx cx dx si di bp sp ip
+	 * flags cs ss ds es fs gs r8..r15 */
+	static const signed char map[16] = { 0, 3, 2, 1, 4, 5, 6, 7,
+					     16, 17, 18, 19, 20, 21, 22, 23 };
+	return r < 16 ? map[r] : -1;
+#else
+	(void)r;
+	return -1;
+#endif
+}
+
+static void pk_cat(char *buf, size_t len, const char *s)
+{
+	size_t n = strlen(buf);
+	if (n + 1 < len)
+		snprintf(buf + n, len - n, "%s", s);
+}
+
+/* The C spelling of type DIE t (NULL: void) into buf; size, signedness and pointerness
+ * of the value it describes. */
+static void pk_type_name(Dwarf_Die *t, char *buf, size_t len, int depth, struct pk_param *p)
+{
+	Dwarf_Attribute at;
+	Dwarf_Die next, *nt = NULL;
+	Dwarf_Word w;
+	if (!t) {
+		pk_cat(buf, len, "void");
+		return;
+	}
+	if (depth > 8) {
+		pk_cat(buf, len, "?");
+		return;
+	}
+	if (dwarf_attr_integrate(t, DW_AT_type, &at))
+		nt = dwarf_formref_die(&at, &next);
+	const char *name = dwarf_diename(t);
+	int bytes = dwarf_bytesize(t);
+	switch (dwarf_tag(t)) {
+	case DW_TAG_base_type:
+		pk_cat(buf, len, name ? name : "?");
+		if (bytes > 0 && bytes <= 8 && dwarf_attr(t, DW_AT_encoding, &at) &&
+		    !dwarf_formudata(&at, &w) &&
+		    (w == DW_ATE_signed || w == DW_ATE_signed_char || w == DW_ATE_unsigned ||
+		     w == DW_ATE_unsigned_char || w == DW_ATE_boolean)) {
+			p->size = (uint8_t)bytes;
+			p->is_signed = w == DW_ATE_signed || w == DW_ATE_signed_char;
+		}
+		return;
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type: {
+		struct pk_param tmp = { 0 };
+		pk_type_name(nt, buf, len, depth + 1, &tmp);
+		size_t n = strlen(buf);
+		bool stacked = n && (buf[n - 1] == '*' || buf[n - 1] == '&'); /* "char **" */
+		pk_cat(buf, len, dwarf_tag(t) == DW_TAG_pointer_type ? (stacked ? "*" : " *")
+								     : (stacked ? "&" : " &"));
+		p->size = bytes > 0 && bytes <= 8 ? (uint8_t)bytes : (uint8_t)sizeof(void *);
+		p->is_pointer = true;
+		p->is_signed = false;
+		return;
+	}
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type: {
+		const char *q = dwarf_tag(t) == DW_TAG_const_type ? "const" : "volatile";
+		Dwarf_Die inner;
+		bool ptr_below = nt && (inner = *nt, dwarf_tag(&inner) == DW_TAG_pointer_type);
+		if (!ptr_below) {
+			pk_cat(buf, len, q);
+			pk_cat(buf, len, " ");
+		}
+		pk_type_name(nt, buf, len, depth + 1, p);
+		if (ptr_below) {
+			pk_cat(buf, len, " ");
+			pk_cat(buf, len, q);
+		}
+		return;
+	}
+	case DW_TAG_typedef: {
+		char scratch[8];
+		scratch[0] = 0;
+		pk_cat(buf, len, name ? name : "?");
+		pk_type_name(nt, scratch, sizeof(scratch), depth + 1, p); /* size/sign only */
+		return;
+	}
+	case DW_TAG_enumeration_type:
+		pk_cat(buf, len, "enum ");
+		pk_cat(buf, len, name ? name : "<anon>");
+		if (bytes > 0 && bytes <= 8)
+			p->size = (uint8_t)bytes;
+		return;
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_class_type:
+		pk_cat(buf, len, dwarf_tag(t) == DW_TAG_union_type ? "union " : "struct ");
+		pk_cat(buf, len, name ? name : "<anon>");
+		return; /* passed by value: not one register */
+	default:
+		pk_cat(buf, len, name ? name : "?");
+		return;
+	}
+}
+
+PK_API int pk_dso__params(struct pk_dso *d, uint64_t dso_addr, struct pk_param *out, size_t max)
+{
+	if (!d || (!out && max))
+		return pk_err(-EINVAL);
+	Dwfl_Module *mod = pk_dso_dwarf_mod(d);
+	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Addr bias = 0;
+	if (!mod || !pk_dso_addr_cu(d, mod, dso_addr, &cu, &bias))
+		return pk_err(-ENOENT);
+	Dwarf_Addr pc = dso_addr - bias;
+	int n = dwarf_getscopes(&cu, pc, &scopes), fn = -1;
+	for (int i = 0; i < n && fn < 0; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			fn = i;
+	if (fn < 0) {
+		free(scopes);
+		return pk_err(-ENOENT);
+	}
+	Dwarf_Die c;
+	size_t nr = 0;
+	if (dwarf_child(&scopes[fn], &c) == 0) {
+		do {
+			if (dwarf_tag(&c) != DW_TAG_formal_parameter)
+				continue;
+			if (nr < max) {
+				struct pk_param *p = &out[nr];
+				Dwarf_Attribute at;
+				Dwarf_Die td, *t = NULL;
+				const char *name = NULL;
+				memset(p, 0, sizeof(*p));
+				p->reg = -1;
+				if (dwarf_attr_integrate(&c, DW_AT_name, &at))
+					name = dwarf_formstring(&at);
+				snprintf(p->name, sizeof(p->name), "%s", name ? name : "?");
+				if (dwarf_attr_integrate(&c, DW_AT_type, &at))
+					t = dwarf_formref_die(&at, &td);
+				pk_type_name(t, p->type, sizeof(p->type), 0, p);
+				Dwarf_Op *ops;
+				size_t nops;
+				if (dwarf_attr(&c, DW_AT_location, &at) &&
+				    dwarf_getlocation_addr(&at, pc, &ops, &nops, 1) == 1 && nops == 1) {
+					if (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31)
+						p->reg = pk_dwarf_reg_to_perf(ops[0].atom - DW_OP_reg0);
+					else if (ops[0].atom == DW_OP_regx && ops[0].number < 64)
+						p->reg = pk_dwarf_reg_to_perf((unsigned int)ops[0].number);
+				}
+			}
+			nr++;
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	free(scopes);
+	return (int)(nr > (size_t)INT32_MAX ? INT32_MAX : nr);
+}

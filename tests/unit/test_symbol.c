@@ -261,6 +261,31 @@ static void check_lines(const char *bin)
 	assert_ptr_equal(file, file2);
 	assert_int_equal(line2, line);
 
+	/* parameters from DWARF at a function's entry: leaf's int x is in the first argument
+	 * register; main has two, more than asked for (counted, one filled) */
+	struct pk_param ps[4];
+	assert_int_equal(pk_dso__params(d, leaf, ps, 4), 1);
+	assert_string_equal(ps[0].name, "x");
+	assert_string_equal(ps[0].type, "int");
+	assert_int_equal(ps[0].size, 4);
+	assert_true(ps[0].is_signed);
+	assert_false(ps[0].is_pointer);
+#if defined(__x86_64__)
+	assert_int_equal(ps[0].reg, pk_probe__arg_reg(0));
+#endif
+	uint64_t main_pc = nm_addr(bin, "main");
+	memset(ps, 0x5a, sizeof(ps));
+	assert_int_equal(pk_dso__params(d, main_pc, ps, 1), 2);
+	assert_string_equal(ps[0].name, "argc");
+	assert_int_equal((unsigned char)ps[1].name[0], 0x5a); /* max respected */
+	assert_int_equal(pk_dso__params(d, main_pc, ps, 4), 2);
+	assert_string_equal(ps[1].name, "argv");
+	assert_string_equal(ps[1].type, "char **");
+	assert_true(ps[1].is_pointer);
+	assert_int_equal(ps[1].size, sizeof(void *));
+	assert_true(pk_dso__params(d, 0x10, ps, 4) < 0);
+	assert_true(pk_dso__params(NULL, leaf, ps, 4) < 0);
+
 	uint64_t call = call_site(bin);
 	assert_true(call != 0);
 	assert_int_equal(pk_dso__srcline(d, call, &file, &line), 0);
@@ -943,6 +968,8 @@ static void test_hostile(void **state)
 			assert_true(pk_dso__srcline(loc.dso, loc.dso_addr, &file, &line) < 0);
 			const struct pk_inline_frame *fr;
 			assert_true(pk_dso__inlines(loc.dso, loc.dso_addr, &fr) < 0);
+			struct pk_param ps[2];
+			assert_true(pk_dso__params(loc.dso, loc.dso_addr, ps, 2) < 0);
 		}
 		assert_true(pk_dso__load(pk_machine__dso(m, p[i])) < 0);
 	}

@@ -65,6 +65,12 @@ enum pk_event_kind {
 #define PK_EVF_PERIOD_SET   (1u << 3) /* period= term given */
 #define PK_EVF_FREQ_SET     (1u << 4) /* freq= term given */
 #define PK_EVF_NAME_SET     (1u << 5) /* name= term given */
+/* Never opened with attr.inherit: the kprobe and uprobe PMUs read config1 (the function
+ * name or path, a pointer into our memory) again when the kernel copies an inherited
+ * event into a new child, from the memory of the task that forks, where it is garbage:
+ * the fork fails with EFAULT. So probes count in the threads opened, not in later
+ * children. */
+#define PK_EVF_NO_INHERIT   (1u << 6)
 
 struct pk_parse_opts {
 	size_t sz;
@@ -72,6 +78,8 @@ struct pk_parse_opts {
 	const char *tracefs_root;       /* NULL = pk_tracefs__root() */
 	const struct pk_pmu_set *pmus;  /* NULL = loaded lazily from sysfs_root */
 	bool no_pfm;                    /* do not consult libpfm4 */
+	int probe_pid;                  /* > 0: u:/r:/sdt: library names looked up in this
+					 * process's maps first (perfkit/probe.h) */
 	size_t :0;
 };
 
@@ -118,6 +126,15 @@ PK_API uint32_t pk_event_spec__stack_size(const struct pk_event_spec *ev);
 /* sysfs alias .scale / .unit for PMU alias events (1.0 / NULL otherwise). */
 PK_API double pk_event_spec__scale(const struct pk_event_spec *ev);
 PK_API const char *pk_event_spec__unit(const struct pk_event_spec *ev);
+/* Dynamic probes by name (u:, r:, sdt:): the binary resolved and the file offset probed
+ * (NULL / 0 for other events). The spec holds the binary open until it is freed, and the
+ * uprobe PMU is given that open file. */
+PK_API const char *pk_event_spec__probe_file(const struct pk_event_spec *ev);
+PK_API uint64_t pk_event_spec__probe_offset(const struct pk_event_spec *ev);
+/* 0 if the probed binary's path still names the file probed (or the event is no such
+ * probe); -ESTALE if it was replaced since (the probe stays on the old file, so runs of
+ * the new one are not seen), -ENOENT if it was removed. */
+PK_API int pk_event_spec__probe_check(const struct pk_event_spec *ev);
 
 /* ---- error explanations ---- */
 

@@ -6,6 +6,7 @@
 #include <perfkit/sys.h>
 #include <perfkit/pmu.h>
 #include <perfkit/event.h>
+#include <perfkit/probe.h>
 #include <perfkit/readfmt.h>
 #include <perfkit/count.h>
 #include <perfkit/record.h>

@@ -269,6 +269,27 @@ PK_API int pk_dso__inlines(struct pk_dso *d, uint64_t dso_addr,
 PK_API int pk_dso__inline_names(struct pk_dso *d, uint64_t dso_addr,
 				const struct pk_inline_frame **frames);
 
+/* A parameter of a function from DWARF (pk_dso__params). */
+struct pk_param {
+	char name[64];
+	char type[96];          /* C spelling: "long", "const char *", "struct s" */
+	int reg;                /* perf register number (bit of sample_regs_user) holding the
+				 * value at the address asked for; -1: not in one register
+				 * there (stack, split, optimised out) or unknown */
+	uint8_t size;           /* bytes of an integer, enum or pointer value (1..8); 0: the
+				 * value is not a scalar (a struct passed by value, a float) */
+	bool is_signed;         /* a signed integer */
+	bool is_pointer;        /* a pointer or reference (char * too: never dereferenced) */
+};
+/*
+ * The parameters of the function whose code contains `dso_addr` (the innermost
+ * out-of-line function; a function's entry for a uprobe), in declaration order, with
+ * where each is at that address according to its DWARF location list. Fills at most
+ * `max` entries of out and returns the number of parameters (which may exceed max), or
+ * -ENOENT (no DWARF, or no function at the address).
+ */
+PK_API int pk_dso__params(struct pk_dso *d, uint64_t dso_addr, struct pk_param *out, size_t max);
+
 /* Names longer than this stay mangled (see pk_symbol__demangle). */
 #define PK_DEMANGLE_MAX 8192
 /*
