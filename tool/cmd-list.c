@@ -28,12 +28,8 @@ static const struct tool_opt opts[] = {
 };
 
 const struct tool_help cmd_list_help = {
-<<<<<<< HEAD
-	.synopsis = "usage: perfkit list [--json | --raw-dump] [CLASS|GLOB...]\n",
-=======
-	.synopsis = "usage: perfkit list [--json] [CLASS|GLOB...]\n"
+	.synopsis = "usage: perfkit list [--json | --raw-dump] [CLASS|GLOB...]\n"
 		    "       perfkit list sdt [BINARY...]\n",
->>>>>>> wt-probe
 	.intro = "List the events that can be named with -e on this machine.\n"
 		 "\n"
 		 "  sdt [BINARY...]  the SDT markers of the binaries (default libc), as\n"

@@ -85,13 +85,8 @@ static int parse_callgraph(struct rec_opts *o, const char *arg)
 }
 
 enum {
-<<<<<<< HEAD
-	OPT_CALLGRAPH = 256, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
-	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH,
-=======
 	OPT_CALLGRAPH = 256, OPT_ARGS, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
-	OPT_PER_THREAD,
->>>>>>> wt-probe
+	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH,
 };
 
 /* Returns -1 to go on, else an exit status. */
@@ -189,7 +184,6 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			if (*end || !o->ro.period)
 				return bad("invalid period '%s'", optarg);
 			break;
-<<<<<<< HEAD
 		case 'g': {
 			/* -g: the mode of perf's configuration (call-graph.record-mode, or the
 			 * older record.call-graph), else frame pointers */
@@ -205,10 +199,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			}
 			break;
 		}
-=======
-		case 'g': o->ro.callgraph = PK_RECORDER_CG_FP; break;
 		case OPT_ARGS: o->ro.probe_args = true; break;
->>>>>>> wt-probe
 		case OPT_CALLGRAPH:
 			if (parse_callgraph(o, optarg))
 				return 129;

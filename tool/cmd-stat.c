@@ -212,18 +212,14 @@ static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **s
 			return 129;
 		}
 	}
-<<<<<<< HEAD
 	if (o->null_run && nevents) {
 		tool_error("-n counts nothing: it does not mix with -e");
 		return 129;
 	}
-	if (!nevents && !o->null_run && add_events(o, DEFAULT_EVENTS) < 0)
-=======
 	for (int i = 0; i < nevents; i++)
 		if (add_events(o, specs[i]) < 0)
 			return 129;
-	if (!nevents && add_events(o, DEFAULT_EVENTS) < 0)
->>>>>>> wt-probe
+	if (!nevents && !o->null_run && add_events(o, DEFAULT_EVENTS) < 0)
 		return 1;
 	if ((o->interval_count || o->interval_clear || o->summary) && !o->interval_ms) {
 		tool_error("--interval-count, --interval-clear and --summary go with -I");
@@ -293,7 +289,6 @@ static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **s
 	return -1;
 }
 
-<<<<<<< HEAD
 /* --pre/--post: the command through sh -c; 0, or the exit status stat ends with (perf
  * stops with the command's status too) */
 static int run_hook(struct stat_opts *o, const char *opt, const char *cmd)
@@ -309,7 +304,8 @@ static int run_hook(struct stat_opts *o, const char *opt, const char *cmd)
 	int code = pk_wait_status__exit_code(r);
 	tool_error("%s '%s' failed (exit status %d)", opt, cmd, code);
 	return code ? code : 1;
-=======
+}
+
 static int parse_args(struct stat_opts *o, int argc, char **argv)
 {
 	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
@@ -320,7 +316,6 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 	int r = parse_opts(o, argc, argv, specs);
 	free(specs);
 	return r;
->>>>>>> wt-probe
 }
 
 int cmd_stat(int argc, char **argv)
@@ -403,12 +398,8 @@ int cmd_stat(int argc, char **argv)
 			break;
 		}
 	}
-<<<<<<< HEAD
-	if (!o.quiet && (!o.interval_ms || o.summary)) {
-=======
 	tool_probe_check(o.events);
-	if (!o.quiet && !o.interval_ms) {
->>>>>>> wt-probe
+	if (!o.quiet && (!o.interval_ms || o.summary)) {
 		bool prev = stat_text_locale_begin(&o);
 		stat_print_header(&o, o.repeat > 1 ? st.wall.n : 1);
 		stat_print_counts_locale(&o, &st, 0, -1);

@@ -217,7 +217,6 @@ int tool_open_cgroup(const char *name)
 	return fd;
 }
 
-<<<<<<< HEAD
 /* ---- option values shared by the readers (report, script) ---- */
 
 /* "a,b,c" -> strings, appended to *out */
@@ -307,7 +306,8 @@ int tool_parse_time_window(const char *s, struct pk_data_reader *rd, uint64_t *s
 	if (comma[1])
 		*end = (uint64_t)(strtod(comma + 1, NULL) * 1e9 + 0.5);
 	return 0;
-=======
+}
+
 void tool_probe_check(const struct pk_event_list *events)
 {
 	/* a probed binary replaced meanwhile: its probe stayed on the old file */
@@ -321,5 +321,4 @@ void tool_probe_check(const struct pk_event_list *events)
 				  pk_event_spec__name(e), pk_event_spec__probe_file(e),
 				  r == -ESTALE ? "replaced" : "removed");
 	}
->>>>>>> wt-probe
 }

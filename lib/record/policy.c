@@ -341,7 +341,6 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		if (err < 0) {
 			pk_event_list__free(sw);
 			return setup_failed(f, err);
-<<<<<<< HEAD
 		}
 		if (i == e->offcpu_idx) {
 			/* a chain in every switch-out (frame pointers unless asked otherwise),
@@ -350,14 +349,13 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 			a->context_switch = 1;
 			/* its fields are not needed (the recorder consumes these samples) */
 			a->sample_type &= ~PERF_SAMPLE_RAW;
-=======
+		}
 		if (o->probe_args && spec && pk_event_spec__probe_file(spec)) {
 			uint64_t m = pk_probe__args_mask();
 			if (!m)
 				return setup_failed(f, -EOPNOTSUPP);
 			a->sample_type |= PERF_SAMPLE_REGS_USER;
 			a->sample_regs_user |= m;
->>>>>>> wt-probe
 		}
 		if (i == 0 && !want_dummy && !o->overwrite)
 			sideband_bits(o, a);

@@ -123,7 +123,6 @@ struct pk_recorder_opts {
 	 * its stop signals and lets them in only while the recorder sleeps, so none is
 	 * missed). Copied. NULL: the mask is left alone. */
 	const sigset_t *sigmask;
-<<<<<<< HEAD
 	/* ---- off-CPU time ---- */
 	/* Also record where target threads block: sched:sched_switch with a call chain (a
 	 * frame-pointer one when callgraph is NONE) and context-switch records; each
@@ -133,12 +132,10 @@ struct pk_recorder_opts {
 	 * and the switch-out's call chain. Needs tracefs (the tracepoint's id). */
 	bool off_cpu;
 	uint64_t off_cpu_thresh;  /* drop blocked intervals shorter than this many ns */
-=======
 	/* Samples of dynamic probes (u:, r:, sdt: events) carry the user registers of the
 	 * calling convention's arguments and return value (PERF_SAMPLE_REGS_USER; x86-64:
 	 * rdi rsi rdx rcx r8 r9 and rax): perfkit script --args prints them. */
 	bool probe_args;
->>>>>>> wt-probe
 	size_t :0;
 };
 
