@@ -29,6 +29,7 @@
 
 #include "internal.h"
 #include "symbol-internal.h"
+#include "core/radix.h"
 
 struct pk_plt_ent {
 	uint64_t off;           /* file offset, as perf places it */
@@ -451,6 +452,8 @@ struct ordkey {
 	uint32_t i;
 };
 
+PK_DEFINE_RADIX_SORT(ordkey_radix, struct ordkey, start)
+
 /* ord[0 .. n) stably by start (so equal starts keep their order: insertion order), with
  * tmp[n] of room; a radix sort by bytes, skipping the bytes all starts share */
 static void ord_sort(struct ordkey *ord, struct ordkey *tmp, size_t n)
@@ -465,29 +468,7 @@ static void ord_sort(struct ordkey *ord, struct ordkey *tmp, size_t n)
 		}
 		return;
 	}
-	uint64_t diff = 0; /* the bits where starts differ */
-	for (size_t i = 1; i < n; i++)
-		diff |= ord[i].start ^ ord[0].start;
-	struct ordkey *src = ord, *dst = tmp;
-	for (int b = 0; b < 8; b++) {
-		if (!((diff >> (8 * b)) & 0xff))
-			continue; /* every start has this byte */
-		size_t cnt[256] = { 0 }, pos = 0;
-		for (size_t i = 0; i < n; i++)
-			cnt[(src[i].start >> (8 * b)) & 0xff]++;
-		for (int v = 0; v < 256; v++) {
-			size_t c = cnt[v];
-			cnt[v] = pos;
-			pos += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[cnt[(src[i].start >> (8 * b)) & 0xff]++] = src[i];
-		struct ordkey *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != ord)
-		memcpy(ord, src, n * sizeof(*ord));
+	ordkey_radix(ord, tmp, n);
 }
 
 /*

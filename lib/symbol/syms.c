@@ -8,6 +8,7 @@
 #include <string.h>
 #include "internal.h"
 #include "symbol-internal.h"
+#include "core/radix.h"
 
 /*
  * a is a better name than b for the same address, by perf's rules: a symbol with a size
@@ -90,6 +91,8 @@ static int pk_sym_start_cmp(const void *pa, const void *pb)
 	return (a->start > b->start) - (a->start < b->start);
 }
 
+PK_DEFINE_RADIX_SORT(sym_radix, struct pk_sym, start)
+
 void pk_syms_sort_start(struct pk_sym *syms, size_t nr)
 {
 	struct pk_sym *tmp = nr >= 64 ? malloc(nr * sizeof(*tmp)) : NULL;
@@ -98,29 +101,7 @@ void pk_syms_sort_start(struct pk_sym *syms, size_t nr)
 			qsort(syms, nr, sizeof(*syms), pk_sym_start_cmp);
 		return;
 	}
-	uint64_t diff = 0; /* the bits where starts differ */
-	for (size_t i = 1; i < nr; i++)
-		diff |= syms[i].start ^ syms[0].start;
-	struct pk_sym *src = syms, *dst = tmp;
-	for (int b = 0; b < 8; b++) {
-		if (!((diff >> (8 * b)) & 0xff))
-			continue; /* every start has this byte */
-		size_t cnt[256] = { 0 }, pos = 0;
-		for (size_t i = 0; i < nr; i++)
-			cnt[(src[i].start >> (8 * b)) & 0xff]++;
-		for (int v = 0; v < 256; v++) {
-			size_t c = cnt[v];
-			cnt[v] = pos;
-			pos += c;
-		}
-		for (size_t i = 0; i < nr; i++)
-			dst[cnt[(src[i].start >> (8 * b)) & 0xff]++] = src[i];
-		struct pk_sym *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != syms)
-		memcpy(syms, src, nr * sizeof(*syms));
+	sym_radix(syms, tmp, nr);
 	free(tmp);
 }
 
