@@ -8,6 +8,8 @@ pkgs=(
 	libclang-rt-14-dev      # ASan/UBSan/libFuzzer runtimes for clang
 	libcapstone-dev         # disassembler for perfkit annotate (lib/annotate)
 	libcmocka-dev           # unit tests
+	libncurses-dev          # the terminal screen of perfkit top (ncursesw; tool/top-tui.c)
+	tmux                    # drives perfkit top in a real terminal (cli/top-tui)
 	libelf-dev libdw-dev    # elfutils: ELF, symbols, DWARF, unwinding
 	libiberty-dev           # C++ and Rust demanglers (static archive, lib/symbol/demangle.c)
 	liblzma-dev libbz2-dev  # static archives libdw.a needs: the tool links statically (tool/CMakeLists.txt)
