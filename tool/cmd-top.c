@@ -344,7 +344,7 @@ int cmd_top(int argc, char **argv)
 	struct top_engine *e = top_engine__start(&o, &r);
 	if (!e)
 		goto out;
-	bool tui = false; /* the screen comes next */
+	bool tui = !o.stdio && isatty(0) && isatty(1);
 	int st = tui ? top_tui_run(&o, e, &got_signal) : run_stdio(&o, e);
 	r = top_engine__stop(e);
 	if (st)
