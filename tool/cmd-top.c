@@ -230,8 +230,9 @@ void top_header(char *buf, size_t len, const struct top_opts *o, const char *eve
 {
 	double rate = s && s->secs > 0 ? (double)s->new_samples / s->secs : 0;
 	snprintf(buf, len, "   PerfTop: %8.0f samples/s  event: %s  lost: %" PRIu64 "/%" PRIu64
-		 "  throttled: %" PRIu64 "  [%s]%s", rate, event, s ? s->lost : 0,
-		 s ? s->lost_samples : 0, s ? s->throttle : 0, o->targets, o->zero ? "  (zero)" : "");
+		 "  throttled: %" PRIu64 "  [%s%s]%s", rate, event, s ? s->lost : 0,
+		 s ? s->lost_samples : 0, s ? s->throttle : 0, o->targets,
+		 s && s->ended ? ", ended" : "", o->zero ? "  (zero)" : "");
 }
 
 static const enum pk_sort_key default_keys[] = { PK_SORT_DSO, PK_SORT_SYM };
@@ -299,7 +300,7 @@ static int run_stdio(struct top_opts *o, struct top_engine *e)
 {
 	struct top_view v = { .hide_kernel = o->hide_kernel, .hide_user = o->hide_user,
 			      .zoom_tid = -1 };
-	bool tty = isatty(1);
+	bool tty = isatty(1), final = false;
 	while (!got_signal) {
 		struct top_snap *s = top_engine__take(e);
 		if (s) {
@@ -312,8 +313,15 @@ static int run_stdio(struct top_opts *o, struct top_engine *e)
 			if (ferror(stdout))
 				break;
 		}
-		if (top_engine__done(e))
-			break;
+		if (top_engine__done(e)) {
+			/* the targets have gone: one last table of what came since */
+			if (final)
+				break;
+			final = true;
+			top_engine__kick(e);
+			poll(NULL, 0, 300);
+			continue;
+		}
 		poll(NULL, 0, 50);
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,10 +61,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static char *xstrdup(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
 void top_ann__free(struct top_ann *a)
 {
@@ -254,6 +252,7 @@ static struct top_snap *snapshot(struct top_engine *e, uint64_t now)
 	s->secs = (double)(now - e->last_ns) / 1e9;
 	s->lost = e->lost, s->lost_samples = e->lost_samples, s->throttle = e->throttle;
 	s->samples_all = e->samples_all;
+	s->ended = atomic_load(&e->done);
 	if (h) {
 		pthread_mutex_lock(&e->mu);
 		snprintf(e->event, sizeof(e->event), "%s", h->name ? h->name : "?");
@@ -368,7 +367,7 @@ static void *agg_main(void *arg)
 		PK_OPTS(pk_report_live_ops, ops, .round = on_round, .sample = on_sample,
 			.record = on_record);
 		e->last_ns = now_ns();
-		e->next_ns = e->last_ns + 300000000ULL; /* the first screen soon */
+		e->next_ns = e->last_ns + 200000000ULL; /* the first screen soon */
 		pk_report__process_live(e->rep, rd, &ops, e);
 		pk_data_reader__free(rd);
 	}
@@ -386,7 +385,10 @@ static void *drain_main(void *arg)
 	static const struct perf_event_header round = { .type = PK_RECORD_FINISHED_ROUND, .size = 8 };
 	block_signals();
 	while (!atomic_load(&e->stop)) {
-		int n = pk_recorder__drain(e->r, 100);
+		/* once the targets have gone, only rounds of our own (no busy loop on hung-up
+		 * rings) keep the screen refreshing */
+		bool done = atomic_load(&e->done);
+		int n = done ? (poll(NULL, 0, 100), 0) : pk_recorder__drain(e->r, 100);
 		if (n < 0)
 			break;
 		if (n == 1)
@@ -399,7 +401,7 @@ static void *drain_main(void *arg)
 		}
 		/* nothing came: a round of our own (between the writer's flushed rounds), so that
 		 * an idle target still refreshes */
-		if (n == 0 && atomic_load(&e->drained_once) &&
+		if (n != 1 && atomic_load(&e->drained_once) &&
 		    write(e->pfd[1], &round, sizeof(round)) < 0)
 			break;
 	}

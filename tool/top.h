@@ -40,6 +40,7 @@ struct top_snap {
 	double secs;            /* length of that interval */
 	uint64_t lost, lost_samples, throttle, samples_all;
 	bool has_cc;
+	bool ended;             /* the targets have gone (command exited, -p ended) */
 	/* the annotate view of the symbol asked for (NULL: none asked or ready) */
 	struct top_ann *ann;
 };
