@@ -362,7 +362,12 @@ static void *agg_main(void *arg)
 {
 	struct top_engine *e = arg;
 	block_signals();
-	struct pk_data_reader *rd = pk_data_reader__fdopen(e->pfd[0], NULL);
+	/* no bytes at all: the events could not be opened (nothing to say about the pipe) */
+	struct pollfd pf = { .fd = e->pfd[0], .events = POLLIN };
+	while (poll(&pf, 1, -1) < 0 && errno == EINTR)
+		;
+	struct pk_data_reader *rd = (pf.revents & POLLIN) ? pk_data_reader__fdopen(e->pfd[0], NULL)
+							  : NULL;
 	if (rd) {
 		PK_OPTS(pk_report_live_ops, ops, .round = on_round, .sample = on_sample,
 			.record = on_record);
@@ -427,25 +432,6 @@ static void on_notice(const struct pk_recorder_notice *n, void *ctx)
 			" pages (locked-memory limit)\n", n->used);
 }
 
-static void open_failure(const struct pk_recorder *r)
-{
-	PK_OPTS(pk_recorder_failure, f);
-	char buf[1024];
-	pk_recorder__failure(r, &f);
-	if (f.stage == PK_RECORDER_FAIL_CPUS) {
-		tool_error("invalid CPU list '%s': %s", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_THREADS) {
-		tool_error("cannot find the threads of '%s': %s", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_OPEN && f.event) {
-		PK_OPTS(pk_open_ctx, ctx, .attr = &f.attr, .pid = f.pid, .cpu = f.cpu,
-			.group_fd = f.group_fd, .event_name = f.event);
-		pk_explain_open_error(buf, sizeof(buf), f.err, &ctx);
-		tool_error("cannot open '%s': %s", f.event, buf);
-	} else {
-		tool_error("cannot open the events: %s", pk_strerror(f.err ? f.err : -ENOMEM));
-	}
-}
-
 struct top_engine *top_engine__start(struct top_opts *o, int *status)
 {
 	struct top_engine *e = calloc(1, sizeof(*e));
@@ -503,7 +489,7 @@ struct top_engine *top_engine__start(struct top_opts *o, int *status)
 	if (err == -EMFILE && tool_raise_nofile())
 		err = pk_recorder__open(e->r);
 	if (err < 0) {
-		open_failure(e->r);
+		top_open_failure(e->r);
 		goto fail;
 	}
 	if (e->w && (err = pk_workload__start(e->w)) < 0) {

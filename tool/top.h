@@ -114,6 +114,9 @@ void top_print_table(FILE *f, const struct top_opts *o, const char *event,
 void top_header(char *buf, size_t len, const struct top_opts *o, const char *event,
 		const struct top_snap *s);
 
+/* Why pk_recorder__open failed, as an error message. */
+void top_open_failure(const struct pk_recorder *r);
+
 /* The ncurses screen until q or the end; returns 0 or an exit status. */
 int top_tui_run(struct top_opts *o, struct top_engine *e, volatile sig_atomic_t *stop);
 
