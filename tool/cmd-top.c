@@ -326,7 +326,7 @@ static int run_stdio(struct top_opts *o, struct top_engine *e)
 		if (s) {
 			if (tty)
 				fputs("\033[H\033[2J", stdout); /* perf top --stdio clears too */
-			top_print_table(stdout, o, top_engine__event(e), s, &v, o->rows, true);
+			top_print_table(stdout, o, s->event, s, &v, o->rows, true);
 			fputc('\n', stdout);
 			fflush(stdout);
 			top_snap__free(s);

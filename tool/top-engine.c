@@ -51,7 +51,6 @@ struct top_engine {
 	uint64_t last_ns, next_ns, new_samples, lost, lost_samples, throttle, samples_all;
 	int wstatus;
 	bool waited;
-	char event[64];
 };
 
 static uint64_t now_ns(void)
@@ -254,9 +253,7 @@ static struct top_snap *snapshot(struct top_engine *e, uint64_t now)
 	s->samples_all = e->samples_all;
 	s->ended = atomic_load(&e->done);
 	if (h) {
-		pthread_mutex_lock(&e->mu);
-		snprintf(e->event, sizeof(e->event), "%s", h->name ? h->name : "?");
-		pthread_mutex_unlock(&e->mu);
+		snprintf(s->event, sizeof(s->event), "%s", h->name ? h->name : "?");
 		s->total_period = h->total_period;
 		s->has_cc = h->has_callchains;
 		s->rows = calloc(h->nr_entries + 1, sizeof(*s->rows));
@@ -541,11 +538,6 @@ void top_engine__set_zero(struct top_engine *e, bool zero)
 bool top_engine__done(struct top_engine *e)
 {
 	return atomic_load(&e->done);
-}
-
-const char *top_engine__event(struct top_engine *e)
-{
-	return e->event[0] ? e->event : "?";
 }
 
 int top_engine__stop(struct top_engine *e)

@@ -103,7 +103,7 @@ static const enum pk_sort_key default_keys[] = { PK_SORT_DSO, PK_SORT_SYM };
 static void draw_header(struct tui *t)
 {
 	char hb[512];
-	top_header(hb, sizeof(hb), t->o, top_engine__event(t->e), t->snap);
+	top_header(hb, sizeof(hb), t->o, t->snap && t->snap->event[0] ? t->snap->event : "?", t->snap);
 	attron(A_REVERSE);
 	mvhline(0, 0, ' ', COLS);
 	mvaddnstr(0, 0, hb, COLS);
@@ -322,7 +322,7 @@ static void write_hist(struct tui *t)
 			fclose(f);
 		return;
 	}
-	top_print_table(f, t->o, top_engine__event(t->e), t->snap, &t->v, t->o->rows, true);
+	top_print_table(f, t->o, t->snap->event, t->snap, &t->v, t->o->rows, true);
 	bool ok = !ferror(f);
 	ok = !fclose(f) && ok;
 	snprintf(t->msg, sizeof(t->msg), ok ? "wrote %s" : "cannot write %s", name);

@@ -39,6 +39,7 @@ struct top_snap {
 	uint64_t new_samples;   /* samples since the previous refresh */
 	double secs;            /* length of that interval */
 	uint64_t lost, lost_samples, throttle, samples_all;
+	char event[64];         /* its name */
 	bool has_cc;
 	bool ended;             /* the targets have gone (command exited, -p ended) */
 	/* the annotate view of the symbol asked for (NULL: none asked or ready) */
@@ -90,7 +91,6 @@ void top_engine__annotate(struct top_engine *e, const char *dso_long, const char
 void top_engine__set_zero(struct top_engine *e, bool zero);
 /* Whether the targets are gone (the command exited, -p processes ended). */
 bool top_engine__done(struct top_engine *e);
-const char *top_engine__event(struct top_engine *e);
 /* Stop, join and free; returns the command's exit status (0 without one). */
 int top_engine__stop(struct top_engine *e);
 
