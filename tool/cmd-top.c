@@ -270,7 +270,8 @@ void top_print_table(FILE *f, const struct top_opts *o, const char *event,
 		}
 	}
 	shown = 0;
-	for (size_t i = 0; i < s->nr && (!max_rows || shown < max_rows); i++) {
+	/* (a write error, or a write interrupted by Ctrl-C on a stalled reader: stop) */
+	for (size_t i = 0; i < s->nr && (!max_rows || shown < max_rows) && !ferror(f); i++) {
 		const struct top_row *r = &s->rows[i];
 		double pct = total ? 100.0 * (double)r->period / (double)total : 0;
 		if (!top_row_visible(v, r) || pct < o->percent_limit)

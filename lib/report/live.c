@@ -72,6 +72,45 @@ static uint64_t scale(uint64_t v, uint32_t num, uint32_t den)
 	return (v / den) * num + (v % den) * num / den;
 }
 
+static bool ent_zero(const struct ent *e)
+{
+	return !e->self_period && !e->self_samples && !e->total_period && !e->total_samples;
+}
+
+/* Drop the entries that decayed to zero (a live profile of a system meets new addresses,
+ * say of JIT code, all the time). Entries are found through their frame's first entry
+ * (ent1) and the entry index: both are made again for the entries kept. The call-chain
+ * nodes of dropped entries stay (unreachable) until the report is freed. */
+static void drop_zero_entries(struct pk_report *rep)
+{
+	bool any = false;
+	for (size_t i = 0; i < rep->nr_hists && !any; i++)
+		for (size_t j = 0; j < rep->hists[i].nr_ents && !any; j++)
+			any = ent_zero(&rep->hists[i].ents[j]);
+	if (!any)
+		return;
+	for (size_t i = 0; i < rep->nr_frames; i++)
+		rep->frames[i].ent1 = NONE32;
+	for (size_t i = 0; i < rep->nr_hists; i++) {
+		struct hist *h = &rep->hists[i];
+		size_t n = 0;
+		for (size_t j = 0; j < h->nr_ents; j++) {
+			if (ent_zero(&h->ents[j]))
+				continue;
+			if (n != j)
+				h->ents[n] = h->ents[j];
+			struct ent *e = &h->ents[n];
+			if (e->k.frame && rep->frames[e->frame].ent1 == NONE32) {
+				rep->frames[e->frame].ent1 = (uint32_t)n;
+				rep->frames[e->frame].ent1_hist = (uint16_t)i;
+			}
+			n++;
+		}
+		h->nr_ents = n;
+		pk_index_release(&h->eidx); /* rebuilt over the entries kept at the next look-up */
+	}
+}
+
 int pk_report__decay(struct pk_report *rep, uint32_t num, uint32_t den)
 {
 	if (!rep || !den || num > den)
@@ -98,6 +137,7 @@ int pk_report__decay(struct pk_report *rep, uint32_t num, uint32_t den)
 		rep->nodes[i].period = scale(rep->nodes[i].period, num, den);
 		rep->nodes[i].samples = scale(rep->nodes[i].samples, num, den);
 	}
+	drop_zero_entries(rep);
 	rep->finished = false;
 	return 0;
 }

@@ -319,14 +319,35 @@ static void test_decay(void **state)
 	assert_string_equal(h->entries[0]->sym, "f");
 	assert_int_equal(h->entries[0]->self_period, 10 * 7 / 8 + 20);
 	assert_int_equal(h->total_period, 51 * 7 / 8 + 20);
-	/* -z: everything to zero, the entries stay */
+	/* -z: everything to zero, the entries are dropped */
 	assert_int_equal(pk_report__decay(rep, 0, 1), 0);
 	assert_int_equal(pk_report__finish(rep), 0);
 	h = pk_report__hist(rep, 0);
 	assert_int_equal(h->total_period, 0);
-	assert_int_equal(h->nr_entries, 4);
-	for (size_t i = 0; i < h->nr_entries; i++)
-		assert_int_equal(h->entries[i]->self_period, 0);
+	assert_int_equal(h->nr_entries, 0);
+	/* entries made again after the drop, one of them dropped again: f of a, f of b (the
+	 * same frame in two entries) and h of b stay distinct and are found again, never
+	 * made twice */
+	const struct pk_report_frame c3[] = { FR("lib.so", "h"), FR("app", "main") };
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 1, 600, 10, c2, 2), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "b", 2, 2, 1, 600, 5, c3, 2), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	assert_int_equal(pk_report__hist(rep, 0)->nr_entries, 2);
+	assert_int_equal(pk_report__decay(rep, 1, 8), 0); /* f: 20 -> 2, h: 5 -> 0 (dropped) */
+	assert_int_equal(pk_report__finish(rep), 0);
+	h = pk_report__hist(rep, 0);
+	assert_int_equal(h->nr_entries, 1);
+	assert_int_equal(h->entries[0]->self_period, 2);
+	assert_int_equal(add_sample(rep, 0, "ev", "b", 2, 2, 1, 700, 5, c3, 2), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "b", 2, 2, 1, 700, 10, c2, 2), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 1, 700, 10, c2, 2), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	h = pk_report__hist(rep, 0);
+	assert_int_equal(h->nr_entries, 3);
+	assert_int_equal(find(h, "f", "a")->self_period, 12);
+	assert_int_equal(find(h, "f", "b")->self_period, 10);
+	assert_int_equal(find(h, "h", "b")->self_period, 5);
 	pk_report__free(rep);
 }
 

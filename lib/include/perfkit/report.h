@@ -192,9 +192,10 @@ PK_API int pk_report__process_live(struct pk_report *rep, struct pk_data_reader 
 /*
  * Age the counts: every entry's and call-chain node's periods and sample counts, and each
  * hist's total_period and nr_samples, become count * num / den (rounded down; perf top
- * keeps 7/8 at each refresh; num 0 zeroes the history). Entries that reach zero stay
- * (sorted last). Call pk_report__finish afterwards to see the new values. Returns 0,
- * -EINVAL (den 0, num > den) or -ENOMEM.
+ * keeps 7/8 at each refresh; num 0 zeroes the history). Entries that reach zero are
+ * dropped, as perf top drops them (a later sample makes them again). Call
+ * pk_report__finish afterwards to see the new values. Returns 0, -EINVAL (den 0,
+ * num > den) or -ENOMEM.
  */
 PK_API int pk_report__decay(struct pk_report *rep, uint32_t num, uint32_t den);
 
