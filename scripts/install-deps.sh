@@ -16,6 +16,7 @@ build_pkgs=(
 	libzstd-dev             # compressed perf.data
 	zlib1g-dev              # gzip-compressed pprof output (lib/export)
 	python3                 # renders docs/perfkit-*.md into man pages (scripts/md2man.py)
+	libncurses-dev          # the terminal screen of perfkit top (ncursesw; tool/top-tui.c)
 )
 # What the test suite needs on top (`make check`)
 test_pkgs=(
@@ -33,6 +34,7 @@ test_pkgs=(
 	systemtap-sdt-dev       # sys/sdt.h: the SDT marker program of cli/probe-sdt
 	lld rustc               # lld-linked C and Rust: cli/record-unwind-lld; arm64/riscv64 objects: test_unwind_arch
 	man-db groff-base       # install/man-pages renders every installed page with man -l
+	tmux                    # drives perfkit top, the pager and perfkit help in a real terminal
 	zsh                     # install/man-pages checks the zsh completion script parses
 )
 

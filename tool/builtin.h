@@ -61,6 +61,7 @@ TOOL_DECLARE_CMD(record);
 TOOL_DECLARE_CMD(report);
 TOOL_DECLARE_CMD(script);
 TOOL_DECLARE_CMD(stat);
+TOOL_DECLARE_CMD(top);
 
 /* Warn about each u:/r:/sdt: event whose binary was replaced or removed since it was
  * parsed (the probe stays on the file as it was). */

@@ -930,14 +930,14 @@ static void on_progress(void *ctx, uint64_t offset, uint64_t nr)
 }
 
 /* The session's sample callback */
-static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
+int pk_rep_on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
 {
 	struct pk_report *rep = ctx;
 	return r && ev->attr ? do_read_sample(rep, ev->attr, &r->sample) : 0;
 }
 
 /* Every other record (the session gave it to the machine first) */
-static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
+int pk_rep_on_record(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
 {
 	struct pk_report *rep = ctx;
 	if (!r)
@@ -964,12 +964,9 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 	return 0;
 }
 
-int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
-		       pk_report_progress_fn progress, void *ctx)
+/* Every attr of r gets a hist, so that events without samples still have a section. */
+void pk_rep_hists_of_reader(struct pk_report *rep, struct pk_data_reader *r)
 {
-	if (!rep || !r)
-		return pk_err(-EINVAL);
-	/* every attr gets a hist, so that events without samples still have a section */
 	char nb[64];
 	for (size_t i = 0; i < pk_data_reader__nr_attrs(r); i++) {
 		const struct pk_data_attr *a = pk_data_reader__attr(r, i);
@@ -978,6 +975,14 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 		if (h)
 			h->pub.attr = a;
 	}
+}
+
+int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
+		       pk_report_progress_fn progress, void *ctx)
+{
+	if (!rep || !r)
+		return pk_err(-EINVAL);
+	pk_rep_hists_of_reader(rep, r);
 	rep->read_rd = r;
 	PK_OPTS(pk_session_opts, so, .reader_thread = rep->reader_thread, .machine = rep->m);
 	struct pk_session *ses = pk_session__new(r, &so);
@@ -985,7 +990,7 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 		return pk_err(-errno);
 	rep->progress = progress;
 	rep->progress_ctx = ctx;
-	PK_OPTS(pk_session_ops, ops, .sample = on_sample, .other = on_record,
+	PK_OPTS(pk_session_ops, ops, .sample = pk_rep_on_sample, .other = pk_rep_on_record,
 		.progress = progress ? on_progress : NULL);
 	int err = pk_session__process(ses, &ops, rep);
 	pk_session__ordered_stats(ses, &rep->ost);

@@ -296,5 +296,10 @@ void pk_rep_rents_release(struct pk_report *rep);
 void pk_rep_agg_release(struct pk_report *rep);
 uint32_t pk_rep_comm_id(struct pk_report *rep, uint32_t tid, const char *comm, uint32_t epoch);
 int pk_rep_flush_pending(struct pk_report *rep);
+/* (hist.c) a hist for every attr of r; the session's callbacks of pk_report__process
+ * (ctx: the report) */
+void pk_rep_hists_of_reader(struct pk_report *rep, struct pk_data_reader *r);
+int pk_rep_on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *r);
+int pk_rep_on_record(void *ctx, const struct pk_data_event *ev, const struct pk_record *r);
 
 #endif

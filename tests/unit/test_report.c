@@ -287,6 +287,70 @@ static void test_self(void **state)
 	pk_report__free(rep);
 }
 
+/* pk_report__decay: perf top's 7/8 at each refresh, aggregation going on after a finish,
+ * and num 0 zeroing the history */
+static void test_decay(void **state)
+{
+	(void)state;
+	PK_OPTS(pk_report_opts, o, .callgraph = true);
+	struct pk_report *rep = pk_report__new(&o);
+	assert_non_null(rep);
+	feed(rep);
+	assert_int_equal(pk_report__decay(rep, 1, 0), -EINVAL);
+	assert_int_equal(pk_report__decay(rep, 9, 8), -EINVAL);
+	assert_int_equal(pk_report__decay(NULL, 7, 8), -EINVAL);
+	assert_int_equal(pk_report__decay(rep, 7, 8), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	const struct pk_hist *h = pk_report__hist(rep, 0);
+	assert_int_equal(h->total_period, 51 * 7 / 8);
+	assert_int_equal(h->nr_samples, 7 * 7 / 8);
+	assert_string_equal(h->entries[0]->sym, "g");
+	assert_int_equal(h->entries[0]->self_period, 30 * 7 / 8);
+	assert_int_equal(h->entries[0]->self_samples, 3 * 7 / 8);
+	assert_int_equal(find(h, "f", NULL)->self_period, 10 * 7 / 8);
+	assert_int_equal(h->entries[0]->callchain->period, 30 * 7 / 8);
+	assert_int_equal(h->entries[0]->callchain->child->period, 30 * 7 / 8);
+	/* new samples after the decay count in full: f overtakes g */
+	const struct pk_report_frame c2[] = { FR("app", "f"), FR("app", "main") };
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 1, 500, 10, c2, 2), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	h = pk_report__hist(rep, 0);
+	assert_string_equal(h->entries[0]->sym, "f");
+	assert_int_equal(h->entries[0]->self_period, 10 * 7 / 8 + 20);
+	assert_int_equal(h->total_period, 51 * 7 / 8 + 20);
+	/* -z: everything to zero, the entries are dropped */
+	assert_int_equal(pk_report__decay(rep, 0, 1), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	h = pk_report__hist(rep, 0);
+	assert_int_equal(h->total_period, 0);
+	assert_int_equal(h->nr_entries, 0);
+	/* entries made again after the drop, one of them dropped again: f of a, f of b (the
+	 * same frame in two entries) and h of b stay distinct and are found again, never
+	 * made twice */
+	const struct pk_report_frame c3[] = { FR("lib.so", "h"), FR("app", "main") };
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 1, 600, 10, c2, 2), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "b", 2, 2, 1, 600, 5, c3, 2), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	assert_int_equal(pk_report__hist(rep, 0)->nr_entries, 2);
+	assert_int_equal(pk_report__decay(rep, 1, 8), 0); /* f: 20 -> 2, h: 5 -> 0 (dropped) */
+	assert_int_equal(pk_report__finish(rep), 0);
+	h = pk_report__hist(rep, 0);
+	assert_int_equal(h->nr_entries, 1);
+	assert_int_equal(h->entries[0]->self_period, 2);
+	assert_int_equal(add_sample(rep, 0, "ev", "b", 2, 2, 1, 700, 5, c3, 2), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "b", 2, 2, 1, 700, 10, c2, 2), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 1, 700, 10, c2, 2), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	h = pk_report__hist(rep, 0);
+	assert_int_equal(h->nr_entries, 3);
+	assert_int_equal(find(h, "f", "a")->self_period, 12);
+	assert_int_equal(find(h, "f", "b")->self_period, 10);
+	assert_int_equal(find(h, "h", "b")->self_period, 5);
+	pk_report__free(rep);
+}
+
 static void test_children(void **state)
 {
 	(void)state;
@@ -1468,6 +1532,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_script_pid_minus_one),
 		cmocka_unit_test(test_script_maps_per_process),
+		cmocka_unit_test(test_decay),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

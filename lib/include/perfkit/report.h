@@ -158,6 +158,48 @@ PK_API int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 			      pk_report_progress_fn progress, void *ctx);
 
 /*
+ * Live aggregation (`perfkit top`): the records of a stream that does not end soon (a
+ * pipe a pk_recorder writes) aggregated as pk_report__process does, with the caller
+ * called between records, where the report may be read and changed.
+ */
+struct pk_report_live_ops {
+	size_t sz;
+	/* After each FINISHED_ROUND, between records: pk_report__finish, pk_report__hist,
+	 * pk_report__callchain and pk_report__decay may be called (entries stay valid until
+	 * the callback returns). Return 0 to go on, PK_SESSION_STOP to end without error, or
+	 * a negative errno. */
+	int (*round)(void *ctx, struct pk_report *rep);
+	/* Each sample after it was counted (NULL: none); for what the report does not keep,
+	 * such as the addresses inside one symbol. Same return values. */
+	int (*sample)(void *ctx, struct pk_report *rep, const struct pk_data_event *ev,
+		      const struct pk_sample *s);
+	/* Each record that is neither a sample nor FINISHED_ROUND, after the machine and the
+	 * report took it (LOST, THROTTLE, ...; rec NULL for a user record). */
+	int (*record)(void *ctx, struct pk_report *rep, const struct pk_data_event *ev,
+		      const struct pk_record *rec);
+	size_t :0;
+};
+/*
+ * Read r to its end as pk_report__process does (on the caller's thread: the reader
+ * thread option does not apply), calling ops with ctx. The machine model keeps processes
+ * that exited and maps that were unmapped (their samples keep their names). Returns 0 at
+ * the end or on PK_SESSION_STOP, else a negative errno (the reader's or a callback's).
+ * The report is finished (pk_report__finish) before it returns.
+ */
+PK_API int pk_report__process_live(struct pk_report *rep, struct pk_data_reader *r,
+				   const struct pk_report_live_ops *ops, void *ctx);
+
+/*
+ * Age the counts: every entry's and call-chain node's periods and sample counts, and each
+ * hist's total_period and nr_samples, become count * num / den (rounded down; perf top
+ * keeps 7/8 at each refresh; num 0 zeroes the history). Entries that reach zero are
+ * dropped, as perf top drops them (a later sample makes them again). Call
+ * pk_report__finish afterwards to see the new values. Returns 0, -EINVAL (den 0,
+ * num > den) or -ENOMEM.
+ */
+PK_API int pk_report__decay(struct pk_report *rep, uint32_t num, uint32_t den);
+
+/*
  * Feed one decoded sample directly (synthetic streams, tests): `frames` are its resolved
  * chain innermost first (frames[0] = the sampled location). Entries are created on the
  * hist of attr index `attr_idx` (named `name` at its first use).

@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/top-tui.c - the screen of `perfkit top` (ncursesw): the header, the sorted table
+ * refreshed with every snapshot, navigation, call-graph expansion, zoom into a DSO /
+ * thread / command, kernel symbols on and off, decay or zero, perf.hist.N, help, and the
+ * annotate view of the selected symbol. Terminal handling is ncurses' alone.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <ncurses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "builtin.h"
+#include "top.h"
+
+enum mode { M_TABLE, M_HELP, M_ANNOTATE };
+
+struct tui {
+	struct top_opts *o;
+	struct top_engine *e;
+	struct top_snap *snap;
+	struct top_view v;
+	char *zoom_dso, *zoom_comm;
+	enum mode mode;
+	long sel, first;                /* selected visible row, first line on screen */
+	long ann_first;
+	bool ann_placed;                /* scrolled to the hottest line once */
+	char **expanded;                /* keys of expanded rows */
+	size_t nr_expanded;
+	bool zero;
+	char msg[256];
+};
+
+/* a row's identity across snapshots */
+static void row_id(const struct top_row *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s|%s|%s|%d|%" PRIx64, r->comm ? r->comm : "", r->dso_long ? r->dso_long : "",
+		 r->sym ? r->sym : "", r->tid, r->addr);
+}
+
+static bool is_expanded(const struct tui *t, const struct top_row *r)
+{
+	char id[1024];
+	row_id(r, id, sizeof(id));
+	for (size_t i = 0; i < t->nr_expanded; i++)
+		if (!strcmp(t->expanded[i], id))
+			return true;
+	return false;
+}
+
+static void toggle_expanded(struct tui *t, const struct top_row *r)
+{
+	char id[1024];
+	row_id(r, id, sizeof(id));
+	for (size_t i = 0; i < t->nr_expanded; i++)
+		if (!strcmp(t->expanded[i], id)) {
+			free(t->expanded[i]);
+			t->expanded[i] = t->expanded[--t->nr_expanded];
+			return;
+		}
+	char **n = realloc(t->expanded, (t->nr_expanded + 1) * sizeof(*n));
+	if (!n)
+		return;
+	t->expanded = n;
+	if ((n[t->nr_expanded] = strdup(id)))
+		t->nr_expanded++;
+}
+
+/* The visible rows (indexes into snap->rows) and their total. */
+static size_t visible_rows(const struct tui *t, long **out, uint64_t *total)
+{
+	const struct top_snap *s = t->snap;
+	*out = NULL;
+	*total = 0;
+	if (!s || !s->nr)
+		return 0;
+	long *ix = malloc(s->nr * sizeof(*ix));
+	if (!ix)
+		return 0;
+	uint64_t tot = 0;
+	for (size_t i = 0; i < s->nr; i++)
+		if (top_row_visible(&t->v, &s->rows[i]))
+			tot += s->rows[i].period;
+	size_t n = 0;
+	for (size_t i = 0; i < s->nr; i++) {
+		const struct top_row *r = &s->rows[i];
+		if (!top_row_visible(&t->v, r) ||
+		    (tot && 100.0 * (double)r->period / (double)tot < t->o->percent_limit))
+			continue;
+		if (t->o->rows && (long)n >= t->o->rows)
+			break;
+		ix[n++] = (long)i;
+	}
+	*out = ix;
+	*total = tot;
+	return n;
+}
+
+static const enum pk_sort_key default_keys[] = { PK_SORT_DSO, PK_SORT_SYM };
+
+static void draw_header(struct tui *t)
+{
+	char hb[512];
+	top_header(hb, sizeof(hb), t->o, t->snap && t->snap->event[0] ? t->snap->event : "?", t->snap);
+	attron(A_REVERSE);
+	mvhline(0, 0, ' ', COLS);
+	mvaddnstr(0, 0, hb, COLS);
+	attroff(A_REVERSE);
+	char zb[512];
+	snprintf(zb, sizeof(zb), "%s%s%s%s%s%s%s%s", t->v.hide_kernel ? "kernel hidden  " : "",
+		 t->v.hide_user ? "user hidden  " : "", t->zoom_dso ? "DSO: " : "",
+		 t->zoom_dso ? t->zoom_dso : "", t->zoom_comm ? "  comm: " : "",
+		 t->zoom_comm ? t->zoom_comm : "", t->v.zoom_tid >= 0 ? "  thread zoom" : "",
+		 t->zero ? "  zero at refresh" : "");
+	move(1, 0);
+	clrtoeol();
+	if (t->msg[0])
+		mvaddnstr(1, 0, t->msg, COLS);
+	else if (zb[0])
+		mvaddnstr(1, 0, zb, COLS);
+	else
+		mvaddnstr(1, 0, "h: help  q: quit", COLS);
+}
+
+static void draw_table(struct tui *t)
+{
+	const enum pk_sort_key *keys = t->o->nr_sort ? t->o->sort : default_keys;
+	size_t nk = t->o->nr_sort ? t->o->nr_sort : 2;
+	int rows_top = 3, avail = LINES - rows_top;
+	char kb[PK_SORT__MAX][256], line[1024];
+	long *ix;
+	uint64_t total;
+	size_t n = visible_rows(t, &ix, &total);
+	size_t w[PK_SORT__MAX] = { 0 };
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k + 1 < nk; k++) {
+			size_t l = strlen(top_row_key(&t->snap->rows[ix[i]], keys[k], kb[k], sizeof(kb[k])));
+			if (l > w[k])
+				w[k] = l;
+		}
+	/* column titles */
+	int off = snprintf(line, sizeof(line), "%10s", "Overhead");
+	for (size_t k = 0; k < nk; k++) {
+		static const char *const title[PK_SORT__MAX] = {
+			[PK_SORT_COMM] = "Command", [PK_SORT_PID] = "Pid:Command",
+			[PK_SORT_TID] = "Tid:Command", [PK_SORT_DSO] = "Shared Object",
+			[PK_SORT_SYM] = "Symbol", [PK_SORT_SRCLINE] = "Source:Line", [PK_SORT_CPU] = "CPU" };
+		size_t tl = strlen(title[keys[k]]);
+		if (k + 1 < nk && tl > w[k])
+			w[k] = tl;
+		off += snprintf(line + off, sizeof(line) - (size_t)off, "  %-*s",
+				k + 1 < nk ? (int)w[k] : 0, title[keys[k]]);
+		if (off >= (int)sizeof(line))
+			break;
+	}
+	attron(A_BOLD);
+	mvaddnstr(2, 0, line, COLS);
+	attroff(A_BOLD);
+	if (t->sel >= (long)n)
+		t->sel = n ? (long)n - 1 : 0;
+	if (t->sel < 0)
+		t->sel = 0;
+	/* lines: rows and the call-graph lines of expanded rows; keep the selection shown */
+	long sel_line = 0, nlines = 0;
+	for (size_t i = 0; i < n; i++) {
+		if ((long)i == t->sel)
+			sel_line = nlines;
+		const struct top_row *r = &t->snap->rows[ix[i]];
+		nlines += 1 + (is_expanded(t, r) ? (long)r->nr_cc : 0);
+	}
+	if (sel_line < t->first)
+		t->first = sel_line;
+	if (sel_line >= t->first + avail)
+		t->first = sel_line - avail + 1;
+	if (t->first > nlines - avail)
+		t->first = nlines - avail > 0 ? nlines - avail : 0;
+	long ln = 0;
+	int y = rows_top;
+	for (size_t i = 0; i < n && y < LINES; i++) {
+		const struct top_row *r = &t->snap->rows[ix[i]];
+		bool ex = is_expanded(t, r);
+		if (ln >= t->first) {
+			off = snprintf(line, sizeof(line), "%c%8.2f%%", r->nr_cc ? (ex ? '-' : '+') : ' ',
+				       total ? 100.0 * (double)r->period / (double)total : 0.0);
+			for (size_t k = 0; k < nk && off < (int)sizeof(line); k++)
+				off += snprintf(line + off, sizeof(line) - (size_t)off, "  %-*s",
+						k + 1 < nk ? (int)w[k] : 0,
+						top_row_key(r, keys[k], kb[k], sizeof(kb[k])));
+			if ((long)i == t->sel)
+				attron(A_REVERSE);
+			mvhline(y, 0, ' ', COLS);
+			mvaddnstr(y, 0, line, COLS);
+			if ((long)i == t->sel)
+				attroff(A_REVERSE);
+			y++;
+		}
+		ln++;
+		for (size_t j = 0; ex && j < r->nr_cc && y < LINES; j++, ln++) {
+			if (ln < t->first)
+				continue;
+			snprintf(line, sizeof(line), "            %*s|--%.2f%%--%s", r->cc[j].depth * 4, "",
+				 r->cc[j].pct, r->cc[j].text);
+			mvaddnstr(y++, 0, line, COLS);
+		}
+	}
+	if (!n)
+		mvaddnstr(rows_top, 2, t->snap ? "no samples to show" : "collecting samples...", COLS);
+	free(ix);
+}
+
+static void draw_help(void)
+{
+	static const char *const lines[] = {
+		"perfkit top keys",
+		"",
+		"  Up/Down, PgUp/PgDn, Home/End   move the selection",
+		"  Enter, +                       expand / collapse the callers (-g)",
+		"  a                              annotate the selected symbol",
+		"  d / t / c                      zoom into the selected DSO / thread / command",
+		"                                 (again, or Esc: back)",
+		"  k                              show / hide kernel symbols",
+		"  z                              zero at each refresh / decay by 7/8",
+		"  P                              write the table to perf.hist.N",
+		"  h, ?                           this help",
+		"  q, Ctrl-C                      quit",
+		"",
+		"Press any key.",
+	};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]) && (int)i + 2 < LINES; i++)
+		mvaddnstr((int)i + 2, 2, lines[i], COLS - 2);
+}
+
+static void draw_annotate(struct tui *t)
+{
+	const struct top_ann *a = t->snap ? t->snap->ann : NULL;
+	char line[512];
+	move(2, 0);
+	clrtoeol();
+	if (!a) {
+		mvaddnstr(3, 2, "collecting samples for annotate...", COLS - 2);
+		return;
+	}
+	snprintf(line, sizeof(line), "Annotate %s (%s): %" PRIu64 " samples (decayed)   Esc/q: back",
+		 a->sym, a->dso, a->total);
+	attron(A_BOLD);
+	mvaddnstr(2, 0, line, COLS);
+	attroff(A_BOLD);
+	if (a->error) {
+		mvaddnstr(4, 2, a->error, COLS - 2);
+		return;
+	}
+	int avail = LINES - 3;
+	if (!t->ann_placed && a->total) {
+		/* open at the hot spot: the hottest instruction a third down the screen */
+		size_t h = 0;
+		for (size_t i = 1; i < a->nr; i++)
+			if (a->lines[i].samples > a->lines[h].samples)
+				h = i;
+		t->ann_first = (long)h - avail / 3;
+		t->ann_placed = true;
+	}
+	if (t->ann_first > (long)a->nr - avail)
+		t->ann_first = (long)a->nr - avail;
+	if (t->ann_first < 0)
+		t->ann_first = 0;
+	uint64_t hot = 0;
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->lines[i].samples > hot)
+			hot = a->lines[i].samples;
+	for (long i = t->ann_first; i < (long)a->nr && 3 + i - t->ann_first < LINES; i++) {
+		const struct top_ann_line *l = &a->lines[i];
+		double pct = a->total ? 100.0 * (double)l->samples / (double)a->total : 0;
+		snprintf(line, sizeof(line), "%8.2f%%  %s", pct, l->text);
+		bool bold = hot && l->samples == hot;
+		if (bold)
+			attron(A_REVERSE);
+		mvaddnstr(3 + (int)(i - t->ann_first), 0, line, COLS);
+		if (bold)
+			attroff(A_REVERSE);
+	}
+}
+
+static void draw(struct tui *t)
+{
+	erase();
+	draw_header(t);
+	if (t->mode == M_HELP)
+		draw_help();
+	else if (t->mode == M_ANNOTATE)
+		draw_annotate(t);
+	else
+		draw_table(t);
+	refresh();
+}
+
+static const struct top_row *selected(struct tui *t)
+{
+	long *ix;
+	uint64_t total;
+	size_t n = visible_rows(t, &ix, &total);
+	const struct top_row *r = t->sel >= 0 && t->sel < (long)n ? &t->snap->rows[ix[t->sel]] : NULL;
+	free(ix);
+	return r;
+}
+
+static void write_hist(struct tui *t)
+{
+	char name[64];
+	FILE *f = NULL;
+	for (int i = 0; i < 1000 && !f; i++) {
+		snprintf(name, sizeof(name), "perf.hist.%d", i);
+		if (access(name, F_OK) == 0)
+			continue;
+		f = fopen(name, "wx");
+	}
+	if (!f || !t->snap) {
+		snprintf(t->msg, sizeof(t->msg), "cannot write perf.hist.N: %s",
+			 t->snap ? strerror(errno) : "no samples yet");
+		if (f)
+			fclose(f);
+		return;
+	}
+	top_print_table(f, t->o, t->snap->event, t->snap, &t->v, t->o->rows, true);
+	bool ok = !ferror(f);
+	ok = !fclose(f) && ok;
+	snprintf(t->msg, sizeof(t->msg), ok ? "wrote %s" : "cannot write %s", name);
+}
+
+static void zoom_str(char **slot, const char **view, const char *val)
+{
+	if (*slot || !val) {
+		free(*slot);
+		*slot = NULL;
+	} else {
+		*slot = strdup(val);
+	}
+	*view = *slot;
+}
+
+/* a key in the table; false to quit */
+static bool table_key(struct tui *t, int ch)
+{
+	const struct top_row *r = selected(t);
+	int page = LINES > 4 ? LINES - 4 : 1;
+	switch (ch) {
+	case 'q': case 'Q': return false;
+	case KEY_UP: t->sel--; break;
+	case KEY_DOWN: t->sel++; break;
+	case KEY_PPAGE: t->sel -= page; break;
+	case KEY_NPAGE: t->sel += page; break;
+	case KEY_HOME: t->sel = 0; break;
+	case KEY_END: t->sel = 1L << 30; break;
+	case '\n': case '\r': case KEY_ENTER: case '+':
+		if (r && r->nr_cc)
+			toggle_expanded(t, r);
+		else if (r)
+			snprintf(t->msg, sizeof(t->msg), "%s", t->snap && t->snap->has_cc ?
+				 "no callers above 0.5 %% for this row" : "no call graph: run with -g");
+		break;
+	case 'a':
+		if (r && r->sym && r->dso_long) {
+			top_engine__annotate(t->e, r->dso_long, r->sym);
+			top_engine__kick(t->e);
+			if (t->snap) {
+				top_ann__free(t->snap->ann);
+				t->snap->ann = NULL;
+			}
+			t->mode = M_ANNOTATE;
+			t->ann_first = 0;
+			t->ann_placed = false;
+		} else {
+			snprintf(t->msg, sizeof(t->msg), "no symbol to annotate");
+		}
+		break;
+	case 'd': zoom_str(&t->zoom_dso, &t->v.zoom_dso, r ? r->dso_long : NULL); t->sel = 0; break;
+	case 'c': zoom_str(&t->zoom_comm, &t->v.zoom_comm, r ? r->comm : NULL); t->sel = 0; break;
+	case 't': t->v.zoom_tid = t->v.zoom_tid >= 0 || !r ? -1 : r->tid; t->sel = 0; break;
+	case 27: /* Esc: out of every zoom */
+		zoom_str(&t->zoom_dso, &t->v.zoom_dso, NULL);
+		zoom_str(&t->zoom_comm, &t->v.zoom_comm, NULL);
+		t->v.zoom_tid = -1;
+		break;
+	case 'k': t->v.hide_kernel = !t->v.hide_kernel; break;
+	case 'z':
+		t->zero = !t->zero;
+		top_engine__set_zero(t->e, t->zero);
+		break;
+	case 'P': write_hist(t); break;
+	case 'h': case '?': t->mode = M_HELP; break;
+	default: break;
+	}
+	return true;
+}
+
+int top_tui_run(struct top_opts *o, struct top_engine *e, volatile sig_atomic_t *stop)
+{
+	struct tui t = { .o = o, .e = e, .zero = o->zero,
+			 .v = { .hide_kernel = o->hide_kernel, .hide_user = o->hide_user,
+				.zoom_tid = -1 } };
+	if (!initscr()) {
+		tool_error("cannot set up the terminal (TERM=%s)", getenv("TERM") ? getenv("TERM") : "");
+		return 1;
+	}
+	set_escdelay(25);
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	timeout(100);
+	bool dirty = true, run = true;
+	while (run && !*stop) {
+		struct top_snap *s = top_engine__take(e);
+		if (s) {
+			top_snap__free(t.snap);
+			t.snap = s;
+			dirty = true;
+		}
+		if (dirty)
+			draw(&t);
+		dirty = false;
+		int ch = getch();
+		if (ch == ERR)
+			continue;
+		dirty = true;
+		if (ch == KEY_RESIZE)
+			continue; /* ncurses has the new size: redrawn above */
+		t.msg[0] = 0;
+		if (ch == 3) /* Ctrl-C in raw terminals */
+			break;
+		if (t.mode == M_HELP) {
+			t.mode = M_TABLE;
+		} else if (t.mode == M_ANNOTATE) {
+			if (ch == 27 || ch == 'q' || ch == KEY_LEFT) {
+				t.mode = M_TABLE;
+				top_engine__annotate(e, NULL, NULL);
+			} else if (ch == KEY_UP || ch == KEY_DOWN) {
+				t.ann_first += ch == KEY_UP ? -1 : 1;
+			} else if (ch == KEY_PPAGE || ch == KEY_NPAGE) {
+				t.ann_first += (ch == KEY_PPAGE ? -1 : 1) * (LINES - 4);
+			}
+		} else {
+			run = table_key(&t, ch);
+		}
+	}
+	endwin();
+	top_snap__free(t.snap);
+	free(t.zoom_dso), free(t.zoom_comm);
+	for (size_t i = 0; i < t.nr_expanded; i++)
+		free(t.expanded[i]);
+	free(t.expanded);
+	return 0;
+}

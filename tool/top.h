@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/top.h - `perfkit top`, shared by cmd-top.c (options, the stdio loop), top-engine.c
+ * (the recorder's drain thread and the aggregation thread: pk_recorder -> pipe ->
+ * pk_report__process_live) and top-tui.c (the ncurses screen).
+ */
+#ifndef TOOL_TOP_H
+#define TOOL_TOP_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <perfkit/perfkit.h>
+
+/* One line of a row's call graph (callers of the entry, callee order), flattened. */
+struct top_cc_line {
+	int depth;
+	double pct;             /* of the entry */
+	char *text;
+};
+
+/* One row of the table: a copy (the report's strings belong to another thread). */
+struct top_row {
+	char *comm, *dso, *dso_long, *sym, *srcline;
+	int32_t pid, tid, cpu;
+	uint64_t addr;
+	bool kernel;
+	uint64_t period, samples;
+	struct top_cc_line *cc;
+	size_t nr_cc;
+};
+
+/* What one refresh saw; built by the aggregation thread, handed over whole. */
+struct top_snap {
+	struct top_row *rows;   /* sorted, hottest first, zero rows left out */
+	size_t nr;
+	uint64_t total_period;  /* of the event (decayed) */
+	uint64_t new_samples;   /* samples since the previous refresh */
+	double secs;            /* length of that interval */
+	uint64_t lost, lost_samples, throttle, samples_all;
+	char event[64];         /* its name */
+	bool has_cc;
+	bool ended;             /* the targets have gone (command exited, -p ended) */
+	/* the annotate view of the symbol asked for (NULL: none asked or ready) */
+	struct top_ann *ann;
+};
+
+struct top_ann_line {
+	uint64_t addr;
+	char *text;
+	uint64_t samples;
+};
+struct top_ann {
+	char *dso, *sym;
+	char *error;            /* why there is no disassembly, or NULL */
+	struct top_ann_line *lines;
+	size_t nr;
+	uint64_t total;
+};
+
+struct top_opts {
+	struct pk_recorder_opts ro;
+	struct pk_event_list *events;
+	char **argv;            /* -- command */
+	double delay;           /* -d seconds */
+	bool zero;              /* -z */
+	bool hide_kernel, hide_user;
+	bool stdio;
+	double percent_limit;
+	long rows;              /* -E; 0: the screen's height (stdio: all above the limit) */
+	enum pk_sort_key sort[PK_SORT__MAX];
+	size_t nr_sort;
+	const char **comms, **dsos, **symbols;
+	size_t nr_comms, nr_dsos, nr_symbols;
+	int verbose;
+	const char *targets;    /* for the header: "system-wide", "pid 12", ... */
+};
+
+/* The engine: the recorder and the two threads. */
+struct top_engine;
+/* Open the events (messages printed; NULL on failure, the exit status in *status). */
+struct top_engine *top_engine__start(struct top_opts *o, int *status);
+/* The newest snapshot not yet taken (the caller frees it), or NULL. */
+struct top_snap *top_engine__take(struct top_engine *e);
+/* Ask for a refresh now (the next snapshot is made at once). */
+void top_engine__kick(struct top_engine *e);
+/* Ask for the annotate view of a symbol (NULL: none); comes with the next snapshots. */
+void top_engine__annotate(struct top_engine *e, const char *dso_long, const char *sym);
+/* Decay (7/8) or zero at each refresh. */
+void top_engine__set_zero(struct top_engine *e, bool zero);
+/* Whether the targets are gone (the command exited, -p processes ended). */
+bool top_engine__done(struct top_engine *e);
+/* Stop, join and free; returns the command's exit status (0 without one). */
+int top_engine__stop(struct top_engine *e);
+
+void top_snap__free(struct top_snap *s);
+void top_ann__free(struct top_ann *a);
+
+/* Rows as shown: the row passes -K/-U, zoom, the percent limit. */
+struct top_view {
+	bool hide_kernel, hide_user;
+	const char *zoom_dso, *zoom_comm;
+	int32_t zoom_tid;       /* -1 none */
+};
+bool top_row_visible(const struct top_view *v, const struct top_row *r);
+/* Column text of row r for key k into buf. */
+const char *top_row_key(const struct top_row *r, enum pk_sort_key k, char *buf, size_t len);
+/* Write the table as `perf top --stdio` does (header line then rows) to f. */
+void top_print_table(FILE *f, const struct top_opts *o, const char *event,
+		     const struct top_snap *s, const struct top_view *v, long max_rows,
+		     bool header);
+/* The header line text. */
+void top_header(char *buf, size_t len, const struct top_opts *o, const char *event,
+		const struct top_snap *s);
+
+/* Why pk_recorder__open failed, as an error message. */
+void top_open_failure(const struct pk_recorder *r);
+
+/* The ncurses screen until q or the end; returns 0 or an exit status. */
+int top_tui_run(struct top_opts *o, struct top_engine *e, volatile sig_atomic_t *stop);
+
+#endif
