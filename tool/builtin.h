@@ -56,6 +56,8 @@ TOOL_DECLARE_CMD(record);
 TOOL_DECLARE_CMD(report);
 TOOL_DECLARE_CMD(script);
 TOOL_DECLARE_CMD(stat);
+TOOL_DECLARE_CMD(trace);
+TOOL_DECLARE_CMD(sched);
 
 /* Name of the running subcommand, for messages ("perfkit <cmd>: ..."). */
 extern const char *tool_cmd_name;

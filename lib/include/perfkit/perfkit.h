@@ -20,4 +20,5 @@
 #include <perfkit/export.h>
 #include <perfkit/annotate.h>
 #include <perfkit/self.h>
+#include <perfkit/trace.h>
 #endif
