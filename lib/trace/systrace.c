@@ -226,17 +226,26 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 		 * call is reported on its own */
 		p->used = false;
 		t->used--;
-		if (c.nr != nr) {
+		/* rt_sigreturn restores registers with orig_ax -1 (no restart): its
+		 * sys_exit reports id -1 */
+		if (c.nr != nr && nr != -1) {
 			if ((err = emit(t, &c)))
 				return err;
 			memset(&c, 0, sizeof(c));
 		}
 	}
+	if (!c.entered && nr == -1)
+		return 0; /* a sigreturn whose enter was not seen */
 	if (!c.entered) {
-		t->st.unpaired++;
+		const char *name = pk_syscall__name(nr);
 		c.pid = smp->pid;
 		c.tid = smp->tid;
 		c.nr = nr;
+		c.child_return = name && field_u64(smp, &ai->a, 0) == 0 &&
+				 (!strcmp(name, "clone") || !strcmp(name, "clone3") ||
+				  !strcmp(name, "fork") || !strcmp(name, "vfork"));
+		if (!c.child_return)
+			t->st.unpaired++;
 	}
 	c.cpu = smp->cpu;
 	c.returned = true;
@@ -359,6 +368,8 @@ int pk_syscall_stats__add(struct pk_syscall_stats *s, const struct pk_syscall_ca
 {
 	if (!s || !c)
 		return -EINVAL;
+	if (c->child_return)
+		return 0;
 	if ((s->n + 1) * 2 > s->tcap && stats_grow(s))
 		return -ENOMEM;
 	size_t j = stat_hash(c->tid, c->nr, s->tcap);

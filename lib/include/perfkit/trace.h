@@ -63,6 +63,9 @@ struct pk_syscall_call {
 	uint64_t args[6];
 	int64_t ret;
 	const char *comm;       /* the thread's command at that time ("" if unknown) */
+	bool child_return;      /* a new task's return from clone/clone3/fork/vfork: the
+				 * parent's call, seen again in the child (not counted by
+				 * pk_syscall_stats) */
 };
 
 typedef int (*pk_syscall_fn)(void *ctx, const struct pk_syscall_call *c);
