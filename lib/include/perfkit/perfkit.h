@@ -21,4 +21,5 @@
 #include <perfkit/annotate.h>
 #include <perfkit/self.h>
 #include <perfkit/trace.h>
+#include <perfkit/sched.h>
 #endif
