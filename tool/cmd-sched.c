@@ -24,6 +24,7 @@ static const struct tool_opt opts[] = {
 	  "latency: sort keys, from avg, max, switch, runtime, pid\n"
 	  "(default avg,max,switch,runtime)" },
 	{ 'I', "idle", no_argument, NULL, "timehist: show the idle task's lines too" },
+	{ 'q', "quiet", no_argument, NULL, "record: print nothing but errors" },
 	{ 0 },
 };
 
@@ -43,7 +44,7 @@ const struct tool_help cmd_sched_help = {
 
 struct sched_cli {
 	const char *input, *output, *sort;
-	bool idle;
+	bool idle, quiet;
 	FILE *out;
 	/* map */
 	int32_t *cur;           /* per CPU: running tid (0 idle, -1 unknown) */
@@ -72,6 +73,8 @@ static int do_record(struct sched_cli *c, int argc, char **argv)
 	av[n++] = "record";
 	av[n++] = "-a";
 	av[n++] = "-N";
+	if (c->quiet)
+		av[n++] = "-q";
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 		static char specs[8][48];
 		if (pk_tracepoint__id(NULL, "sched", tps[i]) < 0)
@@ -350,6 +353,7 @@ int cmd_sched(int argc, char **argv)
 		case 'o': c.output = optarg; break;
 		case 's': c.sort = optarg; break;
 		case 'I': c.idle = true; break;
+		case 'q': c.quiet = true; break;
 		default:
 			tool_error("unknown or incomplete option '%s'", argv[optind]);
 			tool_print_usage(stderr, &cmd_sched_help);

@@ -33,6 +33,8 @@ struct pk_sched {
 	uint32_t *tab;          /* open addressing: index + 1 into v */
 	size_t tcap;
 	const char *wake_src;
+	uint64_t *cpu_last;     /* per CPU: time of its last sched_switch (0: none) */
+	size_t ncpu;
 	/* session state */
 	struct pk_data_reader *r;
 	struct pk_tracing_data *td;
@@ -71,6 +73,7 @@ void pk_sched__free(struct pk_sched *s)
 	free(s->v);
 	free(s->tab);
 	free(s->attrs);
+	free(s->cpu_last);
 	pk_tracing_data__free(s->td);
 	free(s);
 }
@@ -162,10 +165,31 @@ int pk_sched__switch(struct pk_sched *s, uint64_t time, uint32_t cpu, int32_t pr
 
 	if (!s)
 		return -EINVAL;
+	uint64_t cpu_last = 0;
+	if (cpu < 65536 && cpu >= s->ncpu) {
+		uint64_t *v = realloc(s->cpu_last, (cpu + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + s->ncpu, 0, (cpu + 1 - s->ncpu) * sizeof(*v));
+		s->cpu_last = v;
+		s->ncpu = cpu + 1;
+	}
+	if (cpu < s->ncpu) {
+		cpu_last = s->cpu_last[cpu];
+		s->cpu_last[cpu] = time;
+	}
 	if (prev_tid > 0) {
 		struct task *p = task_of(s, prev_tid, prev_comm);
 		if (!p)
 			return -ENOMEM;
+		/* its switch-in was lost (a full ring buffer): it has run since the CPU's
+		 * previous switch, as perf timehist takes it */
+		if (!p->in_time && cpu_last && cpu_last >= p->out_time) {
+			p->in_time = cpu_last;
+			p->run_woken = p->wake_time && p->wake_time <= cpu_last;
+			p->run_ready = p->run_woken ? p->wake_time : 0;
+			p->run_prev_out = p->out_time;
+		}
 		if (p->in_time && p->in_time <= time) {
 			sw.run_known = true;
 			sw.run_ns = time - p->in_time;
