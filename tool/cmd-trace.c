@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "builtin.h"
@@ -110,14 +112,15 @@ static int parse_args(struct trace_opts *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
-	int ntargets = !!o->pids + !!o->tids + o->system_wide + !!o->argv + !!o->input;
-	if (!ntargets) {
+	int ntargets = !!o->pids + !!o->tids + o->system_wide + !!o->input;
+	if (!ntargets && !o->argv) {
 		tool_error("nothing to trace: give a command, -p, -t, -a or -i");
 		tool_print_usage(stderr, &cmd_trace_help);
 		return 129;
 	}
-	if (ntargets > 1)
-		return bad("-p, -t, -a, -i and a command exclude each other");
+	if (ntargets > 1 || (o->argv && ntargets && !o->system_wide))
+		return bad("-p, -t, -a, -i and a command exclude each other (-a with a command "
+			   "traces everything while it runs)");
 	return -1;
 }
 
@@ -127,6 +130,7 @@ struct consumer {
 	struct trace_opts *o;
 	struct pk_data_reader *r;
 	int fd;                 /* the pipe's read end (live), or -1 */
+	volatile pid_t tid;     /* the consumer thread's (left out of -a traces) */
 	int err;
 	struct pk_systrace_stats st;
 };
@@ -152,6 +156,7 @@ static int consume(struct trace_opts *o, struct pk_data_reader *r, struct pk_sys
 static void *consumer_main(void *arg)
 {
 	struct consumer *c = arg;
+	__atomic_store_n(&c->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	c->r = pk_data_reader__fdopen(c->fd, NULL);
 	if (!c->r)
 		c->err = -errno;
@@ -162,6 +167,47 @@ static void *consumer_main(void *arg)
 }
 
 /* ---- the live run ---- */
+
+/*
+ * The kernel-side filter: perfkit's own threads out of a system-wide trace (their reads
+ * of the pipe would otherwise feed the trace that they read), and the -e list when it is
+ * short (the calls not shown then cost no sample at all). NULL: none needed.
+ */
+static char *kernel_filter(const struct trace_opts *o, pid_t consumer)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const char *sep = "";
+
+	if (!f)
+		return NULL;
+	if (o->system_wide) {
+		fprintf(f, "common_pid != %d && common_pid != %d", (int)getpid(), (int)consumer);
+		sep = " && ";
+	}
+	if (o->filter) {
+		long on = 0, off = 0;
+		for (long i = 0; i < o->filter_max; i++)
+			o->filter[i] ? on++ : off++;
+		bool few_on = on <= 16, few_off = off <= 16;
+		if (few_on || few_off) {
+			fprintf(f, "%s(", sep);
+			const char *j = "";
+			for (long i = 0; i < o->filter_max; i++)
+				if (!!o->filter[i] == few_on) {
+					fprintf(f, "%sid %s %ld", j, few_on ? "==" : "!=", i);
+					j = few_on ? " || " : " && ";
+				}
+			fprintf(f, "%s)", *j ? "" : few_on ? "id == -2" : "id != -2");
+		}
+	}
+	if (fclose(f) || !buf || !buf[0]) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
 
 static volatile sig_atomic_t got_signal, got_chld;
 
@@ -206,6 +252,13 @@ static void report_failure(const struct pk_recorder *r)
 	}
 }
 
+static void quiet_log(enum pk_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)msg;
+	(void)ctx;
+}
+
 static int run_live(struct trace_opts *o)
 {
 	struct pk_workload *w = NULL;
@@ -219,6 +272,7 @@ static int run_live(struct trace_opts *o)
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
 	sigset_t block, orig;
 	struct pk_parse_error perr;
+	char *filter = NULL;
 
 	if (!tool_ensure_tracefs()) {
 		tool_error("tracefs is not mounted: the raw_syscalls tracepoints are needed (as "
@@ -238,9 +292,9 @@ static int run_live(struct trace_opts *o)
 			tool_error("cannot start '%s': %s", o->argv[0], strerror(errno));
 			goto out;
 		}
-	} else if (o->system_wide) {
-		o->self = getpid();
 	}
+	if (o->system_wide)
+		o->self = getpid();
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		tool_error("cannot create a pipe: %s", strerror(errno));
 		goto out;
@@ -266,11 +320,25 @@ static int run_live(struct trace_opts *o)
 		goto out;
 	}
 	started = true;
+	while (!__atomic_load_n(&cons.tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	filter = kernel_filter(o, cons.tid);
+	ro.tp_filter = filter;
+	pk_recorder__free(r);
+	r = pk_recorder__new(&ro);
+	if (!r) {
+		tool_error("cannot set up the trace: %s", strerror(errno));
+		goto out;
+	}
+	if (o->verbose && filter)
+		fprintf(stderr, "tracepoint filter: %s\n", filter);
 	err = pk_recorder__open(r);
 	if (err == -EMFILE && tool_raise_nofile())
 		err = pk_recorder__open(r);
 	if (err < 0) {
 		report_failure(r);
+		/* the reader then sees an empty stream: nothing more worth saying */
+		pk_set_log(quiet_log, NULL, PK_LOG_ERROR);
 		goto out;
 	}
 	sigemptyset(&block);
@@ -335,6 +403,7 @@ out:
 		close(pfd[0]);
 	pk_workload__free(w);
 	pk_event_list__free(events);
+	free(filter);
 	return status;
 }
 

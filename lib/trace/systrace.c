@@ -257,10 +257,10 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 static int on_lost(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct systrace *t = ctx;
+	/* LOST only: LOST_SAMPLES also counts the samples a tracepoint filter dropped
+	 * (kernel 6.x), which were never meant to be recorded */
 	if (rec && ev->hdr->type == PERF_RECORD_LOST)
 		t->st.lost += rec->lost.lost;
-	else if (rec && ev->hdr->type == PERF_RECORD_LOST_SAMPLES)
-		t->st.lost += rec->lost_samples.lost;
 	return 0;
 }
 

@@ -115,6 +115,10 @@ struct pk_recorder_opts {
 	 * its stop signals and lets them in only while the recorder sleeps, so none is
 	 * missed). Copied. NULL: the mask is left alone. */
 	const sigset_t *sigmask;
+	/* A tracepoint filter (tracefs's filter syntax: "common_pid != 123 && id == 39") set
+	 * with PERF_EVENT_IOC_SET_FILTER on every tracepoint event after open; NULL: none.
+	 * A filter the kernel rejects fails __open (PK_RECORDER_FAIL_OPEN, -EINVAL). */
+	const char *tp_filter;
 	size_t :0;
 };
 

@@ -86,7 +86,7 @@ struct pk_systrace_stats {
 	uint64_t enters, exits; /* samples of each tracepoint */
 	uint64_t unpaired;      /* exits without their enter (lost, or recording started
 				 * inside the call) */
-	uint64_t lost;          /* events the kernel lost (LOST records) */
+	uint64_t lost;          /* events the kernel lost for a full ring (LOST records) */
 	bool found;             /* the recording has raw_syscalls:sys_enter or sys_exit */
 };
 
