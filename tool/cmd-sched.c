@@ -66,8 +66,7 @@ static int do_record(struct sched_cli *c, int argc, char **argv)
 	int n = 0;
 
 	if (!tool_ensure_tracefs()) {
-		tool_error("tracefs is not mounted: the sched tracepoints are needed (as root: "
-			   "mount -t tracefs nodev /sys/kernel/tracing)");
+		tool_no_tracefs_error("sched");
 		return 1;
 	}
 	av[n++] = "record";

@@ -275,8 +275,7 @@ static int run_live(struct trace_opts *o)
 	char *filter = NULL;
 
 	if (!tool_ensure_tracefs()) {
-		tool_error("tracefs is not mounted: the raw_syscalls tracepoints are needed (as "
-			   "root: mount -t tracefs nodev /sys/kernel/tracing)");
+		tool_no_tracefs_error("raw_syscalls");
 		return 1;
 	}
 	events = pk_event_list__new();
