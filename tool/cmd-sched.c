@@ -23,7 +23,6 @@ static const struct tool_opt opts[] = {
 	{ 's', "sort", required_argument, "<keys>",
 	  "latency: sort keys, from avg, max, switch, runtime, pid\n"
 	  "(default avg,max,switch,runtime)" },
-	{ 'I', "idle", no_argument, NULL, "timehist: show the idle task's lines too" },
 	{ 'q', "quiet", no_argument, NULL, "record: print nothing but errors" },
 	{ 0 },
 };
@@ -44,7 +43,7 @@ const struct tool_help cmd_sched_help = {
 
 struct sched_cli {
 	const char *input, *output, *sort;
-	bool idle, quiet;
+	bool quiet;
 	FILE *out;
 	/* map */
 	int32_t *cur;           /* per CPU: running tid (0 idle, -1 unknown) */
@@ -201,8 +200,6 @@ struct sw_ctx {
 static int on_timehist(struct sw_ctx *x, const struct pk_sched_switch *sw)
 {
 	char name[64];
-	if (sw->prev_tid <= 0 && !x->c->idle)
-		return 0;
 	task_name(name, sizeof(name), x->s, sw->prev_tid, sw->prev_comm);
 	/* truncated, not rounded, as perf prints them */
 	fprintf(x->c->out, "%8" PRIu64 ".%06" PRIu64 " [%04" PRIu32 "]  %-30s  %5" PRIu64 ".%03"
@@ -351,7 +348,6 @@ int cmd_sched(int argc, char **argv)
 		case 'i': c.input = optarg; break;
 		case 'o': c.output = optarg; break;
 		case 's': c.sort = optarg; break;
-		case 'I': c.idle = true; break;
 		case 'q': c.quiet = true; break;
 		default:
 			tool_error("unknown or incomplete option '%s'", argv[optind]);

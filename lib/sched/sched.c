@@ -34,6 +34,7 @@ struct pk_sched {
 	size_t tcap;
 	const char *wake_src;
 	uint64_t *cpu_last;     /* per CPU: time of its last sched_switch (0: none) */
+	uint64_t *idle_in, *idle_out; /* per CPU: the idle task's switch-in and -out */
 	size_t ncpu;
 	/* session state */
 	struct pk_data_reader *r;
@@ -74,6 +75,8 @@ void pk_sched__free(struct pk_sched *s)
 	free(s->tab);
 	free(s->attrs);
 	free(s->cpu_last);
+	free(s->idle_in);
+	free(s->idle_out);
 	pk_tracing_data__free(s->td);
 	free(s);
 }
@@ -167,17 +170,36 @@ int pk_sched__switch(struct pk_sched *s, uint64_t time, uint32_t cpu, int32_t pr
 		return -EINVAL;
 	uint64_t cpu_last = 0;
 	if (cpu < 65536 && cpu >= s->ncpu) {
-		uint64_t *v = realloc(s->cpu_last, (cpu + 1) * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		memset(v + s->ncpu, 0, (cpu + 1 - s->ncpu) * sizeof(*v));
-		s->cpu_last = v;
+		uint64_t **arr[3] = { &s->cpu_last, &s->idle_in, &s->idle_out };
+		for (int i = 0; i < 3; i++) {
+			uint64_t *v = realloc(*arr[i], (cpu + 1) * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			memset(v + s->ncpu, 0, (cpu + 1 - s->ncpu) * sizeof(*v));
+			*arr[i] = v;
+		}
 		s->ncpu = cpu + 1;
 	}
 	if (cpu < s->ncpu) {
 		cpu_last = s->cpu_last[cpu];
 		s->cpu_last[cpu] = time;
 	}
+	if (prev_tid == 0 && cpu < s->ncpu) {
+		/* the idle task: one per CPU */
+		uint64_t in = s->idle_in[cpu] ? s->idle_in[cpu] : cpu_last;
+		if (in && in <= time && in >= s->idle_out[cpu]) {
+			sw.run_known = true;
+			sw.run_ns = time - in;
+			if (s->idle_out[cpu]) {
+				sw.wait_known = true;
+				sw.wait_ns = in - s->idle_out[cpu];
+			}
+		}
+		s->idle_out[cpu] = time;
+		s->idle_in[cpu] = 0;
+	}
+	if (next_tid == 0 && cpu < s->ncpu)
+		s->idle_in[cpu] = time;
 	if (prev_tid > 0) {
 		struct task *p = task_of(s, prev_tid, prev_comm);
 		if (!p)
