@@ -356,10 +356,15 @@ static bool get_str(const struct pk_sample *smp, const struct pk_tp_field *f, ch
 static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct pk_sched *s = ctx;
-	const struct pk_sample *smp = &rec->sample;
-	struct attr_info *ai = info_of(s, ev->attr);
+	const struct pk_sample *smp;
+	struct attr_info *ai;
 	char c1[16], c2[16];
 	int64_t p1, st, p2;
+
+	if (!rec) /* malformed: the reader said why */
+		return 0;
+	smp = &rec->sample;
+	ai = info_of(s, ev->attr);
 
 	if (!ai || ai->kind == K_OTHER || !smp->raw.data)
 		return 0;

@@ -176,10 +176,15 @@ static int emit(struct systrace *t, struct pk_syscall_call *c)
 static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct systrace *t = ctx;
-	const struct pk_sample *smp = &rec->sample;
-	struct attr_info *ai = info_of(t, ev->attr);
+	const struct pk_sample *smp;
+	struct attr_info *ai;
 	struct pending *p;
 	int err;
+
+	if (!rec) /* malformed: the reader said why */
+		return 0;
+	smp = &rec->sample;
+	ai = info_of(t, ev->attr);
 
 	if (!ai || ai->kind == TP_OTHER || !smp->raw.data)
 		return 0;
