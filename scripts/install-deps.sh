@@ -26,6 +26,7 @@ test_pkgs=(
 	chromium nodejs         # browser test of the HTML flame graph (tests/browser)
 	golang-go               # `go tool pprof` reads our pprof output in tests
 	linux-perf              # the reference we compare against in tests and benches
+	strace                  # trace-vs-strace and bench/trace-overhead compare perfkit trace with it
 	valgrind                # CLI suite under memcheck
 	procps                  # ps/pgrep used by some CLI tests
 	time                    # /usr/bin/time -v: peak RSS in bench/report-speed.sh

@@ -61,6 +61,8 @@ TOOL_DECLARE_CMD(record);
 TOOL_DECLARE_CMD(report);
 TOOL_DECLARE_CMD(script);
 TOOL_DECLARE_CMD(stat);
+TOOL_DECLARE_CMD(trace);
+TOOL_DECLARE_CMD(sched);
 TOOL_DECLARE_CMD(top);
 
 /* Warn about each u:/r:/sdt: event whose binary was replaced or removed since it was
@@ -150,6 +152,9 @@ void tool_heap_reserve(size_t bytes);
 /* Mount tracefs at /sys/kernel/tracing if we are root and it is not mounted (perf does
  * the same). Returns true if tracefs is available afterwards. */
 bool tool_ensure_tracefs(void);
+/* The error after tool_ensure_tracefs failed: not mounted, or not readable by this user
+ * (the fix either way). `events` names what needs it ("raw_syscalls"). */
+void tool_no_tracefs_error(const char *events);
 
 /* After EMFILE: raise the soft RLIMIT_NOFILE to the hard limit (many events x CPUs x
  * threads need many fds), with a notice. True if raised (retry the open); EMFILE past that

@@ -37,6 +37,8 @@ static const struct cmd commands[] = {
 	{ "diff", cmd_diff, &cmd_diff_help, "per-symbol comparison of two perf.data files" },
 	{ "annotate", cmd_annotate, &cmd_annotate_help, "per-instruction samples of the hottest functions (perf annotate --stdio)" },
 	{ "top", cmd_top, &cmd_top_help, "live profile of the system, processes or a command (perf top)" },
+	{ "trace", cmd_trace, &cmd_trace_help, "system calls of a command, processes or the system (perf trace, strace)" },
+	{ "sched", cmd_sched, &cmd_sched_help, "scheduler latency, per-switch history and CPU map (perf sched)" },
 	{ "list", cmd_list, &cmd_list_help, "list the events that can be measured here" },
 	{ "probe", cmd_probe, &cmd_probe_help, "functions and SDT markers of a binary, where a probe would go" },
 	{ "check", cmd_check, &cmd_check_help, "show what can be measured here, and why not" },

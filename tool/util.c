@@ -322,3 +322,18 @@ void tool_probe_check(const struct pk_event_list *events)
 				  r == -ESTALE ? "replaced" : "removed");
 	}
 }
+
+void tool_no_tracefs_error(const char *events)
+{
+	const char *dir = "/sys/kernel/tracing";
+	struct stat st;
+	if (stat(dir, &st) == 0 && access(dir, R_OK | X_OK) < 0 && geteuid() != 0)
+		tool_error("the %s tracepoints are needed, but uid %d cannot read tracefs at %s "
+			   "(%s; it is root-only by default). Fix: run as root, or as root `chmod "
+			   "-R go+rX %s` (see perfkit check)", events, (int)geteuid(), dir,
+			   strerror(errno), dir);
+	else
+		tool_error("the %s tracepoints are needed, but tracefs is not mounted. Fix: "
+			   "`mount -t tracefs nodev %s` as root (perfkit mounts it itself when run "
+			   "as root)", events, dir);
+}

@@ -567,6 +567,29 @@ static struct pk_data_writer *open_output(struct pk_recorder *r)
 	return w;
 }
 
+/* opts.tp_filter on every fd of every tracepoint event (the kernel checks the text) */
+static int set_filters(struct pk_recorder *r)
+{
+	const struct pk_evsel *pos;
+	int ncpu = pk_cpu_map__nr(pk_evlist__cpus(r->ev.el));
+	int nthr = pk_thread_map__nr(pk_evlist__threads(r->ev.el));
+
+	pk_evlist__for_each_evsel(r->ev.el, pos) {
+		if (pk_evsel__attr((struct pk_evsel *)pos)->attr.type != PERF_TYPE_TRACEPOINT)
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			for (int t = 0; t < nthr; t++) {
+				int fd = pk_evsel__fd(pos, c, t), err;
+				if (fd >= 0 && (err = pk_ioc_set_filter(fd, r->o.tp_filter)) < 0) {
+					failed(r, PK_RECORDER_FAIL_OPEN, err, r->o.tp_filter);
+					pk_evlist__close(r->ev.el);
+					return err;
+				}
+			}
+	}
+	return 0;
+}
+
 PK_API int pk_recorder__open(struct pk_recorder *r)
 {
 	int err;
@@ -586,6 +609,8 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 	if (err < 0)
 		return pk_err(open_failed(r, r->ev.el, err, true));
 	user_names(r);
+	if (r->o.tp_filter && (err = set_filters(r)) < 0)
+		return pk_err(err);
 	if (r->ev.sb_el) {
 		err = pk_evlist__open(r->ev.sb_el, &oo);
 		if (err < 0) {

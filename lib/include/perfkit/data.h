@@ -661,6 +661,20 @@ pk_tracing_data__next_event(const struct pk_tracing_data *td, const struct pk_tr
 PK_API const struct pk_tracing_event *
 pk_tracing_data__find_id(const struct pk_tracing_data *td, long long id);
 
+/* A field of a tracepoint format ("field:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;"). */
+struct pk_tp_field {
+	uint32_t offset, size;
+	bool is_signed;
+};
+/*
+ * Find field `name` (for an array, its name without the brackets) in a format text of
+ * len bytes (pk_tracing_event.format, or a tracefs format file). Returns 0 and fills *out,
+ * -ENOENT if there is no such field, -PK_ERR_FORMAT if its line is malformed. Bounded by
+ * len: the text need not be NUL-terminated.
+ */
+PK_API int pk_tp_format__field(const char *format, size_t len, const char *name,
+			       struct pk_tp_field *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,4 +21,6 @@
 #include <perfkit/export.h>
 #include <perfkit/annotate.h>
 #include <perfkit/self.h>
+#include <perfkit/trace.h>
+#include <perfkit/sched.h>
 #endif

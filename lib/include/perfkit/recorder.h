@@ -136,6 +136,10 @@ struct pk_recorder_opts {
 	 * calling convention's arguments and return value (PERF_SAMPLE_REGS_USER; x86-64:
 	 * rdi rsi rdx rcx r8 r9 and rax): perfkit script --args prints them. */
 	bool probe_args;
+	/* A tracepoint filter (tracefs's filter syntax: "common_pid != 123 && id == 39") set
+	 * with PERF_EVENT_IOC_SET_FILTER on every tracepoint event after open; NULL: none.
+	 * A filter the kernel rejects fails __open (PK_RECORDER_FAIL_OPEN, -EINVAL). */
+	const char *tp_filter;
 	size_t :0;
 };
 

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/cmd-trace.c - `perfkit trace`: the system calls of a command, processes, threads
+ * or the whole system, one line each or summed up (-s), like `perf trace` and `strace`.
+ *
+ * Live targets are recorded by pk_recorder (raw_syscalls:sys_enter and sys_exit, period
+ * 1) in the pipe format into a pipe; a second thread reads the pipe through the session
+ * (pk_systrace__process), so the lines come while the command runs and memory stays
+ * bounded. `-i FILE` reads a recording through the same path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "builtin.h"
+#include "trace.h"
+
+#define bad(...) (tool_error(__VA_ARGS__), 129)
+
+enum { OPT_DURATION = 256, OPT_FAILURE, OPT_COMM, OPT_NO_COMM };
+
+static const struct tool_opt opts[] = {
+	{ 'p', "pid", required_argument, "<pid,...>", "trace existing processes (all threads)" },
+	{ 't', "tid", required_argument, "<tid,...>", "trace existing threads" },
+	{ 'a', "all-cpus", no_argument, NULL, "system-wide: every process" },
+	{ 'i', "input", required_argument, "<file>",
+	  "read a recording of raw_syscalls:sys_enter/sys_exit\n"
+	  "(perf trace record, perf record -e 'raw_syscalls:*')" },
+	{ 'e', "expr", required_argument, "<syscall,...>",
+	  "only these system calls; '!a,b': all but these" },
+	{ 's', "summary", no_argument, NULL,
+	  "per-thread and total sums instead of the calls" },
+	{ 'S', "with-summary", no_argument, NULL, "the calls and the summary" },
+	{ OPT_DURATION, "duration", required_argument, "<ms>",
+	  "only calls that took at least this long" },
+	{ OPT_FAILURE, "failure", no_argument, NULL, "only calls that failed" },
+	{ OPT_COMM, "comm", no_argument, NULL, "show the command name with the tid (default)" },
+	{ OPT_NO_COMM, "no-comm", no_argument, NULL, "show the tid alone" },
+	{ 'o', "output", required_argument, "<file>", "write the output to a file" },
+	{ 'm', "mmap-pages", required_argument, "<n>",
+	  "data pages per ring buffer, a power of two (default 512)" },
+	{ 'v', "verbose", no_argument, NULL, "show every perf_event_open" },
+	{ 0 },
+};
+
+const struct tool_help cmd_trace_help = {
+	.synopsis = "usage: perfkit trace [<options>] [-p <pid> | -t <tid> | -a | [--] <command> [<args>]]\n"
+		    "       perfkit trace -i <file> [<options>]\n",
+	.intro = "Show the system calls of <command> (or of -p/-t/-a targets until Ctrl-C or until\n"
+		 "they exit): time, duration, command/tid, name, arguments, return value, from the\n"
+		 "raw_syscalls tracepoints. Strings and structs behind pointers are not read\n"
+		 "(tracepoints do not carry them): pointers are shown as numbers.\n",
+	.opts = opts,
+	.outro = "The exit status is the command's (128 + signal if a signal killed it); 127 if it could\n"
+		 "not be executed; 1 for errors of perfkit itself.\n",
+};
+
+static int parse_args(struct trace_opts *o, int argc, char **argv)
+{
+	char *end;
+	int c, r;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
+		switch (c) {
+		case 'p': o->pids = optarg; break;
+		case 't': o->tids = optarg; break;
+		case 'a': o->system_wide = true; break;
+		case 'i': o->input = optarg; break;
+		case 'e':
+			if ((r = trace_parse_filter(o, optarg)))
+				return r;
+			break;
+		case 's': o->summary = true; break;
+		case 'S': o->with_summary = true; break;
+		case OPT_DURATION: {
+			double ms = strtod(optarg, &end);
+			if (*end || !(ms >= 0) || ms > 1e9)
+				return bad("invalid --duration '%s' (milliseconds)", optarg);
+			o->duration_ns = (uint64_t)(ms * 1e6);
+			break;
+		}
+		case OPT_FAILURE: o->failure = true; break;
+		case OPT_COMM: o->comm = true; break;
+		case OPT_NO_COMM: o->comm = false; break;
+		case 'o': o->output = optarg; break;
+		case 'm': {
+			unsigned long v = strtoul(optarg, &end, 0);
+			if (*end || !v || (v & (v - 1)) || v > (1UL << 20))
+				return bad("invalid --mmap-pages '%s': a power of two is needed", optarg);
+			o->mmap_pages = v;
+			break;
+		}
+		case 'v': o->verbose++; break;
+		default:
+			if (optopt && optopt < 256)
+				tool_error("unknown or incomplete option '-%c'", optopt);
+			else
+				tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			tool_print_usage(stderr, &cmd_trace_help);
+			return 129;
+		}
+	}
+	if (optind < argc)
+		o->argv = argv + optind;
+	int ntargets = !!o->pids + !!o->tids + o->system_wide + !!o->input;
+	if (!ntargets && !o->argv) {
+		tool_error("nothing to trace: give a command, -p, -t, -a or -i");
+		tool_print_usage(stderr, &cmd_trace_help);
+		return 129;
+	}
+	if (ntargets > 1 || (o->argv && ntargets && !o->system_wide))
+		return bad("-p, -t, -a, -i and a command exclude each other (-a with a command "
+			   "traces everything while it runs)");
+	return -1;
+}
+
+/* ---- reading the stream ---- */
+
+struct consumer {
+	struct trace_opts *o;
+	struct pk_data_reader *r;
+	int fd;                 /* the pipe's read end (live), or -1 */
+	volatile pid_t tid;     /* the consumer thread's (left out of -a traces) */
+	int err;
+	struct pk_systrace_stats st;
+};
+
+static void drain_rest(int fd)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
+}
+
+static int consume(struct trace_opts *o, struct pk_data_reader *r, struct pk_systrace_stats *st)
+{
+	PK_OPTS(pk_systrace_opts, so, .on_call = trace_on_call, .ctx = o,
+		.machine_opts = tool_machine_opts(), .reader_thread = !o->argv && !o->pids &&
+		!o->tids && !o->system_wide && tool_threads_allowed());
+	return pk_systrace__process(r, &so, st);
+}
+
+static void *consumer_main(void *arg)
+{
+	struct consumer *c = arg;
+	__atomic_store_n(&c->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	c->r = pk_data_reader__fdopen(c->fd, NULL);
+	if (!c->r)
+		c->err = -errno;
+	else
+		c->err = consume(c->o, c->r, &c->st);
+	drain_rest(c->fd); /* the recorder must never block on a full pipe */
+	return NULL;
+}
+
+/* ---- the live run ---- */
+
+/*
+ * The kernel-side filter: perfkit's own threads out of a system-wide trace (their reads
+ * of the pipe would otherwise feed the trace that they read), and the -e list when it is
+ * short (the calls not shown then cost no sample at all). NULL: none needed.
+ */
+static char *kernel_filter(const struct trace_opts *o, pid_t consumer)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const char *sep = "";
+
+	if (!f)
+		return NULL;
+	if (o->system_wide) {
+		fprintf(f, "common_pid != %d && common_pid != %d", (int)getpid(), (int)consumer);
+		sep = " && ";
+	}
+	if (o->filter) {
+		long on = 0, off = 0;
+		for (long i = 0; i < o->filter_max; i++)
+			o->filter[i] ? on++ : off++;
+		bool few_on = on <= 16, few_off = off <= 16;
+		if (few_on || few_off) {
+			fprintf(f, "%s(", sep);
+			const char *j = "";
+			for (long i = 0; i < o->filter_max; i++)
+				if (!!o->filter[i] == few_on) {
+					fprintf(f, "%sid %s %ld", j, few_on ? "==" : "!=", i);
+					j = few_on ? " || " : " && ";
+				}
+			fprintf(f, "%s)", *j ? "" : few_on ? "id == -2" : "id != -2");
+		}
+	}
+	if (fclose(f) || !buf || !buf[0]) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static volatile sig_atomic_t got_signal, got_chld;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGCHLD)
+		got_chld = 1;
+	else
+		got_signal = sig;
+}
+
+static void print_open(const struct pk_evsel *ev, const struct perf_event_attr *attr, pid_t pid,
+		       int cpu, int group_fd, unsigned long flags, int fd, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr, "perf_event_open(%s: type %u, config %#llx, pid %d, cpu %d, group_fd %d, "
+		"flags %#lx) = %d%s%s\n", pk_evsel__name(ev), attr->type,
+		(unsigned long long)attr->config, (int)pid, cpu, group_fd, flags, fd,
+		fd < 0 ? " " : "", fd < 0 ? pk_strerror(fd) : "");
+}
+
+static void report_failure(const struct pk_recorder *r)
+{
+	PK_OPTS(pk_recorder_failure, f);
+	char buf[1024];
+
+	pk_recorder__failure(r, &f);
+	if (f.stage == PK_RECORDER_FAIL_THREADS) {
+		tool_error("cannot find the threads of '%s': %s (is the process still running? "
+			   "see ps -eLf)", f.what, strerror(-f.err));
+	} else if (f.stage == PK_RECORDER_FAIL_OPEN && f.event) {
+		PK_OPTS(pk_open_ctx, ctx, .attr = &f.attr, .pid = f.pid, .cpu = f.cpu,
+			.group_fd = f.group_fd, .event_name = f.event);
+		pk_explain_open_error(buf, sizeof(buf), f.err, &ctx);
+		tool_error("cannot open '%s': %s", f.event, buf);
+	} else if (f.stage == PK_RECORDER_FAIL_MMAP) {
+		tool_error("cannot mmap the ring buffers: %s (locked memory limit: try a smaller "
+			   "-m, or raise /proc/sys/kernel/perf_event_mlock_kb / ulimit -l)",
+			   strerror(-f.err));
+	} else {
+		tool_error("cannot set up the trace: %s", pk_strerror(f.err));
+	}
+}
+
+static void quiet_log(enum pk_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)msg;
+	(void)ctx;
+}
+
+static int run_live(struct trace_opts *o)
+{
+	struct pk_workload *w = NULL;
+	struct pk_recorder *r = NULL;
+	struct pk_event_list *events = NULL;
+	struct consumer cons = { .o = o, .fd = -1 };
+	pthread_t th;
+	bool started = false, child_done = false, done;
+	int pfd[2] = { -1, -1 }, status = 1, wstatus = 0, err;
+	struct sigaction sa = { .sa_handler = on_signal };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+	sigset_t block, orig;
+	struct pk_parse_error perr;
+	char *filter = NULL;
+
+	if (!tool_ensure_tracefs()) {
+		tool_no_tracefs_error("raw_syscalls");
+		return 1;
+	}
+	events = pk_event_list__new();
+	if (!events || pk_event_list__parse(events, "raw_syscalls:sys_enter,raw_syscalls:sys_exit",
+					    NULL, &perr) < 0) {
+		tool_error("cannot use the raw_syscalls tracepoints: %s (see perfkit check)",
+			   events ? perr.msg : "out of memory");
+		goto out;
+	}
+	if (o->argv) {
+		w = pk_workload__prepare(o->argv);
+		if (!w) {
+			tool_error("cannot start '%s': %s", o->argv[0], strerror(errno));
+			goto out;
+		}
+	}
+	if (o->system_wide)
+		o->self = getpid();
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		tool_error("cannot create a pipe: %s", strerror(errno));
+		goto out;
+	}
+	fcntl(pfd[1], F_SETPIPE_SZ, 1 << 20);
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, NULL);
+	sigprocmask(SIG_SETMASK, NULL, &orig);
+	PK_OPTS(pk_recorder_opts, ro, .events = events, .workload = w, .pids = o->pids,
+		.tids = o->tids, .system_wide = o->system_wide, .output_fd = pfd[1], .pipe = true,
+		.no_buildid_cache = true, .buildid_dir = "",
+		.mmap_pages = o->mmap_pages ? o->mmap_pages : 512, .sigmask = &orig,
+		.on_open = o->verbose ? print_open : NULL);
+	r = pk_recorder__new(&ro);
+	if (!r) {
+		tool_error("cannot set up the trace: %s", strerror(errno));
+		goto out;
+	}
+	cons.fd = pfd[0];
+	if ((err = pthread_create(&th, NULL, consumer_main, &cons))) {
+		tool_error("cannot start a thread: %s", strerror(err));
+		goto out;
+	}
+	started = true;
+	while (!__atomic_load_n(&cons.tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	filter = kernel_filter(o, cons.tid);
+	ro.tp_filter = filter;
+	pk_recorder__free(r);
+	r = pk_recorder__new(&ro);
+	if (!r) {
+		tool_error("cannot set up the trace: %s", strerror(errno));
+		goto out;
+	}
+	if (o->verbose && filter)
+		fprintf(stderr, "tracepoint filter: %s\n", filter);
+	err = pk_recorder__open(r);
+	if (err == -EMFILE && tool_raise_nofile())
+		err = pk_recorder__open(r);
+	if (err < 0) {
+		report_failure(r);
+		/* the reader then sees an empty stream: nothing more worth saying */
+		pk_set_log(quiet_log, NULL, PK_LOG_ERROR);
+		goto out;
+	}
+	sigemptyset(&block);
+	for (int i = 0; i < 4; i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&block, sigs[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	status = 0;
+	if (w && (err = pk_workload__start(w)) < 0) {
+		tool_error("cannot run '%s': %s", o->argv[0], strerror(-err));
+		pk_workload__free(w);
+		w = NULL;
+		status = 127;
+		child_done = true;
+	}
+	done = child_done;
+	for (;;) {
+		int n = pk_recorder__drain(r, done ? 0 : 250);
+		if (n < 0 || done)
+			break;
+		if (got_signal)
+			done = true;
+		if (got_chld && w) {
+			got_chld = 0;
+			if (pk_workload__wait(w, false, &wstatus) == 0)
+				child_done = done = true;
+		}
+		if (n == PK_RECORDER_HUNGUP && !w)
+			done = true;
+	}
+	if (w && !child_done) {
+		pk_workload__kill(w, got_signal ? got_signal : SIGTERM);
+		while (pk_workload__wait(w, true, &wstatus) == -EINTR)
+			;
+	}
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+	if (w) {
+		status = pk_wait_status__exit_code(wstatus);
+		if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGINT)
+			tool_error("'%s' was killed by signal %d (%s)", o->argv[0],
+				   WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+	}
+	pk_recorder__finish(r);
+out:
+	pk_recorder__free(r);
+	if (pfd[1] >= 0)
+		close(pfd[1]); /* the end of the stream for the consumer */
+	if (started) {
+		pthread_join(th, NULL);
+		if (cons.err < 0 && cons.err != -ENOENT && status != 1) {
+			tool_error("cannot read the trace: %s", pk_strerror(cons.err));
+			if (!status)
+				status = 1;
+		}
+		if (cons.st.lost)
+			tool_warn("lost %llu events: the ring buffers filled up; use bigger ones "
+				  "(-m) or fewer system calls (-e)", (unsigned long long)cons.st.lost);
+	}
+	pk_data_reader__free(cons.r);
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	pk_workload__free(w);
+	pk_event_list__free(events);
+	free(filter);
+	return status;
+}
+
+static int run_file(struct trace_opts *o)
+{
+	PK_OPTS(pk_data_reader_opts, ro, .no_mmap = !tool_read_mmap());
+	struct pk_data_reader *r = pk_data_reader__open(o->input, &ro);
+	PK_OPTS(pk_systrace_stats, st);
+
+	if (!r) {
+		tool_error("cannot open '%s': %s", o->input, pk_strerror(-errno));
+		return 1;
+	}
+	int err = consume(o, r, &st);
+	pk_data_reader__free(r);
+	if (err == -ENOENT) {
+		tool_error("'%s' has no raw_syscalls:sys_enter/sys_exit events (record them with "
+			   "perfkit record -e 'raw_syscalls:*' or perf trace record)", o->input);
+		return 1;
+	}
+	if (err < 0) {
+		tool_error("cannot read '%s': %s", o->input, pk_strerror(err));
+		return 1;
+	}
+	if (st.lost)
+		tool_warn("the recording lost %llu events", (unsigned long long)st.lost);
+	return 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_opts o = { .comm = true };
+	int r;
+
+	tool_setup_log(0);
+	r = parse_args(&o, argc, argv);
+	if (r >= 0)
+		goto out;
+	o.out = stdout;
+	if (o.output && !(o.out = fopen(o.output, "w"))) {
+		tool_error("cannot open '%s': %s", o.output, strerror(errno));
+		r = 1;
+		goto out;
+	}
+	if (o.summary || o.with_summary) {
+		o.stats = pk_syscall_stats__new();
+		if (!o.stats) {
+			tool_error("out of memory");
+			r = 1;
+			goto out;
+		}
+	}
+	r = o.input ? run_file(&o) : run_live(&o);
+	if (o.stats && r != 1)
+		trace_print_summary(&o);
+	if (o.out != stdout && fclose(o.out) && r != 1) {
+		tool_error("cannot write '%s': %s", o.output, strerror(errno));
+		r = 1;
+	}
+out:
+	pk_syscall_stats__free(o.stats);
+	free(o.filter);
+	fflush(stderr);
+	return tool_finish_stdout(r);
+}

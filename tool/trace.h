@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* tool/trace.h - what cmd-trace.c (options, the live run) and trace-print.c (lines and
+ * the summary) share. */
+#ifndef TOOL_TRACE_H
+#define TOOL_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <perfkit/perfkit.h>
+
+struct trace_opts {
+	/* targets */
+	const char *pids, *tids;
+	bool system_wide;
+	char **argv;
+	const char *input;      /* -i: read a recording instead */
+	/* what is shown */
+	bool summary, with_summary; /* -s: only the summary; -S: lines and the summary */
+	bool failure;           /* --failure: only failed calls */
+	uint64_t duration_ns;   /* --duration: only calls at least this long */
+	bool comm;              /* comm/tid (default) or tid alone */
+	uint8_t *filter;        /* per syscall nr: shown (NULL: all) */
+	long filter_max;
+	const char *output;     /* -o */
+	size_t mmap_pages;
+	int verbose;
+	/* the run */
+	FILE *out;
+	struct pk_syscall_stats *stats;
+	uint64_t first_time;
+	pid_t self;             /* perfkit's own pid, left out of system-wide traces */
+	int err;                /* first output error */
+};
+
+/* pk_systrace on_call: print the line (unless -s) and count the call. */
+int trace_on_call(void *ctx, const struct pk_syscall_call *c);
+/* The summary (-s / -S) to o->out. */
+void trace_print_summary(struct trace_opts *o);
+/* Parse -e's list ("openat,read", "!getppid"): 0, or an exit status after a message. */
+int trace_parse_filter(struct trace_opts *o, const char *list);
+
+#endif
