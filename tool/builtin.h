@@ -173,6 +173,16 @@ int tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap);
  * PERF_FLAG_PID_CGROUP; prints the error and returns -1 on failure. */
 int tool_open_cgroup(const char *name);
 
+/* tool/recorder-opts.c: the options of the commands that sample (record, top): -e, -F,
+ * -c, -g, the call-graph option (its id: callgraph_id), -p, -t, -a, -C. Returns 1 if c
+ * was one of them and is taken, 0 if it is not one of them, 129 after printing a usage
+ * error. tool_parse_callgraph: "fp", "no" or "dwarf[,SIZE]" (0 or 129). */
+struct pk_recorder_opts;
+struct pk_event_list;
+int tool_recorder_opt(struct pk_recorder_opts *ro, struct pk_event_list *events, int c,
+		      const char *arg, int callgraph_id);
+int tool_parse_callgraph(struct pk_recorder_opts *ro, const char *arg);
+
 /* Option values of the perf.data readers: "a,b" appended to *out (strdup'd); "1,3-5"
  * appended as ints; perf's --time "START,END" (seconds) or "A%-B%" (of the file's
  * sample_time span) as nanoseconds, 0 for an open end. 0 or -errno (-EINVAL: bad text). */

@@ -55,27 +55,6 @@ static uint64_t now_ms(void)
 /* Print an error about the command line; the exit status for it. */
 #define bad(...) (tool_error(__VA_ARGS__), 129)
 
-/* fp, no, dwarf[,size]: 0 or an exit status */
-static int parse_callgraph(struct rec_opts *o, const char *arg)
-{
-	char *end;
-	if (!strcmp(arg, "fp") || !strcmp(arg, "no")) {
-		o->ro.callgraph = arg[0] == 'f' ? PK_RECORDER_CG_FP : PK_RECORDER_CG_NONE;
-		return 0;
-	}
-	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ','))
-		return bad("unsupported call-graph mode '%s' (fp, dwarf[,size] or no)", arg);
-	o->ro.callgraph = PK_RECORDER_CG_DWARF;
-	o->ro.stack_size = 0; /* the library's default, 8192 bytes */
-	if (arg[5] == ',') {
-		unsigned long v = strtoul(arg + 6, &end, 0);
-		if (*end || v == 0 || v > 65528)
-			return bad("invalid dwarf stack size '%s' (1..65528 bytes)", arg + 6);
-		o->ro.stack_size = (uint32_t)((v + 7) & ~7UL);
-	}
-	return 0;
-}
-
 enum {
 	OPT_CALLGRAPH = 256, OPT_ARGS, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
 	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH,
@@ -150,56 +129,19 @@ const struct tool_help cmd_record_help = {
 
 static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
-	struct pk_parse_error perr;
 	char *end;
 	int c;
 
 	opterr = 0;
 	optind = 1;
 	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
+		int taken = tool_recorder_opt(&o->ro, o->events, c, optarg, OPT_CALLGRAPH);
+		if (taken == 129)
+			return 129;
+		if (taken)
+			continue;
 		switch (c) {
-		case 'e':
-			if (pk_event_list__parse(o->events, optarg, NULL, &perr) < 0)
-				return bad("invalid event '%s': %s", optarg, perr.msg);
-			break;
-		case 'F':
-			if (!strcmp(optarg, "max")) {
-				o->ro.freq_max = true;
-				break;
-			}
-			o->ro.freq = strtol(optarg, &end, 10);
-			if (*end || o->ro.freq <= 0)
-				return bad("invalid frequency '%s'", optarg);
-			break;
-		case 'c':
-			o->ro.period = strtoull(optarg, &end, 0);
-			if (*end || !o->ro.period)
-				return bad("invalid period '%s'", optarg);
-			break;
-		case 'g': {
-			/* -g: the mode of perf's configuration (call-graph.record-mode, or the
-			 * older record.call-graph), else frame pointers */
-			const char *mode = tool_config_get("call-graph.record-mode");
-			if (!mode)
-				mode = tool_config_get("record.call-graph");
-			if (!mode) {
-				o->ro.callgraph = PK_RECORDER_CG_FP;
-			} else if (parse_callgraph(o, mode)) {
-				tool_error("-g: the configuration's call-graph mode '%s' is not one perfkit "
-					   "records (perfkit config call-graph.record-mode=fp)", mode);
-				return 129;
-			}
-			break;
-		}
 		case OPT_ARGS: o->ro.probe_args = true; break;
-		case OPT_CALLGRAPH:
-			if (parse_callgraph(o, optarg))
-				return 129;
-			break;
-		case 'p': o->ro.pids = optarg; break;
-		case 't': o->ro.tids = optarg; break;
-		case 'a': o->ro.system_wide = true; break;
-		case 'C': o->ro.cpus = optarg; o->ro.system_wide = true; break;
 		case 'G': o->cgroup = optarg; break;
 		case 'o': o->output = optarg; break;
 		case 'm': {

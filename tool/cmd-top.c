@@ -75,40 +75,17 @@ static int split_list(char *arg, const char ***out, size_t *n)
 
 static int parse_args(struct top_opts *o, int argc, char **argv)
 {
-	struct pk_parse_error perr;
 	char *end;
 	int c;
 	opterr = 0;
 	optind = 1;
 	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
+		int taken = tool_recorder_opt(&o->ro, o->events, c, optarg, OPT_CALLGRAPH);
+		if (taken == 129)
+			return 129;
+		if (taken)
+			continue;
 		switch (c) {
-		case 'e':
-			if (pk_event_list__parse(o->events, optarg, NULL, &perr) < 0)
-				return bad("invalid event '%s': %s", optarg, perr.msg);
-			break;
-		case 'F':
-			o->ro.freq = strtol(optarg, &end, 10);
-			if (*end || o->ro.freq <= 0)
-				return bad("invalid frequency '%s'", optarg);
-			break;
-		case 'c':
-			o->ro.period = strtoull(optarg, &end, 0);
-			if (*end || !o->ro.period)
-				return bad("invalid period '%s'", optarg);
-			break;
-		case 'g': o->ro.callgraph = PK_RECORDER_CG_FP; break;
-		case OPT_CALLGRAPH:
-			if (!strcmp(optarg, "fp"))
-				o->ro.callgraph = PK_RECORDER_CG_FP;
-			else if (!strcmp(optarg, "dwarf"))
-				o->ro.callgraph = PK_RECORDER_CG_DWARF;
-			else if (strcmp(optarg, "no"))
-				return bad("unsupported call-graph mode '%s' (fp, dwarf or no)", optarg);
-			break;
-		case 'p': o->ro.pids = optarg; break;
-		case 't': o->ro.tids = optarg; break;
-		case 'a': o->ro.system_wide = true; break;
-		case 'C': o->ro.cpus = optarg; o->ro.system_wide = true; break;
 		case 'd':
 			o->delay = strtod(optarg, &end);
 			if (*end || !(o->delay >= 0.1 && o->delay <= 3600))
