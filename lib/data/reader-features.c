@@ -360,16 +360,30 @@ void pk_rd_free_env_arrays(struct pk_data_reader *r)
 	r->env.mem_block_size = 0;
 }
 
+/* Room for nr elements of a section whose elements take at least `least` bytes each in
+ * the file (which bounds nr); NULL with *err set (-PK_ERR_FORMAT, -ENOMEM). */
+static void *env_array_new(const struct cur *c, uint64_t nr, size_t least, size_t elem,
+			   int *err)
+{
+	if (c->bad || nr > (c->len - c->off) / least) {
+		*err = -PK_ERR_FORMAT;
+		return NULL;
+	}
+	void *v = calloc(nr ? nr : 1, elem);
+	if (!v)
+		*err = -ENOMEM;
+	return v;
+}
+
 /* u32 nr, then per node: u32 node, u64 total, u64 free (kB), string cpus. A node needs
  * at least 24 bytes, which bounds nr. */
 static int parse_numa(struct pk_data_reader *r, struct cur *c)
 {
 	uint32_t nr = cur_u32(c);
-	if (c->bad || nr > (c->len - c->off) / 24)
-		return -PK_ERR_FORMAT;
-	struct pk_data_numa_node *v = calloc(nr ? nr : 1, sizeof(*v));
+	int err = 0;
+	struct pk_data_numa_node *v = env_array_new(c, nr, 24, sizeof(*v), &err);
 	if (!v)
-		return -ENOMEM;
+		return err;
 	uint32_t i;
 	for (i = 0; i < nr && !c->bad; i++) {
 		v[i].node = cur_u32(c);
@@ -384,11 +398,10 @@ static int parse_numa(struct pk_data_reader *r, struct cur *c)
 static int parse_pmu_mappings(struct pk_data_reader *r, struct cur *c)
 {
 	uint32_t nr = cur_u32(c);
-	if (c->bad || nr > (c->len - c->off) / 8)
-		return -PK_ERR_FORMAT;
-	struct pk_data_pmu_map *v = calloc(nr ? nr : 1, sizeof(*v));
+	int err = 0;
+	struct pk_data_pmu_map *v = env_array_new(c, nr, 8, sizeof(*v), &err);
 	if (!v)
-		return -ENOMEM;
+		return err;
 	uint32_t i;
 	for (i = 0; i < nr && !c->bad; i++) {
 		v[i].type = cur_u32(c);
@@ -402,11 +415,12 @@ static int parse_pmu_mappings(struct pk_data_reader *r, struct cur *c)
 static int parse_caches(struct pk_data_reader *r, struct cur *c)
 {
 	uint32_t version = cur_u32(c), nr = cur_u32(c);
-	if (c->bad || version != 1 || nr > (c->len - c->off) / 28)
+	if (version != 1)
 		return -PK_ERR_FORMAT;
-	struct pk_data_cache *v = calloc(nr ? nr : 1, sizeof(*v));
+	int err = 0;
+	struct pk_data_cache *v = env_array_new(c, nr, 28, sizeof(*v), &err);
 	if (!v)
-		return -ENOMEM;
+		return err;
 	uint32_t i;
 	for (i = 0; i < nr && !c->bad; i++) {
 		v[i].level = cur_u32(c);
@@ -426,11 +440,10 @@ static int parse_mem_topology(struct pk_data_reader *r, struct cur *c)
 {
 	(void)cur_u64(c);
 	uint64_t bsize = cur_u64(c), nr = cur_u64(c);
-	if (c->bad || nr > (c->len - c->off) / 24)
-		return -PK_ERR_FORMAT;
-	struct pk_data_mem_node *v = calloc(nr ? nr : 1, sizeof(*v));
+	int err = 0;
+	struct pk_data_mem_node *v = env_array_new(c, nr, 24, sizeof(*v), &err);
 	if (!v)
-		return -ENOMEM;
+		return err;
 	uint64_t i;
 	for (i = 0; i < nr && !c->bad; i++) {
 		v[i].node = cur_u64(c);
