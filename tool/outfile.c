@@ -101,13 +101,14 @@ FILE *tool_outfile_open(struct tool_outfile *o, const char *path)
 	const char *base = slash ? slash + 1 : target;
 	size_t n = dlen + 1 + strlen(base) + sizeof(".XXXXXX");
 	o->tmp = malloc(n);
+	if (o->tmp)
+		snprintf(o->tmp, n, "%.*s.%s.XXXXXX", (int)dlen, target, base);
 	o->target = strdup(target);
-	free(real);
+	free(real);   /* (target and base point into it: used above, not below) */
 	if (!o->tmp || !o->target) {
 		tool_error("out of memory");
 		goto fail;
 	}
-	snprintf(o->tmp, n, "%.*s.%s.XXXXXX", (int)dlen, target, base);
 	int fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (fd < 0) {
 		tool_error("cannot create '%s': %s", path, strerror(errno));
