@@ -17,6 +17,7 @@
 #include <perfkit/session.h>
 #include <perfkit/trace.h>
 #include "internal.h"
+#include "data/tp-attrs.h"
 
 struct pending {
 	bool used;
@@ -31,15 +32,12 @@ struct attr_info {
 	enum tp_kind kind;
 	struct pk_tp_field id, a; /* a: args (enter) or ret (exit) */
 };
+_Static_assert(offsetof(struct attr_info, attr) == 0, "a pk_tp_attrs slot");
 
 struct systrace {
 	const struct pk_systrace_opts *o;
-	struct pk_data_reader *r;
 	struct pk_session *s;
-	struct pk_tracing_data *td;
-	bool td_tried;
-	struct attr_info *attrs;
-	size_t nr_attrs;
+	struct pk_tp_attrs tp;  /* slots: struct attr_info */
 	struct pending *tab;    /* open addressing by tid */
 	size_t cap, used;
 	struct pk_systrace_stats st;
@@ -79,19 +77,6 @@ static struct pending *slot(struct systrace *t, uint32_t tid, bool create)
 	return &t->tab[j];
 }
 
-/* The format text of tracepoint id, from the recording's tracing data. */
-static const struct pk_tracing_event *format_of(struct systrace *t, uint64_t id)
-{
-	if (!t->td_tried) {
-		size_t len;
-		const void *blob = pk_data_reader__tracing_data(t->r, &len);
-		t->td_tried = true;
-		if (blob)
-			t->td = pk_tracing_data__parse(blob, len);
-	}
-	return t->td ? pk_tracing_data__find_id(t->td, (long long)id) : NULL;
-}
-
 static void classify(struct systrace *t, struct attr_info *ai)
 {
 	const struct pk_data_attr *a = ai->attr;
@@ -104,7 +89,7 @@ static void classify(struct systrace *t, struct attr_info *ai)
 		return;
 	/* the defaults: raw_syscalls' layout on every 64-bit kernel since 2.6.32 */
 	ai->id = (struct pk_tp_field){ 8, 8, true };
-	te = format_of(t, a->attr.attr.config);
+	te = pk_tp_attrs__format(&t->tp, a->attr.attr.config);
 	if (te) {
 		if (strcmp(te->system, "raw_syscalls"))
 			return;
@@ -139,22 +124,10 @@ static void classify(struct systrace *t, struct attr_info *ai)
 
 static struct attr_info *info_of(struct systrace *t, const struct pk_data_attr *a)
 {
-	if (!a || a->idx < 0)
-		return NULL;
-	size_t idx = (size_t)a->idx;
-	if (idx >= t->nr_attrs) {
-		struct attr_info *n = realloc(t->attrs, (idx + 1) * sizeof(*n));
-		if (!n)
-			return NULL;
-		memset(n + t->nr_attrs, 0, (idx + 1 - t->nr_attrs) * sizeof(*n));
-		t->attrs = n;
-		t->nr_attrs = idx + 1;
-	}
-	struct attr_info *ai = &t->attrs[idx];
-	if (ai->attr != a) {
-		ai->attr = a;
+	bool fresh;
+	struct attr_info *ai = pk_tp_attrs__slot(&t->tp, a, sizeof(*ai), &fresh);
+	if (fresh)
 		classify(t, ai);
-	}
 	return ai;
 }
 
@@ -278,7 +251,7 @@ static int cmp_pending(const void *a, const void *b)
 int pk_systrace__process(struct pk_data_reader *r, const struct pk_systrace_opts *opts,
 			 struct pk_systrace_stats *st)
 {
-	struct systrace t = { .o = opts, .r = r };
+	struct systrace t = { .o = opts, .tp.r = r };
 	int err;
 
 	if (!r || !opts || !PK_OPTS_VALID(opts, pk_systrace_opts))
@@ -316,8 +289,7 @@ int pk_systrace__process(struct pk_data_reader *r, const struct pk_systrace_opts
 		memcpy(st, &t.st, sz);
 	}
 	pk_session__free(t.s);
-	pk_tracing_data__free(t.td);
-	free(t.attrs);
+	pk_tp_attrs__exit(&t.tp);
 	free(t.tab);
 	return err < 0 ? err : 0;
 }
