@@ -18,6 +18,7 @@
 #include <perfkit/trace.h>
 #include "internal.h"
 #include "data/tp-attrs.h"
+#include "core/oahash.h"
 
 struct pending {
 	bool used;
@@ -48,21 +49,25 @@ static uint64_t hash_tid(uint32_t tid)
 	return (uint64_t)tid * 0x9e3779b97f4a7c15ULL;
 }
 
+static bool pending_free(const struct pending *p)
+{
+	return !p->used;
+}
+
+static size_t pending_slot(const struct pending *p, size_t cap)
+{
+	return hash_tid(p->c.tid) >> 32 & (cap - 1);
+}
+
+PK_DEFINE_OA_REHASH(pending_rehash, struct pending, pending_free, pending_slot)
+
 static struct pending *slot(struct systrace *t, uint32_t tid, bool create)
 {
 	if (create && (t->used + 1) * 2 > t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct pending *n = calloc(ncap, sizeof(*n));
+		struct pending *n = pending_rehash(t->tab, t->cap, ncap);
 		if (!n)
 			return NULL;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->tab[i].used)
-				continue;
-			size_t j = hash_tid(t->tab[i].c.tid) >> 32 & (ncap - 1);
-			while (n[j].used)
-				j = (j + 1) & (ncap - 1);
-			n[j] = t->tab[i];
-		}
 		free(t->tab);
 		t->tab = n;
 		t->cap = ncap;
