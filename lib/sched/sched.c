@@ -15,6 +15,7 @@
 #include <perfkit/session.h>
 #include "internal.h"
 #include "data/tp-attrs.h"
+#include "core/oahash.h"
 
 struct task {
 	struct pk_sched_task pub;
@@ -84,19 +85,20 @@ static size_t h(int32_t tid, size_t cap)
 	return (size_t)((uint64_t)(uint32_t)tid * 0x9e3779b97f4a7c15ULL >> 32) & (cap - 1);
 }
 
+static size_t task_slot(const struct task *t, size_t cap)
+{
+	return h(t->pub.tid, cap);
+}
+
+PK_DEFINE_OA_INDEX(tasks_index, struct task, task_slot)
+
 static struct task *task_of(struct pk_sched *s, int32_t tid, const char *comm)
 {
 	if ((s->n + 1) * 2 > s->tcap) {
 		size_t ncap = s->tcap ? s->tcap * 2 : 256;
-		uint32_t *n = calloc(ncap, sizeof(*n));
+		uint32_t *n = tasks_index(s->v, s->n, ncap);
 		if (!n)
 			return NULL;
-		for (size_t i = 0; i < s->n; i++) {
-			size_t j = h(s->v[i].pub.tid, ncap);
-			while (n[j])
-				j = (j + 1) & (ncap - 1);
-			n[j] = (uint32_t)i + 1;
-		}
 		free(s->tab);
 		s->tab = n;
 		s->tcap = ncap;

@@ -328,18 +328,19 @@ static size_t stat_hash(uint32_t tid, long nr, size_t cap)
 	       (cap - 1);
 }
 
+static size_t stat_slot(const struct pk_syscall_stat *e, size_t cap)
+{
+	return stat_hash(e->tid, e->nr, cap);
+}
+
+PK_DEFINE_OA_INDEX(stats_index, struct pk_syscall_stat, stat_slot)
+
 static int stats_grow(struct pk_syscall_stats *s)
 {
 	size_t ncap = s->tcap ? s->tcap * 2 : 256;
-	uint32_t *n = calloc(ncap, sizeof(*n));
+	uint32_t *n = stats_index(s->v, s->n, ncap);
 	if (!n)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++) {
-		size_t j = stat_hash(s->v[i].tid, s->v[i].nr, ncap);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = (uint32_t)i + 1;
-	}
 	free(s->tab);
 	s->tab = n;
 	s->tcap = ncap;
