@@ -73,7 +73,7 @@ static int encode_terms(struct parser *p, const struct pk_pmu *pmu, const char *
 	return 0;
 }
 
-static const struct pk_pmu *probe_pmu(struct parser *p, const char *name, size_t col)
+static const struct pk_pmu *find_probe_pmu(struct parser *p, const char *name, size_t col)
 {
 	const struct pk_pmu_set *set = pk_ep_pmus(p);
 	const struct pk_pmu *pmu = set ? pk_pmu_set__find(set, name) : NULL;
@@ -85,6 +85,65 @@ static const struct pk_pmu *probe_pmu(struct parser *p, const char *name, size_t
 	return pmu;
 }
 
+/* The probe PMU `name` into *pmu and the modifiers after the probe into *m. */
+static int probe_pmu(struct parser *p, const char *name, size_t col, const struct pk_pmu **pmu,
+		     struct mods *m)
+{
+	*pmu = find_probe_pmu(p, name, col);
+	if (!*pmu)
+		return p->code;
+	return pk_ep_parse_opt_mods(p, m, false);
+}
+
+/* An optional "+OFFSET" after a function name into *off (left as is without one). */
+static int parse_offset(struct parser *p, bool ret, uint64_t *off)
+{
+	if (cur(p) != '+')
+		return 0;
+	size_t ocol = ++p->pos, on = scan_field(p, ":");
+	if (ret)
+		return pk_ep_fail(p, -PK_ERR_PARSE, ocol - 1, "a return probe takes no offset");
+	if (pk_parse_u64(p->s + ocol, on, off) < 0)
+		return pk_ep_fail(p, -PK_ERR_PARSE, ocol, "invalid offset '%.*s'", QLEN(on),
+				  p->s + ocol);
+	return 0;
+}
+
+/* PROVIDER:MARKER at p->pos into prov and func; *fcol gets the marker's column. */
+static int parse_sdt_name(struct parser *p, char *prov, size_t prov_len, char *func,
+			  size_t func_len, size_t *fcol)
+{
+	size_t pcol = p->pos, n = scan_field(p, ":");
+	int r;
+
+	if ((r = copy_field(p, prov, prov_len, pcol, n, "SDT provider")) < 0 ||
+	    (r = expect_colon(p, "the marker name")) < 0)
+		return r;
+	*fcol = p->pos;
+	n = scan_field(p, ":");
+	return copy_field(p, func, func_len, *fcol, n, "SDT marker name");
+}
+
+/*
+ * What every probe event ends with: each hit a sample, as perf does for probes (counting
+ * is unaffected); config1 the probe (kprobe_func, uprobe_path), config2 its offset
+ * (probe_offset); the PMU's name and the modifiers.
+ */
+static int finish_probe(struct parser *p, struct pk_event_spec *e, const char *pmu_name,
+			uint64_t offset, const struct mods *m, size_t col)
+{
+	int r;
+
+	e->attr.attr.sample_period = 1;
+	e->flags |= PK_EVF_PERIOD_SET | PK_EVF_NO_INHERIT;
+	e->attr.attr.config1 = (uint64_t)(uintptr_t)e->probe;
+	e->attr.attr.config2 = offset;
+	if ((r = pk_ep_dup_bounded(p, &e->pmu, pmu_name, strlen(pmu_name), col)) < 0 ||
+	    (r = pk_ep_apply_mods(p, e, m, false)) < 0)
+		return r;
+	return pk_ep_finish(p, e, p->s + col, p->pos - col, col);
+}
+
 static int parse_kprobe(struct parser *p, size_t col, bool ret, bool leader)
 {
 	char func[256];
@@ -94,20 +153,11 @@ static int parse_kprobe(struct parser *p, size_t col, bool ret, bool leader)
 
 	if ((r = copy_field(p, func, sizeof(func), fcol, n, "kernel function")) < 0)
 		return r;
-	if (cur(p) == '+') {
-		size_t ocol = ++p->pos, on = scan_field(p, ":");
-		if (ret)
-			return pk_ep_fail(p, -PK_ERR_PARSE, ocol - 1,
-					  "a return probe takes no offset");
-		if (pk_parse_u64(p->s + ocol, on, &off) < 0)
-			return pk_ep_fail(p, -PK_ERR_PARSE, ocol, "invalid offset '%.*s'", QLEN(on),
-					  p->s + ocol);
-	}
-	const struct pk_pmu *pmu = probe_pmu(p, "kprobe", col);
-	if (!pmu)
-		return p->code;
+	if ((r = parse_offset(p, ret, &off)) < 0)
+		return r;
+	const struct pk_pmu *pmu;
 	struct mods m;
-	if ((r = pk_ep_parse_opt_mods(p, &m, false)) < 0)
+	if ((r = probe_pmu(p, "kprobe", col, &pmu, &m)) < 0)
 		return r;
 	struct pk_event_spec *e = pk_ep_new_spec(p, PK_EV_PMU, col);
 	if (!e)
@@ -118,14 +168,7 @@ static int parse_kprobe(struct parser *p, size_t col, bool ret, bool leader)
 		return r;
 	if ((r = pk_ep_dup_bounded(p, &e->probe, func, strlen(func), fcol)) < 0)
 		return r;
-	e->attr.attr.sample_period = 1;
-	e->flags |= PK_EVF_PERIOD_SET | PK_EVF_NO_INHERIT;
-	e->attr.attr.config1 = (uint64_t)(uintptr_t)e->probe; /* kprobe_func */
-	e->attr.attr.config2 = off;
-	if ((r = pk_ep_dup_bounded(p, &e->pmu, "kprobe", 6, col)) < 0 ||
-	    (r = pk_ep_apply_mods(p, e, &m, false)) < 0)
-		return r;
-	return pk_ep_finish(p, e, p->s + col, p->pos - col, col);
+	return finish_probe(p, e, "kprobe", off, &m, col);
 }
 
 /* Hold the resolved file open and point the PMU at the descriptor; refuse if the path
@@ -166,14 +209,7 @@ static int parse_uprobe(struct parser *p, size_t col, const char *kind, bool lea
 	int r;
 
 	if (sdt) {
-		n = scan_field(p, ":");
-		if ((r = copy_field(p, prov, sizeof(prov), bcol, n, "SDT provider")) < 0)
-			return r;
-		if ((r = expect_colon(p, "the marker name")) < 0)
-			return r;
-		fcol = p->pos;
-		n = scan_field(p, ":");
-		if ((r = copy_field(p, func, sizeof(func), fcol, n, "SDT marker name")) < 0)
+		if ((r = parse_sdt_name(p, prov, sizeof(prov), func, sizeof(func), &fcol)) < 0)
 			return r;
 		if (p->probe_pid > 0) {
 			snprintf(bin, sizeof(bin), "/proc/%d/exe", p->probe_pid);
@@ -193,14 +229,9 @@ static int parse_uprobe(struct parser *p, size_t col, const char *kind, bool lea
 			return r;
 		fcol = p->pos;
 		if (cur(p) == '%') {
-			size_t pcol = ++p->pos;
-			n = scan_field(p, ":");
-			if ((r = copy_field(p, prov, sizeof(prov), pcol, n, "SDT provider")) < 0 ||
-			    (r = expect_colon(p, "the marker name")) < 0)
-				return r;
-			fcol = p->pos;
-			n = scan_field(p, ":");
-			if ((r = copy_field(p, func, sizeof(func), fcol, n, "SDT marker name")) < 0)
+			p->pos++;
+			if ((r = parse_sdt_name(p, prov, sizeof(prov), func, sizeof(func),
+						&fcol)) < 0)
 				return r;
 			sdt = true;
 			if (ret)
@@ -210,23 +241,13 @@ static int parse_uprobe(struct parser *p, size_t col, const char *kind, bool lea
 			n = scan_field(p, ":+");
 			if ((r = copy_field(p, func, sizeof(func), fcol, n, "function")) < 0)
 				return r;
-			if (cur(p) == '+') {
-				size_t ocol = ++p->pos, on = scan_field(p, ":");
-				if (ret)
-					return pk_ep_fail(p, -PK_ERR_PARSE, ocol - 1,
-							  "a return probe takes no offset");
-				if (pk_parse_u64(p->s + ocol, on, &plus) < 0)
-					return pk_ep_fail(p, -PK_ERR_PARSE, ocol,
-							  "invalid offset '%.*s'", QLEN(on),
-							  p->s + ocol);
-			}
+			if ((r = parse_offset(p, ret, &plus)) < 0)
+				return r;
 		}
 	}
-	const struct pk_pmu *pmu = probe_pmu(p, "uprobe", col);
-	if (!pmu)
-		return p->code;
+	const struct pk_pmu *pmu;
 	struct mods m;
-	if ((r = pk_ep_parse_opt_mods(p, &m, false)) < 0)
+	if ((r = probe_pmu(p, "uprobe", col, &pmu, &m)) < 0)
 		return r;
 
 	struct pk_probe_point *pt = malloc(sizeof(*pt));
@@ -258,15 +279,7 @@ static int parse_uprobe(struct parser *p, size_t col, const char *kind, bool lea
 	}
 	e->probe_offset = pt->offset;
 	free(pt);
-	/* every hit is a sample, as perf does for probes (counting is unaffected) */
-	e->attr.attr.sample_period = 1;
-	e->flags |= PK_EVF_PERIOD_SET | PK_EVF_NO_INHERIT;
-	e->attr.attr.config1 = (uint64_t)(uintptr_t)e->probe; /* uprobe_path */
-	e->attr.attr.config2 = e->probe_offset;               /* probe_offset */
-	if ((r = pk_ep_dup_bounded(p, &e->pmu, "uprobe", 6, col)) < 0 ||
-	    (r = pk_ep_apply_mods(p, e, &m, false)) < 0)
-		return r;
-	return pk_ep_finish(p, e, p->s + col, p->pos - col, col);
+	return finish_probe(p, e, "uprobe", e->probe_offset, &m, col);
 }
 
 bool pk_ep_is_probe_kind(const char *tok, size_t n)

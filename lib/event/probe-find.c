@@ -314,3 +314,18 @@ PK_API int pk_probe__find_binary(const char *binary, const struct pk_probe_opts 
 			    binary);
 	return -ENOENT;
 }
+
+int pk_probe_open_binary(const char *binary, bool args_ok, const struct pk_probe_opts *opts,
+			 char path[PK_PROBE_PATH_MAX], struct probe_elf *pe, char *msg,
+			 size_t msglen)
+{
+	int r;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!binary || !args_ok || !PK_OPTS_VALID(opts, pk_probe_opts))
+		return pk_err(-EINVAL);
+	if ((r = pk_probe__find_binary(binary, opts, path, PK_PROBE_PATH_MAX, msg, msglen)) < 0)
+		return r;
+	return pk_probe_elf_open(pe, path, msg, msglen);
+}

@@ -26,6 +26,14 @@ struct probe_elf {
 /* Open path as a probe target: a regular ELF executable or shared object. */
 int pk_probe_elf_open(struct probe_elf *pe, const char *path, char *msg, size_t msglen);
 void pk_probe_elf_close(struct probe_elf *pe);
+/*
+ * How each pk_probe__ entry point taking a binary begins: clear msg, check the arguments
+ * (args_ok: the caller's own checks passed), find the binary into path and open it into
+ * *pe. 0, or a negative errno with msg saying why.
+ */
+int pk_probe_open_binary(const char *binary, bool args_ok, const struct pk_probe_opts *opts,
+			 char path[PK_PROBE_PATH_MAX], struct probe_elf *pe, char *msg,
+			 size_t msglen);
 /* File offset of vaddr through the PT_LOAD headers; need_exec: in an executable segment. */
 int pk_probe_vaddr_to_offset(const struct probe_elf *pe, uint64_t vaddr, bool need_exec,
 			     uint64_t *off);

@@ -119,13 +119,7 @@ PK_API int pk_probe__for_each_sdt(const char *binary, const struct pk_probe_opts
 	struct probe_elf pe;
 	int r;
 
-	if (msg && msglen)
-		msg[0] = '\0';
-	if (!binary || !cb || !PK_OPTS_VALID(opts, pk_probe_opts))
-		return pk_err(-EINVAL);
-	if ((r = pk_probe__find_binary(binary, opts, path, sizeof(path), msg, msglen)) < 0)
-		return r;
-	if ((r = pk_probe_elf_open(&pe, path, msg, msglen)) < 0)
+	if ((r = pk_probe_open_binary(binary, cb, opts, path, &pe, msg, msglen)) < 0)
 		return r;
 	r = walk_sdt(&pe, cb, ctx);
 	pk_probe_elf_close(&pe);
@@ -160,13 +154,8 @@ PK_API int pk_probe__resolve_sdt(const char *binary, const char *provider, const
 	struct probe_elf pe;
 	int r;
 
-	if (msg && msglen)
-		msg[0] = '\0';
-	if (!binary || !provider || !name || !pt || !PK_OPTS_VALID(opts, pk_probe_opts))
-		return pk_err(-EINVAL);
-	if ((r = pk_probe__find_binary(binary, opts, path, sizeof(path), msg, msglen)) < 0)
-		return r;
-	if ((r = pk_probe_elf_open(&pe, path, msg, msglen)) < 0)
+	if ((r = pk_probe_open_binary(binary, provider && name && pt, opts, path, &pe, msg,
+				       msglen)) < 0)
 		return r;
 	memset(pt, 0, sizeof(*pt));
 	struct sdt_find f = { .provider = provider, .name = name, .pt = pt };

@@ -339,13 +339,7 @@ PK_API int pk_probe__resolve(const char *binary, const char *function, uint64_t 
 	enum sym_src src = SRC_SYMTAB;
 	int r;
 
-	if (msg && msglen)
-		msg[0] = '\0';
-	if (!binary || !function || !pt || !PK_OPTS_VALID(opts, pk_probe_opts))
-		return pk_err(-EINVAL);
-	if ((r = pk_probe__find_binary(binary, opts, path, sizeof(path), msg, msglen)) < 0)
-		return r;
-	if ((r = pk_probe_elf_open(&pe, path, msg, msglen)) < 0)
+	if ((r = pk_probe_open_binary(binary, function && pt, opts, path, &pe, msg, msglen)) < 0)
 		return r;
 	r = walk_best(&pe, &dbg, false, find_cb, &f, &src, find_found, msg, msglen);
 	if (r < 0)
@@ -459,13 +453,7 @@ PK_API int pk_probe__for_each_function(const char *binary, const char *glob,
 	enum sym_src src;
 	int r;
 
-	if (msg && msglen)
-		msg[0] = '\0';
-	if (!binary || !cb || !PK_OPTS_VALID(opts, pk_probe_opts))
-		return pk_err(-EINVAL);
-	if ((r = pk_probe__find_binary(binary, opts, path, sizeof(path), msg, msglen)) < 0)
-		return r;
-	if ((r = pk_probe_elf_open(&pe, path, msg, msglen)) < 0)
+	if ((r = pk_probe_open_binary(binary, cb, opts, path, &pe, msg, msglen)) < 0)
 		return r;
 	struct list_ctx l = { .pe = &pe, .glob = glob, .cb = cb, .ctx = ctx };
 	r = walk_best(&pe, &dbg, true, list_cb, &l, &src, never, msg, msglen);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include "internal.h"
 #include "record/record-internal.h"
+#include "core/oahash.h"
 
 #ifndef PERF_COUNT_SW_BPF_OUTPUT
 #define PERF_COUNT_SW_BPF_OUTPUT 10
@@ -154,22 +155,26 @@ static size_t slot_of(uint32_t tid, size_t cap)
 	return (size_t)(tid * 2654435761u) & (cap - 1);
 }
 
+static bool thread_free(const struct oc_thread *t)
+{
+	return t->state == T_FREE;
+}
+
+static size_t thread_slot(const struct oc_thread *t, size_t cap)
+{
+	return slot_of(t->tid, cap);
+}
+
+PK_DEFINE_OA_REHASH(threads_rehash, struct oc_thread, thread_free, thread_slot)
+
 /* The entry of `tid`, created (NULL: out of memory, or not created when !create). */
 static struct oc_thread *thread(struct pk_rec_offcpu *oc, uint32_t tid, bool create)
 {
 	if (create && (oc->nr + 1) * 2 > oc->cap) {
 		size_t ncap = oc->cap * 2;
-		struct oc_thread *n = calloc(ncap, sizeof(*n));
+		struct oc_thread *n = threads_rehash(oc->t, oc->cap, ncap);
 		if (!n)
 			return NULL;
-		for (size_t i = 0; i < oc->cap; i++) {
-			if (oc->t[i].state == T_FREE)
-				continue;
-			size_t j = slot_of(oc->t[i].tid, ncap);
-			while (n[j].state != T_FREE)
-				j = (j + 1) & (ncap - 1);
-			n[j] = oc->t[i];
-		}
 		free(oc->t);
 		oc->t = n;
 		oc->cap = ncap;

@@ -982,17 +982,23 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 {
 	if (!rep || !r)
 		return pk_err(-EINVAL);
-	pk_rep_hists_of_reader(rep, r);
-	rep->read_rd = r;
-	PK_OPTS(pk_session_opts, so, .reader_thread = rep->reader_thread, .machine = rep->m);
-	struct pk_session *ses = pk_session__new(r, &so);
-	if (!ses)
-		return pk_err(-errno);
 	rep->progress = progress;
 	rep->progress_ctx = ctx;
+	PK_OPTS(pk_session_opts, so, .reader_thread = rep->reader_thread, .machine = rep->m);
 	PK_OPTS(pk_session_ops, ops, .sample = pk_rep_on_sample, .other = pk_rep_on_record,
 		.progress = progress ? on_progress : NULL);
-	int err = pk_session__process(ses, &ops, rep);
+	return pk_rep_process(rep, r, &so, &ops, rep);
+}
+
+int pk_rep_process(struct pk_report *rep, struct pk_data_reader *r,
+		   const struct pk_session_opts *so, const struct pk_session_ops *ops, void *ctx)
+{
+	pk_rep_hists_of_reader(rep, r);
+	rep->read_rd = r;
+	struct pk_session *ses = pk_session__new(r, so);
+	if (!ses)
+		return pk_err(-errno);
+	int err = pk_session__process(ses, ops, ctx);
 	pk_session__ordered_stats(ses, &rep->ost);
 	pk_session__free(ses);
 	pk_rep_rents_release(rep);

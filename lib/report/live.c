@@ -48,22 +48,11 @@ int pk_report__process_live(struct pk_report *rep, struct pk_data_reader *r,
 {
 	if (!rep || !r || !PK_OPTS_VALID(ops, pk_report_live_ops))
 		return pk_err(-EINVAL);
-	pk_rep_hists_of_reader(rep, r);
-	rep->read_rd = r;
 	PK_OPTS(pk_session_opts, so, .machine = rep->m, .host_known = true);
-	struct pk_session *ses = pk_session__new(r, &so);
-	if (!ses)
-		return pk_err(-errno);
 	struct live l = { .rep = rep, .ops = ops, .ctx = ctx };
 	PK_OPTS(pk_session_ops, sops, .sample = live_sample, .finished_round = live_round,
 		.other = live_other);
-	int err = pk_session__process(ses, &sops, &l);
-	pk_session__ordered_stats(ses, &rep->ost);
-	pk_session__free(ses);
-	pk_rep_rents_release(rep);
-	if (err < 0)
-		return pk_err(err);
-	return pk_report__finish(rep);
+	return pk_rep_process(rep, r, &so, &sops, &l);
 }
 
 /* v * num / den without overflow (num <= den) */

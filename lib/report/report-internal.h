@@ -301,5 +301,9 @@ int pk_rep_flush_pending(struct pk_report *rep);
 void pk_rep_hists_of_reader(struct pk_report *rep, struct pk_data_reader *r);
 int pk_rep_on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *r);
 int pk_rep_on_record(void *ctx, const struct pk_data_event *ev, const struct pk_record *r);
+/* (hist.c) read r into rep through a session of options so with ops and ctx, then
+ * finish the report (pk_report__process and pk_report__process_live) */
+int pk_rep_process(struct pk_report *rep, struct pk_data_reader *r,
+		   const struct pk_session_opts *so, const struct pk_session_ops *ops, void *ctx);
 
 #endif

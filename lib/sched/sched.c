@@ -14,6 +14,8 @@
 #include <perfkit/sched.h>
 #include <perfkit/session.h>
 #include "internal.h"
+#include "data/tp-attrs.h"
+#include "core/oahash.h"
 
 struct task {
 	struct pk_sched_task pub;
@@ -37,11 +39,8 @@ struct pk_sched {
 	uint64_t *idle_in, *idle_out; /* per CPU: the idle task's switch-in and -out */
 	size_t ncpu;
 	/* session state */
-	struct pk_data_reader *r;
-	struct pk_tracing_data *td;
-	bool td_tried, found, has_waking;
-	struct attr_info *attrs;
-	size_t nr_attrs;
+	struct pk_tp_attrs tp;  /* slots: struct attr_info */
+	bool found, has_waking;
 };
 
 enum kind { K_OTHER, K_SWITCH, K_WAKING, K_WAKEUP };
@@ -52,6 +51,7 @@ struct attr_info {
 	/* switch: prev_comm prev_pid prev_state next_comm next_pid; wake: comm pid */
 	struct pk_tp_field f[5];
 };
+_Static_assert(offsetof(struct attr_info, attr) == 0, "a pk_tp_attrs slot");
 
 struct pk_sched *pk_sched__new(const struct pk_sched_opts *opts)
 {
@@ -73,11 +73,10 @@ void pk_sched__free(struct pk_sched *s)
 		return;
 	free(s->v);
 	free(s->tab);
-	free(s->attrs);
 	free(s->cpu_last);
 	free(s->idle_in);
 	free(s->idle_out);
-	pk_tracing_data__free(s->td);
+	pk_tp_attrs__exit(&s->tp);
 	free(s);
 }
 
@@ -86,19 +85,20 @@ static size_t h(int32_t tid, size_t cap)
 	return (size_t)((uint64_t)(uint32_t)tid * 0x9e3779b97f4a7c15ULL >> 32) & (cap - 1);
 }
 
+static size_t task_slot(const struct task *t, size_t cap)
+{
+	return h(t->pub.tid, cap);
+}
+
+PK_DEFINE_OA_INDEX(tasks_index, struct task, task_slot)
+
 static struct task *task_of(struct pk_sched *s, int32_t tid, const char *comm)
 {
 	if ((s->n + 1) * 2 > s->tcap) {
 		size_t ncap = s->tcap ? s->tcap * 2 : 256;
-		uint32_t *n = calloc(ncap, sizeof(*n));
+		uint32_t *n = tasks_index(s->v, s->n, ncap);
 		if (!n)
 			return NULL;
-		for (size_t i = 0; i < s->n; i++) {
-			size_t j = h(s->v[i].pub.tid, ncap);
-			while (n[j])
-				j = (j + 1) & (ncap - 1);
-			n[j] = (uint32_t)i + 1;
-		}
 		free(s->tab);
 		s->tab = n;
 		s->tcap = ncap;
@@ -259,18 +259,6 @@ int pk_sched__switch(struct pk_sched *s, uint64_t time, uint32_t cpu, int32_t pr
 
 /* ---- reading a recording ---- */
 
-static const struct pk_tracing_event *format_of(struct pk_sched *s, uint64_t id)
-{
-	if (!s->td_tried) {
-		size_t len;
-		const void *blob = pk_data_reader__tracing_data(s->r, &len);
-		s->td_tried = true;
-		if (blob)
-			s->td = pk_tracing_data__parse(blob, len);
-	}
-	return s->td ? pk_tracing_data__find_id(s->td, (long long)id) : NULL;
-}
-
 static bool fields(const struct pk_tracing_event *te, struct attr_info *ai,
 		   const char *const *names, size_t n)
 {
@@ -290,7 +278,7 @@ static void classify(struct pk_sched *s, struct attr_info *ai)
 	ai->kind = K_OTHER;
 	if (ai->attr->attr.attr.type != PERF_TYPE_TRACEPOINT)
 		return;
-	te = format_of(s, ai->attr->attr.attr.config);
+	te = pk_tp_attrs__format(&s->tp, ai->attr->attr.attr.config);
 	if (!te || strcmp(te->system, "sched"))
 		return;
 	if (!strcmp(te->name, "sched_switch") && fields(te, ai, sw, 5)) {
@@ -310,22 +298,10 @@ static void classify(struct pk_sched *s, struct attr_info *ai)
 
 static struct attr_info *info_of(struct pk_sched *s, const struct pk_data_attr *a)
 {
-	if (!a || a->idx < 0)
-		return NULL;
-	size_t idx = (size_t)a->idx;
-	if (idx >= s->nr_attrs) {
-		struct attr_info *n = realloc(s->attrs, (idx + 1) * sizeof(*n));
-		if (!n)
-			return NULL;
-		memset(n + s->nr_attrs, 0, (idx + 1 - s->nr_attrs) * sizeof(*n));
-		s->attrs = n;
-		s->nr_attrs = idx + 1;
-	}
-	struct attr_info *ai = &s->attrs[idx];
-	if (ai->attr != a) {
-		ai->attr = a;
+	bool fresh;
+	struct attr_info *ai = pk_tp_attrs__slot(&s->tp, a, sizeof(*ai), &fresh);
+	if (fresh)
 		classify(s, ai);
-	}
 	return ai;
 }
 
@@ -386,7 +362,7 @@ int pk_sched__process(struct pk_sched *s, struct pk_data_reader *r)
 {
 	if (!s || !r)
 		return -EINVAL;
-	s->r = r;
+	s->tp.r = r;
 	PK_OPTS(pk_session_opts, so, .no_machine = true);
 	struct pk_session *ses = pk_session__new(r, &so);
 	if (!ses)

@@ -17,6 +17,7 @@
 #include <linux/perf_event.h>
 #include "internal.h"
 #include "symbol-internal.h"
+#include "core/oahash.h"
 
 #define PK_UNWIND_MAX_FRAMES 512
 
@@ -400,6 +401,18 @@ static inline size_t pk_row_slot(uint64_t pc, size_t cap)
 	return (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
 }
 
+static bool pk_row_empty(const struct pk_cfi_row *r)
+{
+	return r->status == PK_ROW_EMPTY;
+}
+
+static size_t pk_row_home(const struct pk_cfi_row *r, size_t cap)
+{
+	return pk_row_slot(r->pc, cap);
+}
+
+PK_DEFINE_OA_REHASH(pk_rows_rehash, struct pk_cfi_row, pk_row_empty, pk_row_home)
+
 /* The row for lookup address pc; NULL only when out of memory. */
 static const struct pk_cfi_row *pk_cfi_row_get(struct pk_unwind_ctx *u, uint64_t pc)
 {
@@ -418,17 +431,9 @@ static const struct pk_cfi_row *pk_cfi_row_get(struct pk_unwind_ctx *u, uint64_t
 			memset(u->rows, 0, u->caprows * sizeof(*u->rows));
 			u->nrows = 0;
 		} else {
-			struct pk_cfi_row *nr = calloc(nc, sizeof(*nr));
+			struct pk_cfi_row *nr = pk_rows_rehash(u->rows, u->caprows, nc);
 			if (!nr)
 				return NULL;
-			for (size_t k = 0; k < u->caprows; k++) {
-				if (u->rows[k].status == PK_ROW_EMPTY)
-					continue;
-				size_t i = pk_row_slot(u->rows[k].pc, nc);
-				while (nr[i].status != PK_ROW_EMPTY)
-					i = (i + 1) & (nc - 1);
-				nr[i] = u->rows[k];
-			}
 			free(u->rows);
 			u->rows = nr;
 			u->caprows = nc;

@@ -17,6 +17,8 @@
 #include <perfkit/session.h>
 #include <perfkit/trace.h>
 #include "internal.h"
+#include "data/tp-attrs.h"
+#include "core/oahash.h"
 
 struct pending {
 	bool used;
@@ -31,15 +33,12 @@ struct attr_info {
 	enum tp_kind kind;
 	struct pk_tp_field id, a; /* a: args (enter) or ret (exit) */
 };
+_Static_assert(offsetof(struct attr_info, attr) == 0, "a pk_tp_attrs slot");
 
 struct systrace {
 	const struct pk_systrace_opts *o;
-	struct pk_data_reader *r;
 	struct pk_session *s;
-	struct pk_tracing_data *td;
-	bool td_tried;
-	struct attr_info *attrs;
-	size_t nr_attrs;
+	struct pk_tp_attrs tp;  /* slots: struct attr_info */
 	struct pending *tab;    /* open addressing by tid */
 	size_t cap, used;
 	struct pk_systrace_stats st;
@@ -50,21 +49,25 @@ static uint64_t hash_tid(uint32_t tid)
 	return (uint64_t)tid * 0x9e3779b97f4a7c15ULL;
 }
 
+static bool pending_free(const struct pending *p)
+{
+	return !p->used;
+}
+
+static size_t pending_slot(const struct pending *p, size_t cap)
+{
+	return hash_tid(p->c.tid) >> 32 & (cap - 1);
+}
+
+PK_DEFINE_OA_REHASH(pending_rehash, struct pending, pending_free, pending_slot)
+
 static struct pending *slot(struct systrace *t, uint32_t tid, bool create)
 {
 	if (create && (t->used + 1) * 2 > t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct pending *n = calloc(ncap, sizeof(*n));
+		struct pending *n = pending_rehash(t->tab, t->cap, ncap);
 		if (!n)
 			return NULL;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->tab[i].used)
-				continue;
-			size_t j = hash_tid(t->tab[i].c.tid) >> 32 & (ncap - 1);
-			while (n[j].used)
-				j = (j + 1) & (ncap - 1);
-			n[j] = t->tab[i];
-		}
 		free(t->tab);
 		t->tab = n;
 		t->cap = ncap;
@@ -79,19 +82,6 @@ static struct pending *slot(struct systrace *t, uint32_t tid, bool create)
 	return &t->tab[j];
 }
 
-/* The format text of tracepoint id, from the recording's tracing data. */
-static const struct pk_tracing_event *format_of(struct systrace *t, uint64_t id)
-{
-	if (!t->td_tried) {
-		size_t len;
-		const void *blob = pk_data_reader__tracing_data(t->r, &len);
-		t->td_tried = true;
-		if (blob)
-			t->td = pk_tracing_data__parse(blob, len);
-	}
-	return t->td ? pk_tracing_data__find_id(t->td, (long long)id) : NULL;
-}
-
 static void classify(struct systrace *t, struct attr_info *ai)
 {
 	const struct pk_data_attr *a = ai->attr;
@@ -104,7 +94,7 @@ static void classify(struct systrace *t, struct attr_info *ai)
 		return;
 	/* the defaults: raw_syscalls' layout on every 64-bit kernel since 2.6.32 */
 	ai->id = (struct pk_tp_field){ 8, 8, true };
-	te = format_of(t, a->attr.attr.config);
+	te = pk_tp_attrs__format(&t->tp, a->attr.attr.config);
 	if (te) {
 		if (strcmp(te->system, "raw_syscalls"))
 			return;
@@ -139,22 +129,10 @@ static void classify(struct systrace *t, struct attr_info *ai)
 
 static struct attr_info *info_of(struct systrace *t, const struct pk_data_attr *a)
 {
-	if (!a || a->idx < 0)
-		return NULL;
-	size_t idx = (size_t)a->idx;
-	if (idx >= t->nr_attrs) {
-		struct attr_info *n = realloc(t->attrs, (idx + 1) * sizeof(*n));
-		if (!n)
-			return NULL;
-		memset(n + t->nr_attrs, 0, (idx + 1 - t->nr_attrs) * sizeof(*n));
-		t->attrs = n;
-		t->nr_attrs = idx + 1;
-	}
-	struct attr_info *ai = &t->attrs[idx];
-	if (ai->attr != a) {
-		ai->attr = a;
+	bool fresh;
+	struct attr_info *ai = pk_tp_attrs__slot(&t->tp, a, sizeof(*ai), &fresh);
+	if (fresh)
 		classify(t, ai);
-	}
 	return ai;
 }
 
@@ -278,7 +256,7 @@ static int cmp_pending(const void *a, const void *b)
 int pk_systrace__process(struct pk_data_reader *r, const struct pk_systrace_opts *opts,
 			 struct pk_systrace_stats *st)
 {
-	struct systrace t = { .o = opts, .r = r };
+	struct systrace t = { .o = opts, .tp.r = r };
 	int err;
 
 	if (!r || !opts || !PK_OPTS_VALID(opts, pk_systrace_opts))
@@ -316,8 +294,7 @@ int pk_systrace__process(struct pk_data_reader *r, const struct pk_systrace_opts
 		memcpy(st, &t.st, sz);
 	}
 	pk_session__free(t.s);
-	pk_tracing_data__free(t.td);
-	free(t.attrs);
+	pk_tp_attrs__exit(&t.tp);
 	free(t.tab);
 	return err < 0 ? err : 0;
 }
@@ -351,18 +328,19 @@ static size_t stat_hash(uint32_t tid, long nr, size_t cap)
 	       (cap - 1);
 }
 
+static size_t stat_slot(const struct pk_syscall_stat *e, size_t cap)
+{
+	return stat_hash(e->tid, e->nr, cap);
+}
+
+PK_DEFINE_OA_INDEX(stats_index, struct pk_syscall_stat, stat_slot)
+
 static int stats_grow(struct pk_syscall_stats *s)
 {
 	size_t ncap = s->tcap ? s->tcap * 2 : 256;
-	uint32_t *n = calloc(ncap, sizeof(*n));
+	uint32_t *n = stats_index(s->v, s->n, ncap);
 	if (!n)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++) {
-		size_t j = stat_hash(s->v[i].tid, s->v[i].nr, ncap);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = (uint32_t)i + 1;
-	}
 	free(s->tab);
 	s->tab = n;
 	s->tcap = ncap;
