@@ -33,6 +33,13 @@ struct tool_help {
 #define TOOL_OPT_STOP_AT_ARG 1u
 int tool_getopt(int argc, char **argv, const struct tool_opt *opts, unsigned flags);
 void tool_print_usage(FILE *f, const struct tool_help *h);
+/* The default case of a tool_getopt loop: "unknown or incomplete option" (the letter, or
+ * the word getopt stopped at) and the usage on stderr. Returns 129, the usage-error exit
+ * status. tool_usage_error: the same for a command line that is wrong as a whole. */
+int tool_bad_option(char **argv, const struct tool_help *h);
+int tool_usage_error(const struct tool_help *h, const char *msg);
+/* -m/--mmap-pages: a power of two, at most 2^20, into *pages; 0, or 129 after the error. */
+int tool_parse_mmap_pages(const char *arg, size_t *pages);
 /* every option of the table, one a line (`perfkit CMD --list-opts`, shell completion) */
 void tool_list_opts(FILE *f, const struct tool_opt *opts);
 

@@ -144,13 +144,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		case OPT_ARGS: o->ro.probe_args = true; break;
 		case 'G': o->cgroup = optarg; break;
 		case 'o': o->output = optarg; break;
-		case 'm': {
-			unsigned long v = strtoul(optarg, &end, 0);
-			if (*end || !v || (v & (v - 1)) || v > (1UL << 20))
-				return bad("invalid --mmap-pages '%s': a power of two is needed", optarg);
-			o->ro.mmap_pages = v;
+		case 'm':
+			if (tool_parse_mmap_pages(optarg, &o->ro.mmap_pages))
+				return 129;
 			break;
-		}
 		case 'z': {
 			long v = optarg ? strtol(optarg, &end, 10) : 1;
 			if ((optarg && *end) || v < 1 || v > 22)
@@ -181,22 +178,15 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		case 'q': o->quiet = true; break;
 		case 'v': o->verbose++; break;
 		default:
-			if (optopt && optopt < 256)
-				tool_error("unknown or incomplete option '-%c'", optopt);
-			else
-				tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			tool_print_usage(stderr, &cmd_record_help);
-			return 129;
+			return tool_bad_option(argv, &cmd_record_help);
 		}
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
 	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide;
-	if (!o->argv && !ntargets) {
-		tool_error("nothing to record: give a command, -p, -t, -a or -C");
-		tool_print_usage(stderr, &cmd_record_help);
-		return 129;
-	}
+	if (!o->argv && !ntargets)
+		return tool_usage_error(&cmd_record_help,
+					"nothing to record: give a command, -p, -t, -a or -C");
 	if (ntargets > 1 || (o->argv && (o->ro.pids || o->ro.tids)))
 		return bad("-p, -t, -a/-C and a command exclude each other");
 	if (o->cgroup && !o->ro.system_wide)

@@ -133,12 +133,7 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 		case OPT_STDIO: o->stdio = true; break;
 		case 'v': o->verbose++; break;
 		default:
-			if (optopt && optopt < 256)
-				tool_error("unknown or incomplete option '-%c'", optopt);
-			else
-				tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			tool_print_usage(stderr, &cmd_top_help);
-			return 129;
+			return tool_bad_option(argv, &cmd_top_help);
 		}
 	}
 	if (optind < argc)

@@ -93,31 +93,21 @@ static int parse_args(struct trace_opts *o, int argc, char **argv)
 		case OPT_COMM: o->comm = true; break;
 		case OPT_NO_COMM: o->comm = false; break;
 		case 'o': o->output = optarg; break;
-		case 'm': {
-			unsigned long v = strtoul(optarg, &end, 0);
-			if (*end || !v || (v & (v - 1)) || v > (1UL << 20))
-				return bad("invalid --mmap-pages '%s': a power of two is needed", optarg);
-			o->mmap_pages = v;
+		case 'm':
+			if (tool_parse_mmap_pages(optarg, &o->mmap_pages))
+				return 129;
 			break;
-		}
 		case 'v': o->verbose++; break;
 		default:
-			if (optopt && optopt < 256)
-				tool_error("unknown or incomplete option '-%c'", optopt);
-			else
-				tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			tool_print_usage(stderr, &cmd_trace_help);
-			return 129;
+			return tool_bad_option(argv, &cmd_trace_help);
 		}
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
 	int ntargets = !!o->pids + !!o->tids + o->system_wide + !!o->input;
-	if (!ntargets && !o->argv) {
-		tool_error("nothing to trace: give a command, -p, -t, -a or -i");
-		tool_print_usage(stderr, &cmd_trace_help);
-		return 129;
-	}
+	if (!ntargets && !o->argv)
+		return tool_usage_error(&cmd_trace_help,
+					"nothing to trace: give a command, -p, -t, -a or -i");
 	if (ntargets > 1 || (o->argv && ntargets && !o->system_wide))
 		return bad("-p, -t, -a, -i and a command exclude each other (-a with a command "
 			   "traces everything while it runs)");
