@@ -189,6 +189,12 @@ struct pk_event_list;
 int tool_recorder_opt(struct pk_recorder_opts *ro, struct pk_event_list *events, int c,
 		      const char *arg, int callgraph_id);
 int tool_parse_callgraph(struct pk_recorder_opts *ro, const char *arg);
+/* tool/record-messages.c: the error of a pk_recorder__open failure that lies with the
+ * targets or the events (an invalid CPU list, threads not found, an event that would not
+ * open, explained), the same for every command that samples. False: f is none of these;
+ * the caller says what it means for it. */
+struct pk_recorder_failure;
+bool tool_report_target_failure(const struct pk_recorder_failure *f);
 
 /* Option values of the perf.data readers: "a,b" appended to *out (strdup'd); "1,3-5"
  * appended as ints; perf's --time "START,END" (seconds) or "A%-B%" (of the file's

@@ -265,20 +265,9 @@ void top_print_table(FILE *f, const struct top_opts *o, const char *event,
 void top_open_failure(const struct pk_recorder *r)
 {
 	PK_OPTS(pk_recorder_failure, f);
-	char buf[1024];
 	pk_recorder__failure(r, &f);
-	if (f.stage == PK_RECORDER_FAIL_CPUS) {
-		tool_error("invalid CPU list '%s': %s", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_THREADS) {
-		tool_error("cannot find the threads of '%s': %s", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_OPEN && f.event) {
-		PK_OPTS(pk_open_ctx, ctx, .attr = &f.attr, .pid = f.pid, .cpu = f.cpu,
-			.group_fd = f.group_fd, .event_name = f.event);
-		pk_explain_open_error(buf, sizeof(buf), f.err, &ctx);
-		tool_error("cannot open '%s': %s", f.event, buf);
-	} else {
+	if (!tool_report_target_failure(&f))
 		tool_error("cannot open the events: %s", pk_strerror(f.err ? f.err : -ENOMEM));
-	}
 }
 
 

@@ -222,17 +222,13 @@ static void print_open(const struct pk_evsel *ev, const struct perf_event_attr *
 static void report_failure(const struct pk_recorder *r)
 {
 	PK_OPTS(pk_recorder_failure, f);
-	char buf[1024];
 
 	pk_recorder__failure(r, &f);
 	if (f.stage == PK_RECORDER_FAIL_THREADS) {
 		tool_error("cannot find the threads of '%s': %s (is the process still running? "
 			   "see ps -eLf)", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_OPEN && f.event) {
-		PK_OPTS(pk_open_ctx, ctx, .attr = &f.attr, .pid = f.pid, .cpu = f.cpu,
-			.group_fd = f.group_fd, .event_name = f.event);
-		pk_explain_open_error(buf, sizeof(buf), f.err, &ctx);
-		tool_error("cannot open '%s': %s", f.event, buf);
+	} else if (tool_report_target_failure(&f)) {
+		/* said (trace has no -C: an open that failed, explained) */
 	} else if (f.stage == PK_RECORDER_FAIL_MMAP) {
 		tool_error("cannot mmap the ring buffers: %s (locked memory limit: try a smaller "
 			   "-m, or raise /proc/sys/kernel/perf_event_mlock_kb / ulimit -l)",
