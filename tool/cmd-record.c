@@ -281,16 +281,8 @@ static int run(struct rec_opts *o)
 	}
 	sigprocmask(SIG_BLOCK, &block, NULL);
 
-	if (w) {
-		err = pk_workload__start(w);
-		if (err < 0) {
-			tool_error("cannot run '%s': %s", o->argv[0], strerror(-err));
-			pk_workload__free(w);
-			w = NULL;
-			status = 127;
-			child_done = true;
-		}
-	}
+	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
+	child_done = status != 0;
 
 	/* Wake at least every DRAIN_INTERVAL_MS even without a ring wake-up, so that what the
 	 * kernel wrote reaches the file soon: a recorder killed with SIGKILL (or a crash) then
@@ -321,22 +313,15 @@ static int run(struct rec_opts *o)
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
-	if (w && !child_done) {
-		/* stopped by a signal: end the command too, then finish the file */
-		if (got_signal && (signal_from_user || got_signal != SIGINT))
-			pk_workload__kill(w, got_signal);
-		while (pk_workload__wait(w, true, &wstatus) == -EINTR)
-			;
-	}
-	sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (w) {
-		status = pk_wait_status__exit_code(wstatus);
-		if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGINT)
-			tool_error("'%s' was killed by signal %d (%s)", o->argv[0],
-				      WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+		/* stopped by a signal: end the command too (a Ctrl-C on the terminal reached
+		 * it already), then finish the file */
+		int sig = got_signal && (signal_from_user || got_signal != SIGINT) ? got_signal : 0;
+		status = tool_workload_end(w, child_done, sig, &wstatus, o->argv[0]);
 		pk_workload__free(w);
 		w = NULL;
 	}
+	sigprocmask(SIG_SETMASK, &orig, NULL);
 
 	err = pk_recorder__finish(r);
 	tool_probe_check(o->events);

@@ -332,14 +332,8 @@ static int run_live(struct trace_opts *o)
 		sigaddset(&block, sigs[i]);
 	}
 	sigprocmask(SIG_BLOCK, &block, NULL);
-	status = 0;
-	if (w && (err = pk_workload__start(w)) < 0) {
-		tool_error("cannot run '%s': %s", o->argv[0], strerror(-err));
-		pk_workload__free(w);
-		w = NULL;
-		status = 127;
-		child_done = true;
-	}
+	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
+	child_done = status != 0;
 	done = child_done;
 	for (;;) {
 		int n = pk_recorder__drain(r, done ? 0 : 250);
@@ -355,18 +349,10 @@ static int run_live(struct trace_opts *o)
 		if (n == PK_RECORDER_HUNGUP && !w)
 			done = true;
 	}
-	if (w && !child_done) {
-		pk_workload__kill(w, got_signal ? got_signal : SIGTERM);
-		while (pk_workload__wait(w, true, &wstatus) == -EINTR)
-			;
-	}
+	if (w)
+		status = tool_workload_end(w, child_done, got_signal ? got_signal : SIGTERM,
+					   &wstatus, o->argv[0]);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
-	if (w) {
-		status = pk_wait_status__exit_code(wstatus);
-		if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGINT)
-			tool_error("'%s' was killed by signal %d (%s)", o->argv[0],
-				   WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
-	}
 	pk_recorder__finish(r);
 out:
 	pk_recorder__free(r);
