@@ -176,15 +176,6 @@ struct pk_thread_map *tool_threads_of_pids(const char *list, bool whole_process)
  * *tids (*n used, *cap allocated). 0, or -errno (the process is gone: -ESRCH/-ENOENT). */
 int tool_add_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap);
 
-/* tool/workload.c: the command run under the recorder (record, trace). Start *w (NULL:
- * none, 0): if it cannot run, the error, *w freed and NULL, and 127. At the end, unless
- * it has been reaped already: send it kill_sig (0: none), wait for it into *wstatus; its
- * exit status (128 + signal), with an error if a signal other than SIGINT killed it. */
-struct pk_workload;
-int tool_workload_start(struct pk_workload **w, const char *name);
-int tool_workload_end(struct pk_workload *w, bool reaped, int kill_sig, int *wstatus,
-		      const char *name);
-
 /* An O_RDONLY directory fd on cgroup NAME under the cgroup2 (or v1 perf_event) mount, for
  * PERF_FLAG_PID_CGROUP; prints the error and returns -1 on failure. */
 int tool_open_cgroup(const char *name);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
+#include "workload.h"
 #include "perfconfig.h"
 #include "record.h"
 
@@ -123,8 +124,7 @@ const struct tool_help cmd_record_help = {
 	.intro = "Sample <command> (or -p/-t/-a/-C targets until Ctrl-C or until they exit) into a\n"
 		 "perf.data file that `perfkit script`, `perf report` and `perf script` read.\n",
 	.opts = opts,
-	.outro = "The exit status is the command's (128 + signal if a signal killed it); 127 if it could\n"
-		 "not be executed; 1 for errors of perfkit itself.\n",
+	.outro = TOOL_WORKLOAD_OUTRO,
 };
 
 static int parse_args(struct rec_opts *o, int argc, char **argv)
@@ -214,7 +214,7 @@ static int run(struct rec_opts *o)
 	bool pipe_out = !strcmp(o->output, "-"), child_done = false, tty, done;
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 	static const int stop[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR2, SIGCHLD };
-	sigset_t block, orig;
+	sigset_t orig;
 	uint64_t next_status = 0;
 	PK_OPTS(pk_recorder_stats, st);
 
@@ -222,9 +222,8 @@ static int run(struct rec_opts *o)
 	 * arrives while events are still being opened ends the recording right after set-up
 	 * with a complete file, instead of killing us before the header exists. */
 	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++) /* SIGHUP: a closed terminal must still leave a whole file */
-		sigaction(stop[i], &sa, NULL);
-	sigprocmask(SIG_SETMASK, NULL, &orig); /* what the recorder waits with */
+	/* SIGHUP: a closed terminal must still leave a whole file */
+	tool_catch_signals(&sa, stop, 3, &orig);
 
 	if (o->argv) {
 		/* in pipe mode the command's stdout would corrupt the stream: send it to stderr */
@@ -274,12 +273,7 @@ static int run(struct rec_opts *o)
 	cgroup_fd = -1;
 
 	/* signals: blocked except while the recorder waits (ppoll), so none is missed */
-	sigemptyset(&block);
-	for (int i = 0; i < 5; i++) {
-		sigaction(stop[i], &sa, NULL);
-		sigaddset(&block, stop[i]);
-	}
-	sigprocmask(SIG_BLOCK, &block, NULL);
+	tool_block_signals(&sa, stop, 5);
 
 	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
 	child_done = status != 0;

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "builtin.h"
+#include "workload.h"
 #include "trace.h"
 
 #define bad(...) (tool_error(__VA_ARGS__), 129)
@@ -59,8 +60,7 @@ const struct tool_help cmd_trace_help = {
 		 "raw_syscalls tracepoints. Strings and structs behind pointers are not read\n"
 		 "(tracepoints do not carry them): pointers are shown as numbers.\n",
 	.opts = opts,
-	.outro = "The exit status is the command's (128 + signal if a signal killed it); 127 if it could\n"
-		 "not be executed; 1 for errors of perfkit itself.\n",
+	.outro = TOOL_WORKLOAD_OUTRO,
 };
 
 static int parse_args(struct trace_opts *o, int argc, char **argv)
@@ -256,7 +256,7 @@ static int run_live(struct trace_opts *o)
 	int pfd[2] = { -1, -1 }, status = 1, wstatus = 0, err;
 	struct sigaction sa = { .sa_handler = on_signal };
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
-	sigset_t block, orig;
+	sigset_t orig;
 	struct pk_parse_error perr;
 	char *filter = NULL;
 
@@ -286,9 +286,7 @@ static int run_live(struct trace_opts *o)
 	}
 	fcntl(pfd[1], F_SETPIPE_SZ, 1 << 20);
 	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &sa, NULL);
-	sigprocmask(SIG_SETMASK, NULL, &orig);
+	tool_catch_signals(&sa, sigs, 3, &orig);
 	PK_OPTS(pk_recorder_opts, ro, .events = events, .workload = w, .pids = o->pids,
 		.tids = o->tids, .system_wide = o->system_wide, .output_fd = pfd[1], .pipe = true,
 		.no_buildid_cache = true, .buildid_dir = "",
@@ -326,12 +324,7 @@ static int run_live(struct trace_opts *o)
 		pk_set_log(quiet_log, NULL, PK_LOG_ERROR);
 		goto out;
 	}
-	sigemptyset(&block);
-	for (int i = 0; i < 4; i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&block, sigs[i]);
-	}
-	sigprocmask(SIG_BLOCK, &block, NULL);
+	tool_block_signals(&sa, sigs, 4);
 	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
 	child_done = status != 0;
 	done = child_done;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
+#include "workload.h"
 
 int tool_workload_start(struct pk_workload **w, const char *name)
 {
@@ -37,4 +38,23 @@ int tool_workload_end(struct pk_workload *w, bool reaped, int kill_sig, int *wst
 		tool_error("'%s' was killed by signal %d (%s)", name, WTERMSIG(*wstatus),
 			   strsignal(WTERMSIG(*wstatus)));
 	return pk_wait_status__exit_code(*wstatus);
+}
+
+void tool_catch_signals(const struct sigaction *sa, const int *sigs, int n, sigset_t *orig)
+{
+	for (int i = 0; i < n; i++)
+		sigaction(sigs[i], sa, NULL);
+	sigprocmask(SIG_SETMASK, NULL, orig);
+}
+
+void tool_block_signals(const struct sigaction *sa, const int *sigs, int n)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	for (int i = 0; i < n; i++) {
+		sigaction(sigs[i], sa, NULL);
+		sigaddset(&block, sigs[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, NULL);
 }
