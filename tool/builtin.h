@@ -189,6 +189,12 @@ struct pk_event_list;
 int tool_recorder_opt(struct pk_recorder_opts *ro, struct pk_event_list *events, int c,
 		      const char *arg, int callgraph_id);
 int tool_parse_callgraph(struct pk_recorder_opts *ro, const char *arg);
+/* tool_getopt (TOOL_OPT_STOP_AT_ARG) that takes those shared options itself: the next
+ * option of the command's own, -1 at the end, or TOOL_OPT_USAGE after a usage error. */
+#define TOOL_OPT_USAGE (-2)
+int tool_recorder_getopt(int argc, char **argv, const struct tool_opt *opts,
+			 struct pk_recorder_opts *ro, struct pk_event_list *events,
+			 int callgraph_id);
 /* tool/record-messages.c: the error of a pk_recorder__open failure that lies with the
  * targets or the events (an invalid CPU list, threads not found, an event that would not
  * open, explained), the same for every command that samples. False: f is none of these;

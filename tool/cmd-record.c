@@ -134,13 +134,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
-		int taken = tool_recorder_opt(&o->ro, o->events, c, optarg, OPT_CALLGRAPH);
-		if (taken == 129)
-			return 129;
-		if (taken)
-			continue;
+	while ((c = tool_recorder_getopt(argc, argv, opts, &o->ro, o->events,
+					 OPT_CALLGRAPH)) != -1) {
 		switch (c) {
+		case TOOL_OPT_USAGE: return 129;
 		case OPT_ARGS: o->ro.probe_args = true; break;
 		case 'G': o->cgroup = optarg; break;
 		case 'o': o->output = optarg; break;

@@ -4,6 +4,7 @@
  * takes alike (record, top): -e, -F, -c, -g (with perf's configured call-graph mode),
  * --call-graph, -p, -t, -a, -C. One parser, so the two cannot drift apart.
  */
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <perfkit/perfkit.h>
@@ -80,4 +81,19 @@ int tool_recorder_opt(struct pk_recorder_opts *ro, struct pk_event_list *events,
 	case 'C': ro->cpus = arg; ro->system_wide = true; return 1;
 	default: return 0;
 	}
+}
+
+int tool_recorder_getopt(int argc, char **argv, const struct tool_opt *opts,
+			 struct pk_recorder_opts *ro, struct pk_event_list *events,
+			 int callgraph_id)
+{
+	int c, taken;
+
+	do {
+		c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG);
+		if (c == -1)
+			return -1;
+		taken = tool_recorder_opt(ro, events, c, optarg, callgraph_id);
+	} while (taken == 1);
+	return taken ? TOOL_OPT_USAGE : c;
 }
