@@ -288,15 +288,7 @@ static int run(struct rec_opts *o)
 		}
 		if (n < 0 || done)
 			break; /* a write error; or the pass after the end drained what was left */
-		if (got_signal)
-			done = true;
-		if (got_chld && w) {
-			got_chld = 0;
-			if (pk_workload__wait(w, false, &wstatus) == 0)
-				child_done = done = true;
-		}
-		if (n == PK_RECORDER_HUNGUP && !w)
-			done = true; /* every target thread has gone (-p/-t) */
+		done = tool_run_over(n, got_signal, &got_chld, w, &wstatus, &child_done);
 		if (tty && !done && now_ms() >= next_status) {
 			rec_status_line(r);
 			next_status = now_ms() + STATUS_INTERVAL_MS;

@@ -332,15 +332,7 @@ static int run_live(struct trace_opts *o)
 		int n = pk_recorder__drain(r, done ? 0 : 250);
 		if (n < 0 || done)
 			break;
-		if (got_signal)
-			done = true;
-		if (got_chld && w) {
-			got_chld = 0;
-			if (pk_workload__wait(w, false, &wstatus) == 0)
-				child_done = done = true;
-		}
-		if (n == PK_RECORDER_HUNGUP && !w)
-			done = true;
+		done = tool_run_over(n, got_signal, &got_chld, w, &wstatus, &child_done);
 	}
 	if (w)
 		status = tool_workload_end(w, child_done, got_signal ? got_signal : SIGTERM,

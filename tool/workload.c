@@ -58,3 +58,18 @@ void tool_block_signals(const struct sigaction *sa, const int *sigs, int n)
 	}
 	sigprocmask(SIG_BLOCK, &block, NULL);
 }
+
+bool tool_run_over(int drained, int stop_sig, volatile sig_atomic_t *chld, struct pk_workload *w,
+		   int *wstatus, bool *reaped)
+{
+	bool over = stop_sig != 0;
+
+	if (*chld && w) {
+		*chld = 0;
+		if (pk_workload__wait(w, false, wstatus) == 0)
+			*reaped = over = true;
+	}
+	if (drained == PK_RECORDER_HUNGUP && !w)
+		over = true; /* every target thread has gone (-p/-t) */
+	return over;
+}

@@ -15,6 +15,13 @@ int tool_workload_start(struct pk_workload **w, const char *name);
 int tool_workload_end(struct pk_workload *w, bool reaped, int kill_sig, int *wstatus,
 		      const char *name);
 
+/* After a pass of the drain loop (drained: pk_recorder__drain's return), whether the run
+ * is over: a stop signal came (stop_sig), the command ended (reaped then: *reaped set and
+ * its status in *wstatus; *chld is the SIGCHLD flag, cleared here), or, without a
+ * command, every target thread has gone (PK_RECORDER_HUNGUP). */
+bool tool_run_over(int drained, int stop_sig, volatile sig_atomic_t *chld, struct pk_workload *w,
+		   int *wstatus, bool *reaped);
+
 /* Signals, in two steps. tool_catch_signals: sa for the first n of sigs, from the very
  * start (a stop signal while the events are opened ends the run after set-up instead of
  * killing us), and the mask as it is into *orig (what the recorder waits with).
