@@ -189,12 +189,21 @@ struct pk_event_list;
 int tool_recorder_opt(struct pk_recorder_opts *ro, struct pk_event_list *events, int c,
 		      const char *arg, int callgraph_id);
 int tool_parse_callgraph(struct pk_recorder_opts *ro, const char *arg);
-/* tool_getopt (TOOL_OPT_STOP_AT_ARG) that takes those shared options itself: the next
- * option of the command's own, -1 at the end, or TOOL_OPT_USAGE after a usage error. */
-#define TOOL_OPT_USAGE (-2)
-int tool_recorder_getopt(int argc, char **argv, const struct tool_opt *opts,
-			 struct pk_recorder_opts *ro, struct pk_event_list *events,
-			 int callgraph_id);
+/* A sampling command's command line: the shared options into ro and events, each of its
+ * own to take(), up to its first argument (a command to run: *command, else NULL). take()
+ * returns 0, 129 after printing a usage error, or TOOL_OPT_UNKNOWN for an option that is
+ * not the command's (reported with the usage). 0, or 129. */
+#define TOOL_OPT_UNKNOWN (-1)
+struct tool_recorder_cmdline {
+	const struct tool_help *help; /* its options, and the usage on errors */
+	int callgraph_id;
+	struct pk_recorder_opts *ro;
+	struct pk_event_list *events;
+	int (*take)(int c, char *arg, void *ctx);
+	void *ctx;
+};
+int tool_recorder_parse(const struct tool_recorder_cmdline *cl, int argc, char **argv,
+			char ***command);
 /* tool/record-messages.c: the error of a pk_recorder__open failure that lies with the
  * targets or the events (an invalid CPU list, threads not found, an event that would not
  * open, explained), the same for every command that samples. False: f is none of these;

@@ -127,59 +127,64 @@ const struct tool_help cmd_record_help = {
 	.outro = TOOL_WORKLOAD_OUTRO,
 };
 
+/* an option of the command's own (tool_recorder_parse) */
+static int take_opt(int c, char *arg, void *ctx)
+{
+	struct rec_opts *o = ctx;
+	char *end;
+
+	switch (c) {
+	case OPT_ARGS: o->ro.probe_args = true; break;
+	case 'G': o->cgroup = arg; break;
+	case 'o': o->output = arg; break;
+	case 'm':
+		if (tool_parse_mmap_pages(arg, &o->ro.mmap_pages))
+			return 129;
+		break;
+	case 'z': {
+		long v = arg ? strtol(arg, &end, 10) : 1;
+		if ((arg && *end) || v < 1 || v > 22)
+			return bad("invalid compression level '%s' (1..22)", arg);
+		o->ro.compress_level = (int)v;
+		break;
+	}
+	case OPT_OVERWRITE: o->ro.overwrite = true; break;
+	case 'T': break; /* timestamps are always recorded */
+	case 'd': o->ro.addr = true; break;
+	case OPT_SAMPLE_CPU: o->ro.sample_cpu = true; break;
+	case 's': o->ro.stat = true; break;
+	case OPT_SWITCH: o->ro.switch_events = true; break;
+	case OPT_NS: o->ro.namespaces = true; break;
+	case OPT_ALLCG: o->ro.all_cgroups = true; break;
+	case 'i': o->ro.no_inherit = true; break;
+	case OPT_PER_THREAD: o->ro.per_thread = true; break;
+	case OPT_OFFCPU: o->ro.off_cpu = true; break;
+	case OPT_OFFCPU_THRESH: {
+		errno = 0;
+		unsigned long long v = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-')
+			return bad("invalid --off-cpu-thresh '%s' (nanoseconds)", arg);
+		o->ro.off_cpu_thresh = v;
+		break;
+	}
+	case 'N': o->ro.no_buildid_cache = true; break;
+	case 'q': o->quiet = true; break;
+	case 'v': o->verbose++; break;
+	default:
+		return TOOL_OPT_UNKNOWN;
+	}
+	return 0;
+}
+
 static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
-	char *end;
-	int c;
+	const struct tool_recorder_cmdline cl = {
+		.help = &cmd_record_help, .callgraph_id = OPT_CALLGRAPH, .ro = &o->ro,
+		.events = o->events, .take = take_opt, .ctx = o,
+	};
 
-	opterr = 0;
-	optind = 1;
-	while ((c = tool_recorder_getopt(argc, argv, opts, &o->ro, o->events,
-					 OPT_CALLGRAPH)) != -1) {
-		switch (c) {
-		case TOOL_OPT_USAGE: return 129;
-		case OPT_ARGS: o->ro.probe_args = true; break;
-		case 'G': o->cgroup = optarg; break;
-		case 'o': o->output = optarg; break;
-		case 'm':
-			if (tool_parse_mmap_pages(optarg, &o->ro.mmap_pages))
-				return 129;
-			break;
-		case 'z': {
-			long v = optarg ? strtol(optarg, &end, 10) : 1;
-			if ((optarg && *end) || v < 1 || v > 22)
-				return bad("invalid compression level '%s' (1..22)", optarg);
-			o->ro.compress_level = (int)v;
-			break;
-		}
-		case OPT_OVERWRITE: o->ro.overwrite = true; break;
-		case 'T': break; /* timestamps are always recorded */
-		case 'd': o->ro.addr = true; break;
-		case OPT_SAMPLE_CPU: o->ro.sample_cpu = true; break;
-		case 's': o->ro.stat = true; break;
-		case OPT_SWITCH: o->ro.switch_events = true; break;
-		case OPT_NS: o->ro.namespaces = true; break;
-		case OPT_ALLCG: o->ro.all_cgroups = true; break;
-		case 'i': o->ro.no_inherit = true; break;
-		case OPT_PER_THREAD: o->ro.per_thread = true; break;
-		case OPT_OFFCPU: o->ro.off_cpu = true; break;
-		case OPT_OFFCPU_THRESH: {
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-')
-				return bad("invalid --off-cpu-thresh '%s' (nanoseconds)", optarg);
-			o->ro.off_cpu_thresh = v;
-			break;
-		}
-		case 'N': o->ro.no_buildid_cache = true; break;
-		case 'q': o->quiet = true; break;
-		case 'v': o->verbose++; break;
-		default:
-			return tool_bad_option(argv, &cmd_record_help);
-		}
-	}
-	if (optind < argc)
-		o->argv = argv + optind;
+	if (tool_recorder_parse(&cl, argc, argv, &o->argv))
+		return 129;
 	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide;
 	if (!o->argv && !ntargets)
 		return tool_usage_error(&cmd_record_help,

@@ -73,68 +73,74 @@ static int split_list(char *arg, const char ***out, size_t *n)
 	return 0;
 }
 
+/* an option of the command's own (tool_recorder_parse) */
+static int take_opt(int c, char *arg, void *ctx)
+{
+	struct top_opts *o = ctx;
+	char *end;
+
+	switch (c) {
+	case 'd':
+		o->delay = strtod(arg, &end);
+		if (*end || !(o->delay >= 0.1 && o->delay <= 3600))
+			return bad("invalid delay '%s' (0.1 to 3600 seconds)", arg);
+		break;
+	case 'z': o->zero = true; break;
+	case 'K': o->hide_kernel = true; break;
+	case 'U': o->hide_user = true; break;
+	case 's':
+	case OPT_SORT:
+		o->nr_sort = 0;
+		for (char *save = NULL, *t = strtok_r(arg, ",", &save); t;
+		     t = strtok_r(NULL, ",", &save)) {
+			int k = pk_sort_key__parse(t);
+			if (k < 0)
+				return bad("unknown sort key '%s' (comm, pid, tid, dso, sym, "
+					   "srcline, cpu)", t);
+			if (o->nr_sort == PK_SORT__MAX)
+				return bad("too many sort keys");
+			o->sort[o->nr_sort++] = (enum pk_sort_key)k;
+		}
+		break;
+	case OPT_COMMS:
+		if (split_list(arg, &o->comms, &o->nr_comms))
+			return bad("out of memory");
+		break;
+	case OPT_DSOS:
+		if (split_list(arg, &o->dsos, &o->nr_dsos))
+			return bad("out of memory");
+		break;
+	case OPT_SYMBOLS:
+		if (split_list(arg, &o->symbols, &o->nr_symbols))
+			return bad("out of memory");
+		break;
+	case OPT_PLIMIT:
+		o->percent_limit = strtod(arg, &end);
+		if (*end || !(o->percent_limit >= 0 && o->percent_limit <= 100))
+			return bad("invalid --percent-limit '%s' (0 to 100)", arg);
+		break;
+	case 'E':
+		o->rows = strtol(arg, &end, 10);
+		if (*end || o->rows <= 0)
+			return bad("invalid -E '%s': a positive row count", arg);
+		break;
+	case OPT_STDIO: o->stdio = true; break;
+	case 'v': o->verbose++; break;
+	default:
+		return TOOL_OPT_UNKNOWN;
+	}
+	return 0;
+}
+
 static int parse_args(struct top_opts *o, int argc, char **argv)
 {
-	char *end;
-	int c;
-	opterr = 0;
-	optind = 1;
-	while ((c = tool_recorder_getopt(argc, argv, opts, &o->ro, o->events,
-					 OPT_CALLGRAPH)) != -1) {
-		switch (c) {
-		case TOOL_OPT_USAGE: return 129;
-		case 'd':
-			o->delay = strtod(optarg, &end);
-			if (*end || !(o->delay >= 0.1 && o->delay <= 3600))
-				return bad("invalid delay '%s' (0.1 to 3600 seconds)", optarg);
-			break;
-		case 'z': o->zero = true; break;
-		case 'K': o->hide_kernel = true; break;
-		case 'U': o->hide_user = true; break;
-		case 's':
-		case OPT_SORT:
-			o->nr_sort = 0;
-			for (char *save = NULL, *t = strtok_r(optarg, ",", &save); t;
-			     t = strtok_r(NULL, ",", &save)) {
-				int k = pk_sort_key__parse(t);
-				if (k < 0)
-					return bad("unknown sort key '%s' (comm, pid, tid, dso, sym, "
-						   "srcline, cpu)", t);
-				if (o->nr_sort == PK_SORT__MAX)
-					return bad("too many sort keys");
-				o->sort[o->nr_sort++] = (enum pk_sort_key)k;
-			}
-			break;
-		case OPT_COMMS:
-			if (split_list(optarg, &o->comms, &o->nr_comms))
-				return bad("out of memory");
-			break;
-		case OPT_DSOS:
-			if (split_list(optarg, &o->dsos, &o->nr_dsos))
-				return bad("out of memory");
-			break;
-		case OPT_SYMBOLS:
-			if (split_list(optarg, &o->symbols, &o->nr_symbols))
-				return bad("out of memory");
-			break;
-		case OPT_PLIMIT:
-			o->percent_limit = strtod(optarg, &end);
-			if (*end || !(o->percent_limit >= 0 && o->percent_limit <= 100))
-				return bad("invalid --percent-limit '%s' (0 to 100)", optarg);
-			break;
-		case 'E':
-			o->rows = strtol(optarg, &end, 10);
-			if (*end || o->rows <= 0)
-				return bad("invalid -E '%s': a positive row count", optarg);
-			break;
-		case OPT_STDIO: o->stdio = true; break;
-		case 'v': o->verbose++; break;
-		default:
-			return tool_bad_option(argv, &cmd_top_help);
-		}
-	}
-	if (optind < argc)
-		o->argv = argv + optind;
+	const struct tool_recorder_cmdline cl = {
+		.help = &cmd_top_help, .callgraph_id = OPT_CALLGRAPH, .ro = &o->ro,
+		.events = o->events, .take = take_opt, .ctx = o,
+	};
+
+	if (tool_recorder_parse(&cl, argc, argv, &o->argv))
+		return 129;
 	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide + !!o->argv;
 	if (ntargets > 1 && !(ntargets == 2 && o->ro.system_wide && !o->ro.cpus && !o->argv))
 		return bad("-p, -t, -a/-C and a command exclude each other");

@@ -83,17 +83,22 @@ int tool_recorder_opt(struct pk_recorder_opts *ro, struct pk_event_list *events,
 	}
 }
 
-int tool_recorder_getopt(int argc, char **argv, const struct tool_opt *opts,
-			 struct pk_recorder_opts *ro, struct pk_event_list *events,
-			 int callgraph_id)
+int tool_recorder_parse(const struct tool_recorder_cmdline *cl, int argc, char **argv,
+			char ***command)
 {
-	int c, taken;
+	int c, r;
 
-	do {
-		c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG);
-		if (c == -1)
-			return -1;
-		taken = tool_recorder_opt(ro, events, c, optarg, callgraph_id);
-	} while (taken == 1);
-	return taken ? TOOL_OPT_USAGE : c;
+	opterr = 0;
+	optind = 1;
+	while ((c = tool_getopt(argc, argv, cl->help->opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
+		r = tool_recorder_opt(cl->ro, cl->events, c, optarg, cl->callgraph_id);
+		if (!r)
+			r = cl->take(c, optarg, cl->ctx);
+		if (r == TOOL_OPT_UNKNOWN)
+			return tool_bad_option(argv, cl->help);
+		if (r == 129)
+			return 129;
+	}
+	*command = optind < argc ? argv + optind : NULL;
+	return 0;
 }
