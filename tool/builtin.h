@@ -33,6 +33,13 @@ struct tool_help {
 #define TOOL_OPT_STOP_AT_ARG 1u
 int tool_getopt(int argc, char **argv, const struct tool_opt *opts, unsigned flags);
 void tool_print_usage(FILE *f, const struct tool_help *h);
+/* The default case of a tool_getopt loop: "unknown or incomplete option" (the letter, or
+ * the word getopt stopped at) and the usage on stderr. Returns 129, the usage-error exit
+ * status. tool_usage_error: the same for a command line that is wrong as a whole. */
+int tool_bad_option(char **argv, const struct tool_help *h);
+int tool_usage_error(const struct tool_help *h, const char *msg);
+/* -m/--mmap-pages: a power of two, at most 2^20, into *pages; 0, or 129 after the error. */
+int tool_parse_mmap_pages(const char *arg, size_t *pages);
 /* every option of the table, one a line (`perfkit CMD --list-opts`, shell completion) */
 void tool_list_opts(FILE *f, const struct tool_opt *opts);
 
@@ -182,6 +189,27 @@ struct pk_event_list;
 int tool_recorder_opt(struct pk_recorder_opts *ro, struct pk_event_list *events, int c,
 		      const char *arg, int callgraph_id);
 int tool_parse_callgraph(struct pk_recorder_opts *ro, const char *arg);
+/* A sampling command's command line: the shared options into ro and events, each of its
+ * own to take(), up to its first argument (a command to run: *command, else NULL). take()
+ * returns 0, 129 after printing a usage error, or TOOL_OPT_UNKNOWN for an option that is
+ * not the command's (reported with the usage). 0, or 129. */
+#define TOOL_OPT_UNKNOWN (-1)
+struct tool_recorder_cmdline {
+	const struct tool_help *help; /* its options, and the usage on errors */
+	int callgraph_id;
+	struct pk_recorder_opts *ro;
+	struct pk_event_list *events;
+	int (*take)(int c, char *arg, void *ctx);
+	void *ctx;
+};
+int tool_recorder_parse(const struct tool_recorder_cmdline *cl, int argc, char **argv,
+			char ***command);
+/* tool/record-messages.c: the error of a pk_recorder__open failure that lies with the
+ * targets or the events (an invalid CPU list, threads not found, an event that would not
+ * open, explained), the same for every command that samples. False: f is none of these;
+ * the caller says what it means for it. */
+struct pk_recorder_failure;
+bool tool_report_target_failure(const struct pk_recorder_failure *f);
 
 /* Option values of the perf.data readers: "a,b" appended to *out (strdup'd); "1,3-5"
  * appended as ints; perf's --time "START,END" (seconds) or "A%-B%" (of the file's

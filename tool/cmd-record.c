@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
+#include "workload.h"
 #include "perfconfig.h"
 #include "record.h"
 
@@ -123,80 +124,71 @@ const struct tool_help cmd_record_help = {
 	.intro = "Sample <command> (or -p/-t/-a/-C targets until Ctrl-C or until they exit) into a\n"
 		 "perf.data file that `perfkit script`, `perf report` and `perf script` read.\n",
 	.opts = opts,
-	.outro = "The exit status is the command's (128 + signal if a signal killed it); 127 if it could\n"
-		 "not be executed; 1 for errors of perfkit itself.\n",
+	.outro = TOOL_WORKLOAD_OUTRO,
 };
+
+/* an option of the command's own (tool_recorder_parse) */
+static int take_opt(int c, char *arg, void *ctx)
+{
+	struct rec_opts *o = ctx;
+	char *end;
+
+	switch (c) {
+	case OPT_ARGS: o->ro.probe_args = true; break;
+	case 'G': o->cgroup = arg; break;
+	case 'o': o->output = arg; break;
+	case 'm':
+		if (tool_parse_mmap_pages(arg, &o->ro.mmap_pages))
+			return 129;
+		break;
+	case 'z': {
+		long v = arg ? strtol(arg, &end, 10) : 1;
+		if ((arg && *end) || v < 1 || v > 22)
+			return bad("invalid compression level '%s' (1..22)", arg);
+		o->ro.compress_level = (int)v;
+		break;
+	}
+	case OPT_OVERWRITE: o->ro.overwrite = true; break;
+	case 'T': break; /* timestamps are always recorded */
+	case 'd': o->ro.addr = true; break;
+	case OPT_SAMPLE_CPU: o->ro.sample_cpu = true; break;
+	case 's': o->ro.stat = true; break;
+	case OPT_SWITCH: o->ro.switch_events = true; break;
+	case OPT_NS: o->ro.namespaces = true; break;
+	case OPT_ALLCG: o->ro.all_cgroups = true; break;
+	case 'i': o->ro.no_inherit = true; break;
+	case OPT_PER_THREAD: o->ro.per_thread = true; break;
+	case OPT_OFFCPU: o->ro.off_cpu = true; break;
+	case OPT_OFFCPU_THRESH: {
+		errno = 0;
+		unsigned long long v = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-')
+			return bad("invalid --off-cpu-thresh '%s' (nanoseconds)", arg);
+		o->ro.off_cpu_thresh = v;
+		break;
+	}
+	case 'N': o->ro.no_buildid_cache = true; break;
+	case 'q': o->quiet = true; break;
+	case 'v': o->verbose++; break;
+	default:
+		return TOOL_OPT_UNKNOWN;
+	}
+	return 0;
+}
 
 static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
-	char *end;
-	int c;
+	const struct tool_recorder_cmdline cl = {
+		.help = &cmd_record_help, .callgraph_id = OPT_CALLGRAPH, .ro = &o->ro,
+		.events = o->events, .take = take_opt, .ctx = o,
+	};
 
-	opterr = 0;
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
-		int taken = tool_recorder_opt(&o->ro, o->events, c, optarg, OPT_CALLGRAPH);
-		if (taken == 129)
-			return 129;
-		if (taken)
-			continue;
-		switch (c) {
-		case OPT_ARGS: o->ro.probe_args = true; break;
-		case 'G': o->cgroup = optarg; break;
-		case 'o': o->output = optarg; break;
-		case 'm': {
-			unsigned long v = strtoul(optarg, &end, 0);
-			if (*end || !v || (v & (v - 1)) || v > (1UL << 20))
-				return bad("invalid --mmap-pages '%s': a power of two is needed", optarg);
-			o->ro.mmap_pages = v;
-			break;
-		}
-		case 'z': {
-			long v = optarg ? strtol(optarg, &end, 10) : 1;
-			if ((optarg && *end) || v < 1 || v > 22)
-				return bad("invalid compression level '%s' (1..22)", optarg);
-			o->ro.compress_level = (int)v;
-			break;
-		}
-		case OPT_OVERWRITE: o->ro.overwrite = true; break;
-		case 'T': break; /* timestamps are always recorded */
-		case 'd': o->ro.addr = true; break;
-		case OPT_SAMPLE_CPU: o->ro.sample_cpu = true; break;
-		case 's': o->ro.stat = true; break;
-		case OPT_SWITCH: o->ro.switch_events = true; break;
-		case OPT_NS: o->ro.namespaces = true; break;
-		case OPT_ALLCG: o->ro.all_cgroups = true; break;
-		case 'i': o->ro.no_inherit = true; break;
-		case OPT_PER_THREAD: o->ro.per_thread = true; break;
-		case OPT_OFFCPU: o->ro.off_cpu = true; break;
-		case OPT_OFFCPU_THRESH: {
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-')
-				return bad("invalid --off-cpu-thresh '%s' (nanoseconds)", optarg);
-			o->ro.off_cpu_thresh = v;
-			break;
-		}
-		case 'N': o->ro.no_buildid_cache = true; break;
-		case 'q': o->quiet = true; break;
-		case 'v': o->verbose++; break;
-		default:
-			if (optopt && optopt < 256)
-				tool_error("unknown or incomplete option '-%c'", optopt);
-			else
-				tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			tool_print_usage(stderr, &cmd_record_help);
-			return 129;
-		}
-	}
-	if (optind < argc)
-		o->argv = argv + optind;
-	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide;
-	if (!o->argv && !ntargets) {
-		tool_error("nothing to record: give a command, -p, -t, -a or -C");
-		tool_print_usage(stderr, &cmd_record_help);
+	if (tool_recorder_parse(&cl, argc, argv, &o->argv))
 		return 129;
-	}
+	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide;
+	if (!o->argv && !ntargets)
+		return tool_usage_error(&cmd_record_help,
+					"nothing to record: give a command, -p, -t, -a or -C");
 	if (ntargets > 1 || (o->argv && (o->ro.pids || o->ro.tids)))
 		return bad("-p, -t, -a/-C and a command exclude each other");
 	if (o->cgroup && !o->ro.system_wide)
@@ -224,7 +216,7 @@ static int run(struct rec_opts *o)
 	bool pipe_out = !strcmp(o->output, "-"), child_done = false, tty, done;
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 	static const int stop[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR2, SIGCHLD };
-	sigset_t block, orig;
+	sigset_t orig;
 	uint64_t next_status = 0;
 	PK_OPTS(pk_recorder_stats, st);
 
@@ -232,9 +224,8 @@ static int run(struct rec_opts *o)
 	 * arrives while events are still being opened ends the recording right after set-up
 	 * with a complete file, instead of killing us before the header exists. */
 	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++) /* SIGHUP: a closed terminal must still leave a whole file */
-		sigaction(stop[i], &sa, NULL);
-	sigprocmask(SIG_SETMASK, NULL, &orig); /* what the recorder waits with */
+	/* SIGHUP: a closed terminal must still leave a whole file */
+	tool_catch_signals(&sa, stop, 3, &orig);
 
 	if (o->argv) {
 		/* in pipe mode the command's stdout would corrupt the stream: send it to stderr */
@@ -284,23 +275,10 @@ static int run(struct rec_opts *o)
 	cgroup_fd = -1;
 
 	/* signals: blocked except while the recorder waits (ppoll), so none is missed */
-	sigemptyset(&block);
-	for (int i = 0; i < 5; i++) {
-		sigaction(stop[i], &sa, NULL);
-		sigaddset(&block, stop[i]);
-	}
-	sigprocmask(SIG_BLOCK, &block, NULL);
+	tool_block_signals(&sa, stop, 5);
 
-	if (w) {
-		err = pk_workload__start(w);
-		if (err < 0) {
-			tool_error("cannot run '%s': %s", o->argv[0], strerror(-err));
-			pk_workload__free(w);
-			w = NULL;
-			status = 127;
-			child_done = true;
-		}
-	}
+	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
+	child_done = status != 0;
 
 	/* Wake at least every DRAIN_INTERVAL_MS even without a ring wake-up, so that what the
 	 * kernel wrote reaches the file soon: a recorder killed with SIGKILL (or a crash) then
@@ -315,15 +293,7 @@ static int run(struct rec_opts *o)
 		}
 		if (n < 0 || done)
 			break; /* a write error; or the pass after the end drained what was left */
-		if (got_signal)
-			done = true;
-		if (got_chld && w) {
-			got_chld = 0;
-			if (pk_workload__wait(w, false, &wstatus) == 0)
-				child_done = done = true;
-		}
-		if (n == PK_RECORDER_HUNGUP && !w)
-			done = true; /* every target thread has gone (-p/-t) */
+		done = tool_run_over(n, got_signal, &got_chld, w, &wstatus, &child_done);
 		if (tty && !done && now_ms() >= next_status) {
 			rec_status_line(r);
 			next_status = now_ms() + STATUS_INTERVAL_MS;
@@ -331,22 +301,15 @@ static int run(struct rec_opts *o)
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
-	if (w && !child_done) {
-		/* stopped by a signal: end the command too, then finish the file */
-		if (got_signal && (signal_from_user || got_signal != SIGINT))
-			pk_workload__kill(w, got_signal);
-		while (pk_workload__wait(w, true, &wstatus) == -EINTR)
-			;
-	}
-	sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (w) {
-		status = pk_wait_status__exit_code(wstatus);
-		if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGINT)
-			tool_error("'%s' was killed by signal %d (%s)", o->argv[0],
-				      WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+		/* stopped by a signal: end the command too (a Ctrl-C on the terminal reached
+		 * it already), then finish the file */
+		int sig = got_signal && (signal_from_user || got_signal != SIGINT) ? got_signal : 0;
+		status = tool_workload_end(w, child_done, sig, &wstatus, o->argv[0]);
 		pk_workload__free(w);
 		w = NULL;
 	}
+	sigprocmask(SIG_SETMASK, &orig, NULL);
 
 	err = pk_recorder__finish(r);
 	tool_probe_check(o->events);

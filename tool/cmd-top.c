@@ -73,76 +73,74 @@ static int split_list(char *arg, const char ***out, size_t *n)
 	return 0;
 }
 
+/* an option of the command's own (tool_recorder_parse) */
+static int take_opt(int c, char *arg, void *ctx)
+{
+	struct top_opts *o = ctx;
+	char *end;
+
+	switch (c) {
+	case 'd':
+		o->delay = strtod(arg, &end);
+		if (*end || !(o->delay >= 0.1 && o->delay <= 3600))
+			return bad("invalid delay '%s' (0.1 to 3600 seconds)", arg);
+		break;
+	case 'z': o->zero = true; break;
+	case 'K': o->hide_kernel = true; break;
+	case 'U': o->hide_user = true; break;
+	case 's':
+	case OPT_SORT:
+		o->nr_sort = 0;
+		for (char *save = NULL, *t = strtok_r(arg, ",", &save); t;
+		     t = strtok_r(NULL, ",", &save)) {
+			int k = pk_sort_key__parse(t);
+			if (k < 0)
+				return bad("unknown sort key '%s' (comm, pid, tid, dso, sym, "
+					   "srcline, cpu)", t);
+			if (o->nr_sort == PK_SORT__MAX)
+				return bad("too many sort keys");
+			o->sort[o->nr_sort++] = (enum pk_sort_key)k;
+		}
+		break;
+	case OPT_COMMS:
+		if (split_list(arg, &o->comms, &o->nr_comms))
+			return bad("out of memory");
+		break;
+	case OPT_DSOS:
+		if (split_list(arg, &o->dsos, &o->nr_dsos))
+			return bad("out of memory");
+		break;
+	case OPT_SYMBOLS:
+		if (split_list(arg, &o->symbols, &o->nr_symbols))
+			return bad("out of memory");
+		break;
+	case OPT_PLIMIT:
+		o->percent_limit = strtod(arg, &end);
+		if (*end || !(o->percent_limit >= 0 && o->percent_limit <= 100))
+			return bad("invalid --percent-limit '%s' (0 to 100)", arg);
+		break;
+	case 'E':
+		o->rows = strtol(arg, &end, 10);
+		if (*end || o->rows <= 0)
+			return bad("invalid -E '%s': a positive row count", arg);
+		break;
+	case OPT_STDIO: o->stdio = true; break;
+	case 'v': o->verbose++; break;
+	default:
+		return TOOL_OPT_UNKNOWN;
+	}
+	return 0;
+}
+
 static int parse_args(struct top_opts *o, int argc, char **argv)
 {
-	char *end;
-	int c;
-	opterr = 0;
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
-		int taken = tool_recorder_opt(&o->ro, o->events, c, optarg, OPT_CALLGRAPH);
-		if (taken == 129)
-			return 129;
-		if (taken)
-			continue;
-		switch (c) {
-		case 'd':
-			o->delay = strtod(optarg, &end);
-			if (*end || !(o->delay >= 0.1 && o->delay <= 3600))
-				return bad("invalid delay '%s' (0.1 to 3600 seconds)", optarg);
-			break;
-		case 'z': o->zero = true; break;
-		case 'K': o->hide_kernel = true; break;
-		case 'U': o->hide_user = true; break;
-		case 's':
-		case OPT_SORT:
-			o->nr_sort = 0;
-			for (char *save = NULL, *t = strtok_r(optarg, ",", &save); t;
-			     t = strtok_r(NULL, ",", &save)) {
-				int k = pk_sort_key__parse(t);
-				if (k < 0)
-					return bad("unknown sort key '%s' (comm, pid, tid, dso, sym, "
-						   "srcline, cpu)", t);
-				if (o->nr_sort == PK_SORT__MAX)
-					return bad("too many sort keys");
-				o->sort[o->nr_sort++] = (enum pk_sort_key)k;
-			}
-			break;
-		case OPT_COMMS:
-			if (split_list(optarg, &o->comms, &o->nr_comms))
-				return bad("out of memory");
-			break;
-		case OPT_DSOS:
-			if (split_list(optarg, &o->dsos, &o->nr_dsos))
-				return bad("out of memory");
-			break;
-		case OPT_SYMBOLS:
-			if (split_list(optarg, &o->symbols, &o->nr_symbols))
-				return bad("out of memory");
-			break;
-		case OPT_PLIMIT:
-			o->percent_limit = strtod(optarg, &end);
-			if (*end || !(o->percent_limit >= 0 && o->percent_limit <= 100))
-				return bad("invalid --percent-limit '%s' (0 to 100)", optarg);
-			break;
-		case 'E':
-			o->rows = strtol(optarg, &end, 10);
-			if (*end || o->rows <= 0)
-				return bad("invalid -E '%s': a positive row count", optarg);
-			break;
-		case OPT_STDIO: o->stdio = true; break;
-		case 'v': o->verbose++; break;
-		default:
-			if (optopt && optopt < 256)
-				tool_error("unknown or incomplete option '-%c'", optopt);
-			else
-				tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			tool_print_usage(stderr, &cmd_top_help);
-			return 129;
-		}
-	}
-	if (optind < argc)
-		o->argv = argv + optind;
+	const struct tool_recorder_cmdline cl = {
+		.help = &cmd_top_help, .callgraph_id = OPT_CALLGRAPH, .ro = &o->ro,
+		.events = o->events, .take = take_opt, .ctx = o,
+	};
+
+	if (tool_recorder_parse(&cl, argc, argv, &o->argv))
+		return 129;
 	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide + !!o->argv;
 	if (ntargets > 1 && !(ntargets == 2 && o->ro.system_wide && !o->ro.cpus && !o->argv))
 		return bad("-p, -t, -a/-C and a command exclude each other");
@@ -270,20 +268,9 @@ void top_print_table(FILE *f, const struct top_opts *o, const char *event,
 void top_open_failure(const struct pk_recorder *r)
 {
 	PK_OPTS(pk_recorder_failure, f);
-	char buf[1024];
 	pk_recorder__failure(r, &f);
-	if (f.stage == PK_RECORDER_FAIL_CPUS) {
-		tool_error("invalid CPU list '%s': %s", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_THREADS) {
-		tool_error("cannot find the threads of '%s': %s", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_OPEN && f.event) {
-		PK_OPTS(pk_open_ctx, ctx, .attr = &f.attr, .pid = f.pid, .cpu = f.cpu,
-			.group_fd = f.group_fd, .event_name = f.event);
-		pk_explain_open_error(buf, sizeof(buf), f.err, &ctx);
-		tool_error("cannot open '%s': %s", f.event, buf);
-	} else {
+	if (!tool_report_target_failure(&f))
 		tool_error("cannot open the events: %s", pk_strerror(f.err ? f.err : -ENOMEM));
-	}
 }
 
 

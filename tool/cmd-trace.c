@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "builtin.h"
+#include "workload.h"
 #include "trace.h"
 
 #define bad(...) (tool_error(__VA_ARGS__), 129)
@@ -59,8 +60,7 @@ const struct tool_help cmd_trace_help = {
 		 "raw_syscalls tracepoints. Strings and structs behind pointers are not read\n"
 		 "(tracepoints do not carry them): pointers are shown as numbers.\n",
 	.opts = opts,
-	.outro = "The exit status is the command's (128 + signal if a signal killed it); 127 if it could\n"
-		 "not be executed; 1 for errors of perfkit itself.\n",
+	.outro = TOOL_WORKLOAD_OUTRO,
 };
 
 static int parse_args(struct trace_opts *o, int argc, char **argv)
@@ -93,31 +93,21 @@ static int parse_args(struct trace_opts *o, int argc, char **argv)
 		case OPT_COMM: o->comm = true; break;
 		case OPT_NO_COMM: o->comm = false; break;
 		case 'o': o->output = optarg; break;
-		case 'm': {
-			unsigned long v = strtoul(optarg, &end, 0);
-			if (*end || !v || (v & (v - 1)) || v > (1UL << 20))
-				return bad("invalid --mmap-pages '%s': a power of two is needed", optarg);
-			o->mmap_pages = v;
+		case 'm':
+			if (tool_parse_mmap_pages(optarg, &o->mmap_pages))
+				return 129;
 			break;
-		}
 		case 'v': o->verbose++; break;
 		default:
-			if (optopt && optopt < 256)
-				tool_error("unknown or incomplete option '-%c'", optopt);
-			else
-				tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			tool_print_usage(stderr, &cmd_trace_help);
-			return 129;
+			return tool_bad_option(argv, &cmd_trace_help);
 		}
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
 	int ntargets = !!o->pids + !!o->tids + o->system_wide + !!o->input;
-	if (!ntargets && !o->argv) {
-		tool_error("nothing to trace: give a command, -p, -t, -a or -i");
-		tool_print_usage(stderr, &cmd_trace_help);
-		return 129;
-	}
+	if (!ntargets && !o->argv)
+		return tool_usage_error(&cmd_trace_help,
+					"nothing to trace: give a command, -p, -t, -a or -i");
 	if (ntargets > 1 || (o->argv && ntargets && !o->system_wide))
 		return bad("-p, -t, -a, -i and a command exclude each other (-a with a command "
 			   "traces everything while it runs)");
@@ -232,17 +222,13 @@ static void print_open(const struct pk_evsel *ev, const struct perf_event_attr *
 static void report_failure(const struct pk_recorder *r)
 {
 	PK_OPTS(pk_recorder_failure, f);
-	char buf[1024];
 
 	pk_recorder__failure(r, &f);
 	if (f.stage == PK_RECORDER_FAIL_THREADS) {
 		tool_error("cannot find the threads of '%s': %s (is the process still running? "
 			   "see ps -eLf)", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_OPEN && f.event) {
-		PK_OPTS(pk_open_ctx, ctx, .attr = &f.attr, .pid = f.pid, .cpu = f.cpu,
-			.group_fd = f.group_fd, .event_name = f.event);
-		pk_explain_open_error(buf, sizeof(buf), f.err, &ctx);
-		tool_error("cannot open '%s': %s", f.event, buf);
+	} else if (tool_report_target_failure(&f)) {
+		/* said (trace has no -C: an open that failed, explained) */
 	} else if (f.stage == PK_RECORDER_FAIL_MMAP) {
 		tool_error("cannot mmap the ring buffers: %s (locked memory limit: try a smaller "
 			   "-m, or raise /proc/sys/kernel/perf_event_mlock_kb / ulimit -l)",
@@ -270,7 +256,7 @@ static int run_live(struct trace_opts *o)
 	int pfd[2] = { -1, -1 }, status = 1, wstatus = 0, err;
 	struct sigaction sa = { .sa_handler = on_signal };
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
-	sigset_t block, orig;
+	sigset_t orig;
 	struct pk_parse_error perr;
 	char *filter = NULL;
 
@@ -300,9 +286,7 @@ static int run_live(struct trace_opts *o)
 	}
 	fcntl(pfd[1], F_SETPIPE_SZ, 1 << 20);
 	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &sa, NULL);
-	sigprocmask(SIG_SETMASK, NULL, &orig);
+	tool_catch_signals(&sa, sigs, 3, &orig);
 	PK_OPTS(pk_recorder_opts, ro, .events = events, .workload = w, .pids = o->pids,
 		.tids = o->tids, .system_wide = o->system_wide, .output_fd = pfd[1], .pipe = true,
 		.no_buildid_cache = true, .buildid_dir = "",
@@ -340,47 +324,20 @@ static int run_live(struct trace_opts *o)
 		pk_set_log(quiet_log, NULL, PK_LOG_ERROR);
 		goto out;
 	}
-	sigemptyset(&block);
-	for (int i = 0; i < 4; i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&block, sigs[i]);
-	}
-	sigprocmask(SIG_BLOCK, &block, NULL);
-	status = 0;
-	if (w && (err = pk_workload__start(w)) < 0) {
-		tool_error("cannot run '%s': %s", o->argv[0], strerror(-err));
-		pk_workload__free(w);
-		w = NULL;
-		status = 127;
-		child_done = true;
-	}
+	tool_block_signals(&sa, sigs, 4);
+	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
+	child_done = status != 0;
 	done = child_done;
 	for (;;) {
 		int n = pk_recorder__drain(r, done ? 0 : 250);
 		if (n < 0 || done)
 			break;
-		if (got_signal)
-			done = true;
-		if (got_chld && w) {
-			got_chld = 0;
-			if (pk_workload__wait(w, false, &wstatus) == 0)
-				child_done = done = true;
-		}
-		if (n == PK_RECORDER_HUNGUP && !w)
-			done = true;
+		done = tool_run_over(n, got_signal, &got_chld, w, &wstatus, &child_done);
 	}
-	if (w && !child_done) {
-		pk_workload__kill(w, got_signal ? got_signal : SIGTERM);
-		while (pk_workload__wait(w, true, &wstatus) == -EINTR)
-			;
-	}
+	if (w)
+		status = tool_workload_end(w, child_done, got_signal ? got_signal : SIGTERM,
+					   &wstatus, o->argv[0]);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
-	if (w) {
-		status = pk_wait_status__exit_code(wstatus);
-		if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGINT)
-			tool_error("'%s' was killed by signal %d (%s)", o->argv[0],
-				   WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
-	}
 	pk_recorder__finish(r);
 out:
 	pk_recorder__free(r);

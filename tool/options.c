@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "builtin.h"
 
@@ -95,6 +96,35 @@ void tool_print_usage(FILE *f, const struct tool_help *h)
 	}
 	if (h->outro)
 		fprintf(f, "\n%s", h->outro);
+}
+
+int tool_usage_error(const struct tool_help *h, const char *msg)
+{
+	tool_error("%s", msg);
+	tool_print_usage(stderr, h);
+	return 129;
+}
+
+int tool_bad_option(char **argv, const struct tool_help *h)
+{
+	if (optopt && optopt < 256)
+		tool_error("unknown or incomplete option '-%c'", optopt);
+	else
+		tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
+	tool_print_usage(stderr, h);
+	return 129;
+}
+
+int tool_parse_mmap_pages(const char *arg, size_t *pages)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 0);
+	if (*end || !v || (v & (v - 1)) || v > (1UL << 20)) {
+		tool_error("invalid --mmap-pages '%s': a power of two is needed", arg);
+		return 129;
+	}
+	*pages = v;
+	return 0;
 }
 
 /* Every option of a table as a shell would complete it: "--name" (with "=" when it takes

@@ -53,23 +53,34 @@ void rec_print_open(const struct pk_evsel *ev, const struct perf_event_attr *att
 		fd < 0 ? " " : "", fd < 0 ? pk_strerror(fd) : "");
 }
 
+bool tool_report_target_failure(const struct pk_recorder_failure *f)
+{
+	char buf[1024];
+
+	if (f->stage == PK_RECORDER_FAIL_CPUS) {
+		tool_error("invalid CPU list '%s': %s", f->what, strerror(-f->err));
+	} else if (f->stage == PK_RECORDER_FAIL_THREADS) {
+		tool_error("cannot find the threads of '%s': %s", f->what, strerror(-f->err));
+	} else if (f->stage == PK_RECORDER_FAIL_OPEN && f->event) {
+		PK_OPTS(pk_open_ctx, ctx, .attr = &f->attr, .pid = f->pid, .cpu = f->cpu,
+			.group_fd = f->group_fd, .event_name = f->event);
+		pk_explain_open_error(buf, sizeof(buf), f->err, &ctx);
+		tool_error("cannot open '%s': %s", f->event, buf);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 void rec_report_failure(const struct pk_recorder *r, const char *output)
 {
 	PK_OPTS(pk_recorder_failure, f);
-	char buf[1024];
 
 	pk_recorder__failure(r, &f);
-	if (f.stage == PK_RECORDER_FAIL_CPUS) {
-		tool_error("invalid CPU list '%s': %s", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_THREADS) {
-		tool_error("cannot find the threads of '%s': %s", f.what, strerror(-f.err));
-	} else if (f.stage == PK_RECORDER_FAIL_OPEN && !f.event) {
-		tool_error("cannot open the events: %s", pk_strerror(f.err));
+	if (tool_report_target_failure(&f)) {
+		return;
 	} else if (f.stage == PK_RECORDER_FAIL_OPEN) {
-		PK_OPTS(pk_open_ctx, ctx, .attr = &f.attr, .pid = f.pid, .cpu = f.cpu,
-			.group_fd = f.group_fd, .event_name = f.event);
-		pk_explain_open_error(buf, sizeof(buf), f.err, &ctx);
-		tool_error("cannot open '%s': %s", f.event, buf);
+		tool_error("cannot open the events: %s", pk_strerror(f.err));
 	} else if (f.stage == PK_RECORDER_FAIL_MMAP) {
 		tool_error("cannot mmap the ring buffers: %s%s", strerror(-f.err),
 			      f.err == -EPERM || f.err == -ENOMEM ?

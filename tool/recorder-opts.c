@@ -4,6 +4,7 @@
  * takes alike (record, top): -e, -F, -c, -g (with perf's configured call-graph mode),
  * --call-graph, -p, -t, -a, -C. One parser, so the two cannot drift apart.
  */
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <perfkit/perfkit.h>
@@ -80,4 +81,24 @@ int tool_recorder_opt(struct pk_recorder_opts *ro, struct pk_event_list *events,
 	case 'C': ro->cpus = arg; ro->system_wide = true; return 1;
 	default: return 0;
 	}
+}
+
+int tool_recorder_parse(const struct tool_recorder_cmdline *cl, int argc, char **argv,
+			char ***command)
+{
+	int c, r;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = tool_getopt(argc, argv, cl->help->opts, TOOL_OPT_STOP_AT_ARG)) != -1) {
+		r = tool_recorder_opt(cl->ro, cl->events, c, optarg, cl->callgraph_id);
+		if (!r)
+			r = cl->take(c, optarg, cl->ctx);
+		if (r == TOOL_OPT_UNKNOWN)
+			return tool_bad_option(argv, cl->help);
+		if (r == 129)
+			return 129;
+	}
+	*command = optind < argc ? argv + optind : NULL;
+	return 0;
 }
