@@ -26,6 +26,8 @@
  * starts again if not.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,12 @@ static int32_t read_pid(int fd)
 	if (end == buf || v <= 0 || v > INT32_MAX || (*end && *end != '\n'))
 		return 0;
 	return (int32_t)v;
+}
+
+/* pid 0 is no process; EPERM: alive, another user's */
+static bool pid_alive(int32_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
 static void sleep_ms(long ms)
@@ -145,10 +153,13 @@ PK_API struct pk_data_lock *pk_data_lock__acquire(const char *path,
 			e = -errno;
 			if (e == -EWOULDBLOCK) {
 				/* the owner writes its pid right after its flock: wait for it a
-				 * little (0: unknown) */
+				 * little (0: unknown). Until then the file may still name the dead
+				 * owner it took over from, so only a live pid counts. */
 				int32_t pid = 0;
-				for (int i = 0; i < 20 && !(pid = read_pid(fd)); i++)
+				for (int i = 0; i < 100 && !pid_alive(pid = read_pid(fd)); i++) {
+					pid = 0;
 					sleep_ms(5);
+				}
 				if (holder)
 					*holder = pid;
 				e = -EBUSY;
