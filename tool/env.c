@@ -34,6 +34,7 @@ static struct {
 	char home_debug[PATH_MAX];      /* $HOME/.debug, "" = none */
 	char cache_dir[PATH_MAX];       /* "" = none */
 	char user_config[PATH_MAX];     /* $PERF_CONFIG or $HOME/.perfconfig, "" = none */
+	bool buildid_from_env, buildid_done; /* buildid_dir set by the variable; complete */
 	bool config_exclusive, config_nosystem;
 	const char *perf_pager, *pager;
 	struct pk_machine_opts mo;
@@ -76,16 +77,10 @@ void tool_env_load(void)
 	env.perf_pager = getenv("PERF_PAGER");
 	env.pager = getenv("PAGER");
 
-	/* the variable (perf only sets it, for its scripts), then buildid.dir of the
-	 * configuration (as perf reads it), then ~/.debug. The configuration's paths are
-	 * known by now, so tool_config() may run. */
 	s = getenv("PERF_BUILDID_DIR");
-	if (!s || !*s)
-		s = tool_config_get("buildid.dir");
 	if (s && *s)
 		join(env.buildid_dir, sizeof(env.buildid_dir), s, "");
-	else
-		memcpy(env.buildid_dir, env.home_debug, sizeof(env.buildid_dir));
+	env.buildid_from_env = s && *s;
 
 	/* the XDG base directory rule: relative values are ignored */
 	const char *nc = getenv("PK_NO_CACHE");
@@ -115,15 +110,36 @@ void tool_env_load(void)
 	}
 }
 
-const struct pk_machine_opts *tool_machine_opts(void)
+/*
+ * The build-id directory: the variable (perf only sets it, for its scripts), then
+ * buildid.dir of perf's configuration (as perf reads it), then ~/.debug. Completed on
+ * first use, not in tool_env_load: only readers and record need it, and reading the
+ * configuration files is no part of every command's start-up (stat's is measured).
+ */
+static void buildid_dir_load(void)
 {
 	tool_env_load();
+	if (env.buildid_done)
+		return;
+	env.buildid_done = true;
+	if (env.buildid_from_env)
+		return;
+	const char *s = tool_config_get("buildid.dir");
+	if (s && *s)
+		join(env.buildid_dir, sizeof(env.buildid_dir), s, "");
+	else
+		memcpy(env.buildid_dir, env.home_debug, sizeof(env.buildid_dir));
+}
+
+const struct pk_machine_opts *tool_machine_opts(void)
+{
+	buildid_dir_load();   /* env.mo.buildid_dir points at env.buildid_dir */
 	return &env.mo;
 }
 
 const char *tool_buildid_dir(void)
 {
-	tool_env_load();
+	buildid_dir_load();
 	return env.buildid_dir;
 }
 
