@@ -32,20 +32,10 @@ static void load_file(const char *path)
 			  path, bad);
 	else if (r)
 		tool_warn("%s: %s; the file is ignored", path, strerror(-r));
-	for (size_t i = 0; !r && i < one.n; i++) {
-		struct tool_cfg_entry *e = &one.v[i];
-		if (config.n == config.cap) {
-			size_t nc = config.cap ? config.cap * 2 : 16;
-			struct tool_cfg_entry *v = realloc(config.v, nc * sizeof(*v));
-			if (!v)
-				break;
-			config.v = v;
-			config.cap = nc;
-		}
-		config.v[config.n++] = *e;   /* moved: `one` gives up its strings */
-		e->key = e->value = NULL;
-	}
-	tool_cfg_free(&one);
+	if (r)
+		tool_cfg_free(&one);
+	else
+		tool_cfg_take(&config, &one);
 }
 
 const struct tool_cfg *tool_config(void)

@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +37,10 @@ void tool_cfg_free(struct tool_cfg *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int cfg_add(struct tool_cfg *c, const char *key, const char *value, int line)
+/* room for one more entry, c holding at most max: 0, -E2BIG or -ENOMEM */
+static int cfg_grow(struct tool_cfg *c, size_t max)
 {
-	if (c->n == CFG_MAX_ENTRIES)
+	if (c->n >= max)
 		return -E2BIG;
 	if (c->n == c->cap) {
 		size_t nc = c->cap ? c->cap * 2 : 16;
@@ -48,6 +50,25 @@ static int cfg_add(struct tool_cfg *c, const char *key, const char *value, int l
 		c->v = v;
 		c->cap = nc;
 	}
+	return 0;
+}
+
+int tool_cfg_take(struct tool_cfg *dst, struct tool_cfg *src)
+{
+	int r = 0;
+	for (size_t i = 0; i < src->n && !(r = cfg_grow(dst, SIZE_MAX)); i++) {
+		dst->v[dst->n++] = src->v[i];
+		src->v[i].key = src->v[i].value = NULL;   /* moved */
+	}
+	tool_cfg_free(src);
+	return r;
+}
+
+static int cfg_add(struct tool_cfg *c, const char *key, const char *value, int line)
+{
+	int r = cfg_grow(c, CFG_MAX_ENTRIES);   /* per file */
+	if (r)
+		return r;
 	char *k = strdup(key), *val = strdup(value);
 	if (!k || !val) {
 		free(k);

@@ -22,6 +22,9 @@ int tool_cfg_parse(struct tool_cfg *c, const char *text, size_t len, int *bad_li
 /* The same for a file (regular, at most 1 MiB): also -ENOENT, -EFBIG, ... */
 int tool_cfg_read_file(struct tool_cfg *c, const char *path, int *bad_line);
 void tool_cfg_free(struct tool_cfg *c);
+/* Move src's entries to the end of dst (later ones win) and free src: 0, or -ENOMEM with
+ * the entries not moved dropped. */
+int tool_cfg_take(struct tool_cfg *dst, struct tool_cfg *src);
 /* The value of key's last assignment, or NULL. */
 const char *tool_cfg_get(const struct tool_cfg *c, const char *key);
 /* true/yes/on/1 -> 1, false/no/off/0/"" -> 0, else -1 */
