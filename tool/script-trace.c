@@ -341,6 +341,31 @@ static bool event_safe(const struct tep_event *ev)
 	return args_safe(ev->print_fmt.args, 0);
 }
 
+/*
+ * Whether a record holds every field its format names: libtraceevent reads a field at its
+ * offset (and a dynamic one where its __data_loc word points) without comparing with the
+ * record's size, so a short or hostile record would be read past its end.
+ */
+static bool record_fits(const struct tep_event *ev, const uint8_t *data, size_t size)
+{
+	for (const struct tep_format_field *f = ev->format.fields; f; f = f->next) {
+		if (f->offset < 0 || f->size < 0 || (size_t)f->offset + (size_t)f->size > size)
+			return false;
+		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
+			continue;
+		uint32_t loc;
+		if (f->size < 4)
+			return false;
+		memcpy(&loc, data + f->offset, 4);
+		size_t at = loc & 0xffff, n = loc >> 16;
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			at += (size_t)f->offset + (size_t)f->size;
+		if (at + n > size)
+			return false;
+	}
+	return true;
+}
+
 const char *script_trace__text(struct script_trace *st, const void *blob, size_t len,
 			       const struct pk_data_attr *a, const struct pk_sample *smp)
 {
@@ -369,6 +394,15 @@ const char *script_trace__text(struct script_trace *st, const void *blob, size_t
 	}
 	if (!ev)
 		return NULL;
+	if (!record_fits(ev, smp->raw.data, smp->raw.size)) {
+		static bool said;
+		if (!said)
+			tool_warn("a record of tracepoint %d (%s:%s) is shorter than its format; "
+				  "its fields are not printed", id, ev->system ? ev->system : "?",
+				  ev->name ? ev->name : "?");
+		said = true;
+		return NULL;
+	}
 	struct tep_record rec = { .ts = smp->time, .cpu = (int)smp->cpu, .size = (int)smp->raw.size,
 				  .data = (void *)smp->raw.data };
 	trace_seq_reset(&st->seq);
