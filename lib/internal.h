@@ -30,6 +30,19 @@ static inline void *pk_err_ptr(int err)
 	return NULL;
 }
 
+/*
+ * Owned arrays of pointers behind the public "set"/"list" accessors: free every element with
+ * DEL and then the array; read element I of N, or fail with ERR (a negative errno) when the
+ * container is missing or I is out of range.
+ */
+#define PK_PTRS_FREE(arr, n, del)                      \
+	do {                                           \
+		for (size_t pk_i_ = 0; pk_i_ < (n); pk_i_++) \
+			del((arr)[pk_i_]);             \
+		free(arr);                             \
+	} while (0)
+#define PK_PTRS_AT(c, arr, n, i, err) ((c) && (i) < (c)->n ? (c)->arr[i] : pk_err_ptr(err))
+
 void pk_log(enum pk_log_level level, const char *fmt, ...) PK_PRINTF(2, 3);
 #define pk_warn(...) pk_log(PK_LOG_WARN, __VA_ARGS__)
 #define pk_info(...) pk_log(PK_LOG_INFO, __VA_ARGS__)

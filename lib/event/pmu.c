@@ -504,9 +504,7 @@ PK_API void pk_pmu_set__free(struct pk_pmu_set *set)
 {
 	if (!set)
 		return;
-	for (size_t i = 0; i < set->nr; i++)
-		pk_pmu__delete(set->pmus[i]);
-	free(set->pmus);
+	PK_PTRS_FREE(set->pmus, set->nr, pk_pmu__delete);
 	free(set);
 }
 
@@ -517,9 +515,7 @@ PK_API size_t pk_pmu_set__count(const struct pk_pmu_set *set)
 
 PK_API const struct pk_pmu *pk_pmu_set__get(const struct pk_pmu_set *set, size_t i)
 {
-	if (!set || i >= set->nr)
-		return pk_err_ptr(-ERANGE);
-	return set->pmus[i];
+	return PK_PTRS_AT(set, pmus, nr, i, -ERANGE);
 }
 
 PK_API const struct pk_pmu *pk_pmu_set__find(const struct pk_pmu_set *set, const char *name)

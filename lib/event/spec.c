@@ -36,9 +36,7 @@ PK_API void pk_event_list__free(struct pk_event_list *list)
 {
 	if (!list)
 		return;
-	for (size_t i = 0; i < list->n; i++)
-		pk_ep_spec_free(list->v[i]);
-	free(list->v);
+	PK_PTRS_FREE(list->v, list->n, pk_ep_spec_free);
 	free(list);
 }
 
@@ -49,9 +47,7 @@ PK_API size_t pk_event_list__count(const struct pk_event_list *list)
 
 PK_API const struct pk_event_spec *pk_event_list__get(const struct pk_event_list *list, size_t i)
 {
-	if (!list || i >= list->n)
-		return pk_err_ptr(-ENOENT);
-	return list->v[i];
+	return PK_PTRS_AT(list, v, n, i, -ENOENT);
 }
 
 PK_API const struct pk_attr *pk_event_spec__attr(const struct pk_event_spec *ev)
