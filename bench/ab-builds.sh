@@ -10,6 +10,9 @@
 # machine shared with other work disturbs less) of each build, and new/old for both.
 # Exit status 0 either way: timings depend on the machine; not a ctest test.
 set -euo pipefail
+# `make bench` runs every script with one build: this one needs two
+[ $# -ge 2 ] || { echo "ab-builds: compares two builds (bench/ab-builds.sh OLD_BUILD NEW_BUILD); skipped"; exit 0; }
+[ -n "${PK_BENCH_DIR:-}" ] || { echo "ab-builds: PK_BENCH_DIR (a folder of recordings) not set; skipped"; exit 0; }
 old=$(cd "${1:?usage: ab-builds.sh OLD_BUILD NEW_BUILD [RUNS]}" && pwd)/tool/perfkit
 new=$(cd "${2:?usage: ab-builds.sh OLD_BUILD NEW_BUILD [RUNS]}" && pwd)/tool/perfkit
 runs=${3:-5}
