@@ -36,6 +36,15 @@ void pk_rec_walk__release(struct pk_rec_walk *w)
 	memset(w, 0, sizeof(*w));
 }
 
+void pk_rec_walk__clear_files(struct pk_rec_walk *w)
+{
+	for (size_t i = 0; i < w->dsos.cap; i++) {
+		free(w->dsos.slot[i]);
+		w->dsos.slot[i] = NULL;
+	}
+	w->dsos.nr = 0;
+}
+
 /* ---- file names ---- */
 
 static uint64_t hash_str(const char *s)
@@ -46,7 +55,7 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static int nameset_add(struct pk_rec_nameset *ns, const char *name)
+int pk_rec_nameset__add(struct pk_rec_nameset *ns, const char *name)
 {
 	if (ns->nr * 2 >= ns->cap) {
 		size_t ncap = ns->cap ? ns->cap * 2 : 256;
@@ -75,7 +84,15 @@ static int nameset_add(struct pk_rec_nameset *ns, const char *name)
 	if (!ns->slot[j])
 		return -ENOMEM;
 	ns->nr++;
-	return 0;
+	return 1;
+}
+
+void pk_rec_nameset__release(struct pk_rec_nameset *ns)
+{
+	for (size_t i = 0; i < ns->cap; i++)
+		free(ns->slot[i]);
+	free(ns->slot);
+	memset(ns, 0, sizeof(*ns));
 }
 
 /* ---- layouts ---- */
@@ -160,7 +177,7 @@ static void note_file(struct pk_rec_walk *w, const struct perf_event_header *h, 
 	}
 	/* executable user-space mappings of files only: not //anon, [heap] */
 	if (name[0] == '/')
-		nameset_add(&w->dsos, name);
+		pk_rec_nameset__add(&w->dsos, name);
 }
 
 void pk_rec_walk__record(struct pk_rec_walk *w, const struct perf_event_header *h)
