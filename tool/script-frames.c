@@ -281,6 +281,16 @@ static char *build_unwound(const struct script *s, uint64_t ip, const struct sym
 	return p;
 }
 
+/* The text of a frame that no map covers (r: resolve_ip's answer, or the same made
+ * without it: no symbol, no srcline, no inline frames), never cached. */
+static void put_nomap(struct script *s, uint64_t ip, int kind, const struct symres *r)
+{
+	char *p = ob_room(&s->ob, 2 * (96 + 6 * strlen(r->dso)));
+	p = kind == FR_UNW ? build_unwound(s, ip, r, NULL, 0, NULL, p)
+			   : build_frag(s, kind, ip, r, NULL, p);
+	s->ob.len = (size_t)(p - s->ob.buf);
+}
+
 /*
  * Append the text of frame (ip, cm) of sample smp to the output, from the cache or
  * resolved and formatted now (then cached). The key is the machine's generation of the
@@ -293,6 +303,15 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		     int kind)
 {
 	uint64_t mg = maps_gen(s, smp, cm);
+	__typeof__(s->gap[0]) *g = &s->gap[(smp->pid * 0x9e3779b1u) >> 29];
+	if (cm == PK_CPUMODE_USER && g->valid && ip >= g->lo && ip < g->hi &&
+	    g->pid == smp->pid && g->mgen == mg) {
+		/* in the unmapped range of the last unmapped address of the process: what
+		 * resolve_ip would find (nothing), without a look at the maps or the cache */
+		struct symres r = { .dso = "[unknown]" };
+		put_nomap(s, ip, kind, &r);
+		return;
+	}
 	struct frag_ent *e = fc_slot(s, ip, mg, cm);
 	if (e->gen == s->fc_gen && e->len[kind] != UINT32_MAX) {
 		ob_put(&s->ob, s->arena + e->off[kind], e->len[kind]);
@@ -322,13 +341,17 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		if (bound > ARENA_MAX / 4)
 			return; /* absurd names: nothing sensible to print */
 	}
+	if (!r.loc.dso && cm == PK_CPUMODE_USER && r.loc.map_end > r.loc.map_start) {
+		g->lo = r.loc.map_start;
+		g->hi = r.loc.map_end;
+		g->mgen = mg;
+		g->pid = smp->pid;
+		g->valid = true;
+	}
 	if (!r.loc.dso && bound <= OB_CAP) {
 		/* no map: the text is the address alone. Not cached, so that the garbage
 		 * addresses of broken frame-pointer chains do not crowd out real frames. */
-		char *p = ob_room(&s->ob, bound);
-		p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p)
-				   : build_frag(s, kind, ip, &r, sl, p);
-		s->ob.len = (size_t)(p - s->ob.buf);
+		put_nomap(s, ip, kind, &r);
 		return;
 	}
 	if (bound > s->arena_cap - s->arena_len) {

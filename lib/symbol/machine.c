@@ -609,8 +609,16 @@ static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_
 		d = pk_dso_findnew(m, "[kernel.kallsyms]");
 		loc->map_end = UINT64_MAX;
 	} else {
-		if (t && cpumode == PK_CPUMODE_USER)
+		if (t && cpumode == PK_CPUMODE_USER) {
 			pk_mapset_gap(t->maps, addr, &loc->map_start, &loc->map_end);
+			if (in_data && t->maps && t->maps->data) {
+				/* unmapped in the data mappings too */
+				uint64_t lo, hi;
+				pk_mapset_gap(t->maps->data, addr, &lo, &hi);
+				loc->map_start = PK_MAX(loc->map_start, lo);
+				loc->map_end = PK_MIN(loc->map_end, hi);
+			}
+		}
 		return -ENOENT;
 	}
 	if (!d)

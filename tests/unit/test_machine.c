@@ -242,6 +242,15 @@ static void test_process_records(void **state)
 	assert_int_equal(dl.map_start, 0x1000);
 	assert_int_equal(pk_machine__resolve_data(m, 11, 11, 0x2000, PK_CPUMODE_USER, &dl), -ENOENT);
 	assert_null(dl.dso);
+	/* the unmapped range around an address: of the code maps for a code look-up, of
+	 * both kinds for a data look-up (script skips the look-ups of addresses in it) */
+	assert_int_equal(dl.map_start, 0x2000);
+	assert_true(dl.map_end == UINT64_MAX);
+	assert_int_equal(pk_machine__resolve_data(m, 11, 11, 0x800, PK_CPUMODE_USER, &dl), -ENOENT);
+	assert_int_equal(dl.map_start, 0);
+	assert_int_equal(dl.map_end, 0x1000);
+	assert_int_equal(pk_machine__resolve(m, 11, 11, 0x800, PK_CPUMODE_USER, &dl), -ENOENT);
+	assert_true(dl.map_start == 0 && dl.map_end == UINT64_MAX);
 
 	/* kernel MMAP (pid -1) */
 	memset(&r, 0, sizeof(r));

@@ -181,7 +181,9 @@ PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid,
  * pk_machine__resolve for a data address (PERF_SAMPLE_ADDR of a page fault, say): the
  * data mappings of the process (recorded with MMAP_DATA: record -d) count too, and the
  * symbol is a data object of the ELF symbol table (STT_OBJECT, zero-sized ones
- * reaching to the next) or else a function. Same errors as pk_machine__resolve.
+ * reaching to the next) or else a function. Same errors as pk_machine__resolve; with
+ * -ENOENT in USER mode, map_start..map_end is the range around the address that neither
+ * a code nor a data mapping covers.
  */
 PK_API int pk_machine__resolve_data(struct pk_machine *m, uint32_t pid, uint32_t tid,
 				    uint64_t addr, uint8_t cpumode, struct pk_addr_loc *loc);
