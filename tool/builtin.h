@@ -137,6 +137,27 @@ bool tool_threads_allowed(void);
 struct pk_machine_opts;
 void tool_env_load(void);
 const struct pk_machine_opts *tool_machine_opts(void);
+/* --symfs DIR of a reading command (NULL: none) and --no-debuginfod, for the machines it
+ * makes after the call (tool_machine_opts) */
+void tool_set_symfs(const char *dir);
+void tool_set_no_debuginfod(bool off);
+/* The options that choose where symbols come from, in the tables of report, script,
+ * flamegraph and annotate; tool_symbol_source_opt takes them (tool_set_symfs,
+ * tool_set_no_debuginfod). */
+enum { TOOL_OPT_SYMFS = 900, TOOL_OPT_NO_DEBUGINFOD };
+#define TOOL_SYMBOL_SOURCE_OPTS                                                           \
+	{ TOOL_OPT_SYMFS, "symfs", required_argument, "<dir>",                            \
+	  "look for the recorded files under <dir> (and in it as\n"                       \
+	  "a build-id cache: an extracted perfkit archive)" },                             \
+	{ TOOL_OPT_NO_DEBUGINFOD, "no-debuginfod", no_argument, NULL,                     \
+	  "fetch no debug files from $DEBUGINFOD_URLS" }
+void tool_symbol_source_opt(int c, const char *arg);
+/* $DEBUGINFOD_URLS and $DEBUGINFOD_TIMEOUT (NULL when unset) */
+const char *tool_debuginfod_urls(void);
+const char *tool_debuginfod_timeout(void);
+/* tool/debuginfod.c: set mo's debug-file finder to fetch from debuginfod when enabled
+ * and $DEBUGINFOD_URLS names servers; otherwise clear it */
+void tool_debuginfod_setup(struct pk_machine_opts *mo, bool enable);
 /* $PERF_BUILDID_DIR, else buildid.dir of the configuration, else $HOME/.debug, else ""
  * (no cache). */
 const char *tool_buildid_dir(void);
