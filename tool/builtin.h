@@ -57,6 +57,8 @@ void tool_list_opts(FILE *f, const struct tool_opt *opts);
 TOOL_DECLARE_CMD(record);
 TOOL_DECLARE_CMD(report); */
 TOOL_DECLARE_CMD(annotate);
+TOOL_DECLARE_CMD(archive);
+TOOL_DECLARE_CMD(buildid_list);
 TOOL_DECLARE_CMD(check);
 TOOL_DECLARE_CMD(config);
 TOOL_DECLARE_CMD(convert);
@@ -161,6 +163,8 @@ void tool_debuginfod_setup(struct pk_machine_opts *mo, bool enable);
 /* $PERF_BUILDID_DIR, else buildid.dir of the configuration, else $HOME/.debug, else ""
  * (no cache). */
 const char *tool_buildid_dir(void);
+/* $HOME/.debug (perf record's cache whatever PERF_BUILDID_DIR says), "" if no HOME */
+const char *tool_home_debug(void);
 /* The user's configuration file ($PERF_CONFIG, *exclusive: the only one read; else
  * $HOME/.perfconfig; "" if none) and whether /etc/perfconfig is skipped. */
 const char *tool_user_config_path(bool *exclusive, bool *nosystem);

@@ -186,6 +186,12 @@ const char *tool_buildid_dir(void)
 	return env.buildid_dir;
 }
 
+const char *tool_home_debug(void)
+{
+	tool_env_load();
+	return env.home_debug;
+}
+
 bool tool_threads_allowed(void)
 {
 	tool_env_load();
