@@ -28,6 +28,23 @@ static bool hits_find(const struct tool_hits *h, const char *name)
 	return false;
 }
 
+/* append a copy of name to the array *v (*nr used of *cap); false without memory */
+static bool strv_add(char ***v, size_t *nr, size_t *cap, const char *name)
+{
+	if (*nr == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 16;
+		char **n = realloc(*v, ncap * sizeof(*n));
+		if (!n)
+			return false;
+		*v = n;
+		*cap = ncap;
+	}
+	if (!((*v)[*nr] = strdup(name)))
+		return false;
+	(*nr)++;
+	return true;
+}
+
 static void note(struct hits_ctx *c, uint32_t pid, uint32_t tid, uint64_t ip, uint8_t mode)
 {
 	struct pk_addr_loc loc;
@@ -37,23 +54,26 @@ static void note(struct hits_ctx *c, uint32_t pid, uint32_t tid, uint64_t ip, ui
 		return;
 	c->last = loc.dso;
 	struct tool_hits *h = c->h;
-	if (hits_find(h, loc.dso_name))
-		return;
-	if (h->nr == h->cap) {
-		size_t ncap = h->cap ? 2 * h->cap : 16;
-		char **n = realloc(h->names, ncap * sizeof(*n));
-		if (!n) {
-			c->err = -ENOMEM;
-			return;
-		}
-		h->names = n;
-		h->cap = ncap;
-	}
-	if (!(h->names[h->nr] = strdup(loc.dso_name))) {
+	if (!hits_find(h, loc.dso_name) && !strv_add(&h->names, &h->nr, &h->cap, loc.dso_name))
 		c->err = -ENOMEM;
-		return;
-	}
-	h->nr++;
+}
+
+static int on_mmap(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
+{
+	struct hits_ctx *c = ctx;
+	(void)ev;
+	if (!r)
+		return 0;
+	const char *fn = r->type == PERF_RECORD_MMAP ? r->mmap.filename : r->mmap2.filename;
+	if (r->type == PERF_RECORD_MMAP && r->mmap.data)
+		return 0;
+	struct tool_hits *h = c->h;
+	if (!fn || (fn[0] != '/' && fn[0] != '[') || r->cpumode == PK_CPUMODE_KERNEL)
+		return 0;
+	for (size_t i = 0; i < h->nr_mapped; i++)
+		if (!strcmp(h->mapped[i], fn))
+			return 0;
+	return strv_add(&h->mapped, &h->nr_mapped, &h->cap_mapped, fn) ? 0 : -ENOMEM;
 }
 
 static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
@@ -92,7 +112,7 @@ int tool_hits_collect(struct pk_data_reader *r, bool callchains, struct tool_hit
 	c->h = h;
 	c->m = pk_session__machine(ses);
 	c->callchains = callchains;
-	PK_OPTS(pk_session_ops, ops, .sample = on_sample);
+	PK_OPTS(pk_session_ops, ops, .sample = on_sample, .mmap = h->mmap_order ? on_mmap : NULL);
 	int err = pk_session__process(ses, &ops, c);
 	if (!err)
 		err = c->err;
@@ -114,6 +134,11 @@ static void module_name(const char *path, char *buf, size_t len)
 			*p = '_';
 }
 
+bool tool_hits_name(const struct tool_hits *h, const char *name)
+{
+	return hits_find(h, name);
+}
+
 bool tool_hits_has(const struct tool_hits *h, const struct pk_data_build_id *b)
 {
 	if (!b->filename)
@@ -133,6 +158,9 @@ void tool_hits_free(struct tool_hits *h)
 	for (size_t i = 0; i < h->nr; i++)
 		free(h->names[i]);
 	free(h->names);
+	for (size_t i = 0; i < h->nr_mapped; i++)
+		free(h->mapped[i]);
+	free(h->mapped);
 	memset(h, 0, sizeof(*h));
 }
 

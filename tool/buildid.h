@@ -19,6 +19,11 @@ struct tool_hits {
 	char **names;
 	size_t nr, cap;
 	uint64_t samples;
+	/* with mmap_order set before tool_hits_collect: the mapped file names in the order of
+	 * their first MMAP record (the order perf's machine creates its objects in) */
+	bool mmap_order;
+	char **mapped;
+	size_t nr_mapped, cap_mapped;
 };
 
 /*
@@ -30,6 +35,8 @@ int tool_hits_collect(struct pk_data_reader *r, bool callchains, struct tool_hit
 /* Whether the BUILD_ID entry b names an object that was hit (a module's path matches
  * "[name]" as its maps are named). */
 bool tool_hits_has(const struct tool_hits *h, const struct pk_data_build_id *b);
+/* whether the object named `name` (as the machine names maps) was hit */
+bool tool_hits_name(const struct tool_hits *h, const char *name);
 void tool_hits_free(struct tool_hits *h);
 /* hex of a build-id into buf (2 * len + 1 bytes) */
 void tool_build_id_hex(const uint8_t *id, size_t len, char *buf);

@@ -74,13 +74,24 @@ int cmd_buildid_list(int argc, char **argv)
 	const struct pk_data_env *env = pk_data_reader__env(r);
 	struct tool_hits h = { 0 };
 	int status = 0;
-	if (hits && env->nr_build_ids) {
+	/* a recording without build-ids (record -B, a pipe): perf lists the objects hit,
+	 * with no id, in the order its machine made them (the kernel, then by first MMAP) */
+	bool no_ids = !env->nr_build_ids;
+	h.mmap_order = no_ids;
+	if (hits || no_ids) {
 		int err = tool_hits_collect(r, false, &h);
 		if (err) {
 			tool_error("cannot read '%s': %s", input, pk_strerror(err));
 			status = 1;
 			goto out;
 		}
+	}
+	if (no_ids) {
+		if (tool_hits_name(&h, "[kernel.kallsyms]"))
+			printf("%-40s %s\n", "", "[kernel.kallsyms]");
+		for (size_t i = 0; i < h.nr_mapped; i++)
+			if (tool_hits_name(&h, h.mapped[i]))
+				printf("%-40s %s\n", "", h.mapped[i]);
 	}
 	for (size_t i = 0; i < env->nr_build_ids; i++) {
 		const struct pk_data_build_id *b = &env->build_ids[i];
