@@ -160,6 +160,9 @@ const char *tool_debuginfod_timeout(void);
 /* tool/debuginfod.c: set mo's debug-file finder to fetch from debuginfod when enabled
  * and $DEBUGINFOD_URLS names servers; otherwise clear it */
 void tool_debuginfod_setup(struct pk_machine_opts *mo, bool enable);
+/* the same finder called directly: an fd and *path (malloc'ed) of the debug file with
+ * build-id id from $DEBUGINFOD_URLS, or -ENOENT (none, or no servers) / -errno */
+int tool_debuginfod_find(const uint8_t *id, size_t len, char **path);
 /* $PERF_BUILDID_DIR, else buildid.dir of the configuration, else $HOME/.debug, else ""
  * (no cache). */
 const char *tool_buildid_dir(void);

@@ -5,7 +5,8 @@
  * layout of perf's build-id cache, so that the recording symbolises on another machine
  * (`tar xf FILE -C ~/.debug` for perf and perfkit, or perfkit's --symfs DIR):
  *   <path>/<build-id>/elf       the object as recorded (".../vdso", ".../kallsyms")
- *   <path>/<build-id>/debug     its separate debug file, when there is one
+ *   <path>/<build-id>/debug     its separate debug file, when there is one (here, or
+ *                               from the debuginfod servers of $DEBUGINFOD_URLS)
  *   .build-id/<xx>/<rest>       symlink to ../../<path>/<build-id>
  * Each file comes from the build-id cache (what record stored) or, when it still has the
  * recorded build-id, from its place; nothing with another build-id is ever packed.
@@ -39,6 +40,8 @@ static const struct tool_opt opts[] = {
 	{ OPT_NO_CALLCHAINS, "sampled-only", no_argument, NULL,
 	  "only the objects of sampled addresses (perf archive's\n"
 	  "choice), not those of their call chains" },
+	{ TOOL_OPT_NO_DEBUGINFOD, "no-debuginfod", no_argument, NULL,
+	  "fetch no missing debug files from $DEBUGINFOD_URLS" },
 	{ 'v', "verbose", no_argument, NULL, "name each file packed" },
 	{ 0 },
 };
@@ -120,7 +123,8 @@ struct packer {
 	struct archive *a;
 	time_t now;
 	int verbose;
-	unsigned files, links;
+	bool debuginfod;        /* fetch debug files missing here */
+	unsigned files, links, fetched;
 	uint64_t bytes;
 	char **done;            /* the .build-id links written (one object per build-id) */
 	size_t nr_done, cap_done;
@@ -325,6 +329,19 @@ static int pack_object(struct packer *p, const struct pk_data_build_id *b, bool 
 					 hex, hex + 2);
 			dbg = n > 0 && (size_t)n < sizeof(src) && access(src, R_OK) == 0;
 		}
+		char *fetched = NULL;
+		if (!dbg && p->debuginfod) {
+			/* a debug file that is nowhere here: from debuginfod, if it has one */
+			int fd = tool_debuginfod_find(id, idlen, &fetched);
+			if (fd >= 0) {
+				close(fd);
+				dbg = fetched && snprintf(src, sizeof(src), "%s", fetched) <
+							 (int)sizeof(src);
+			}
+			free(fetched);
+			if (dbg)
+				p->fetched++;
+		}
 		if (dbg && has_id(src, id, idlen)) {
 			snprintf(name, sizeof(name), "%s/debug", dir);
 			err = add_file(p, name, src);
@@ -343,12 +360,14 @@ int cmd_archive(int argc, char **argv)
 {
 	const char *output = NULL;
 	bool bz2 = false, callchains = true;
+	bool debuginfod = true;
 	int verbose = 0, c;
 	opterr = 0;
 	optind = 1;
 	while ((c = tool_getopt(argc, argv, opts, 0)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
+		case TOOL_OPT_NO_DEBUGINFOD: debuginfod = false; break;
 		case OPT_BZ2: bz2 = true; break;
 		case OPT_ZSTD: bz2 = false; break;
 		case OPT_NO_CALLCHAINS: callchains = false; break;
@@ -376,7 +395,7 @@ int cmd_archive(int argc, char **argv)
 		return 1;
 	const struct pk_data_env *env = pk_data_reader__env(r);
 	struct tool_hits h = { 0 };
-	struct packer p = { .now = time(NULL), .verbose = verbose };
+	struct packer p = { .now = time(NULL), .verbose = verbose, .debuginfod = debuginfod };
 	struct tool_outfile of = { 0 };
 	FILE *f = NULL;
 	int status = 1, err;
@@ -439,8 +458,12 @@ int cmd_archive(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	struct stat st;
 	long long size = stat(output, &st) == 0 ? (long long)st.st_size : -1;
-	printf("%s: %u objects (%u files, %.1f MB) into %.1f MB in %.2f s%s\n", output, p.links,
-	       p.files, (double)p.bytes / 1e6, (double)size / 1e6,
+	char dnote[64] = "";
+	if (p.fetched)
+		snprintf(dnote, sizeof(dnote), ", %u debug file%s from debuginfod", p.fetched,
+			 p.fetched == 1 ? "" : "s");
+	printf("%s: %u objects (%u files%s, %.1f MB) into %.1f MB in %.2f s%s\n", output,
+	       p.links, p.files, dnote, (double)p.bytes / 1e6, (double)size / 1e6,
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       missing ? " (some objects missing: see above)" : "");
 	printf("On the machine that reads %s:\n"

@@ -122,6 +122,14 @@ static int find(void *ctx, const uint8_t *id, size_t len, char **path)
 	return fd;
 }
 
+int tool_debuginfod_find(const uint8_t *id, size_t len, char **path)
+{
+	const char *urls = tool_debuginfod_urls();
+	if (!urls || !*urls)
+		return -ENOENT;
+	return find(NULL, id, len, path);
+}
+
 void tool_debuginfod_setup(struct pk_machine_opts *mo, bool enable)
 {
 	const char *urls = tool_debuginfod_urls();
