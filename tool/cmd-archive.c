@@ -277,6 +277,26 @@ static bool seen(struct packer *p, const char *link)
 	return false;
 }
 
+/* A recorded path usable as a member name: absolute, no "." or ".." component, no empty
+ * one (a hostile recording must not make a tar that writes outside the directory it is
+ * extracted into) */
+static bool path_ok(const char *fn)
+{
+	if (fn[0] != '/' || strlen(fn) >= PATH_MAX - 64)
+		return false;
+	for (const char *c = fn + 1; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+		if (*c)
+			c++;
+		else
+			break;
+	}
+	return true;
+}
+
 /* One object: its file, its debug file, the .build-id link. 0 (packed, or nothing found
  * for it: *missing is set), or -EIO/-ENOMEM. */
 static int pack_object(struct packer *p, const struct pk_data_build_id *b, bool *missing)
@@ -287,8 +307,8 @@ static int pack_object(struct packer *p, const struct pk_data_build_id *b, bool 
 	size_t idlen = b->build_id_size;
 	const char *fn = b->filename;
 	bool kernel = !strcmp(fn, "[kernel.kallsyms]"), vdso = !strcmp(fn, "[vdso]");
-	if (idlen < 2 || (fn[0] != '/' && !kernel && !vdso))
-		return 0; /* (guest kernels, JIT dumps, anonymous maps) */
+	if (idlen < 2 || (!kernel && !vdso && !path_ok(fn)))
+		return 0; /* (guest kernels, JIT dumps, anonymous maps, hostile names) */
 	char link[64], dir[PATH_MAX], name[PATH_MAX + 16], src[PATH_MAX], target[PATH_MAX + 8];
 	snprintf(link, sizeof(link), ".build-id/%.2s/%s", hex, hex + 2);
 	if (seen(p, link))

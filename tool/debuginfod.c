@@ -17,6 +17,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -86,10 +87,22 @@ static bool open_client(void)
 	return true;
 }
 
-/* pk_machine_opts.find_debuginfo */
+static int find_locked(const uint8_t *id, size_t len, char **path);
+
+/* pk_machine_opts.find_debuginfo. Machines on two threads (diff's two loads, say) may ask
+ * at once: one query at a time, the client and the budget being the command's. */
 static int find(void *ctx, const uint8_t *id, size_t len, char **path)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	(void)ctx;
+	pthread_mutex_lock(&lock);
+	int fd = find_locked(id, len, path);
+	pthread_mutex_unlock(&lock);
+	return fd;
+}
+
+static int find_locked(const uint8_t *id, size_t len, char **path)
+{
 	if (di.off || len == 0 || len > 64 || !open_client()) {
 		di.off = true;
 		return -ENOENT;
