@@ -87,7 +87,7 @@ static void main_usage(FILE *f)
 {
 	fprintf(f, "usage: perfkit [--version] [--help] [--no-pager | --paginate] <command> [<args>]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'perfkit help <command>' or 'perfkit <command> --help' shows a command's options.\n");
 }
 
