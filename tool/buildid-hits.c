@@ -99,6 +99,8 @@ int tool_hits_collect(struct pk_data_reader *r, bool callchains, struct tool_hit
 	/* resolving loads symbol tables; a stripped object's debug file is not needed to
 	 * know it was hit */
 	tool_set_no_debuginfod(true);
+	/* what symbols loading says (a rebuilt object's build-id mismatch) is no concern of
+	 * a list of hits: the library's warnings are off meanwhile (-v keeps them) */
 	PK_OPTS(pk_session_opts, so, .reader_thread = tool_threads_allowed(),
 		.machine_opts = tool_machine_opts());
 	struct pk_session *ses = pk_session__new(r, &so);
@@ -109,6 +111,8 @@ int tool_hits_collect(struct pk_data_reader *r, bool callchains, struct tool_hit
 		pk_session__free(ses);
 		return -ENOMEM;
 	}
+	if (!h->verbose)
+		pk_set_log(NULL, NULL, PK_LOG_ERROR);
 	c->h = h;
 	c->m = pk_session__machine(ses);
 	c->callchains = callchains;
@@ -118,6 +122,7 @@ int tool_hits_collect(struct pk_data_reader *r, bool callchains, struct tool_hit
 		err = c->err;
 	free(c);
 	pk_session__free(ses);
+	tool_setup_log(h->verbose);
 	return err < 0 ? err : 0;
 }
 

@@ -22,6 +22,7 @@ struct tool_hits {
 	/* with mmap_order set before tool_hits_collect: the mapped file names in the order of
 	 * their first MMAP record (the order perf's machine creates its objects in) */
 	bool mmap_order;
+	int verbose;            /* the command's -v (the library's warnings are off unless) */
 	char **mapped;
 	size_t nr_mapped, cap_mapped;
 };

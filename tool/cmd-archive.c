@@ -414,7 +414,7 @@ int cmd_archive(int argc, char **argv)
 	if (!r)
 		return 1;
 	const struct pk_data_env *env = pk_data_reader__env(r);
-	struct tool_hits h = { 0 };
+	struct tool_hits h = { .verbose = verbose };
 	struct packer p = { .now = time(NULL), .verbose = verbose, .debuginfod = debuginfod };
 	struct tool_outfile of = { 0 };
 	FILE *f = NULL;
@@ -465,11 +465,12 @@ int cmd_archive(int argc, char **argv)
 							      : pk_strerror(err));
 	la.write_free(p.a);
 	p.a = NULL;
-	if (tool_outfile_close(&of, err) || err) {
-		f = NULL;
-		goto out;
-	}
+	int cerr = tool_outfile_close(&of, err);
 	f = NULL;
+	if (!err && cerr)
+		tool_error("cannot write '%s': %s", output, pk_strerror(cerr));
+	if (err || cerr)
+		goto out;
 	if (!p.links) {
 		tool_error("no object of '%s' could be packed", input);
 		unlink(output);

@@ -72,7 +72,7 @@ int cmd_buildid_list(int argc, char **argv)
 	if (!r)
 		return 1;
 	const struct pk_data_env *env = pk_data_reader__env(r);
-	struct tool_hits h = { 0 };
+	struct tool_hits h = { .verbose = verbose };
 	int status = 0;
 	/* a recording without build-ids (record -B, a pipe): perf lists the objects hit,
 	 * with no id, in the order its machine made them (the kernel, then by first MMAP) */
