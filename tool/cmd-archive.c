@@ -148,7 +148,7 @@ static int pk_write_entry(struct packer *p, const char *name, unsigned type, con
 	la.entry_free(e);
 	if (rc < ARCHIVE_WARN)
 		return -EIO;
-	if (len && la.write_data(p->a, buf, len) != (la_ssize_t)len)
+	if (buf && len && la.write_data(p->a, buf, len) != (la_ssize_t)len)
 		return -EIO;
 	if (p->verbose)
 		fprintf(stderr, "  %s\n", name);
@@ -206,8 +206,54 @@ static int read_file(const char *path, char **out, size_t *len)
 	return 0;
 }
 
+/* a regular file of known size, streamed (debug files can be larger than memory allows);
+ * a file that shrinks meanwhile is completed with zeros, so the archive stays readable */
+static int stream_file(struct packer *p, const char *name, int fd, uint64_t size)
+{
+	int err = pk_write_entry(p, name, AE_IFREG, NULL, size, NULL);
+	if (err)
+		return err;
+	static char chunk[1 << 20];
+	bool short_read = false;
+	for (uint64_t left = size; left;) {
+		size_t want = left < sizeof(chunk) ? (size_t)left : sizeof(chunk);
+		ssize_t r = short_read ? 0 : read(fd, chunk, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (!short_read)
+				tool_warn("'%s' shrank while it was packed: its copy is not usable",
+					  name);
+			short_read = true;
+			memset(chunk, 0, want);
+			r = (ssize_t)want;
+		}
+		if (la.write_data(p->a, chunk, (size_t)r) != r)
+			return -EIO;
+		left -= (uint64_t)r;
+	}
+	p->files++;
+	p->bytes += size;
+	return 0;
+}
+
 static int add_file(struct packer *p, const char *name, const char *src)
 {
+	int fd = open(src, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (st.st_size > 0) {
+		int e = stream_file(p, name, fd, (uint64_t)st.st_size);
+		close(fd);
+		return e;
+	}
+	close(fd);
+	/* no size (/proc/kallsyms): read to its end first */
 	char *buf = NULL;
 	size_t len = 0;
 	int err = read_file(src, &buf, &len);
