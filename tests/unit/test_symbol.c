@@ -880,6 +880,38 @@ static void test_kallsyms_fake(void **state)
 	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
 	pk_machine__free(m);
 
+	/* ... unless a build-id cache (an extracted perfkit archive) holds the kallsyms of
+	 * the recorded kernel build-id: [kernel.kallsyms]/<id>/kallsyms via .build-id */
+	static const uint8_t kid[20] = { 0xab, 0xcd, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+					 14, 15, 16, 17, 18 };
+	assert_int_equal(pk_test_sh("cd '%s' && mkdir -p 'bc/[kernel.kallsyms]/abcd01020304050607"
+				    "08090a0b0c0d0e0f101112' bc/.build-id/ab && cp kallsyms "
+				    "'bc/[kernel.kallsyms]/abcd0102030405060708090a0b0c0d0e0f101112/' && "
+				    "ln -s '../../[kernel.kallsyms]/abcd0102030405060708090a0b0c0d0e0f"
+				    "101112' bc/.build-id/ab/cd0102030405060708090a0b0c0d0e0f101112",
+				    tmp), 0);
+	char bc[PATH_MAX];
+	snprintf(bc, sizeof(bc), "%s/bc", tmp);
+	for (int w = 0; w < 3; w++) {
+		/* w = 0: as the build-id cache; 1: as the symfs; 2: another build-id */
+		PK_OPTS(pk_machine_opts, o4, .host = false, .buildid_dir = w == 1 ? "" : bc,
+			.symfs = w == 1 ? bc : NULL);
+		m = pk_machine__new(&o4);
+		uint8_t id2[20];
+		memcpy(id2, kid, sizeof(id2));
+		id2[19] ^= w == 2;
+		pk_machine__add_build_id(m, "[kernel.kallsyms]", id2, sizeof(id2));
+		int rc = pk_machine__resolve(m, 0, 0, 0xffffffff81001010ULL, PK_CPUMODE_KERNEL,
+					     &loc);
+		if (w < 2) {
+			assert_int_equal(rc, 0);
+			assert_string_equal(loc.sym, "do_one");
+		} else {
+			assert_int_equal(rc, -ENODATA);
+		}
+		pk_machine__free(m);
+	}
+
 	/* kptr_restrict: all zeros means unavailable */
 	pk_test_write_file(tmp, "zeros", "0000000000000000 T _text\n0000000000000000 T schedule\n");
 	snprintf(ks, sizeof(ks), "%s/zeros", tmp);
