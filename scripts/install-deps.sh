@@ -17,6 +17,8 @@ build_pkgs=(
 	zlib1g-dev              # gzip-compressed pprof output (lib/export)
 	python3                 # renders docs/perfkit-*.md into man pages (scripts/md2man.py)
 	libncurses-dev          # the terminal screen of perfkit top (ncursesw; tool/top-tui.c)
+	libdebuginfod-dev       # debug files by build-id from debuginfod servers (tool/debuginfod.c, dlopen'ed)
+	libarchive-dev          # perfkit archive's tar.zst / tar.bz2 (tool/cmd-archive.c, dlopen'ed)
 )
 # What the test suite needs on top (`make check`)
 test_pkgs=(
@@ -37,6 +39,7 @@ test_pkgs=(
 	man-db groff-base       # install/man-pages renders every installed page with man -l
 	tmux                    # drives perfkit top, the pager and perfkit help in a real terminal
 	zsh                     # install/man-pages checks the zsh completion script parses
+	debuginfod              # a real debuginfod server for cli/report-debuginfod
 )
 
 case ${1:-all} in

@@ -57,6 +57,8 @@ void tool_list_opts(FILE *f, const struct tool_opt *opts);
 TOOL_DECLARE_CMD(record);
 TOOL_DECLARE_CMD(report); */
 TOOL_DECLARE_CMD(annotate);
+TOOL_DECLARE_CMD(archive);
+TOOL_DECLARE_CMD(buildid_list);
 TOOL_DECLARE_CMD(check);
 TOOL_DECLARE_CMD(config);
 TOOL_DECLARE_CMD(convert);
@@ -137,9 +139,35 @@ bool tool_threads_allowed(void);
 struct pk_machine_opts;
 void tool_env_load(void);
 const struct pk_machine_opts *tool_machine_opts(void);
+/* --symfs DIR of a reading command (NULL: none) and --no-debuginfod, for the machines it
+ * makes after the call (tool_machine_opts) */
+void tool_set_symfs(const char *dir);
+void tool_set_no_debuginfod(bool off);
+/* The options that choose where symbols come from, in the tables of report, script,
+ * flamegraph and annotate; tool_symbol_source_opt takes them (tool_set_symfs,
+ * tool_set_no_debuginfod). */
+enum { TOOL_OPT_SYMFS = 900, TOOL_OPT_NO_DEBUGINFOD };
+#define TOOL_SYMBOL_SOURCE_OPTS                                                           \
+	{ TOOL_OPT_SYMFS, "symfs", required_argument, "<dir>",                            \
+	  "look for the recorded files under <dir> (and in it as\n"                       \
+	  "a build-id cache: an extracted perfkit archive)" },                             \
+	{ TOOL_OPT_NO_DEBUGINFOD, "no-debuginfod", no_argument, NULL,                     \
+	  "fetch no debug files from $DEBUGINFOD_URLS" }
+void tool_symbol_source_opt(int c, const char *arg);
+/* $DEBUGINFOD_URLS and $DEBUGINFOD_TIMEOUT (NULL when unset) */
+const char *tool_debuginfod_urls(void);
+const char *tool_debuginfod_timeout(void);
+/* tool/debuginfod.c: set mo's debug-file finder to fetch from debuginfod when enabled
+ * and $DEBUGINFOD_URLS names servers; otherwise clear it */
+void tool_debuginfod_setup(struct pk_machine_opts *mo, bool enable);
+/* the same finder called directly: an fd and *path (malloc'ed) of the debug file with
+ * build-id id from $DEBUGINFOD_URLS, or -ENOENT (none, or no servers) / -errno */
+int tool_debuginfod_find(const uint8_t *id, size_t len, char **path);
 /* $PERF_BUILDID_DIR, else buildid.dir of the configuration, else $HOME/.debug, else ""
  * (no cache). */
 const char *tool_buildid_dir(void);
+/* $HOME/.debug (perf record's cache whatever PERF_BUILDID_DIR says), "" if no HOME */
+const char *tool_home_debug(void);
 /* The user's configuration file ($PERF_CONFIG, *exclusive: the only one read; else
  * $HOME/.perfconfig; "" if none) and whether /etc/perfconfig is skipped. */
 const char *tool_user_config_path(bool *exclusive, bool *nosystem);

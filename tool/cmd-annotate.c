@@ -30,6 +30,7 @@ static const struct tool_opt opts[] = {
 	{ 'n', "show-nr-samples", no_argument, NULL, "sample counts instead of percentages" },
 	{ OPT_JSON, "json", no_argument, NULL, "one JSON object per symbol, a line each" },
 	{ 'v', "verbose", no_argument, NULL, "more messages" },
+	TOOL_SYMBOL_SOURCE_OPTS,
 	{ 0 },
 };
 
@@ -195,6 +196,7 @@ int cmd_annotate(int argc, char **argv)
 		case 'e': event = optarg; break;
 		case 'n': P.nr = true; break;
 		case 'v': verbose++; break;
+		case TOOL_OPT_SYMFS: case TOOL_OPT_NO_DEBUGINFOD: tool_symbol_source_opt(c, optarg); break;
 		case OPT_DSOS: dsos = optarg; break;
 		case OPT_STDIO: break;
 		case OPT_ASM_RAW: P.raw = true; break;

@@ -41,6 +41,7 @@ static const struct tool_opt opts[] = {
 	  "--off-cpu): off-CPU frames in blue, a toggle hides them" },
 	{ 'G', "no-call-graph", no_argument, NULL, "only the sampled functions, no callers" },
 	{ OPT_INLINE, "inline", no_argument, NULL, "expand inlined functions (DWARF; slower)" },
+	TOOL_SYMBOL_SOURCE_OPTS,
 	{ 0 },
 };
 
@@ -72,6 +73,7 @@ int cmd_flamegraph(int argc, char **argv)
 		case OPT_ICICLE: fo.icicle = true; break;
 		case OPT_INLINE: lo.inlines = true; break;
 		case OPT_OFFCPU: fo.off_cpu = true; break;
+		case TOOL_OPT_SYMFS: case TOOL_OPT_NO_DEBUGINFOD: tool_symbol_source_opt(c, optarg); break;
 		case OPT_WEIGHT:
 			if (profile_weight_arg(optarg, &fo.weight))
 				return 129;

@@ -64,6 +64,7 @@ static const struct tool_opt opts[] = {
 	{ O_STDIO, "stdio", no_argument, NULL, "text output (the default; accepted for perf habits)" },
 	{ 'q', "quiet", no_argument, NULL, "no warnings" },
 	{ 'v', "verbose", no_argument, NULL, "more messages" },
+	TOOL_SYMBOL_SOURCE_OPTS,
 	{ 0 },
 };
 
@@ -216,6 +217,7 @@ int cmd_report(int argc, char **argv)
 		case O_GROUP: R.group = 1; break;
 		case O_NO_GROUP: R.group = 0; break;
 		case 'v': R.verbose++; break;
+		case TOOL_OPT_SYMFS: case TOOL_OPT_NO_DEBUGINFOD: tool_symbol_source_opt(c, optarg); break;
 		default:
 			tool_error("unknown or incomplete option '%s'", av[optind - 1]);
 			tool_print_usage(stderr, &cmd_report_help);

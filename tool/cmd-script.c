@@ -55,6 +55,7 @@ static const struct tool_opt opts[] = {
 	  "tracepoint formats the recording does not carry are read\n"
 	  "from <dir>/events (default: the mounted tracefs; 'none':\n"
 	  "only the recording's)" },
+	TOOL_SYMBOL_SOURCE_OPTS,
 	{ 0 },
 };
 
@@ -299,6 +300,7 @@ int cmd_script(int argc, char **argv)
 		case OPT_TRACEFS: s.tracefs = optarg; break;
 		case OPT_NO_INLINE: s.no_inline = true; break;
 		case OPT_SHOW_SWITCH: s.show_switch = true; break;
+		case TOOL_OPT_SYMFS: case TOOL_OPT_NO_DEBUGINFOD: tool_symbol_source_opt(c, optarg); break;
 		case OPT_PID: case OPT_TID: case 'C': case OPT_COMMS: {
 			int e = c == OPT_PID ? tool_parse_ints(optarg, &s.f_pids, &s.f_npids)
 				: c == OPT_TID ? tool_parse_ints(optarg, &s.f_tids, &s.f_ntids)

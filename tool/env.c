@@ -17,6 +17,10 @@
  *   PERF_CONFIG         the one configuration file to read (else /etc/perfconfig, unless
  *   PERF_CONFIG_NOSYSTEM is set, then $HOME/.perfconfig)
  *   PERF_PAGER, PAGER   the pager of long output on a terminal (tool/pager.c)
+ *   DEBUGINFOD_URLS     set and not empty: debug files missing here are fetched by build-id
+ *                       (tool/debuginfod.c; libdebuginfod reads it and its other
+ *                       variables itself); --no-debuginfod of a command turns it off
+ *   DEBUGINFOD_TIMEOUT  seconds all debuginfod queries of one command may take together
  */
 #include <limits.h>
 #include <stdio.h>
@@ -37,6 +41,9 @@ static struct {
 	bool buildid_from_env, buildid_done; /* buildid_dir set by the variable; complete */
 	bool config_exclusive, config_nosystem;
 	const char *perf_pager, *pager;
+	const char *debuginfod_urls, *debuginfod_timeout;
+	const char *symfs;              /* --symfs of the command, NULL = none */
+	bool no_debuginfod;             /* --no-debuginfod of the command */
 	struct pk_machine_opts mo;
 } env;
 
@@ -76,6 +83,8 @@ void tool_env_load(void)
 	env.config_nosystem = getenv("PERF_CONFIG_NOSYSTEM") != NULL;
 	env.perf_pager = getenv("PERF_PAGER");
 	env.pager = getenv("PAGER");
+	env.debuginfod_urls = getenv("DEBUGINFOD_URLS");
+	env.debuginfod_timeout = getenv("DEBUGINFOD_TIMEOUT");
 
 	s = getenv("PERF_BUILDID_DIR");
 	if (s && *s)
@@ -134,13 +143,53 @@ static void buildid_dir_load(void)
 const struct pk_machine_opts *tool_machine_opts(void)
 {
 	buildid_dir_load();   /* env.mo.buildid_dir points at env.buildid_dir */
+	env.mo.symfs = env.symfs;
+	tool_debuginfod_setup(&env.mo, !env.no_debuginfod);
 	return &env.mo;
+}
+
+void tool_set_symfs(const char *dir)
+{
+	tool_env_load();
+	env.symfs = dir && *dir ? dir : NULL;
+}
+
+void tool_set_no_debuginfod(bool off)
+{
+	tool_env_load();
+	env.no_debuginfod = off;
+}
+
+void tool_symbol_source_opt(int c, const char *arg)
+{
+	if (c == TOOL_OPT_SYMFS)
+		tool_set_symfs(arg);
+	else if (c == TOOL_OPT_NO_DEBUGINFOD)
+		tool_set_no_debuginfod(true);
+}
+
+const char *tool_debuginfod_urls(void)
+{
+	tool_env_load();
+	return env.debuginfod_urls;
+}
+
+const char *tool_debuginfod_timeout(void)
+{
+	tool_env_load();
+	return env.debuginfod_timeout;
 }
 
 const char *tool_buildid_dir(void)
 {
 	buildid_dir_load();
 	return env.buildid_dir;
+}
+
+const char *tool_home_debug(void)
+{
+	tool_env_load();
+	return env.home_debug;
 }
 
 bool tool_threads_allowed(void)

@@ -41,6 +41,8 @@ static const struct cmd commands[] = {
 	{ "sched", cmd_sched, &cmd_sched_help, "scheduler latency, per-switch history and CPU map (perf sched)" },
 	{ "list", cmd_list, &cmd_list_help, "list the events that can be measured here" },
 	{ "probe", cmd_probe, &cmd_probe_help, "functions and SDT markers of a binary, where a probe would go" },
+	{ "buildid-list", cmd_buildid_list, &cmd_buildid_list_help, "the build-ids of the objects a recording names (perf buildid-list)" },
+	{ "archive", cmd_archive, &cmd_archive_help, "pack the binaries and debug files a recording needs into a tar (perf archive)" },
 	{ "check", cmd_check, &cmd_check_help, "show what can be measured here, and why not" },
 	{ "config", cmd_config, &cmd_config_help, "read or write perf's configuration files (~/.perfconfig)" },
 	{ "version", NULL, NULL, "print perfkit's version" },
@@ -85,7 +87,7 @@ static void main_usage(FILE *f)
 {
 	fprintf(f, "usage: perfkit [--version] [--help] [--no-pager | --paginate] <command> [<args>]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'perfkit help <command>' or 'perfkit <command> --help' shows a command's options.\n");
 }
 

@@ -66,7 +66,10 @@ static int pk_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 	GElf_Addr vaddr;
 	const uint8_t *id;
 	size_t idlen;
-	char *cand[4] = { NULL, NULL, NULL, NULL };
+	/* the debug directory's build-id file, three debuglink places, then the copies
+	 * of the build-id caches (perf's <cache>/.build-id/xx/yyyy.../debug) */
+	enum { NCAND = 7 };
+	char *cand[NCAND] = { NULL };
 	int fd = -1;
 
 	(void)modname;
@@ -101,9 +104,20 @@ static int pk_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 			free(tmp);
 		}
 	}
+	const char *bdirs[] = { d->machine->buildid_dir, d->machine->perf_buildid_dir,
+				d->machine->symfs };
+	for (size_t k = 0; k < PK_ARRAY_SIZE(bdirs) && idlen; k++) {
+		char *p = bdirs[k] ? pk_build_id_cache_path(bdirs[k], id, idlen, false) : NULL;
+		size_t n = p ? strlen(p) : 0;
+		if (n > 4)
+			strcpy(p + n - 4, "/debug"); /* ".../elf" -> ".../debug" (same length + 2) */
+		cand[4 + k] = n > 4 ? p : NULL;
+		if (n <= 4)
+			free(p);
+	}
 	struct stat self;
 	bool have_self = file_name && stat(file_name, &self) == 0;
-	for (int k = 0; k < 4 && fd < 0; k++) {
+	for (int k = 0; k < NCAND && fd < 0; k++) {
 		if (!cand[k])
 			continue;
 		struct stat st;
@@ -129,8 +143,34 @@ static int pk_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 		*debuginfo_file_name = cand[k];
 		cand[k] = NULL;
 	}
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < NCAND; k++)
 		free(cand[k]);
+	if (fd < 0 && idlen && d->machine->find_debuginfo && !d->finder_asked) {
+		/* nothing here: the caller's finder (debuginfod), asked once per DSO */
+		d->finder_asked = true;
+		char *fp = NULL;
+		int f = d->machine->find_debuginfo(d->machine->find_debuginfo_ctx, id, idlen, &fp);
+		if (f >= 0 && fp && pk_file_has_build_id(fp, id, idlen)) {
+			char *cp = NULL;
+			int c = pk_debug_cache_open(d->machine, f, id, idlen, &cp);
+			if (c >= 0) {
+				close(f);
+				free(fp);
+				fd = c;
+				*debuginfo_file_name = cp;
+			} else {
+				fd = f;
+				*debuginfo_file_name = fp;
+			}
+		} else {
+			if (f >= 0) {
+				close(f);
+				pk_warn("the debug file found for '%s' does not carry its build-id: "
+					"not used", d->name);
+			}
+			free(fp);
+		}
+	}
 	return fd;
 }
 

@@ -384,12 +384,25 @@ static int pk_dso_load_elf(struct pk_dso *d)
 			snprintf(p, sizeof(p), "/proc/self/fd/%d", d->memfd);
 			err = pk_dso_open_elf(d, p, &sv);
 		}
+	} else if (d->machine->symfs && path[0] == '/') {
+		/* --symfs: the file under that root (perf's rule: nothing else for the path) */
+		size_t n = strlen(d->machine->symfs) + strlen(path) + 1;
+		char *sp = malloc(n);
+		if (sp) {
+			snprintf(sp, n, "%s%s", d->machine->symfs, path);
+			err = pk_dso_open_elf(d, sp, &sv);
+			free(sp);
+		} else {
+			err = -ENOMEM;
+		}
 	} else {
 		err = pk_dso_open_elf(d, path, &sv);
 	}
 	/* the recorded file is gone or was rebuilt: perf's build-id cache may hold it (perf
-	 * record also keeps the vdso image there) */
-	const char *bdirs[] = { d->machine->buildid_dir, d->machine->perf_buildid_dir };
+	 * record also keeps the vdso image there), and so may an extracted archive given as
+	 * the symfs */
+	const char *bdirs[] = { d->machine->buildid_dir, d->machine->perf_buildid_dir,
+				d->machine->symfs };
 	for (size_t k = 0; k < PK_ARRAY_SIZE(bdirs); k++) {
 		if (!bdirs[k] || !(d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) ||
 		    !d->want_bid_len ||

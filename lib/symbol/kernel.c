@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "symbol-internal.h"
+#include "dso-internal.h"
 
 static void pk_ksym_add(struct pk_sym **v, size_t *nr, size_t *cap, uint64_t a, const char *n,
 			int *err)
@@ -159,17 +160,61 @@ static int pk_ksym_start_cmp(const void *a, const void *b)
 }
 
 /*
+ * Another machine's (or boot's) kernel: the copy of its kallsyms that a build-id cache
+ * keeps under the recorded kernel build-id ([kernel.kallsyms]/<id>/kallsyms, reached as
+ * <cache>/.build-id/xx/yyyy/kallsyms), which perf record and perfkit record store and
+ * perfkit archive packs; perf report reads it the same way.
+ */
+static int pk_kallsyms_from_cache(struct pk_machine *m, struct pk_sym **v, size_t *nr,
+				  uint64_t *text_addr)
+{
+	struct pk_dso *d = pk_dso_findnew(m, "[kernel.kallsyms]");
+	if (!d || !d->want_bid_len)
+		return -ENOENT;
+	const char *dirs[] = { m->buildid_dir, m->perf_buildid_dir, m->symfs };
+	int err = -ENOENT;
+	for (size_t k = 0; k < PK_ARRAY_SIZE(dirs) && err; k++) {
+		char *p = dirs[k] ? pk_build_id_cache_path(dirs[k], d->want_bid, d->want_bid_len,
+							   false) : NULL;
+		size_t n = p ? strlen(p) : 0;
+		char *q = n > 4 ? realloc(p, n + 8) : NULL;
+		if (!q) {
+			free(p);
+			continue;
+		}
+		strcpy(q + n - 4, "/kallsyms"); /* ".../elf" -> ".../kallsyms" */
+		if (access(q, R_OK) == 0) {
+			char *saved = m->kallsyms_path;
+			const char *names;
+			size_t names_len;
+			m->kallsyms_path = q;
+			err = pk_kallsyms_parse(m, v, nr, &names, &names_len, text_addr);
+			m->kallsyms_path = saved;
+		}
+		free(q);
+	}
+	return err;
+}
+
+/*
  * The host's kernel symbols: from the on-disk cache (ksym-cache.c) when its key still
  * matches, else parsed from kallsyms (and the cache rewritten). Only /proc/kallsyms
  * itself is cached, and only by a machine given a cache directory (opts.cache_dir).
+ * A recording of another machine or boot: the kallsyms copy of a build-id cache.
  */
 int pk_kernel_syms_load(struct pk_machine *m)
 {
 	if (m->ksyms_loaded)
 		return m->nr_ksyms || m->kview.nr ? 0 : -ENOENT;
 	m->ksyms_loaded = true;
-	if (!m->host)
-		return -ENOENT;
+	struct pk_sym *v = NULL;
+	size_t nr = 0;
+	uint64_t text_addr = 0;
+	if (!m->host) {
+		if (pk_kallsyms_from_cache(m, &v, &nr, &text_addr))
+			return -ENOENT;
+		goto shift;
+	}
 
 	bool cache = !strcmp(m->kallsyms_path, "/proc/kallsyms") && m->cache_dir;
 	uint8_t key[PK_KSYM_KEY_LEN];
@@ -184,9 +229,6 @@ int pk_kernel_syms_load(struct pk_machine *m)
 		cache = !pk_ksym_cache_key(&src, key) &&
 			!pk_ksym_cache_path(m->cache_dir, cpath, sizeof(cpath), false);
 	}
-	struct pk_sym *v = NULL;
-	size_t nr = 0;
-	uint64_t text_addr = 0;
 	if (cache && !pk_ksym_cache_map(cpath, key, &m->kview)) {
 		/* used in place, shifted at look-up time; unless the shift wraps some
 		 * addresses around (a hostile recording): then as a sorted copy below */
@@ -220,6 +262,7 @@ int pk_kernel_syms_load(struct pk_machine *m)
 		if (cache && !pk_ksym_cache_path(m->cache_dir, cpath, sizeof(cpath), true))
 			(void)pk_ksym_cache_store(cpath, key, v, nr, names, names_len, text_addr);
 	}
+shift:
 	/* A different KASLR offset than the recording's (the _text map's pgoff is the
 	 * recorded address of _text): shift everything by the difference. A hostile
 	 * offset may wrap some addresses around: then sort again. */

@@ -231,7 +231,21 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 	const char *dd = PK_OPTS_GET(opts, debug_dir, NULL);
 	m->kallsyms_path = strdup(ks ? ks : "/proc/kallsyms");
 	m->jit_dir = strdup(jd ? jd : "/tmp");
-	m->debug_dir = strdup(dd ? dd : "/usr/lib/debug");
+	const char *sf = PK_OPTS_GET(opts, symfs, NULL);
+	if (sf && *sf && !(m->symfs = strdup(sf))) {
+		pk_machine__free(m);
+		return pk_err_ptr(-ENOMEM);
+	}
+	m->find_debuginfo = PK_OPTS_GET(opts, find_debuginfo, NULL);
+	m->find_debuginfo_ctx = PK_OPTS_GET(opts, find_debuginfo_ctx, NULL);
+	if (!dd && m->symfs) {
+		size_t n = strlen(m->symfs) + sizeof("/usr/lib/debug");
+		m->debug_dir = malloc(n);
+		if (m->debug_dir)
+			snprintf(m->debug_dir, n, "%s/usr/lib/debug", m->symfs);
+	} else {
+		m->debug_dir = strdup(dd ? dd : "/usr/lib/debug");
+	}
 	const char *bd = PK_OPTS_GET(opts, buildid_dir, NULL);
 	char bdir[PATH_MAX];
 	if (!pk_build_id_dir(bd, bdir, sizeof(bdir)) && !(m->buildid_dir = strdup(bdir))) {
@@ -287,6 +301,7 @@ PK_API void pk_machine__free(struct pk_machine *m)
 	free(m->buildid_dir);
 	free(m->perf_buildid_dir);
 	free(m->cache_dir);
+	free(m->symfs);
 	free(m);
 }
 

@@ -73,6 +73,7 @@ struct pk_dso {
 	bool loaded;            /* attempted */
 	int load_err;           /* 0 or negative errno of the attempt */
 	bool warned;
+	bool finder_asked;      /* machine->find_debuginfo was called for it */
 	bool mapped_code;       /* some map of it is a code mapping */
 	bool data_only;         /* mapped, but only as data (record -d): not being ELF is
 				 * no surprise (ld.so.cache), so no warning */
@@ -151,6 +152,9 @@ struct pk_machine {
 	char *buildid_dir;      /* perf's build-id cache; NULL = none */
 	char *perf_buildid_dir; /* opts.extra_buildid_dir (unless it is buildid_dir); NULL = none */
 	char *cache_dir;        /* opts.cache_dir; NULL = no on-disk caches */
+	char *symfs;            /* opts.symfs; NULL = none */
+	int (*find_debuginfo)(void *ctx, const uint8_t *id, size_t len, char **path);
+	void *find_debuginfo_ctx;
 	struct pk_u64map threads;       /* tid -> struct pk_thread */
 	struct pk_mapset *kmaps;        /* kernel + modules */
 	uint64_t maps_stamp;            /* the last map set generation given out */

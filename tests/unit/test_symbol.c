@@ -701,6 +701,133 @@ static void test_build_id(void **state)
 	}
 }
 
+/* the finder callback of pk_machine_opts: counts its calls, answers with `answer` */
+struct finder_state {
+	int calls;
+	const char *answer;
+	uint8_t id[20];
+	size_t len;
+};
+
+static int finder(void *ctx, const uint8_t *id, size_t len, char **path)
+{
+	struct finder_state *f = ctx;
+	f->calls++;
+	f->len = len < sizeof(f->id) ? len : sizeof(f->id);
+	memcpy(f->id, id, f->len);
+	if (!f->answer)
+		return -ENOENT;
+	int fd = open(f->answer, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	*path = strdup(f->answer);
+	return fd;
+}
+
+static void test_symfs_and_finder(void **state)
+{
+	(void)state;
+	NEED_TOOLS();
+	uint8_t id[20];
+	size_t len = sizeof(id);
+	assert_int_equal(pk_build_id__read(pie, id, &len), 0);
+	char rest[64] = "";
+	for (size_t i = 1; i < len; i++)
+		sprintf(rest + 2 * (i - 1), "%02x", id[i]);
+	uint64_t st = nm_addr(pie, "pk_fixture_static");
+
+	/* --symfs: /recorded/path is read as <symfs>/recorded/path */
+	char root[PATH_MAX + 32], rec[] = "/opt/pk-symfs-test/app";
+	snprintf(root, sizeof(root), "%s/symfs-root", dir);
+	assert_int_equal(pk_test_sh("mkdir -p '%s/opt/pk-symfs-test' && cp '%s' '%s%s'", root,
+				    pie, root, rec), 0);
+	PK_OPTS(pk_machine_opts, o, .symfs = root, .buildid_dir = "");
+	struct pk_machine *m = machine_o(&o);
+	struct pk_dso *d = pk_machine__dso(m, rec);
+	assert_true(pk_dso__load(d) > 0);
+	const char *s = pk_dso__symbol(d, st, NULL, NULL);
+	assert_non_null(s);
+	assert_string_equal(s, "pk_fixture_static");
+	pk_machine__free(m);
+
+	/* an extracted archive as the symfs: <symfs>/.build-id/xx/yyyy/elf for a path that
+	 * is not there */
+	char ar[PATH_MAX + 32];
+	snprintf(ar, sizeof(ar), "%s/symfs-archive", dir);
+	assert_int_equal(pk_test_sh("mkdir -p '%s/.build-id/%02x/%s' && cp '%s' "
+				    "'%s/.build-id/%02x/%s/elf'", ar, id[0], rest, pie, ar, id[0],
+				    rest), 0);
+	PK_OPTS(pk_machine_opts, oa, .symfs = ar, .buildid_dir = "");
+	m = machine_o(&oa);
+	pk_machine__add_build_id(m, rec, id, len);
+	d = pk_machine__dso(m, rec);
+	assert_true(pk_dso__load(d) > 0);
+	s = pk_dso__symbol(d, st, NULL, NULL);
+	assert_non_null(s);
+	assert_string_equal(s, "pk_fixture_static");
+	pk_machine__free(m);
+
+	/* a stripped binary without debuglink: the finder is asked once, with its
+	 * build-id, and its answer gives the static symbols */
+	struct finder_state f = { 0 };
+	char dbg[PATH_MAX + 32];
+	snprintf(dbg, sizeof(dbg), "%s/fixture-stripped.debug", dir);
+	for (int k = 0; k < 2; k++) {
+		f.calls = 0;
+		f.answer = k ? dbg : NULL;
+		PK_OPTS(pk_machine_opts, of, .debug_dir = "/nonexistent", .buildid_dir = "",
+			.find_debuginfo = finder, .find_debuginfo_ctx = &f);
+		m = machine_o(&of);
+		d = pk_machine__dso(m, bare);
+		pk_dso__load(d);
+		s = pk_dso__symbol(d, st, NULL, NULL);
+		const char *file;
+		unsigned int line;
+		pk_dso__srcline(d, nm_addr(pie, "pk_fixture_leaf"), &file, &line);
+		assert_int_equal(f.calls, 1);
+		assert_int_equal(f.len, len);
+		assert_memory_equal(f.id, id, len);
+		if (k) {
+			assert_non_null(s);
+			assert_string_equal(s, "pk_fixture_static");
+		} else {
+			assert_null(s);
+		}
+		pk_machine__free(m);
+	}
+	/* an answer with another build-id is not used */
+	f.calls = 0;
+	f.answer = nopie;
+	PK_OPTS(pk_machine_opts, ow, .debug_dir = "/nonexistent", .buildid_dir = "",
+		.find_debuginfo = finder, .find_debuginfo_ctx = &f);
+	m = machine_o(&ow);
+	d = pk_machine__dso(m, bare);
+	pk_dso__load(d);
+	assert_null(pk_dso__symbol(d, st, NULL, NULL));
+	assert_int_equal(f.calls, 1);
+	pk_machine__free(m);
+
+	/* perf's build-id cache holds the debug file (<cache>/.build-id/xx/yyyy/debug):
+	 * used before any finder */
+	char bc[PATH_MAX + 32];
+	snprintf(bc, sizeof(bc), "%s/debug-cache-bid", dir);
+	assert_int_equal(pk_test_sh("mkdir -p '%s/.build-id/%02x/%s' && cp '%s' "
+				    "'%s/.build-id/%02x/%s/debug'", bc, id[0], rest, dbg, bc, id[0],
+				    rest), 0);
+	f.calls = 0;
+	f.answer = NULL;
+	PK_OPTS(pk_machine_opts, oc, .debug_dir = "/nonexistent", .buildid_dir = bc,
+		.find_debuginfo = finder, .find_debuginfo_ctx = &f);
+	m = machine_o(&oc);
+	d = pk_machine__dso(m, bare);
+	pk_dso__load(d);
+	s = pk_dso__symbol(d, st, NULL, NULL);
+	assert_non_null(s);
+	assert_string_equal(s, "pk_fixture_static");
+	assert_int_equal(f.calls, 0);
+	pk_machine__free(m);
+}
+
 static void test_kallsyms_fake(void **state)
 {
 	(void)state;
@@ -752,6 +879,38 @@ static void test_kallsyms_fake(void **state)
 					     &loc), -ENODATA);
 	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
 	pk_machine__free(m);
+
+	/* ... unless a build-id cache (an extracted perfkit archive) holds the kallsyms of
+	 * the recorded kernel build-id: [kernel.kallsyms]/<id>/kallsyms via .build-id */
+	static const uint8_t kid[20] = { 0xab, 0xcd, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+					 14, 15, 16, 17, 18 };
+	assert_int_equal(pk_test_sh("cd '%s' && mkdir -p 'bc/[kernel.kallsyms]/abcd01020304050607"
+				    "08090a0b0c0d0e0f101112' bc/.build-id/ab && cp kallsyms "
+				    "'bc/[kernel.kallsyms]/abcd0102030405060708090a0b0c0d0e0f101112/' && "
+				    "ln -s '../../[kernel.kallsyms]/abcd0102030405060708090a0b0c0d0e0f"
+				    "101112' bc/.build-id/ab/cd0102030405060708090a0b0c0d0e0f101112",
+				    tmp), 0);
+	char bc[PATH_MAX];
+	snprintf(bc, sizeof(bc), "%s/bc", tmp);
+	for (int w = 0; w < 3; w++) {
+		/* w = 0: as the build-id cache; 1: as the symfs; 2: another build-id */
+		PK_OPTS(pk_machine_opts, o4, .host = false, .buildid_dir = w == 1 ? "" : bc,
+			.symfs = w == 1 ? bc : NULL);
+		m = pk_machine__new(&o4);
+		uint8_t id2[20];
+		memcpy(id2, kid, sizeof(id2));
+		id2[19] ^= w == 2;
+		pk_machine__add_build_id(m, "[kernel.kallsyms]", id2, sizeof(id2));
+		int rc = pk_machine__resolve(m, 0, 0, 0xffffffff81001010ULL, PK_CPUMODE_KERNEL,
+					     &loc);
+		if (w < 2) {
+			assert_int_equal(rc, 0);
+			assert_string_equal(loc.sym, "do_one");
+		} else {
+			assert_int_equal(rc, -ENODATA);
+		}
+		pk_machine__free(m);
+	}
 
 	/* kptr_restrict: all zeros means unavailable */
 	pk_test_write_file(tmp, "zeros", "0000000000000000 T _text\n0000000000000000 T schedule\n");
@@ -1353,6 +1512,7 @@ int main(void)
 		cmocka_unit_test(test_load_bias_live),
 		cmocka_unit_test(test_libc_self),
 		cmocka_unit_test(test_build_id),
+		cmocka_unit_test(test_symfs_and_finder),
 		cmocka_unit_test(test_kallsyms_fake),
 		cmocka_unit_test(test_kallsyms_real),
 		cmocka_unit_test(test_jit_map),

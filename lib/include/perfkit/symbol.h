@@ -80,6 +80,22 @@ struct pk_machine_opts {
 	 * the per-CU scope trees. */
 	bool unwind_libdwfl_only;
 	bool scopes_libdw;
+	/* perf's --symfs: a directory the recorded files are looked up under (<symfs>/<path>,
+	 * and the debug directory <symfs>/usr/lib/debug unless debug_dir is given), which is
+	 * also searched as a build-id cache (<symfs>/.build-id/xx/yyyy.../elf, the layout of
+	 * an extracted `perfkit archive`). NULL or "": the files where they were recorded. */
+	const char *symfs;
+	/*
+	 * A finder of debug files called when a DSO needs its separate debug file (a stripped
+	 * binary's symbol table, DWARF for lines and inline frames) and none with its build-id
+	 * is found locally (the debug directory, the debuglink, the build-id caches). It gets
+	 * the build-id and returns an open fd of a candidate file and its path in *path
+	 * (malloc'ed; the machine frees it), or a negative errno (-ENOENT: none). The machine
+	 * checks the file's build-id, asks once per build-id and calls it on the thread that
+	 * loads symbols. The tool fetches from debuginfod servers with it; NULL: none.
+	 */
+	int (*find_debuginfo)(void *ctx, const uint8_t *build_id, size_t len, char **path);
+	void *find_debuginfo_ctx;
 	size_t :0;
 };
 
