@@ -17,6 +17,7 @@ build_pkgs=(
 	zlib1g-dev              # gzip-compressed pprof output (lib/export)
 	python3                 # renders docs/perfkit-*.md into man pages (scripts/md2man.py)
 	libncurses-dev          # the terminal screen of perfkit top (ncursesw; tool/top-tui.c)
+	libcurl4-openssl-dev    # HTTP(S) of perfkit push (header; libcurl4 is loaded at run time)
 )
 # What the test suite needs on top (`make check`)
 test_pkgs=(

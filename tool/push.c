@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/push.c - the pusher: a queue of perf.data paths and the one thread that converts
+ * and sends them (tool/push.h). The thread runs at a lower priority (nice + 10): under
+ * `record --push` it competes for CPUs with the thread that drains the rings, and it
+ * is the one that may wait. It takes the queue's mutex only to pop a path; everything
+ * slow (symbolising, gzip, HTTP, the spool) happens outside it, so submit() from the
+ * recorder never waits for more than a pointer push.
+ *
+ * Retry policy: a profile the server cannot take now goes to the spool; while the spool
+ * holds entries, new profiles are spooled at once (in order, and no time-out spent on a
+ * server known to be down) and the spool is retried oldest first after a back-off that
+ * doubles from retry_min_ms to retry_max_ms, each delay drawn in [d/2, d] (jitter: a
+ * fleet restarted together does not retry together). A 2xx removes the entry, so an
+ * entry is sent until one 2xx and never after.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <perfkit/perfkit.h>
+#include "builtin.h"
+#include "profile-load.h"
+#include "push.h"
+
+struct tool_pusher {
+	struct tool_push_opts o;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char **q;               /* ring of queued paths */
+	size_t qhead, qn, qcap;
+	bool closing, stopped;
+	unsigned wait_ms;
+	struct push_http *http;
+	struct push_spool *spool;
+	struct tool_push_stats st;
+	bool pending;           /* the spool may hold entries */
+	bool outage;            /* the last attempt failed (its warning is printed) */
+	unsigned backoff_ms;
+	uint64_t next_retry;    /* CLOCK_MONOTONIC ns */
+	unsigned rng;
+};
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int push_url_escape(char *dst, size_t cap, const char *src)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t j = 0;
+	for (const unsigned char *s = (const unsigned char *)src; *s; s++) {
+		bool keep = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			    (*s >= '0' && *s <= '9') || *s == '-' || *s == '.' || *s == '_' ||
+			    *s == '~';
+		if (j + (keep ? 1 : 3) >= cap)
+			return -1;
+		if (keep) {
+			dst[j++] = (char)*s;
+		} else {
+			dst[j++] = '%';
+			dst[j++] = hex[*s >> 4];
+			dst[j++] = hex[*s & 15];
+		}
+	}
+	if (j >= cap)
+		return -1;
+	dst[j] = '\0';
+	return (int)j;
+}
+
+int push_parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -1;
+	unsigned shift = 0;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: return -1;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || n > (UINT64_MAX >> shift))
+		return -1;
+	*v = (uint64_t)n << shift;
+	return 0;
+}
+
+/* a label value or application name as Pyroscope's name syntax allows: other bytes
+ * (braces, commas, '=', quotes, spaces, non-ASCII) become '_' */
+static void sanitize(char *dst, size_t cap, const char *src)
+{
+	size_t j = 0;
+	for (; *src && j + 1 < cap; src++) {
+		char c = *src;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' || c == '/' ||
+			  c == ':';
+		dst[j++] = ok ? c : '_';
+	}
+	dst[j] = '\0';
+}
+
+/* samples per second of the file's sampling event: its frequency, or for cpu-clock and
+ * task-clock with a period, 1 s / period (0: unknown; the server assumes 100) */
+static unsigned sample_rate(struct pk_data_reader *r)
+{
+	size_t n = pk_data_reader__nr_attrs(r);
+	for (size_t i = 0; i < n; i++) {
+		const struct perf_event_attr *a = &pk_data_reader__attr(r, i)->attr.attr;
+		if (a->freq && a->sample_freq)
+			return a->sample_freq > 1000000 ? 1000000 : (unsigned)a->sample_freq;
+		if (!a->freq && a->sample_period && a->type == PERF_TYPE_SOFTWARE &&
+		    (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK))
+			return (unsigned)(1000000000ull / a->sample_period);
+	}
+	return 0;
+}
+
+struct job {
+	char *query;
+	char *body;
+	size_t len;
+	uint64_t from_ms, until_ms;
+};
+
+/* path -> job; 1: no samples (nothing to send); -1 after printing why */
+static int convert(struct tool_pusher *P, const char *path, struct job *j)
+{
+	const struct tool_push_opts *o = &P->o;
+	memset(j, 0, sizeof(*j));
+	struct pk_data_reader *r = tool_open_input(path, NULL);
+	if (!r)
+		return -1;
+	char host[128] = "";
+	const struct pk_data_env *env = pk_data_reader__env(r);
+	if (env && env->hostname)
+		sanitize(host, sizeof(host), env->hostname);
+	else if (gethostname(host, sizeof(host) - 1) == 0)
+		sanitize(host, sizeof(host), host);
+	unsigned hz = sample_rate(r);
+	struct tool_load_opts lo = { .addresses = !o->folded, .srcline = o->srcline && !o->folded,
+				     .unknown_hex = !o->folded, .event = o->event };
+	struct pk_profile_load_stats st;
+	struct pk_profile *p = tool_load_profile_reader(r, path, &lo, &st);
+	pk_data_reader__free(r);
+	if (!p)
+		return -1;
+	if (!st.samples) {
+		pk_profile__free(p);
+		if (o->verbose)
+			fprintf(stderr, "%s: no samples, nothing to push\n", path);
+		return 1;
+	}
+	/* the range: the file was complete at its mtime, which is its last sample's time
+	 * give or take the rotation; back from it by the span of the samples */
+	struct stat sb;
+	uint64_t until = strcmp(path, "-") && stat(path, &sb) == 0
+			 ? (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + (uint64_t)sb.st_mtim.tv_nsec
+			 : now_ns(CLOCK_REALTIME);
+	uint64_t dur = st.last_time > st.first_time ? st.last_time - st.first_time : 0;
+	uint64_t from = until > dur ? until - dur : 0;
+	pk_profile__set_info(p, path, from, dur);
+
+	FILE *f = open_memstream(&j->body, &j->len);
+	int err = f ? 0 : -ENOMEM;
+	if (f && o->folded) {
+		/* one event (the server has one value per stack), counted in samples: the
+		 * server turns samples into time with sampleRate */
+		PK_OPTS(pk_folded_opts, fo, .event = 0, .weight = PK_WEIGHT_SAMPLES);
+		err = pk_export__folded(p, f, &fo);
+	} else if (f) {
+		err = pk_export__pprof(p, f, NULL);
+	}
+	if (f && fclose(f) && !err)
+		err = -EIO;
+	pk_profile__free(p);
+	if (err) {
+		tool_error("cannot convert '%s': %s", path, pk_strerror(err));
+		free(j->body);
+		j->body = NULL;
+		return -1;
+	}
+
+	/* name=APP{hostname=..,comm=..,tags} */
+	char app[128], comm[64], name[2048];
+	sanitize(app, sizeof(app), o->app ? o->app : st.top_comm[0] ? st.top_comm : "perfkit");
+	sanitize(comm, sizeof(comm), st.top_comm[0] ? st.top_comm : "unknown");
+	size_t n = (size_t)snprintf(name, sizeof(name), "%s{", app);
+	const char *sep = "";
+	if (!o->no_default_labels) {
+		n += (size_t)snprintf(name + n, sizeof(name) - n, "hostname=%s,comm=%s", host, comm);
+		sep = ",";
+	}
+	for (size_t i = 0; i < o->nr_tags && n < sizeof(name); i++) {
+		n += (size_t)snprintf(name + n, sizeof(name) - n, "%s%s", sep, o->tags[i]);
+		sep = ",";
+	}
+	if (n + 2 > sizeof(name)) {
+		tool_error("labels too long for '%s'", path);
+		free(j->body);
+		j->body = NULL;
+		return -1;
+	}
+	memcpy(name + n, "}", 2);
+	char ename[3 * sizeof(name) + 1];
+	push_url_escape(ename, sizeof(ename), name);
+	uint64_t fs = from / 1000000000ull, us = (until + 999999999ull) / 1000000000ull;
+	if (us <= fs)
+		us = fs + 1;
+	char rate[32] = "";
+	if (hz)
+		snprintf(rate, sizeof(rate), "&sampleRate=%u", hz);
+	if (asprintf(&j->query, "name=%s&from=%" PRIu64 "&until=%" PRIu64 "&format=%s%s&spyName=perfkit%s",
+		     ename, fs, us, o->folded ? "folded" : "pprof", rate,
+		     o->folded ? "&units=samples&aggregationType=sum" : "") < 0) {
+		j->query = NULL;
+		free(j->body);
+		j->body = NULL;
+		tool_error("out of memory");
+		return -1;
+	}
+	j->from_ms = from / 1000000;
+	j->until_ms = until / 1000000;
+	return 0;
+}
+
+static void auth_message(struct tool_pusher *P, const struct push_reply *r)
+{
+	tool_error("%s refused the request (%s): %s; give credentials with --basic-auth "
+		   "USER:PASSWORD or --bearer-token TOKEN (or the variables "
+		   "PYROSCOPE_BASIC_AUTH_USER and PYROSCOPE_BASIC_AUTH_PASSWORD, or "
+		   "PYROSCOPE_AUTH_TOKEN)%s; nothing more is pushed", P->o.url, r->msg,
+		   r->status == 403 ? "not allowed with these credentials"
+				    : "authentication required or wrong",
+		   r->status == 403 ? ", and the tenant with --tenant-id" : "");
+}
+
+static void schedule_retry(struct tool_pusher *P, bool failed)
+{
+	if (!failed) {
+		P->backoff_ms = P->o.retry_min_ms;
+		P->next_retry = 0;
+		return;
+	}
+	unsigned d = P->backoff_ms ? P->backoff_ms : P->o.retry_min_ms;
+	unsigned delay = d / 2 + (unsigned)(rand_r(&P->rng) % (d / 2 + 1));
+	P->next_retry = now_ns(CLOCK_MONOTONIC) + (uint64_t)delay * 1000000ull;
+	P->backoff_ms = d >= P->o.retry_max_ms / 2 ? P->o.retry_max_ms : d * 2;
+}
+
+/* One send and its bookkeeping. Returns the outcome. */
+static enum push_outcome send_one(struct tool_pusher *P, const char *what, const char *query,
+				  const void *body, size_t len, bool from_spool)
+{
+	struct push_reply r;
+	enum push_outcome out = push_http_send(P->http, query, body, len, !P->o.folded &&
+					       !strstr(query, "format=folded"), &r);
+	switch (out) {
+	case PUSH_OK:
+		P->st.pushed++;
+		P->st.from_spool += from_spool;
+		if (P->outage)
+			fprintf(stderr, "perfkit %s: %s takes profiles again\n", tool_cmd_name,
+				P->o.url);
+		P->outage = false;
+		if (P->o.verbose)
+			fprintf(stderr, "pushed %s (%zu bytes): %s\n", what, len, r.msg);
+		break;
+	case PUSH_RETRY:
+		if (!P->outage)
+			tool_warn("cannot push %s to %s: %s%s", what, P->o.url, r.msg,
+				  P->spool ? "; kept in the spool, retrying" : "");
+		P->outage = true;
+		break;
+	case PUSH_AUTH:
+		auth_message(P, &r);
+		P->st.rejected++;
+		P->st.auth_failed = true;
+		P->stopped = true;
+		break;
+	case PUSH_REJECTED:
+		tool_error("%s rejected %s (%s): not retried", P->o.url, what, r.msg);
+		P->st.rejected++;
+		break;
+	case PUSH_FATAL:
+		tool_error("cannot push %s to %s: %s; nothing more is pushed", what, P->o.url,
+			   r.msg);
+		P->st.failed++;
+		P->stopped = true;
+		break;
+	}
+	return out;
+}
+
+/* Try the spool's entries, oldest first, until one fails to go. */
+static void retry_spool(struct tool_pusher *P)
+{
+	char **v;
+	size_t n;
+	if (!P->spool || P->stopped || push_spool_list(P->spool, &v, &n))
+		return;
+	bool failed = false;
+	for (size_t i = 0; i < n && !failed && !P->stopped; i++) {
+		struct push_spool_entry e;
+		int err = push_spool_take(P->spool, v[i], &e);
+		if (err == -EBADMSG) {
+			push_spool_release(P->spool, &e, false);
+			push_spool_set_aside(P->spool, v[i]);
+			continue;
+		}
+		if (err) {
+			push_spool_release(P->spool, &e, false);
+			continue;   /* gone, or being sent by another perfkit */
+		}
+		enum push_outcome out = send_one(P, v[i], e.query, e.body, e.len, true);
+		/* delivered, or refused for good: either way never sent again (an auth
+		 * failure keeps it: the profile is fine, the credentials are not) */
+		push_spool_release(P->spool, &e, out == PUSH_OK || out == PUSH_REJECTED);
+		failed = out == PUSH_RETRY;
+	}
+	push_spool_names_free(v, n);
+	P->pending = failed;
+	schedule_retry(P, failed);
+}
+
+static void handle_file(struct tool_pusher *P, const char *path)
+{
+	struct job j;
+	int rc = convert(P, path, &j);
+	if (rc) {
+		P->st.failed += rc < 0;
+		return;
+	}
+	bool down = P->pending && now_ns(CLOCK_MONOTONIC) < P->next_retry;
+	enum push_outcome out = down ? PUSH_RETRY
+				     : send_one(P, path, j.query, j.body, j.len, false);
+	if (out == PUSH_RETRY) {
+		if (P->spool) {
+			int err = push_spool_put(P->spool, j.from_ms, j.until_ms, j.query, j.body,
+						 j.len, P->o.folded, &P->st.dropped);
+			if (err) {
+				tool_error("cannot spool '%s' in '%s': %s", path,
+					   push_spool_dir(P->spool), strerror(-err));
+				P->st.failed++;
+			} else {
+				P->st.spooled++;
+				if (!P->pending)
+					schedule_retry(P, true);
+				P->pending = true;
+			}
+		} else {
+			P->st.failed++;
+		}
+	} else if (out == PUSH_OK && P->pending && !down) {
+		retry_spool(P);   /* the server is back: what waits goes next */
+	}
+	free(j.query);
+	free(j.body);
+}
+
+static void *pusher_main(void *arg)
+{
+	struct tool_pusher *P = arg;
+	/* below the recorder: Linux gives each thread its own nice value */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	pthread_mutex_lock(&P->mu);
+	for (;;) {
+		if (P->qn) {
+			char *path = P->q[P->qhead];
+			P->qhead = (P->qhead + 1) % P->qcap;
+			P->qn--;
+			bool stopped = P->stopped;
+			pthread_mutex_unlock(&P->mu);
+			if (!stopped)
+				handle_file(P, path);
+			free(path);
+			pthread_mutex_lock(&P->mu);
+			continue;
+		}
+		if (P->closing || P->stopped)
+			break;
+		if (P->pending && now_ns(CLOCK_MONOTONIC) >= P->next_retry) {
+			pthread_mutex_unlock(&P->mu);
+			retry_spool(P);
+			pthread_mutex_lock(&P->mu);
+			continue;
+		}
+		if (P->pending) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			uint64_t left = P->next_retry - now_ns(CLOCK_MONOTONIC);
+			ts.tv_sec += (time_t)(left / 1000000000ull);
+			ts.tv_nsec += (long)(left % 1000000000ull);
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&P->cv, &P->mu, &ts);
+		} else {
+			pthread_cond_wait(&P->cv, &P->mu);
+		}
+	}
+	pthread_mutex_unlock(&P->mu);
+	/* on exit: one more try of the spool, then for up to wait_ms with back-off */
+	uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)P->wait_ms * 1000000ull;
+	retry_spool(P);
+	while (P->pending && !P->stopped && P->next_retry < deadline) {
+		uint64_t t = now_ns(CLOCK_MONOTONIC);
+		if (t < P->next_retry) {
+			uint64_t d = P->next_retry - t;
+			struct timespec ts = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
+			nanosleep(&ts, NULL);
+		}
+		retry_spool(P);
+	}
+	return NULL;
+}
+
+struct tool_pusher *tool_pusher_new(const struct tool_push_opts *o)
+{
+	char why[256];
+	if (push_http_global_init(why, sizeof(why))) {
+		tool_error("%s", why);
+		return NULL;
+	}
+	struct tool_pusher *P = calloc(1, sizeof(*P));
+	if (!P) {
+		tool_error("out of memory");
+		return NULL;
+	}
+	P->o = *o;
+	if (!P->o.retry_min_ms)
+		P->o.retry_min_ms = 1000;
+	if (P->o.retry_max_ms < P->o.retry_min_ms)
+		P->o.retry_max_ms = P->o.retry_min_ms;
+	P->backoff_ms = P->o.retry_min_ms;
+	P->rng = (unsigned)(now_ns(CLOCK_REALTIME) ^ (uint64_t)getpid());
+	pthread_mutex_init(&P->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&P->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	P->http = push_http_new(&P->o);
+	if (!P->http) {
+		tool_error("cannot set up HTTP for '%s'", o->url);
+		goto fail;
+	}
+	if (o->spool_dir && !(P->spool = push_spool_open(o->spool_dir, o->spool_max)))
+		goto fail;
+	if (P->spool) {
+		char **v;
+		size_t n;
+		if (push_spool_list(P->spool, &v, &n) == 0) {
+			P->pending = n > 0;   /* from an earlier run: tried first */
+			push_spool_names_free(v, n);
+		}
+	}
+	int err = pthread_create(&P->th, NULL, pusher_main, P);
+	if (err) {
+		tool_error("cannot start the push thread: %s", strerror(err));
+		goto fail;
+	}
+	return P;
+fail:
+	push_http_free(P->http);
+	push_spool_free(P->spool);
+	pthread_mutex_destroy(&P->mu);
+	pthread_cond_destroy(&P->cv);
+	free(P);
+	return NULL;
+}
+
+int tool_pusher_submit(struct tool_pusher *P, const char *path)
+{
+	char *s = strdup(path);
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_lock(&P->mu);
+	int err = 0;
+	if (P->closing || P->stopped) {
+		err = -ESHUTDOWN;
+	} else if (P->qn == P->qcap) {
+		size_t ncap = P->qcap ? P->qcap * 2 : 16;
+		char **nq = malloc(ncap * sizeof(*nq));
+		if (!nq) {
+			err = -ENOMEM;
+		} else {
+			for (size_t i = 0; i < P->qn; i++)
+				nq[i] = P->q[(P->qhead + i) % P->qcap];
+			free(P->q);
+			P->q = nq;
+			P->qhead = 0;
+			P->qcap = ncap;
+		}
+	}
+	if (!err) {
+		P->q[(P->qhead + P->qn) % P->qcap] = s;
+		P->qn++;
+		pthread_cond_signal(&P->cv);
+	}
+	pthread_mutex_unlock(&P->mu);
+	if (err)
+		free(s);
+	return err;
+}
+
+int tool_pusher_finish(struct tool_pusher *P, unsigned wait_ms, struct tool_push_stats *out)
+{
+	pthread_mutex_lock(&P->mu);
+	P->closing = true;
+	P->wait_ms = wait_ms;
+	pthread_cond_signal(&P->cv);
+	pthread_mutex_unlock(&P->mu);
+	pthread_join(P->th, NULL);
+	struct tool_push_stats *st = &P->st;
+	for (size_t i = 0; i < P->qn; i++) {   /* left after an authentication failure */
+		free(P->q[(P->qhead + i) % P->qcap]);
+		st->failed++;
+	}
+	if (P->spool) {
+		char **v;
+		size_t n;
+		if (push_spool_list(P->spool, &v, &n) == 0) {
+			st->waiting = (unsigned)n;
+			push_spool_names_free(v, n);
+		}
+	}
+	fprintf(stderr, "perfkit %s: pushed %u profile%s to %s", tool_cmd_name, st->pushed,
+		st->pushed == 1 ? "" : "s", P->o.url);
+	if (st->from_spool)
+		fprintf(stderr, " (%u from the spool)", st->from_spool);
+	if (st->spooled)
+		fprintf(stderr, "; %u spooled after a failed push", st->spooled);
+	if (st->dropped)
+		fprintf(stderr, "; %u dropped from the full spool (--spool-max)", st->dropped);
+	if (st->rejected)
+		fprintf(stderr, "; %u rejected", st->rejected);
+	if (st->failed)
+		fprintf(stderr, "; %u failed", st->failed);
+	fprintf(stderr, "\n");
+	if (st->waiting)
+		fprintf(stderr, "perfkit %s: %u profile%s still waiting in %s: 'perfkit push "
+			"--spool %s' sends them\n", tool_cmd_name, st->waiting,
+			st->waiting == 1 ? "" : "s", push_spool_dir(P->spool),
+			push_spool_dir(P->spool));
+	int status = st->rejected || st->failed || st->waiting || st->dropped ? 1 : 0;
+	if (out)
+		*out = *st;
+	free(P->q);
+	push_http_free(P->http);
+	push_spool_free(P->spool);
+	pthread_mutex_destroy(&P->mu);
+	pthread_cond_destroy(&P->cv);
+	free(P);
+	return status;
+}
