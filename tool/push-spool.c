@@ -100,7 +100,7 @@ static bool entry_name(const char *n)
 {
 	/* 20 digits - 20 digits - 16 hex . ext */
 	size_t len = strlen(n);
-	if (len < 59 + 6 || n[20] != '-' || n[41] != '-' || n[58] != '.')
+	if (len < 64 || n[20] != '-' || n[41] != '-' || n[58] != '.')
 		return false;
 	for (int i = 0; i < 58; i++) {
 		if (i == 20 || i == 41)
