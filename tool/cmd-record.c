@@ -5,8 +5,9 @@
  *
  * A client of pk_recorder (perfkit/recorder.h), which holds perf record's policy, the
  * drain loop, synthesis and build-ids. Here: options, the workload, signals (stop on
- * SIGINT/SIGTERM/SIGHUP, snapshot on SIGUSR2 in --overwrite mode, SIGCHLD), the status
- * line, messages and the exit status.
+ * SIGINT/SIGTERM/SIGHUP, snapshot on SIGUSR2 in --overwrite mode, SIGCHLD), when to
+ * rotate the output (--switch-output; names and kept files in record-rotate.c) and when
+ * to stop at --max-size, the status line, messages and the exit status.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -58,7 +59,7 @@ static uint64_t now_ms(void)
 
 enum {
 	OPT_CALLGRAPH = 256, OPT_ARGS, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
-	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH,
+	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH, OPT_SWITCH_OUTPUT, OPT_MAX_FILES, OPT_MAX_SIZE,
 };
 
 /* Returns -1 to go on, else an exit status. */
@@ -91,6 +92,14 @@ static const struct tool_opt opts[] = {
 	  "zstd-compress the data (level 1..22, default 1)" },
 	{ OPT_OVERWRITE, "overwrite", no_argument, NULL,
 	  "flight recorder: keep only the newest data, written on\nSIGUSR2 and at the end" },
+	{ OPT_SWITCH_OUTPUT, "switch-output", optional_argument, "<signal|size|time>",
+	  "rotate the output to FILE.<timestamp> on SIGUSR2 (signal,\n"
+	  "the default), at a size (100M: B K M G) or every time\n"
+	  "(30s: s m h d); each file is complete alone" },
+	{ OPT_MAX_FILES, "switch-max-files", required_argument, "<n>",
+	  "with --switch-output: keep only the newest n files" },
+	{ OPT_MAX_SIZE, "max-size", required_argument, "<size>",
+	  "stop recording when the output reaches this size (100M)" },
 	{ 'T', "timestamp", no_argument, NULL,
 	  "sample timestamps (always recorded; accepted for perf\nhabits)" },
 	{ 'd', "data", no_argument, NULL, "sample data addresses (and record data mappings)" },
@@ -167,6 +176,27 @@ static int take_opt(int c, char *arg, void *ctx)
 		o->ro.off_cpu_thresh = v;
 		break;
 	}
+	case OPT_SWITCH_OUTPUT: {
+		int e = tool_rotate_parse(arg, &o->rot);
+		if (e)
+			return bad("invalid --switch-output '%s': %s (signal, a size such as 100M "
+				   "with B, K, M or G, or a time such as 30s with s, m, h or d)", arg,
+				   e == -ERANGE ? "too big" : "not understood");
+		break;
+	}
+	case OPT_MAX_FILES: {
+		errno = 0;
+		unsigned long v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' || v > 1000000)
+			return bad("invalid --switch-max-files '%s' (a number of files, 0 = all)", arg);
+		o->rot.max_files = (unsigned)v;
+		break;
+	}
+	case OPT_MAX_SIZE:
+		if (tool_rotate_parse_size(arg, &o->rot.max_size))
+			return bad("invalid --max-size '%s' (a size such as 100M: a whole number "
+				   "with B, K, M or G)", arg);
+		break;
 	case 'N': o->ro.no_buildid_cache = true; break;
 	case 'q': o->quiet = true; break;
 	case 'v': o->verbose++; break;
@@ -203,17 +233,67 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		return bad("--off-cpu does not go with --overwrite");
 	if (!o->output)
 		o->output = "perf.data";
+	if ((o->rot.mode || o->rot.max_size) && !strcmp(o->output, "-"))
+		return bad("%s needs a file output, not '-' (the pipe format has no end to "
+			   "switch at or size to stop at)", o->rot.mode ? "--switch-output" : "--max-size");
+	if (o->rot.max_files && !o->rot.mode)
+		return bad("--switch-max-files needs --switch-output");
 	return -1;
 }
 
 /* ---- the run ---- */
+
+/*
+ * Close the current file of a rotation as FILE.<timestamp> (last: at the end of the
+ * recording, through pk_recorder__finish_as) and hand it to the hook. Returns 0, or the
+ * negative errno of a write error (the recording cannot go on); a file that could not be
+ * named or renamed is reported and the recording goes on.
+ */
+static int rotate(struct rec_opts *o, struct pk_recorder *r, bool last)
+{
+	struct pk_recorder_file f = { .sz = sizeof(f) };
+	struct timespec t0, t1;
+	char name[PATH_MAX];
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = tool_rotate_name(&o->rot, o->output, name, sizeof(name));
+	if (err) {
+		tool_error("cannot name the next file of '%s': %s", o->output, pk_strerror(err));
+		return last ? pk_recorder__finish(r) : 0;
+	}
+	err = last ? pk_recorder__finish_as(r, name, &f) : pk_recorder__switch_output(r, name, &f);
+	if (err < 0) {
+		struct pk_recorder_failure fl = { .sz = sizeof(fl) };
+		pk_recorder__failure(r, &fl);
+		if (last || fl.stage == PK_RECORDER_FAIL_WRITE)
+			return err; /* reported by the caller, as any write error */
+		tool_error("cannot rename '%s' to '%s': %s; recording goes on into '%s'",
+			   o->output, name, pk_strerror(err), o->output);
+		return 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rec_dumped(o, name, &f, (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		   (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	if (tool_rotate_closed(&o->rot, name, f.first_ns, f.last_ns) < 0)
+		tool_warn("out of memory: --switch-max-files deletes no more files");
+	return 0;
+}
+
+/* A size rotation or --max-size due: the current file's size */
+static uint64_t file_size(const struct pk_recorder *r)
+{
+	PK_OPTS(pk_recorder_stats, st);
+	pk_recorder__stats(r, &st);
+	return st.file_bytes;
+}
 
 static int run(struct rec_opts *o)
 {
 	struct pk_workload *w = NULL;
 	struct pk_recorder *r = NULL;
 	int status = 0, wstatus = 0, err, cgroup_fd = -1;
-	bool pipe_out = !strcmp(o->output, "-"), child_done = false, tty, done;
+	bool pipe_out = !strcmp(o->output, "-"), child_done = false, tty, done, limit_hit = false;
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 	static const int stop[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR2, SIGCHLD };
 	sigset_t orig;
@@ -285,15 +365,39 @@ static int run(struct rec_opts *o)
 	 * loses a fraction of a second, not a whole buffer. */
 	tty = !o->quiet && isatty(2);
 	done = child_done;
+	const uint64_t period_ms = o->rot.mode == TOOL_ROTATE_TIME ? o->rot.secs * 1000 : 0;
+	uint64_t deadline = period_ms ? now_ms() + period_ms : 0;
 	for (;;) {
-		int n = pk_recorder__drain(r, done ? 0 : tty ? STATUS_INTERVAL_MS : DRAIN_INTERVAL_MS);
-		if (n >= 0 && got_usr2 && o->ro.overwrite) { /* after the side band, as perf */
-			got_usr2 = 0;
-			n = pk_recorder__snapshot(r);
+		int wait = done ? 0 : tty ? STATUS_INTERVAL_MS : DRAIN_INTERVAL_MS, e = 0;
+		if (deadline && wait) { /* wake for the next time rotation */
+			uint64_t now = now_ms();
+			wait = now >= deadline ? 0 : deadline - now < (uint64_t)wait ? (int)(deadline - now) : wait;
 		}
+		int n = pk_recorder__drain(r, wait);
+		if (n >= 0 && got_usr2) {
+			got_usr2 = 0;
+			if (o->ro.overwrite) /* after the side band, as perf */
+				e = pk_recorder__snapshot(r);
+			if (!e && o->rot.mode == TOOL_ROTATE_SIGNAL)
+				e = rotate(o, r, false);
+		}
+		if (n >= 0 && !e && !done &&
+		    ((deadline && now_ms() >= deadline) ||
+		     (o->rot.mode == TOOL_ROTATE_SIZE && file_size(r) >= o->rot.size))) {
+			e = rotate(o, r, false);
+			deadline = period_ms ? now_ms() + period_ms : 0;
+		}
+		if (n >= 0 && !e && o->rot.max_size && !limit_hit && file_size(r) >= o->rot.max_size) {
+			limit_hit = true; /* as perf: the command is ended (SIGTERM), the file kept */
+			if (!o->quiet)
+				fprintf(stderr, "[ perfkit record: size limit reached (%" PRIu64
+					" KB), stopping ]\n", file_size(r) >> 10);
+		}
+		if (e < 0)
+			n = e;
 		if (n < 0 || done)
 			break; /* a write error; or the pass after the end drained what was left */
-		done = tool_run_over(n, got_signal, &got_chld, w, &wstatus, &child_done);
+		done = tool_run_over(n, got_signal, &got_chld, w, &wstatus, &child_done) || limit_hit;
 		if (tty && !done && now_ms() >= next_status) {
 			rec_status_line(r);
 			next_status = now_ms() + STATUS_INTERVAL_MS;
@@ -305,13 +409,15 @@ static int run(struct rec_opts *o)
 		/* stopped by a signal: end the command too (a Ctrl-C on the terminal reached
 		 * it already), then finish the file */
 		int sig = got_signal && (signal_from_user || got_signal != SIGINT) ? got_signal : 0;
+		if (!sig && limit_hit)
+			sig = SIGTERM;
 		status = tool_workload_end(w, child_done, sig, &wstatus, o->argv[0]);
 		pk_workload__free(w);
 		w = NULL;
 	}
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 
-	err = pk_recorder__finish(r);
+	err = o->rot.mode ? rotate(o, r, true) : pk_recorder__finish(r);
 	tool_probe_check(o->events);
 	pk_recorder__stats(r, &st);
 	rec_bid_cache_report(o, &st);
@@ -323,6 +429,7 @@ static int run(struct rec_opts *o)
 	rec_lost_warnings(o, &st);
 	rec_summary(o, &st, err == -EPIPE);
 	pk_recorder__free(r);
+	tool_rotate_release(&o->rot);
 	return status;
 
 fail:

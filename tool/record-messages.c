@@ -129,11 +129,26 @@ void rec_summary(const struct rec_opts *o, const struct pk_recorder_stats *st, b
 			(double)st->file_bytes / (1024.0 * 1024.0), st->samples);
 		return;
 	}
-	fprintf(stderr, "[ perfkit record: captured and wrote %.3f MB %s (%" PRIu64 " samples) ]\n",
-		(double)st->file_bytes / (1024.0 * 1024.0), out, st->samples);
+	/* with rotation, as perf: the size of the last file, every file's samples */
+	fprintf(stderr, "[ perfkit record: captured and wrote %.3f MB %s%s (%" PRIu64 " samples) ]\n",
+		(double)st->file_bytes / (1024.0 * 1024.0), out,
+		o->rot.mode ? ".<timestamp>" : "", st->samples);
 	if (o->ro.off_cpu)
 		fprintf(stderr, "[ perfkit record: %" PRIu64 " offcpu-time samples, %" PRIu64
 			" blocked intervals dropped ]\n", st->offcpu_samples, st->offcpu_dropped);
+}
+
+void rec_dumped(const struct rec_opts *o, const char *path, const struct pk_recorder_file *f,
+		double ms)
+{
+	if (o->quiet)
+		return;
+	if (o->verbose)
+		fprintf(stderr, "[ perfkit record: dump %s (%" PRIu64 " samples, %.3f MB, "
+			"switched in %.1f ms) ]\n", path, f->samples,
+			(double)f->bytes / (1024.0 * 1024.0), ms);
+	else
+		fprintf(stderr, "[ perfkit record: dump %s ]\n", path);
 }
 
 void rec_lost_warnings(const struct rec_opts *o, const struct pk_recorder_stats *st)

@@ -972,6 +972,20 @@ PK_API int pk_data_writer__set_sample_time(struct pk_data_writer *w, uint64_t fi
 	return 0;
 }
 
+PK_API int pk_data_writer__sample_time(const struct pk_data_writer *w, uint64_t *first,
+				       uint64_t *last)
+{
+	if (!w)
+		return pk_err(-EINVAL);
+	if (!w->have_time)
+		return pk_err(-ENODATA);
+	if (first)
+		*first = w->tmin;
+	if (last)
+		*last = w->tmax;
+	return 0;
+}
+
 PK_API void pk_data_writer__stats(const struct pk_data_writer *w, uint64_t *data_bytes,
 				  uint64_t *nr_records, uint64_t *nr_samples,
 				  uint64_t *file_bytes)

@@ -56,6 +56,8 @@ void pk_rec_walk__seal(struct pk_rec_walk *w);
 void pk_rec_walk__scan(struct pk_rec_walk *w, const struct pk_ring_chunk *c, int n);
 /* One whole, 8-aligned record (synthesised ones): note an MMAP's file. */
 void pk_rec_walk__record(struct pk_rec_walk *w, const struct perf_event_header *h);
+/* Forget the file names noted so far (a rotation starts a file with its own BUILD_IDs). */
+void pk_rec_walk__clear_files(struct pk_rec_walk *w);
 void pk_rec_walk__release(struct pk_rec_walk *w);
 
 /* ---- off-CPU time (offcpu.c) ---- */

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <dirent.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +56,11 @@ struct pk_recorder {
 	bool vdso_tried;
 	struct pk_rec_offcpu *oc;         /* off_cpu: the offcpu-time synthesis */
 	struct pk_attr oc_attr;
+	struct pk_data_lock *lock;        /* the output path's, held until the last file is
+					   * closed (across rotations) */
+	struct perf_event_header *kmap;   /* the synthesised kernel map, for every file */
+	void *tdata;                      /* the TRACING_DATA blob, for every file */
+	size_t tdata_len;
 };
 
 /* The sample id of the synthesised offcpu-time samples: kernel ids count up from 1. */
@@ -257,6 +264,16 @@ static int synth_cb(const struct perf_event_header *h, void *ctx)
 	return err;
 }
 
+/* The kernel map record, kept for the later files of a rotation (reading kallsyms again
+ * would cost most of a switch's time) */
+static int kmap_cb(const struct perf_event_header *h, void *ctx)
+{
+	struct pk_recorder *r = ctx;
+	if (!r->kmap && (r->kmap = malloc(h->size)))
+		memcpy(r->kmap, h, h->size);
+	return synth_cb(h, ctx);
+}
+
 /* Each evsel's attr as opened (after fallbacks), for the file; then --verbose's callback. */
 static void on_open(const struct pk_evsel *ev, const struct perf_event_attr *attr, pid_t pid,
 		    int cpu, int group_fd, unsigned long flags, int fd, void *ctx)
@@ -286,7 +303,7 @@ static void on_open(const struct pk_evsel *ev, const struct perf_event_attr *att
 }
 
 /* The attrs of an evlist with the ids of their fds, to the file and to the walk. */
-static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband)
+static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband, bool again)
 {
 	int ncpus = pk_cpu_map__nr(pk_evlist__cpus(el));
 	int nthreads = pk_thread_map__nr(pk_evlist__threads(el));
@@ -311,9 +328,9 @@ static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband)
 					ids[n++] = id;
 			}
 		err = pk_data_writer__add_attr(r->w, a, name, ids, n);
-		if (err >= 0)
+		if (err >= 0 && !again)
 			err = pk_rec_walk__add_attr(&r->walk, &a->attr, ids, n);
-		if (err >= 0 && !sideband && i - 1 == r->ev.offcpu_idx) {
+		if (err >= 0 && !again && !sideband && i - 1 == r->ev.offcpu_idx) {
 			r->oc = pk_rec_offcpu__new(&a->attr, ids, n, r->o.off_cpu_thresh, OFFCPU_ID,
 						   &r->oc_attr);
 			if (!r->oc)
@@ -365,11 +382,14 @@ static int add_groups(struct pk_recorder *r)
  * refuses the file. Not fatal: perfkit reads the file either way. */
 static int add_tracing_data(struct pk_recorder *r)
 {
-	uint64_t *ids = calloc((size_t)r->ev.nev, sizeof(*ids));
+	uint64_t *ids;
 	size_t n = 0, len = 0;
 	void *blob = NULL;
 	int err;
 
+	if (r->tdata) /* a later file of a rotation: the same formats */
+		return pk_data_writer__set_tracing_data(r->w, r->tdata, r->tdata_len) < 0 ? -ENOMEM : 0;
+	ids = calloc((size_t)r->ev.nev, sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;
 	for (int i = 0; i < r->ev.nev; i++)
@@ -388,11 +408,51 @@ static int add_tracing_data(struct pk_recorder *r)
 		return 0;
 	}
 	err = pk_data_writer__set_tracing_data(r->w, blob, len);
-	free(blob);
+	r->tdata = blob;
+	r->tdata_len = len;
 	return err < 0 ? err : 0;
 }
 
-static int synthesize(struct pk_recorder *r)
+/* A process and its descendants, as they are now (the children files of every thread;
+ * bounded): the workload's tree when a rotation starts a new file. */
+static void synth_tree(struct pk_recorder *r, pid_t root, unsigned flags,
+		       const struct pk_synth_opts *so)
+{
+	enum { MAXP = 4096 };
+	pid_t *q = malloc(MAXP * sizeof(*q));
+	size_t n = 0, head = 0;
+	char path[96];
+
+	if (!q) {
+		pk_synth__process(root, flags, synth_cb, r, so);
+		return;
+	}
+	q[n++] = root;
+	while (head < n && !r->write_err) {
+		pid_t p = q[head++];
+		pk_synth__process(p, flags, synth_cb, r, so);
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)p);
+		DIR *d = opendir(path);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] < '1' || de->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)p, de->d_name);
+			FILE *f = fopen(path, "re");
+			long c;
+			while (f && n < MAXP && fscanf(f, "%ld", &c) == 1)
+				if (c > 0 && c <= INT32_MAX)
+					q[n++] = (pid_t)c;
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
+	}
+	free(q);
+}
+
+static int synthesize(struct pk_recorder *r, bool again)
 {
 	const struct pk_recorder_opts *o = &r->o;
 	struct pk_sample_layout first;
@@ -407,9 +467,16 @@ static int synthesize(struct pk_recorder *r)
 	unsigned ns = o->namespaces ? PK_SYNTH_NAMESPACES : 0;
 	int err = 0;
 
-	pk_synth__kernel_mmap(synth_cb, r, &so);
+	if (r->kmap)
+		synth_cb(r->kmap, r);
+	else
+		pk_synth__kernel_mmap(kmap_cb, r, &so);
 	if (o->system_wide) {
 		err = pk_synth__all(PK_SYNTH_FORK | PK_SYNTH_MMAPS | ns, synth_cb, r, &so);
+	} else if (child > 0 && again) {
+		/* a later file of a rotation: the workload runs, with its mappings, threads
+		 * and children, none of which the file would know of otherwise */
+		synth_tree(r, child, PK_SYNTH_MMAPS | ns, &so);
 	} else if (child > 0) {
 		char comm[64] = "perfkit", path[64];
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)child);
@@ -540,26 +607,40 @@ static int build(struct pk_recorder *r)
 	return 0;
 }
 
-static struct pk_data_writer *open_output(struct pk_recorder *r)
+/* The output file: the first one (again = false) takes the path's lock, which the recorder
+ * (not the writer) holds, so that it stays taken while a rotation closes one file and
+ * creates the next; the order is the writer's own: lock, rename to .old, create. */
+static struct pk_data_writer *open_output(struct pk_recorder *r, bool again)
 {
 	const struct pk_recorder_opts *o = &r->o;
 	/* "-" is the pipe format even when stdout is a regular file, as with perf */
 	bool pipe = o->pipe || (o->output && !strcmp(o->output, "-"));
 	PK_OPTS(pk_data_writer_opts, wo, .compress_level = o->compress_level, .pipe = pipe,
-		.lock = !pipe, .keep_old = o->keep_old && !pipe,
-		.lock_holder = &r->lock_holder, .lock_stale = &r->lock_stale);
+		.keep_old = o->keep_old && !pipe && !again);
 
 	if (!o->output)
 		return pk_data_writer__fdopen(o->output_fd, &wo);
-	struct pk_data_writer *w = pk_data_writer__open(o->output, &wo);
-	if (!w && (errno == ENOLCK || errno == EOPNOTSUPP)) {
-		/* a file system without locks: record unprotected rather than not at all */
-		pk_warn("cannot lock '%s' (%s): a second recorder of this path would not be "
-			"stopped", o->output, strerror(errno));
-		wo.lock = false;
-		w = pk_data_writer__open(o->output, &wo);
+	if (!pipe && !again) {
+		PK_OPTS(pk_data_lock_opts, lo, .holder = &r->lock_holder, .stale = &r->lock_stale);
+		r->lock = pk_data_lock__acquire(o->output, &lo);
+		if (!r->lock && errno != ENOLCK && errno != EOPNOTSUPP)
+			return NULL;
+		if (!r->lock)
+			/* a file system without locks: record unprotected rather than not at all */
+			pk_warn("cannot lock '%s' (%s): a second recorder of this path would not be "
+				"stopped", o->output, strerror(errno));
 	}
-	if (w && r->lock_stale && r->o.on_notice) {
+	struct pk_data_writer *w = pk_data_writer__open(o->output, &wo);
+	if (!w) {
+		int e = errno;
+		if (!again) {
+			pk_data_lock__release(r->lock);
+			r->lock = NULL;
+		}
+		errno = e;
+		return NULL;
+	}
+	if (!again && r->lock_stale && r->o.on_notice) {
 		struct pk_recorder_notice n = { .kind = PK_RECORDER_LOCK_TAKEN_OVER,
 						.name = o->output, .pid = r->lock_stale };
 		r->o.on_notice(&n, r->o.ctx);
@@ -622,7 +703,7 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 	r->opened = true;
 	if ((err = map_rings(r)) < 0)
 		goto fail;
-	r->w = open_output(r);
+	r->w = open_output(r, false);
 	if (!r->w) {
 		err = failed(r, PK_RECORDER_FAIL_OUTPUT, -errno, r->o.output ? r->o.output : "<fd>");
 		if (err == -EBUSY)
@@ -631,7 +712,7 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 	}
 	err = pk_rec_walk__init(&r->walk);
 	if (!err)
-		err = add_attrs(r, r->ev.el, false);
+		err = add_attrs(r, r->ev.el, false, false);
 	if (!err)
 		err = add_groups(r);
 	if (!err && r->oc) {
@@ -643,12 +724,12 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 		err = err < 0 ? err : 0;
 	}
 	if (!err && r->ev.sb_el)
-		err = add_attrs(r, r->ev.sb_el, true);
+		err = add_attrs(r, r->ev.sb_el, true, false);
 	if (!err)
 		err = add_tracing_data(r);
 	pk_rec_walk__seal(&r->walk);
 	if (!err)
-		err = synthesize(r);
+		err = synthesize(r, false);
 	if (!err)
 		err = make_pollfds(r);
 	if (err < 0) {
@@ -865,7 +946,53 @@ static void add_build_ids(struct pk_recorder *r)
 	}
 }
 
-PK_API int pk_recorder__finish(struct pk_recorder *r)
+static bool pipe_output(const struct pk_recorder_opts *o)
+{
+	return o->pipe || (o->output && !strcmp(o->output, "-"));
+}
+
+/* Finish the current file (BUILD_ID feature, header) and rename it (file output,
+ * rename_to set); describe it in *closed. The first write error, else the rename's. */
+static int close_file(struct pk_recorder *r, const char *rename_to,
+		      struct pk_recorder_file *closed)
+{
+	const struct pk_recorder_opts *o = &r->o;
+	struct pk_recorder_file f = { .sz = sizeof(f) };
+	const char *path = o->output;
+	bool pipe = pipe_output(o);
+	int err, rerr = 0;
+
+	if (!pipe)
+		add_build_ids(r);
+	pk_data_writer__stats(r->w, NULL, NULL, &f.samples, &r->st.file_bytes);
+	if (pk_data_writer__sample_time(r->w, &f.first_ns, &f.last_ns) < 0)
+		f.first_ns = f.last_ns = 0;
+	err = r->write_err;
+	int cerr = pk_data_writer__finish(r->w);
+	pk_data_writer__free(r->w);
+	r->w = NULL;
+	if (!err)
+		err = cerr;
+	if (!pipe && path && rename_to) {
+		/* still under the path's lock: no other recorder has created it meanwhile */
+		if (rename(path, rename_to) < 0)
+			rerr = -errno;
+		else
+			path = rename_to;
+	}
+	if (!pipe) {
+		struct stat sb;
+		if (path ? stat(path, &sb) == 0 : fstat(o->output_fd, &sb) == 0)
+			r->st.file_bytes = (uint64_t)sb.st_size;
+	}
+	f.bytes = r->st.file_bytes;
+	if (closed)
+		PK_OUT_COPY(closed, &f);
+	return err ? err : rerr;
+}
+
+PK_API int pk_recorder__finish_as(struct pk_recorder *r, const char *rename_to,
+				  struct pk_recorder_file *closed)
 {
 	const struct pk_recorder_opts *o;
 	int64_t n;
@@ -891,27 +1018,77 @@ PK_API int pk_recorder__finish(struct pk_recorder *r)
 	pk_evlist__disable(r->ev.el);
 	if (r->ev.sb_el)
 		pk_evlist__disable(r->ev.sb_el);
-	bool pipe = o->pipe || (o->output && !strcmp(o->output, "-"));
-	if (!pipe)
-		add_build_ids(r);
-	pk_data_writer__stats(r->w, NULL, NULL, NULL, &r->st.file_bytes);
-	err = r->write_err;
-	int cerr = pk_data_writer__finish(r->w);
-	pk_data_writer__free(r->w);
-	r->w = NULL;
-	if (!err)
-		err = cerr;
-	if (!pipe) {
-		struct stat sb;
-		if (o->output ? stat(o->output, &sb) == 0 : fstat(o->output_fd, &sb) == 0)
-			r->st.file_bytes = (uint64_t)sb.st_size;
-	}
+	err = close_file(r, rename_to, closed);
+	/* the file is complete: the next writer of the path may rename it now */
+	pk_data_lock__release(r->lock);
+	r->lock = NULL;
 	if (err < 0) {
 		if (r->fail.stage == PK_RECORDER_FAIL_NONE)
 			failed(r, PK_RECORDER_FAIL_WRITE, err, o->output ? o->output : "<fd>");
 		return pk_err(err);
 	}
 	return 0;
+}
+
+PK_API int pk_recorder__finish(struct pk_recorder *r)
+{
+	return pk_recorder__finish_as(r, NULL, NULL);
+}
+
+/* The attrs, groups, tracing data and state of a new file of a rotation. */
+static int start_next_file(struct pk_recorder *r)
+{
+	int err;
+
+	r->w = open_output(r, true);
+	if (!r->w)
+		return -errno;
+	pk_rec_walk__clear_files(&r->walk);
+	err = add_attrs(r, r->ev.el, false, true);
+	if (!err)
+		err = add_groups(r);
+	if (!err && r->oc) {
+		uint64_t id = OFFCPU_ID;
+		err = pk_data_writer__add_attr(r->w, &r->oc_attr, "offcpu-time", &id, 1);
+		err = err < 0 ? err : 0;
+	}
+	if (!err && r->ev.sb_el)
+		err = add_attrs(r, r->ev.sb_el, true, true);
+	if (!err)
+		err = add_tracing_data(r);
+	if (!err)
+		err = synthesize(r, true);
+	return err;
+}
+
+PK_API int pk_recorder__switch_output(struct pk_recorder *r, const char *rename_to,
+				      struct pk_recorder_file *closed)
+{
+	const struct pk_recorder_opts *o;
+	int err;
+
+	if (!r || !r->opened || r->finished || !r->w || !r->o.output || pipe_output(&r->o))
+		return pk_err(-EINVAL);
+	o = &r->o;
+	if (r->write_err)
+		return pk_err(r->write_err);
+	/* One pass: each ring up to its head now. What the kernel writes after a ring's
+	 * pass stays in the ring (the tail is published exactly at the end of what was
+	 * written) and opens the next file: nothing is lost or written twice. */
+	int64_t wrote = drain_set(r, o->overwrite ? r->sb_mm : r->mm);
+	if (wrote < 0)
+		return write_failed(r);
+	if (wrote > 0)
+		pk_data_writer__finish_round(r->w);
+	err = close_file(r, rename_to, closed);
+	if (err < 0 && r->write_err)
+		return write_failed(r);
+	int serr = start_next_file(r);
+	if (serr < 0) {
+		r->write_err = serr;
+		return write_failed(r);
+	}
+	return err < 0 ? pk_err(err) : 0;
 }
 
 PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_stats *st)
@@ -928,6 +1105,8 @@ PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_s
 		s.lost_records = r->walk.lost_records;
 		s.lost_samples = r->walk.lost_samples;
 		s.buildid_cache_err_file = r->bid_err_file;
+		if (r->w) /* the current file so far */
+			pk_data_writer__stats(r->w, NULL, NULL, NULL, &s.file_bytes);
 		if (r->oc) {
 			/* the samples of the file: sched_switch's became offcpu-time's */
 			uint64_t filtered;
@@ -960,5 +1139,8 @@ PK_API void pk_recorder__free(struct pk_recorder *r)
 		close(r->vdso_fd);
 	pk_event_list__free(r->own_events);
 	free(r->bid_err_file);
+	free(r->tdata);
+	free(r->kmap);
+	pk_data_lock__release(r->lock);
 	free(r);
 }

@@ -36,6 +36,15 @@ void pk_rec_walk__release(struct pk_rec_walk *w)
 	memset(w, 0, sizeof(*w));
 }
 
+void pk_rec_walk__clear_files(struct pk_rec_walk *w)
+{
+	for (size_t i = 0; i < w->dsos.cap; i++) {
+		free(w->dsos.slot[i]);
+		w->dsos.slot[i] = NULL;
+	}
+	w->dsos.nr = 0;
+}
+
 /* ---- file names ---- */
 
 static uint64_t hash_str(const char *s)

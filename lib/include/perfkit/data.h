@@ -287,6 +287,11 @@ PK_API int pk_data_writer__set_sample_time(struct pk_data_writer *w, uint64_t fi
 PK_API int pk_data_writer__set_tracing_data(struct pk_data_writer *w, const void *blob,
 					    size_t len);
 
+/* The first and last sample time seen so far (the TIME field of the samples written, or
+ * what __set_sample_time set): 0, or -ENODATA when no sample carried a time yet. */
+PK_API int pk_data_writer__sample_time(const struct pk_data_writer *w, uint64_t *first,
+				       uint64_t *last);
+
 /* Statistics: bytes handed to the data section so far (uncompressed), records and samples
  * seen, file bytes written. Any pointer may be NULL. */
 PK_API void pk_data_writer__stats(const struct pk_data_writer *w, uint64_t *data_bytes,

@@ -214,6 +214,45 @@ PK_API int pk_recorder__snapshot(struct pk_recorder *r);
  */
 PK_API int pk_recorder__finish(struct pk_recorder *r);
 
+/*
+ * Rotation (perf record --switch-output): what one finished output file holds.
+ * `sz` is the caller's sizeof; the library fills at most that.
+ */
+struct pk_recorder_file {
+	size_t sz;
+	uint64_t samples;           /* SAMPLE records in the file */
+	uint64_t first_ns, last_ns; /* time of its first and last sample (perf clock, the
+				     * samples' TIME); both 0 when it holds none */
+	uint64_t bytes;             /* the file's size */
+};
+
+/*
+ * End the current output file and go on in a new one at the same path, without losing or
+ * repeating a record: every ring is drained once, up to where the kernel had written when
+ * this is called (in overwrite mode the side-band rings only: call __snapshot first to
+ * dump the flight recorder into the file); the file gets its BUILD_ID feature (and the
+ * build-id cache its copies), is finished and renamed to `rename_to` (an existing file of
+ * that name is replaced). The new file at opts.output holds the same attrs, features and
+ * tracing data, and the state of the targets at the switch (kernel map, COMM/MMAP2 of
+ * the target processes alive now, and of the workload's descendants; FINISHED_INIT), so
+ * that it is read, and symbolised, without the earlier files; what the rings hold beyond
+ * the drain goes into it. The output path stays locked throughout.
+ * `closed` (may be NULL) describes the renamed file.
+ * Returns 0 or a negative errno: -EINVAL (not recording, already finished, pipe or fd
+ * output), the rename's (-EXDEV, -EACCES, ...: the file stays at opts.output, finished,
+ * and the recording goes on in a new one there) or a write error (then as __drain's).
+ */
+PK_API int pk_recorder__switch_output(struct pk_recorder *r, const char *rename_to,
+				      struct pk_recorder_file *closed);
+
+/*
+ * __finish, then (file output, rename_to not NULL) rename the file to rename_to before
+ * the output path is unlocked: the last file of a rotation. `closed` (may be NULL)
+ * describes it. Returns as __finish, or the rename's negative errno.
+ */
+PK_API int pk_recorder__finish_as(struct pk_recorder *r, const char *rename_to,
+				  struct pk_recorder_file *closed);
+
 struct pk_recorder_stats {
 	size_t sz;                  /* the caller's sizeof; the library fills at most that */
 	uint64_t samples;           /* SAMPLE records written */
@@ -222,7 +261,8 @@ struct pk_recorder_stats {
 	uint64_t lost_samples;      /* LOST_SAMPLES total */
 	uint64_t keepup;            /* times an overwrite ring was overrun while read */
 	uint64_t bytes;             /* ring bytes written */
-	uint64_t file_bytes;        /* size of the file (after __finish) */
+	uint64_t file_bytes;        /* size of the current file so far (after __finish: of
+				     * the file; with rotation, of the last one) */
 	uint64_t wakeups;           /* ring wake-ups, plus one for the end (as perf counts) */
 	uint64_t freq;              /* Hz in use (0 with a period) */
 	uint64_t mmap_pages;        /* data pages per ring in use */
