@@ -11,6 +11,7 @@ enum {
 	PUSH_OPT_BASIC, PUSH_OPT_BEARER, PUSH_OPT_TENANT, PUSH_OPT_CACERT, PUSH_OPT_TIMEOUT,
 	PUSH_OPT_SPOOL, PUSH_OPT_NOSPOOL, PUSH_OPT_SPOOLMAX, PUSH_OPT_RETRYMAX,
 	PUSH_OPT_SRCLINE,
+	PUSH_OPT_RECORD,    /* record's --push URL */
 };
 /* the table entries of the push options, for a command's option table */
 #define TOOL_PUSH_OPT_ENTRIES \

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ struct tool_pusher {
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	char **q;               /* ring of queued paths */
+	struct qent { char *path; bool unlink_after; } *q; /* ring of queued paths */
 	size_t qhead, qn, qcap;
 	bool closing, stopped;
 	unsigned wait_ms;
@@ -242,6 +243,14 @@ static int convert(struct tool_pusher *P, const char *path, struct job *j)
 	return 0;
 }
 
+/* the thread's own verdict (called without the mutex): nothing more is pushed */
+static void set_stopped(struct tool_pusher *P)
+{
+	pthread_mutex_lock(&P->mu);
+	P->stopped = true;
+	pthread_mutex_unlock(&P->mu);
+}
+
 static void auth_message(struct tool_pusher *P, const struct push_reply *r)
 {
 	tool_error("%s refused the request (%s): %s; give credentials with --basic-auth "
@@ -294,7 +303,7 @@ static enum push_outcome send_one(struct tool_pusher *P, const char *what, const
 		auth_message(P, &r);
 		P->st.rejected++;
 		P->st.auth_failed = true;
-		P->stopped = true;
+		set_stopped(P);
 		break;
 	case PUSH_REJECTED:
 		tool_error("%s rejected %s (%s): not retried", P->o.url, what, r.msg);
@@ -304,7 +313,7 @@ static enum push_outcome send_one(struct tool_pusher *P, const char *what, const
 		tool_error("cannot push %s to %s: %s; nothing more is pushed", what, P->o.url,
 			   r.msg);
 		P->st.failed++;
-		P->stopped = true;
+		set_stopped(P);
 		break;
 	}
 	return out;
@@ -384,14 +393,18 @@ static void *pusher_main(void *arg)
 	pthread_mutex_lock(&P->mu);
 	for (;;) {
 		if (P->qn) {
-			char *path = P->q[P->qhead];
+			struct qent e = P->q[P->qhead];
 			P->qhead = (P->qhead + 1) % P->qcap;
 			P->qn--;
 			bool stopped = P->stopped;
 			pthread_mutex_unlock(&P->mu);
 			if (!stopped)
-				handle_file(P, path);
-			free(path);
+				handle_file(P, e.path);
+			else
+				P->st.failed++;
+			if (e.unlink_after)
+				unlink(e.path);
+			free(e.path);
 			pthread_mutex_lock(&P->mu);
 			continue;
 		}
@@ -474,7 +487,13 @@ struct tool_pusher *tool_pusher_new(const struct tool_push_opts *o)
 			push_spool_names_free(v, n);
 		}
 	}
+	/* every signal blocked in the thread: they are the command's (record's stop and
+	 * rotation signals must reach the thread that waits for them) */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int err = pthread_create(&P->th, NULL, pusher_main, P);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		tool_error("cannot start the push thread: %s", strerror(err));
 		goto fail;
@@ -491,6 +510,11 @@ fail:
 
 int tool_pusher_submit(struct tool_pusher *P, const char *path)
 {
+	return tool_pusher_submit_ex(P, path, false);
+}
+
+int tool_pusher_submit_ex(struct tool_pusher *P, const char *path, bool unlink_after)
+{
 	char *s = strdup(path);
 	if (!s)
 		return -ENOMEM;
@@ -500,7 +524,7 @@ int tool_pusher_submit(struct tool_pusher *P, const char *path)
 		err = -ESHUTDOWN;
 	} else if (P->qn == P->qcap) {
 		size_t ncap = P->qcap ? P->qcap * 2 : 16;
-		char **nq = malloc(ncap * sizeof(*nq));
+		struct qent *nq = malloc(ncap * sizeof(*nq));
 		if (!nq) {
 			err = -ENOMEM;
 		} else {
@@ -513,7 +537,7 @@ int tool_pusher_submit(struct tool_pusher *P, const char *path)
 		}
 	}
 	if (!err) {
-		P->q[(P->qhead + P->qn) % P->qcap] = s;
+		P->q[(P->qhead + P->qn) % P->qcap] = (struct qent){ s, unlink_after };
 		P->qn++;
 		pthread_cond_signal(&P->cv);
 	}
@@ -533,7 +557,10 @@ int tool_pusher_finish(struct tool_pusher *P, unsigned wait_ms, struct tool_push
 	pthread_join(P->th, NULL);
 	struct tool_push_stats *st = &P->st;
 	for (size_t i = 0; i < P->qn; i++) {   /* left after an authentication failure */
-		free(P->q[(P->qhead + i) % P->qcap]);
+		struct qent *e = &P->q[(P->qhead + i) % P->qcap];
+		if (e->unlink_after)
+			unlink(e->path);
+		free(e->path);
 		st->failed++;
 	}
 	if (P->spool) {

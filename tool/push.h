@@ -57,6 +57,9 @@ struct tool_pusher *tool_pusher_new(const struct tool_push_opts *o);
 /* Queue a perf.data file (the path is copied). Any thread; never blocks on I/O.
  * -ENOMEM, or -ESHUTDOWN after finish or once authentication failed. */
 int tool_pusher_submit(struct tool_pusher *p, const char *path);
+/* The same; with unlink_after, `path` is a name of the pusher's own (a hard link made
+ * so that the recorder may delete its name) and is removed once converted. */
+int tool_pusher_submit_ex(struct tool_pusher *p, const char *path, bool unlink_after);
 /* Push what is queued, try the spool once more (and for up to wait_ms longer while
  * entries remain), stop the thread, print the summary and free the pusher. Fills *st
  * (may be NULL). Returns 0 when nothing failed or waits, 1 otherwise. */
