@@ -94,7 +94,7 @@ int push_http_global_init(char *why, size_t len)
 struct push_http {
 	const struct tool_push_opts *o;
 	CURL *h;
-	char *url;              /* the base URL ending in /ingest */
+	char *url;              /* the server's URL, without /ingest or /profiles/writeraw */
 	size_t url_len;
 	char *auth_header;      /* "Authorization: Bearer ..." */
 	char *tenant_header;
@@ -114,8 +114,15 @@ struct push_http *push_http_new(const struct tool_push_opts *o)
 	size_t n = strlen(u);
 	while (n && u[n - 1] == '/')
 		n--;
-	bool has_ingest = n >= 7 && !memcmp(u + n - 7, "/ingest", 7);
-	c->url = malloc(n + 16);
+	/* the server's root: an endpoint given in full is taken off (each format has its
+	 * own, appended per request) */
+	static const char *const ends[] = { "/ingest", "/profiles/writeraw" };
+	for (size_t i = 0; i < 2; i++) {
+		size_t el = strlen(ends[i]);
+		if (n >= el && !memcmp(u + n - el, ends[i], el))
+			n -= el;
+	}
+	c->url = malloc(n + 1);
 	if (o->bearer && asprintf(&c->auth_header, "Authorization: Bearer %s", o->bearer) < 0)
 		c->auth_header = NULL;
 	if (o->tenant && asprintf(&c->tenant_header, "X-Scope-OrgID: %s", o->tenant) < 0)
@@ -126,11 +133,7 @@ struct push_http *push_http_new(const struct tool_push_opts *o)
 	}
 	memcpy(c->url, u, n);
 	c->url_len = n;
-	if (!has_ingest) {
-		memcpy(c->url + n, "/ingest", 7);
-		c->url_len += 7;
-	}
-	c->url[c->url_len] = '\0';
+	c->url[n] = '\0';
 	return c;
 }
 
@@ -192,20 +195,18 @@ static enum push_outcome curl_outcome(CURLcode rc)
 }
 
 enum push_outcome push_http_send(struct push_http *c, const char *query, const void *body,
-				 size_t len, bool multipart, struct push_reply *r)
+				 size_t len, enum push_format fmt, struct push_reply *r)
 {
 	const struct tool_push_opts *o = c->o;
 	r->status = 0;
 	r->msg[0] = '\0';
-	size_t ql = strlen(query);
-	char *url = malloc(c->url_len + ql + 2);
-	if (!url) {
+	char *url;
+	int un = fmt == PUSH_PARCA ? asprintf(&url, "%s/profiles/writeraw", c->url)
+				   : asprintf(&url, "%s/ingest?%s", c->url, query);
+	if (un < 0) {
 		snprintf(r->msg, sizeof(r->msg), "out of memory");
 		return PUSH_RETRY;
 	}
-	memcpy(url, c->url, c->url_len);
-	url[c->url_len] = '?';
-	memcpy(url + c->url_len + 1, query, ql + 1);
 
 	CURL *h = c->h;
 	C.easy_reset(h);
@@ -235,7 +236,7 @@ enum push_outcome push_http_send(struct push_http *c, const char *query, const v
 		hdr = C.slist_append(hdr, c->auth_header);
 	if (c->tenant_header)
 		hdr = C.slist_append(hdr, c->tenant_header);
-	if (multipart) {
+	if (fmt == PUSH_PPROF) {
 		mime = C.mime_init(h);
 		curl_mimepart *part = mime ? C.mime_addpart(mime) : NULL;
 		if (part) {
@@ -246,7 +247,8 @@ enum push_outcome push_http_send(struct push_http *c, const char *query, const v
 		}
 		C.easy_setopt(h, CURLOPT_MIMEPOST, mime);
 	} else {
-		hdr = C.slist_append(hdr, "Content-Type: binary/octet-stream");
+		hdr = C.slist_append(hdr, fmt == PUSH_PARCA ? "Content-Type: application/json"
+							    : "Content-Type: binary/octet-stream");
 		C.easy_setopt(h, CURLOPT_POSTFIELDS, body);
 		C.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	}

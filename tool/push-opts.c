@@ -80,12 +80,14 @@ int tool_push_parse_opt(struct tool_push_args *a, int c, const char *arg)
 		a->tags[o->nr_tags++] = arg;
 		return 0;
 	case PUSH_OPT_FORMAT:
-		if (strcmp(arg, "pprof") && strcmp(arg, "folded")) {
-			tool_error("--format must be pprof or folded, not '%s'", arg);
-			return 129;
+		for (int i = 0; i < 3; i++) {
+			if (!strcmp(arg, push_format_names[i])) {
+				o->format = (enum push_format)i;
+				return 0;
+			}
 		}
-		o->folded = !strcmp(arg, "folded");
-		return 0;
+		tool_error("--format must be pprof, folded or parca, not '%s'", arg);
+		return 129;
 	case PUSH_OPT_BASIC: {
 		const char *colon = strchr(arg, ':');
 		size_t n = colon ? (size_t)(colon - arg) : strlen(arg);

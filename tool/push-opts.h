@@ -24,7 +24,8 @@ enum {
 	{ PUSH_OPT_NOLABELS, "no-default-labels", no_argument, NULL, \
 	  "no hostname= and comm= labels" }, \
 	{ PUSH_OPT_FORMAT, "format", required_argument, "<fmt>", \
-	  "pprof (default) or folded (older servers)" }, \
+	  "pprof (default), folded (older servers) or parca\n" \
+	  "(Parca's WriteRaw as JSON)" }, \
 	{ PUSH_OPT_BASIC, "basic-auth", required_argument, "<user[:pass]>", \
 	  "HTTP basic authentication (default $PYROSCOPE_BASIC_AUTH_USER\nand " \
 	  "$PYROSCOPE_BASIC_AUTH_PASSWORD)" }, \

@@ -2,7 +2,7 @@
 /*
  * tool/push-spool.c - profiles the server could not take yet, one file each:
  *
- *   <from_ms:020>-<until_ms:020>-<hash:016x>.pprof|.folded
+ *   <from_ms:020>-<until_ms:020>-<hash:016x>.pprof|.folded|.parca
  *   content: "PKSPOOL1\n" <query> "\n" <body>
  *
  * The name sorts by the profile's start, so the oldest is first and dropped first when
@@ -108,7 +108,10 @@ static bool entry_name(const char *n)
 		if (!(n[i] >= '0' && n[i] <= '9') && !(i > 41 && n[i] >= 'a' && n[i] <= 'f'))
 			return false;
 	}
-	return !strcmp(n + 58, ".pprof") || !strcmp(n + 58, ".folded");
+	for (size_t i = 0; i < 3; i++)
+		if (n[58] == '.' && !strcmp(n + 59, push_format_names[i]))
+			return true;
+	return false;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -240,12 +243,12 @@ static void trim(struct push_spool *s, const char *keep, unsigned *dropped)
 }
 
 int push_spool_put(struct push_spool *s, uint64_t from_ms, uint64_t until_ms,
-		   const char *query, const void *body, size_t len, bool folded,
+		   const char *query, const void *body, size_t len, enum push_format fmt,
 		   unsigned *dropped)
 {
 	char name[96], path[PATH_MAX], tmp[PATH_MAX];
 	snprintf(name, sizeof(name), "%020" PRIu64 "-%020" PRIu64 "-%016" PRIx64 ".%s", from_ms,
-		 until_ms, fnv1a(query), folded ? "folded" : "pprof");
+		 until_ms, fnv1a(query), push_format_names[fmt]);
 	char tname[128];
 	snprintf(tname, sizeof(tname), ".tmp-%d-%s", (int)getpid(), name);
 	if (!join_path(path, s->dir, name, "") || !join_path(tmp, s->dir, tname, ""))
@@ -339,7 +342,10 @@ int push_spool_take(struct push_spool *s, const char *name, struct push_spool_en
 	}
 	memcpy(e->body, buf + off, e->len);
 	free(buf);
-	e->folded = strstr(name, ".folded") != NULL;
+	e->format = PUSH_PPROF;
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(name + 59, push_format_names[i]))
+			e->format = (enum push_format)i;
 	return 0;
 }
 

@@ -55,3 +55,29 @@ int push_parse_size(const char *s, uint64_t *v)
 	*v = (uint64_t)n << shift;
 	return 0;
 }
+
+const char *const push_format_names[3] = { "pprof", "folded", "parca" };
+
+size_t push_base64(char *dst, const void *src, size_t n)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *s = src;
+	size_t j = 0, i = 0;
+	for (; i + 2 < n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+		dst[j++] = tab[v >> 18];
+		dst[j++] = tab[(v >> 12) & 63];
+		dst[j++] = tab[(v >> 6) & 63];
+		dst[j++] = tab[v & 63];
+	}
+	if (i < n) {
+		uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0);
+		dst[j++] = tab[v >> 18];
+		dst[j++] = tab[(v >> 12) & 63];
+		dst[j++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+		dst[j++] = '=';
+	}
+	dst[j] = '\0';
+	return j;
+}

@@ -95,6 +95,67 @@ struct job {
 	uint64_t from_ms, until_ms;
 };
 
+/* a JSON string into f */
+static void json_str(FILE *f, const char *s)
+{
+	pk_json__write_str(f, s, 0);
+}
+
+static void json_label(FILE *f, const char *name, const char *value, bool comma)
+{
+	fprintf(f, "%s{\"name\":", comma ? "," : "");
+	json_str(f, name);
+	fputs(",\"value\":", f);
+	json_str(f, value);
+	fputc('}', f);
+}
+
+/*
+ * Parca's WriteRaw request (parca.profilestore.v1alpha1) as the JSON its HTTP gateway
+ * takes at /profiles/writeraw: one series, labelled __name__=perfkit, app, hostname,
+ * comm and the tags, holding the pprof (bytes are base64 in the JSON mapping of
+ * protobuf). Replaces j->body. -ENOMEM.
+ */
+static int parca_body(const struct tool_push_opts *o, struct job *j, const char *app,
+		      const char *host, const char *comm)
+{
+	char *b64 = malloc(4 * ((j->len + 2) / 3) + 1);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = b64 ? open_memstream(&out, &len) : NULL;
+	if (!f) {
+		free(b64);
+		return -ENOMEM;
+	}
+	push_base64(b64, j->body, j->len);
+	fputs("{\"series\":[{\"labels\":{\"labels\":[", f);
+	json_label(f, "__name__", "perfkit", false);
+	json_label(f, "app", app, true);
+	if (!o->no_default_labels) {
+		json_label(f, "hostname", host, true);
+		json_label(f, "comm", comm, true);
+	}
+	for (size_t i = 0; i < o->nr_tags; i++) {
+		char key[128];
+		const char *eq = strchr(o->tags[i], '=');
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - o->tags[i]), o->tags[i]);
+		json_label(f, key, eq + 1, true);
+	}
+	fputs("]},\"samples\":[{\"rawProfile\":\"", f);
+	fputs(b64, f);
+	fputs("\"}]}],\"normalized\":false}", f);
+	free(b64);
+	int bad = ferror(f);
+	if (fclose(f) || bad) {
+		free(out);
+		return -ENOMEM;
+	}
+	free(j->body);
+	j->body = out;
+	j->len = len;
+	return 0;
+}
+
 /* path -> job; 1: no samples (nothing to send); -1 after printing why */
 static int convert(struct tool_pusher *P, const char *path, struct job *j)
 {
@@ -110,8 +171,9 @@ static int convert(struct tool_pusher *P, const char *path, struct job *j)
 	else if (gethostname(host, sizeof(host) - 1) == 0)
 		sanitize(host, sizeof(host), host);
 	unsigned hz = sample_rate(r);
-	struct tool_load_opts lo = { .addresses = !o->folded, .srcline = o->srcline && !o->folded,
-				     .unknown_hex = !o->folded, .event = o->event };
+	bool folded = o->format == PUSH_FOLDED;
+	struct tool_load_opts lo = { .addresses = !folded, .srcline = o->srcline && !folded,
+				     .unknown_hex = !folded, .event = o->event };
 	struct pk_profile_load_stats st;
 	struct pk_profile *p = tool_load_profile_reader(r, path, &lo, &st);
 	pk_data_reader__free(r);
@@ -135,7 +197,7 @@ static int convert(struct tool_pusher *P, const char *path, struct job *j)
 
 	FILE *f = open_memstream(&j->body, &j->len);
 	int err = f ? 0 : -ENOMEM;
-	if (f && o->folded) {
+	if (f && folded) {
 		/* one event (the server has one value per stack), counted in samples: the
 		 * server turns samples into time with sampleRate */
 		PK_OPTS(pk_folded_opts, fo, .event = 0, .weight = PK_WEIGHT_SAMPLES);
@@ -183,8 +245,8 @@ static int convert(struct tool_pusher *P, const char *path, struct job *j)
 	if (hz)
 		snprintf(rate, sizeof(rate), "&sampleRate=%u", hz);
 	if (asprintf(&j->query, "name=%s&from=%" PRIu64 "&until=%" PRIu64 "&format=%s%s&spyName=perfkit%s",
-		     ename, fs, us, o->folded ? "folded" : "pprof", rate,
-		     o->folded ? "&units=samples&aggregationType=sum" : "") < 0) {
+		     ename, fs, us, push_format_names[o->format], rate,
+		     folded ? "&units=samples&aggregationType=sum" : "") < 0) {
 		j->query = NULL;
 		free(j->body);
 		j->body = NULL;
@@ -193,6 +255,13 @@ static int convert(struct tool_pusher *P, const char *path, struct job *j)
 	}
 	j->from_ms = from / 1000000;
 	j->until_ms = until / 1000000;
+	if (o->format == PUSH_PARCA && parca_body(o, j, app, host, comm)) {
+		free(j->query);
+		free(j->body);
+		j->query = j->body = NULL;
+		tool_error("out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -230,11 +299,11 @@ static void schedule_retry(struct tool_pusher *P, bool failed)
 
 /* One send and its bookkeeping. Returns the outcome. */
 static enum push_outcome send_one(struct tool_pusher *P, const char *what, const char *query,
-				  const void *body, size_t len, bool from_spool)
+				  const void *body, size_t len, enum push_format fmt,
+				  bool from_spool)
 {
 	struct push_reply r;
-	enum push_outcome out = push_http_send(P->http, query, body, len, !P->o.folded &&
-					       !strstr(query, "format=folded"), &r);
+	enum push_outcome out = push_http_send(P->http, query, body, len, fmt, &r);
 	switch (out) {
 	case PUSH_OK:
 		P->st.pushed++;
@@ -292,7 +361,7 @@ static void retry_spool(struct tool_pusher *P)
 			push_spool_release(P->spool, &e, false);
 			continue;   /* gone, or being sent by another perfkit */
 		}
-		enum push_outcome out = send_one(P, v[i], e.query, e.body, e.len, true);
+		enum push_outcome out = send_one(P, v[i], e.query, e.body, e.len, e.format, true);
 		/* delivered, or refused for good: either way never sent again (an auth
 		 * failure keeps it: the profile is fine, the credentials are not) */
 		push_spool_release(P->spool, &e, out == PUSH_OK || out == PUSH_REJECTED);
@@ -313,11 +382,11 @@ static void handle_file(struct tool_pusher *P, const char *path)
 	}
 	bool down = P->pending && now_ns(CLOCK_MONOTONIC) < P->next_retry;
 	enum push_outcome out = down ? PUSH_RETRY
-				     : send_one(P, path, j.query, j.body, j.len, false);
+				     : send_one(P, path, j.query, j.body, j.len, P->o.format, false);
 	if (out == PUSH_RETRY) {
 		if (P->spool) {
 			int err = push_spool_put(P->spool, j.from_ms, j.until_ms, j.query, j.body,
-						 j.len, P->o.folded, &P->st.dropped);
+						 j.len, P->o.format, &P->st.dropped);
 			if (err) {
 				tool_error("cannot spool '%s' in '%s': %s", path,
 					   push_spool_dir(P->spool), strerror(-err));

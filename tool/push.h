@@ -18,12 +18,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* what is sent: pprof to Pyroscope's /ingest (multipart field "profile"), folded stacks
+ * to /ingest, or pprof inside Parca's WriteRaw request (JSON, /profiles/writeraw) */
+enum push_format { PUSH_PPROF = 0, PUSH_FOLDED = 1, PUSH_PARCA = 2 };
+extern const char *const push_format_names[3];   /* "pprof", "folded", "parca" */
+
 struct tool_push_opts {
 	const char *url;           /* server, e.g. http://host:4040 (/ingest is appended) */
 	const char *app;           /* application name (NULL: the top comm of each file) */
 	const char *const *tags;   /* "key=value" labels */
 	size_t nr_tags;
-	bool folded;               /* format=folded instead of pprof */
+	enum push_format format;
 	bool no_default_labels;    /* no hostname/comm labels */
 	bool srcline;              /* pprof: source file:line of every frame (DWARF) */
 	bool verbose;
@@ -90,9 +95,12 @@ struct push_http;
 int push_http_global_init(char *why, size_t len);
 struct push_http *push_http_new(const struct tool_push_opts *o);
 void push_http_free(struct push_http *c);
-/* POST url/ingest?query with body (multipart field "profile" for pprof). */
+/* POST url/ingest?query with body (pprof: as the multipart field "profile"), or, for
+ * PUSH_PARCA, the JSON body to url/profiles/writeraw (query unused). */
 enum push_outcome push_http_send(struct push_http *c, const char *query, const void *body,
-				 size_t len, bool multipart, struct push_reply *r);
+				 size_t len, enum push_format fmt, struct push_reply *r);
+/* base64 of n bytes into dst (room for 4 * ((n + 2) / 3) + 1 bytes); returns the length */
+size_t push_base64(char *dst, const void *src, size_t n);
 
 struct push_spool;
 /* Create the directory (0700) if needed. NULL after printing the error. */
@@ -103,7 +111,7 @@ const char *push_spool_dir(const struct push_spool *s);
  * profile keeps one entry); then drop the oldest entries while the spool holds more
  * than max bytes (*dropped += their number; warned). 0 or -errno. */
 int push_spool_put(struct push_spool *s, uint64_t from_ms, uint64_t until_ms,
-		   const char *query, const void *body, size_t len, bool folded,
+		   const char *query, const void *body, size_t len, enum push_format fmt,
 		   unsigned *dropped);
 /* The entries, oldest first (malloc'd names; free with push_spool_names_free). */
 int push_spool_list(struct push_spool *s, char ***names, size_t *n);
@@ -114,7 +122,7 @@ void push_spool_names_free(char **names, size_t n);
 struct push_spool_entry {
 	int fd;
 	char *query;
-	bool folded;
+	enum push_format format;
 	void *body;
 	size_t len;
 	char name[96];

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""A Pyroscope ingest endpoint for the push tests, on 127.0.0.1 only, bounded in time.
+"""A Pyroscope ingest endpoint (and Parca's WriteRaw through its HTTP gateway) for the
+push tests, on 127.0.0.1 only, bounded in time.
 
 Implements the documented contract of Grafana Pyroscope's POST /ingest: query
 parameters name (APP{labels}), from and until (UNIX seconds) required, format (folded
@@ -9,12 +10,17 @@ multipart/form-data body whose form file field "profile" holds the profile (a ra
 is accepted too, as the server does); for folded a text body "a;b;c N" per line.
 Each accepted profile is stored as NNNN.<format> with NNNN.query beside it; a request
 breaking the contract gets 400 with the reason (so a test sees it in perfkit's message).
+POST /profiles/writeraw takes parca.profilestore.v1alpha1.WriteRawRequest in the JSON
+mapping of protobuf (what Parca's grpc-gateway takes): series[].labels.labels[] of
+{name, value} with __name__, series[].samples[].rawProfile (base64 pprof); each profile
+is stored as NNNN.pprof with its labels in NNNN.query ("labels=k=v,...").
 
   push-receiver.py --store DIR --port-file FILE [--port N] [--lifetime SECS]
                    [--basic USER:PASS] [--bearer TOKEN] [--fail-first N --fail-status S]
 """
 import argparse
 import base64
+import json
 import os
 import re
 import sys
@@ -69,7 +75,7 @@ class H(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
         u = urllib.parse.urlsplit(self.path)
-        if u.path != "/ingest":
+        if u.path not in ("/ingest", "/profiles/writeraw"):
             return self.reply(404, "not found")
         auth = self.headers.get("Authorization", "")
         if args.basic and auth != "Basic " + base64.b64encode(args.basic.encode()).decode():
@@ -80,6 +86,8 @@ class H(BaseHTTPRequestHandler):
             state["seen"] += 1
             if state["seen"] <= args.fail_first:
                 return self.reply(args.fail_status, "try later")
+        if u.path == "/profiles/writeraw":
+            return self.writeraw(body, auth)
         q = urllib.parse.parse_qs(u.query, keep_blank_values=True, strict_parsing=True)
         for k in ("name", "from", "until"):
             if k not in q:
@@ -123,6 +131,45 @@ class H(BaseHTTPRequestHandler):
         self.reply(200, "")
 
 
+def store(fmt, data, meta):
+    with lock:
+        i = state["n"]
+        state["n"] += 1
+        base = os.path.join(args.store, "%04d" % i)
+        with open(base + "." + fmt + ".tmp", "wb") as f:
+            f.write(data)
+        with open(base + ".query", "w") as f:
+            f.write(meta)
+        os.rename(base + "." + fmt + ".tmp", base + "." + fmt)
+
+
+def writeraw(self, body, auth):
+    if not self.headers.get("Content-Type", "").startswith("application/json"):
+        return self.reply(415, "want application/json")
+    try:
+        req = json.loads(body)
+        profiles = []
+        for series in req["series"]:
+            labels = {l["name"]: l["value"] for l in series["labels"]["labels"]}
+            if not labels.get("__name__"):
+                return self.reply(400, "no __name__ label")
+            for smp in series["samples"]:
+                raw = base64.b64decode(smp["rawProfile"], validate=True)
+                if raw[:2] != b"\x1f\x8b":
+                    return self.reply(400, "rawProfile is not gzip-compressed pprof")
+                profiles.append((labels, raw))
+    except (ValueError, KeyError, TypeError) as e:
+        return self.reply(400, "bad WriteRawRequest: %s" % e)
+    if not profiles:
+        return self.reply(400, "no profile")
+    for labels, raw in profiles:
+        meta = "labels=" + ",".join("%s=%s" % kv for kv in sorted(labels.items())) + "\n"
+        meta += "auth=" + (auth.split(" ")[0] if auth else "none") + "\n"
+        store("pprof", raw, meta)
+    self.reply(200, "{}")
+
+
+H.writeraw = writeraw
 srv = HTTPServer(("127.0.0.1", args.port), H)
 tmp = args.port_file + ".tmp"
 with open(tmp, "w") as f:

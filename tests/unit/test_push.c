@@ -41,6 +41,21 @@ static void test_escape(void **state)
 	assert_string_equal(buf, "%FF%20");
 }
 
+static void test_base64(void **state)
+{
+	(void)state;
+	char buf[16];
+	assert_int_equal(push_base64(buf, "", 0), 0);
+	assert_int_equal(push_base64(buf, "f", 1), 4);
+	assert_string_equal(buf, "Zg==");
+	assert_int_equal(push_base64(buf, "fo", 2), 4);
+	assert_string_equal(buf, "Zm8=");
+	assert_int_equal(push_base64(buf, "foo", 3), 4);
+	assert_string_equal(buf, "Zm9v");
+	assert_int_equal(push_base64(buf, "\xff\xfe\xfd\x00", 4), 8);
+	assert_string_equal(buf, "//79AA==");
+}
+
 static void test_size(void **state)
 {
 	(void)state;
@@ -79,18 +94,18 @@ static void test_spool(void **state)
 	struct push_spool *s = push_spool_open(sub, 2500);
 	assert_non_null(s);
 	unsigned dropped = 0;
-	assert_int_equal(push_spool_put(s, 1000, 2000, "name=a&from=1&until=2", body, 1000, false,
+	assert_int_equal(push_spool_put(s, 1000, 2000, "name=a&from=1&until=2", body, 1000, PUSH_PPROF,
 					&dropped), 0);
 	/* the same profile again: one entry */
-	assert_int_equal(push_spool_put(s, 1000, 2000, "name=a&from=1&until=2", body, 1000, false,
+	assert_int_equal(push_spool_put(s, 1000, 2000, "name=a&from=1&until=2", body, 1000, PUSH_PPROF,
 					&dropped), 0);
 	assert_int_equal(count(s), 1);
-	assert_int_equal(push_spool_put(s, 3000, 4000, "name=a&from=3&until=4", body, 1000, true,
+	assert_int_equal(push_spool_put(s, 3000, 4000, "name=a&from=3&until=4", body, 1000, PUSH_FOLDED,
 					&dropped), 0);
 	assert_int_equal(dropped, 0);
 	/* a third is over 2500 bytes: the oldest (from 1000) goes */
 	warnings = 0;
-	assert_int_equal(push_spool_put(s, 5000, 6000, "name=a&from=5&until=6", body, 1000, false,
+	assert_int_equal(push_spool_put(s, 5000, 6000, "name=a&from=5&until=6", body, 1000, PUSH_PPROF,
 					&dropped), 0);
 	assert_int_equal(dropped, 1);
 	assert_int_equal(warnings, 1);
@@ -105,7 +120,7 @@ static void test_spool(void **state)
 	assert_int_equal(push_spool_take(s, v[0], &e), 0);
 	assert_string_equal(e.query, "name=a&from=3&until=4");
 	assert_int_equal(e.len, 1000);
-	assert_true(e.folded);
+	assert_int_equal(e.format, PUSH_FOLDED);
 	assert_memory_equal(e.body, body, 1000);
 	assert_int_equal(push_spool_take(s, v[0], &e2), -EBUSY);
 	push_spool_release(s, &e2, false);
@@ -131,7 +146,7 @@ static void test_spool(void **state)
 	dropped = 0;
 	char *big = calloc(1, 4000);
 	assert_non_null(big);
-	assert_int_equal(push_spool_put(s, 7000, 8000, "name=b&from=7&until=8", big, 4000, false,
+	assert_int_equal(push_spool_put(s, 7000, 8000, "name=b&from=7&until=8", big, 4000, PUSH_PARCA,
 					&dropped), 0);
 	assert_int_equal(dropped, 1);
 	assert_int_equal(count(s), 0);
@@ -147,6 +162,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_base64),
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_spool),
 	};
