@@ -7,9 +7,11 @@
  * libcurl and, when the server cannot take it now (connection refused, timeout, 5xx,
  * 429), keeps it in a spool directory and retries with exponential back-off and jitter.
  *
- *   tool/push.c        the queue, the thread, conversion, the retry policy, the summary
- *   tool/push-http.c   libcurl (loaded with dlopen on first use: see there), the request
- *   tool/push-spool.c  the spool directory: entries named by time range, bounded size
+ *   tool/push.c          the queue, the thread, the retry policy, the summary
+ *   tool/push-convert.c  perf.data -> the body, query and time range of one push
+ *   tool/push-http.c     libcurl (loaded with dlopen on first use: see there), the request
+ *   tool/push-spool.c    the spool directory: entries named by time range, bounded size
+ *   tool/push-opts.c     the options (shared with record --push), push-text.c escaping
  */
 #ifndef TOOL_PUSH_H
 #define TOOL_PUSH_H
@@ -70,7 +72,18 @@ int tool_pusher_submit_ex(struct tool_pusher *p, const char *path, bool unlink_a
  * (may be NULL). Returns 0 when nothing failed or waits, 1 otherwise. */
 int tool_pusher_finish(struct tool_pusher *p, unsigned wait_ms, struct tool_push_stats *st);
 
-/* ---- internal to push*.c (declared here for the unit-free split of the files) ---- */
+/* ---- internal to push*.c ---- */
+
+/* A converted file: the body to send, the query (also the spool's identity), the range. */
+struct push_job {
+	char *query;
+	char *body;
+	size_t len;
+	uint64_t from_ms, until_ms;
+};
+/* path -> job (tool/push-convert.c): 0; 1 when the file has no sample (nothing to
+ * send); -1 after printing why. */
+int push_convert(const struct tool_push_opts *o, const char *path, struct push_job *j);
 
 /* Percent-encoding of a query value (RFC 3986 unreserved kept): at most 3 * n + 1
  * bytes into dst, NUL-terminated; returns the length, or -1 if cap is too small. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "../../tool/push-text.c"
 #include "../../tool/push-spool.c"
 
 void tool_error(const char *fmt, ...)
