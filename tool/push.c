@@ -383,6 +383,9 @@ int tool_pusher_finish(struct tool_pusher *P, unsigned wait_ms, struct tool_push
 			push_spool_names_free(v, n);
 		}
 	}
+	int status = st->rejected || st->failed || st->waiting || st->dropped ? 1 : 0;
+	if (P->o.quiet && !status && !st->spooled)
+		goto out;
 	fprintf(stderr, "perfkit %s: pushed %u profile%s to %s", tool_cmd_name, st->pushed,
 		st->pushed == 1 ? "" : "s", P->o.url);
 	if (st->from_spool)
@@ -401,7 +404,7 @@ int tool_pusher_finish(struct tool_pusher *P, unsigned wait_ms, struct tool_push
 			"--spool %s' sends them\n", tool_cmd_name, st->waiting,
 			st->waiting == 1 ? "" : "s", push_spool_dir(P->spool),
 			push_spool_dir(P->spool));
-	int status = st->rejected || st->failed || st->waiting || st->dropped ? 1 : 0;
+out:
 	if (out)
 		*out = *st;
 	free(P->q);

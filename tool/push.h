@@ -34,6 +34,7 @@ struct tool_push_opts {
 	bool no_default_labels;    /* no hostname/comm labels */
 	bool srcline;              /* pprof: source file:line of every frame (DWARF) */
 	bool verbose;
+	bool quiet;                /* the summary only when something was not delivered */
 	const char *event;         /* only this event (NULL: all; folded: the first) */
 	const char *user, *password; /* HTTP basic authentication (user NULL: none) */
 	const char *bearer;        /* Authorization: Bearer (NULL: none) */

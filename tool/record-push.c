@@ -86,6 +86,7 @@ int rec_push_start(struct rec_opts *o)
 {
 	if (!o->push_on)
 		return 0;
+	o->push->o.quiet = o->quiet;
 	o->pusher = tool_pusher_new(&o->push->o);
 	if (!o->pusher)
 		return -1;
