@@ -312,8 +312,9 @@ static int run(struct rec_opts *o)
 	 * arrives while events are still being opened ends the recording right after set-up
 	 * with a complete file, instead of killing us before the header exists. */
 	sigemptyset(&sa.sa_mask);
-	/* SIGHUP: a closed terminal must still leave a whole file */
-	tool_catch_signals(&sa, stop, 3, &orig);
+	/* SIGHUP: a closed terminal must still leave a whole file; SIGUSR2 (a switch, a
+	 * snapshot) during set-up is kept for the first pass instead of killing us */
+	tool_catch_signals(&sa, stop, 4, &orig);
 
 	if (o->argv) {
 		/* in pipe mode the command's stdout would corrupt the stream: send it to stderr */

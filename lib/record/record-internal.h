@@ -19,6 +19,10 @@ struct pk_rec_nameset {
 	size_t cap, nr;
 };
 
+/* 1 when name was added, 0 when it was there, -ENOMEM */
+int pk_rec_nameset__add(struct pk_rec_nameset *ns, const char *name);
+void pk_rec_nameset__release(struct pk_rec_nameset *ns);
+
 struct pk_rec_walk_id {
 	uint64_t id;
 	uint32_t layout;

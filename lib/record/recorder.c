@@ -59,6 +59,8 @@ struct pk_recorder {
 	struct pk_data_lock *lock;        /* the output path's, held until the last file is
 					   * closed (across rotations) */
 	struct perf_event_header *kmap;   /* the synthesised kernel map, for every file */
+	struct pk_rec_nameset cached;     /* files already put in the build-id cache (by an
+					   * earlier file of a rotation) */
 	void *tdata;                      /* the TRACING_DATA blob, for every file */
 	size_t tdata_len;
 };
@@ -888,8 +890,8 @@ static void bid_cache_add(struct pk_recorder *r, bool *off, const char *name, co
 	PK_OPTS(pk_build_id_cache_opts, co, .dir = r->o.buildid_dir);
 	int err;
 
-	if (*off)
-		return;
+	if (*off || (name && pk_rec_nameset__add(&r->cached, name) == 0))
+		return; /* (an earlier file of the rotation copied it already) */
 	err = name ? pk_build_id_cache__add(name, id, len, &co)
 		   : pk_build_id_cache__add_kallsyms(NULL, id, len, &co);
 	if (err == -EFBIG) {
@@ -1141,6 +1143,7 @@ PK_API void pk_recorder__free(struct pk_recorder *r)
 	free(r->bid_err_file);
 	free(r->tdata);
 	free(r->kmap);
+	pk_rec_nameset__release(&r->cached);
 	pk_data_lock__release(r->lock);
 	free(r);
 }

@@ -55,7 +55,7 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static int nameset_add(struct pk_rec_nameset *ns, const char *name)
+int pk_rec_nameset__add(struct pk_rec_nameset *ns, const char *name)
 {
 	if (ns->nr * 2 >= ns->cap) {
 		size_t ncap = ns->cap ? ns->cap * 2 : 256;
@@ -84,7 +84,15 @@ static int nameset_add(struct pk_rec_nameset *ns, const char *name)
 	if (!ns->slot[j])
 		return -ENOMEM;
 	ns->nr++;
-	return 0;
+	return 1;
+}
+
+void pk_rec_nameset__release(struct pk_rec_nameset *ns)
+{
+	for (size_t i = 0; i < ns->cap; i++)
+		free(ns->slot[i]);
+	free(ns->slot);
+	memset(ns, 0, sizeof(*ns));
 }
 
 /* ---- layouts ---- */
@@ -169,7 +177,7 @@ static void note_file(struct pk_rec_walk *w, const struct perf_event_header *h, 
 	}
 	/* executable user-space mappings of files only: not //anon, [heap] */
 	if (name[0] == '/')
-		nameset_add(&w->dsos, name);
+		pk_rec_nameset__add(&w->dsos, name);
 }
 
 void pk_rec_walk__record(struct pk_rec_walk *w, const struct perf_event_header *h)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "testutil.h"
@@ -332,6 +333,116 @@ static void test_record_self(void **state)
 	assert_true(s.mmap > 0);     /* synthesised MMAP2 of our mappings */
 }
 
+/* Count the samples of one file; its COMM of pid, MMAPs and FINISHED_INIT. */
+static uint64_t count_file(const char *path, pid_t pid, struct seen *s)
+{
+	struct pk_data_reader *rd = pk_data_reader__open(path, NULL);
+	struct pk_data_event ev;
+	struct pk_record rec;
+	int err;
+
+	assert_non_null(rd);
+	memset(s, 0, sizeof(*s));
+	while ((err = pk_data_reader__next(rd, &ev)) > 0) {
+		const struct perf_event_header *h = ev.hdr;
+		if (h->type == PERF_RECORD_SAMPLE)
+			s->samples++;
+		else if (h->type == PERF_RECORD_MMAP || h->type == PERF_RECORD_MMAP2)
+			s->mmap++;
+		else if (h->type == PK_RECORD_FINISHED_INIT)
+			s->finished_init++;
+		else if (h->type == PERF_RECORD_COMM && ev.attr &&
+			 pk_record__decode(&ev.attr->layout, h, &rec, NULL) == 0 &&
+			 (pid_t)rec.comm.pid == pid)
+			s->comm_of_pid = true;
+	}
+	assert_int_equal(err, 0);
+	pk_data_reader__free(rd);
+	return s->samples;
+}
+
+/* Rotation: three switches and a renamed last file, every one complete alone (its own
+ * COMM and MMAP2 of the target, FINISHED_INIT), together every sample; the output stays
+ * locked throughout; fd output cannot rotate. */
+static void test_record_rotate(void **state)
+{
+	(void)state;
+	if (!pk_test_can_perf())
+		PK_SKIP("perf_event_open is not allowed here");
+	pk_test_quiet_log();
+	char pid[32], name[4][32];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	unlink("rot.data");
+	PK_OPTS(pk_recorder_opts, o, .event_str = "cpu-clock", .freq = 2000, .pids = pid,
+		.output = "rot.data", .no_buildid_cache = true, .mmap_pages = 8);
+	struct pk_recorder *r = pk_recorder__new(&o);
+	assert_non_null(r);
+	assert_int_equal(pk_recorder__switch_output(r, "x", NULL), -EINVAL); /* not open */
+	assert_int_equal(pk_recorder__open(r), 0);
+	struct pk_recorder_file f[4];
+	for (int k = 0; k < 4; k++) {
+		for (int i = 0; i < 10; i++) {
+			spin_ms(10);
+			assert_true(pk_recorder__drain(r, 0) >= 0);
+		}
+		snprintf(name[k], sizeof(name[k]), "rot.data.%d", k);
+		f[k] = (struct pk_recorder_file){ .sz = sizeof(f[k]) };
+		if (k < 3) {
+			assert_int_equal(pk_recorder__switch_output(r, name[k], &f[k]), 0);
+			/* between files the path stays locked */
+			PK_OPTS(pk_data_lock_opts, lo);
+			errno = 0;
+			assert_null(pk_data_lock__acquire("rot.data", &lo));
+			assert_int_equal(errno, EBUSY);
+		} else {
+			assert_int_equal(pk_recorder__finish_as(r, name[k], &f[k]), 0);
+		}
+	}
+	assert_int_equal(pk_recorder__switch_output(r, "y", NULL), -EINVAL); /* finished */
+	assert_int_equal(access("rot.data", F_OK), -1);
+	PK_OPTS(pk_recorder_stats, st);
+	pk_recorder__stats(r, &st);
+	pk_recorder__free(r);
+
+	uint64_t total = 0;
+	for (int k = 0; k < 4; k++) {
+		struct seen s;
+		uint64_t n = count_file(name[k], getpid(), &s);
+		assert_true(s.comm_of_pid);
+		assert_true(s.mmap > 0);
+		assert_int_equal(s.finished_init, 1);
+		assert_true(n == f[k].samples);
+		assert_true(n > 0);
+		assert_true(f[k].first_ns > 0 && f[k].first_ns <= f[k].last_ns);
+		if (k)
+			assert_true(f[k].last_ns > f[k - 1].last_ns);
+		struct stat sb;
+		assert_int_equal(stat(name[k], &sb), 0);
+		assert_true((uint64_t)sb.st_size == f[k].bytes);
+		total += n;
+		unlink(name[k]);
+	}
+	assert_true(total == st.samples);
+	/* the lock went with the last file */
+	PK_OPTS(pk_data_lock_opts, lo);
+	struct pk_data_lock *l = pk_data_lock__acquire("rot.data", &lo);
+	assert_non_null(l);
+	pk_data_lock__release(l);
+
+	/* an fd output has no name to rotate */
+	int fd = open("rotfd.data", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	PK_OPTS(pk_recorder_opts, o2, .event_str = "cpu-clock", .pids = pid, .output_fd = fd,
+		.no_buildid_cache = true, .mmap_pages = 8);
+	r = pk_recorder__new(&o2);
+	assert_non_null(r);
+	assert_int_equal(pk_recorder__open(r), 0);
+	assert_int_equal(pk_recorder__switch_output(r, "z", NULL), -EINVAL);
+	assert_int_equal(pk_recorder__finish(r), 0);
+	pk_recorder__free(r);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_record_workload),
 		cmocka_unit_test(test_record_self),
+		cmocka_unit_test(test_record_rotate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
