@@ -17,6 +17,7 @@ is stored as NNNN.pprof with its labels in NNNN.query ("labels=k=v,...").
 
   push-receiver.py --store DIR --port-file FILE [--port N] [--lifetime SECS]
                    [--basic USER:PASS] [--bearer TOKEN] [--fail-first N --fail-status S]
+                   [--tls CERT KEY]
 """
 import argparse
 import base64
@@ -38,6 +39,7 @@ ap.add_argument("--basic")
 ap.add_argument("--bearer")
 ap.add_argument("--fail-first", type=int, default=0)
 ap.add_argument("--fail-status", type=int, default=503)
+ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https")
 args = ap.parse_args()
 os.makedirs(args.store, exist_ok=True)
 lock = threading.Lock()
@@ -171,6 +173,11 @@ def writeraw(self, body, auth):
 
 H.writeraw = writeraw
 srv = HTTPServer(("127.0.0.1", args.port), H)
+if args.tls:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(args.tls[0], args.tls[1])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 tmp = args.port_file + ".tmp"
 with open(tmp, "w") as f:
     f.write(str(srv.server_address[1]))
