@@ -27,14 +27,18 @@ python3 "$here/../tests/cli/push-receiver.py" --store "$tmp/store" --port-file "
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 url=http://127.0.0.1:$(cat "$tmp/port")
 
-# one run: "cpu_seconds rss_kb"
+# one run: "cpu_seconds rss_kb samples"
 measure() {
 	local dir=$tmp/run.$RANDOM
 	mkdir "$dir"
 	( cd "$dir" && timeout -s INT "$secs" /usr/bin/time -f '%U %S %M' -o "$dir/time" \
 		"$pk" record -q -g -F 4000 -e cpu-clock --switch-output=5s -p "$wl_pid" -o out.data \
 		"$@" > /dev/null 2> "$dir/err" ) || true
-	awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$dir/time"
+	local n=0 f
+	for f in "$dir"/out.data.*; do
+		n=$(( n + $("$pk" script -i "$f" -G 2> /dev/null | wc -l) ))
+	done
+	awk -v n="$n" '{ printf "%.3f %d %d\n", $1 + $2, $3, n }' "$dir/time"
 	rm -rf "$dir"
 }
 
@@ -48,9 +52,10 @@ done
 pc=$(cut -d' ' -f1 "$tmp/plain" | median); pr=$(cut -d' ' -f2 "$tmp/plain" | median)
 qc=$(cut -d' ' -f1 "$tmp/push" | median); qr=$(cut -d' ' -f2 "$tmp/push" | median)
 got=$(ls "$tmp/store" 2> /dev/null | grep -c '\.pprof$' || true)
-printf "%-34s %10s %10s\n" "recorder (${secs} s, -F 4000 -g)" "cpu_s" "rss_kb"
-printf "%-34s %10s %10s\n" "record --switch-output=5s" "$pc" "$pr"
-printf "%-34s %10s %10s\n" "record --switch-output=5s --push" "$qc" "$qr"
+ps=$(cut -d' ' -f3 "$tmp/plain" | median); qs=$(cut -d' ' -f3 "$tmp/push" | median)
+printf "%-34s %10s %10s %10s\n" "recorder (${secs} s, -F 4000 -g)" "cpu_s" "rss_kb" "samples"
+printf "%-34s %10s %10s %10s\n" "record --switch-output=5s" "$pc" "$pr" "$ps"
+printf "%-34s %10s %10s %10s\n" "record --switch-output=5s --push" "$qc" "$qr" "$qs"
 awk -v p="$pc" -v q="$qc" -v s="$secs" -v pr="$pr" -v qr="$qr" -v got="$got" -v runs="$runs" 'BEGIN {
 	add = q - p
 	rel = (p > 0) ? 100 * add / p : 0

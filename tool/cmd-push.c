@@ -17,7 +17,7 @@ static const struct tool_opt opts[] = {
 	TOOL_PUSH_OPT_ENTRIES
 	{ 'e', "event", required_argument, "<name>", "only this event (default: all; folded: the first)" },
 	{ OPT_WAIT, "wait", required_argument, "<secs>",
-	  "at the end, keep retrying what is spooled for up to this long\n(default: one more try)" },
+	  "at the end, keep retrying the spool this long\n(default: one more try)" },
 	{ 'v', "verbose", no_argument, NULL, "say what is sent and what the server answers" },
 	{ 0 },
 };

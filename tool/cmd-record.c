@@ -102,9 +102,9 @@ static const struct tool_opt opts[] = {
 	{ OPT_MAX_SIZE, "max-size", required_argument, "<size>",
 	  "stop recording when the output reaches this size (100M)" },
 	{ PUSH_OPT_RECORD, "push", required_argument, "<url>",
-	  "send each file (of --switch-output: as it closes) as pprof\n"
-	  "to a Pyroscope-compatible server, from a second thread;\n"
-	  "the push options below are perfkit push's" },
+	  "send each file (with --switch-output: as it\n"
+	  "closes) as pprof to a Pyroscope-compatible server,\n"
+	  "from a second thread; the options below as push's" },
 	TOOL_PUSH_OPT_ENTRIES
 	{ 'T', "timestamp", no_argument, NULL,
 	  "sample timestamps (always recorded; accepted for perf\nhabits)" },

@@ -16,21 +16,21 @@ enum {
 /* the table entries of the push options, for a command's option table */
 #define TOOL_PUSH_OPT_ENTRIES \
 	{ PUSH_OPT_URL, "url", required_argument, "<url>", \
-	  "server (Grafana Pyroscope or compatible): http[s]://host:port\n" \
-	  "(default $PYROSCOPE_SERVER_ADDRESS)" }, \
+	  "the server, http[s]://host:port (Grafana Pyroscope or\n" \
+	  "compatible; default $PYROSCOPE_SERVER_ADDRESS)" }, \
 	{ PUSH_OPT_APP, "app", required_argument, "<name>", \
-	  "application name (default $PYROSCOPE_APPLICATION_NAME,\nelse the sampled comm)" }, \
+	  "application name (default\n$PYROSCOPE_APPLICATION_NAME, else the sampled comm)" }, \
 	{ PUSH_OPT_TAG, "tag", required_argument, "<k=v>", "one more label (repeatable)" }, \
 	{ PUSH_OPT_NOLABELS, "no-default-labels", no_argument, NULL, \
 	  "no hostname= and comm= labels" }, \
 	{ PUSH_OPT_FORMAT, "format", required_argument, "<fmt>", \
 	  "pprof (default), folded (older servers) or parca\n" \
 	  "(Parca's WriteRaw as JSON)" }, \
-	{ PUSH_OPT_BASIC, "basic-auth", required_argument, "<user[:pass]>", \
-	  "HTTP basic authentication (default $PYROSCOPE_BASIC_AUTH_USER\nand " \
-	  "$PYROSCOPE_BASIC_AUTH_PASSWORD)" }, \
+	{ PUSH_OPT_BASIC, "basic-auth", required_argument, "<user[:pw]>", \
+	  "HTTP basic authentication (default\n" \
+	  "$PYROSCOPE_BASIC_AUTH_USER, _PASSWORD)" }, \
 	{ PUSH_OPT_BEARER, "bearer-token", required_argument, "<token>", \
-	  "Authorization: Bearer (default $PYROSCOPE_AUTH_TOKEN)" }, \
+	  "Authorization: Bearer <token>\n(default $PYROSCOPE_AUTH_TOKEN)" }, \
 	{ PUSH_OPT_TENANT, "tenant-id", required_argument, "<id>", \
 	  "X-Scope-OrgID of a multi-tenant server\n(default $PYROSCOPE_TENANT_ID)" }, \
 	{ PUSH_OPT_CACERT, "cacert", required_argument, "<file>", \
@@ -42,7 +42,7 @@ enum {
 	  "(default ~/.cache/perfkit/push-spool)" }, \
 	{ PUSH_OPT_NOSPOOL, "no-spool", no_argument, NULL, "no spool: a failed push is only reported" }, \
 	{ PUSH_OPT_SPOOLMAX, "spool-max", required_argument, "<size>", \
-	  "bound of the spool (default 100M); the oldest go first" }, \
+	  "bound of the spool (default 100M), oldest\ndropped first" }, \
 	{ PUSH_OPT_RETRYMAX, "retry-max", required_argument, "<secs>", \
 	  "longest back-off between retries (default 60)" }, \
 	{ PUSH_OPT_SRCLINE, "srcline", no_argument, NULL, \
