@@ -222,16 +222,17 @@ static void *pusher_main(void *arg)
 		}
 		if (P->closing || P->stopped)
 			break;
-		if (P->pending && now_ns(CLOCK_MONOTONIC) >= P->next_retry) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		if (P->pending && now >= P->next_retry) {
 			pthread_mutex_unlock(&P->mu);
 			retry_spool(P);
 			pthread_mutex_lock(&P->mu);
 			continue;
 		}
 		if (P->pending) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			uint64_t left = P->next_retry - now_ns(CLOCK_MONOTONIC);
+			/* until the next retry (the clock read above; a late wake-up is harmless) */
+			uint64_t left = P->next_retry - now;
+			struct timespec ts = { (time_t)(now / 1000000000ull), (long)(now % 1000000000ull) };
 			ts.tv_sec += (time_t)(left / 1000000000ull);
 			ts.tv_nsec += (long)(left % 1000000000ull);
 			if (ts.tv_nsec >= 1000000000L) {
