@@ -82,5 +82,5 @@ int cmd_push(int argc, char **argv)
 	}
 	if (tool_pusher_finish(p, wait_ms, NULL))
 		status = 1;
-	return status;
+	return tool_finish_stdout(status);
 }
