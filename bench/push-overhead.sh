@@ -5,6 +5,8 @@
 #   workload (tests/cli/workloads/hot2.c), PK_BENCH_SECONDS (default 30) s, with and
 #   without `--push` to a local Pyroscope ingest receiver (tests/cli/push-receiver.py;
 #   its CPU is not counted); RUNS (default 2) runs of each, alternating.
+#   PK_BENCH_SYSTEM_WIDE=1: record -a instead (every process of the machine: many more
+#   distinct stacks and objects to symbolise per file than the two-loop workload).
 #   Measured per run from the recorder's own rusage (/usr/bin/time: the workload is not
 #   its child): user + system CPU seconds and peak RSS; the profiles the receiver got.
 # Prints the medians and the push's added CPU, as a share of one CPU over the recording
@@ -31,8 +33,10 @@ url=http://127.0.0.1:$(cat "$tmp/port")
 measure() {
 	local dir=$tmp/run.$RANDOM
 	mkdir "$dir"
+	local target=(-p "$wl_pid")
+	[ "${PK_BENCH_SYSTEM_WIDE:-0}" = 1 ] && target=(-a)
 	( cd "$dir" && timeout -s INT "$secs" /usr/bin/time -f '%U %S %M' -o "$dir/time" \
-		"$pk" record -q -g -F 4000 -e cpu-clock --switch-output=5s -p "$wl_pid" -o out.data \
+		"$pk" record -q -g -F 4000 -e cpu-clock --switch-output=5s "${target[@]}" -o out.data \
 		"$@" > /dev/null 2> "$dir/err" ) || true
 	local n=0 f
 	for f in "$dir"/out.data.*; do
@@ -53,7 +57,7 @@ pc=$(cut -d' ' -f1 "$tmp/plain" | median); pr=$(cut -d' ' -f2 "$tmp/plain" | med
 qc=$(cut -d' ' -f1 "$tmp/push" | median); qr=$(cut -d' ' -f2 "$tmp/push" | median)
 got=$(ls "$tmp/store" 2> /dev/null | grep -c '\.pprof$' || true)
 ps=$(cut -d' ' -f3 "$tmp/plain" | median); qs=$(cut -d' ' -f3 "$tmp/push" | median)
-printf "%-34s %10s %10s %10s\n" "recorder (${secs} s, -F 4000 -g)" "cpu_s" "rss_kb" "samples"
+printf "%-34s %10s %10s %10s\n" "recorder (${secs} s, -F 4000 -g$([ "${PK_BENCH_SYSTEM_WIDE:-0}" = 1 ] && echo ' -a'))" "cpu_s" "rss_kb" "samples"
 printf "%-34s %10s %10s %10s\n" "record --switch-output=5s" "$pc" "$pr" "$ps"
 printf "%-34s %10s %10s %10s\n" "record --switch-output=5s --push" "$qc" "$qr" "$qs"
 awk -v p="$pc" -v q="$qc" -v s="$secs" -v pr="$pr" -v qr="$qr" -v got="$got" -v runs="$runs" 'BEGIN {
