@@ -63,6 +63,7 @@ struct pk_recorder {
 					   * earlier file of a rotation) */
 	void *tdata;                      /* the TRACING_DATA blob, for every file */
 	size_t tdata_len;
+	bool tdata_done;                  /* built (or found impossible) once */
 };
 
 /* The sample id of the synthesised offcpu-time samples: kernel ids count up from 1. */
@@ -389,8 +390,10 @@ static int add_tracing_data(struct pk_recorder *r)
 	void *blob = NULL;
 	int err;
 
-	if (r->tdata) /* a later file of a rotation: the same formats */
-		return pk_data_writer__set_tracing_data(r->w, r->tdata, r->tdata_len) < 0 ? -ENOMEM : 0;
+	if (r->tdata_done) /* a later file of a rotation: the same formats (or none) */
+		return r->tdata && pk_data_writer__set_tracing_data(r->w, r->tdata, r->tdata_len) < 0
+			       ? -ENOMEM : 0;
+	r->tdata_done = true;
 	ids = calloc((size_t)r->ev.nev, sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;
@@ -890,7 +893,7 @@ static void bid_cache_add(struct pk_recorder *r, bool *off, const char *name, co
 	PK_OPTS(pk_build_id_cache_opts, co, .dir = r->o.buildid_dir);
 	int err;
 
-	if (*off || (name && pk_rec_nameset__add(&r->cached, name) == 0))
+	if (*off || pk_rec_nameset__add(&r->cached, name ? name : "[kernel.kallsyms]") == 0)
 		return; /* (an earlier file of the rotation copied it already) */
 	err = name ? pk_build_id_cache__add(name, id, len, &co)
 		   : pk_build_id_cache__add_kallsyms(NULL, id, len, &co);
