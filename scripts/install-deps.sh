@@ -19,6 +19,7 @@ build_pkgs=(
 	libncurses-dev          # the terminal screen of perfkit top (ncursesw; tool/top-tui.c)
 	libdebuginfod-dev       # debug files by build-id from debuginfod servers (tool/debuginfod.c, dlopen'ed)
 	libarchive-dev          # perfkit archive's tar.zst / tar.bz2 (tool/cmd-archive.c, dlopen'ed)
+	libcurl4-openssl-dev    # HTTP(S) of perfkit push (header; libcurl4 is loaded at run time)
 )
 # What the test suite needs on top (`make check`)
 test_pkgs=(

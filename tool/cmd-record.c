@@ -26,6 +26,7 @@
 #include "workload.h"
 #include "perfconfig.h"
 #include "record.h"
+#include "push-opts.h"
 
 
 #define DRAIN_INTERVAL_MS 250
@@ -100,6 +101,11 @@ static const struct tool_opt opts[] = {
 	  "with --switch-output: keep only the newest n files" },
 	{ OPT_MAX_SIZE, "max-size", required_argument, "<size>",
 	  "stop recording when the output reaches this size (100M)" },
+	{ PUSH_OPT_RECORD, "push", required_argument, "<url>",
+	  "send each file (with --switch-output: as it\n"
+	  "closes) as pprof to a Pyroscope-compatible server,\n"
+	  "from a second thread; the options below as push's" },
+	TOOL_PUSH_OPT_ENTRIES
 	{ 'T', "timestamp", no_argument, NULL,
 	  "sample timestamps (always recorded; accepted for perf\nhabits)" },
 	{ 'd', "data", no_argument, NULL, "sample data addresses (and record data mappings)" },
@@ -201,7 +207,7 @@ static int take_opt(int c, char *arg, void *ctx)
 	case 'q': o->quiet = true; break;
 	case 'v': o->verbose++; break;
 	default:
-		return TOOL_OPT_UNKNOWN;
+		return rec_push_opt(o, c, arg);
 	}
 	return 0;
 }
@@ -238,6 +244,8 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			   "switch at or size to stop at)", o->rot.mode ? "--switch-output" : "--max-size");
 	if (o->rot.max_files && !o->rot.mode)
 		return bad("--switch-max-files needs --switch-output");
+	if (rec_push_check(o))
+		return 129;
 	return -1;
 }
 
@@ -355,6 +363,9 @@ static int run(struct rec_opts *o)
 		close(cgroup_fd);
 	cgroup_fd = -1;
 
+	if (rec_push_start(o))
+		goto fail;
+
 	/* signals: blocked except while the recorder waits (ppoll), so none is missed */
 	tool_block_signals(&sa, stop, 5);
 
@@ -429,6 +440,7 @@ static int run(struct rec_opts *o)
 	}
 	rec_lost_warnings(o, &st);
 	rec_summary(o, &st, err == -EPIPE);
+	rec_push_finish(o, err >= 0);   /* the last file, the spool's last try, a summary */
 	pk_recorder__free(r);
 	tool_rotate_release(&o->rot);
 	return status;
@@ -457,6 +469,7 @@ int cmd_record(int argc, char **argv)
 	}
 	r = parse_args(&o, argc, argv);
 	if (r >= 0) {
+		rec_push_finish(&o, false);
 		pk_event_list__free(o.events);
 		return r;
 	}
@@ -466,6 +479,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 	r = run(&o);
+	rec_push_finish(&o, false);   /* after a failed start: frees the options */
 	pk_event_list__free(o.events);
 	fflush(stderr);
 	return tool_finish_stdout(r);

@@ -21,6 +21,10 @@
  *                       (tool/debuginfod.c; libdebuginfod reads it and its other
  *                       variables itself); --no-debuginfod of a command turns it off
  *   DEBUGINFOD_TIMEOUT  seconds all debuginfod queries of one command may take together
+ *   PYROSCOPE_SERVER_ADDRESS, PYROSCOPE_APPLICATION_NAME, PYROSCOPE_BASIC_AUTH_USER,
+ *   PYROSCOPE_BASIC_AUTH_PASSWORD, PYROSCOPE_AUTH_TOKEN, PYROSCOPE_TENANT_ID
+ *                       defaults of push's options, named as Pyroscope's own clients
+ *                       name them (tool/push-opts.c)
  */
 #include <limits.h>
 #include <stdio.h>
@@ -29,6 +33,7 @@
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 #include "perfconfig.h"
+#include "push-opts.h"
 
 static struct {
 	bool loaded;
@@ -223,4 +228,29 @@ unsigned tool_test_output_pause_ms(void)
 {
 	tool_env_load();
 	return env.output_pause_ms;
+}
+
+static const char *nonempty(const char *name)
+{
+	const char *s = getenv(name);
+	return s && *s ? s : NULL;
+}
+
+void tool_push_env(struct tool_push_env *e)
+{
+	static char spool[PATH_MAX];
+	tool_env_load();
+	e->server = nonempty("PYROSCOPE_SERVER_ADDRESS");
+	e->app = nonempty("PYROSCOPE_APPLICATION_NAME");
+	e->user = nonempty("PYROSCOPE_BASIC_AUTH_USER");
+	e->password = nonempty("PYROSCOPE_BASIC_AUTH_PASSWORD");
+	e->token = nonempty("PYROSCOPE_AUTH_TOKEN");
+	e->tenant = nonempty("PYROSCOPE_TENANT_ID");
+	/* the spool is state, not a cache, but it goes where perfkit keeps its files; with
+	 * PK_NO_CACHE there is no default spool */
+	e->spool_dir = NULL;
+	if (env.cache_dir[0]) {
+		join(spool, sizeof(spool), env.cache_dir, "/push-spool");
+		e->spool_dir = spool[0] ? spool : NULL;
+	}
 }

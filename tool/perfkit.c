@@ -35,6 +35,7 @@ static const struct cmd commands[] = {
 	{ "flamegraph", cmd_flamegraph, &cmd_flamegraph_help, "interactive HTML flame graph of perf.data (or of two: --diff)" },
 	{ "convert", cmd_convert, &cmd_convert_help, "perf.data to folded, pprof, speedscope, Firefox Profiler or JSON" },
 	{ "diff", cmd_diff, &cmd_diff_help, "per-symbol comparison of two perf.data files" },
+	{ "push", cmd_push, &cmd_push_help, "send perf.data files as pprof to a Pyroscope-compatible server" },
 	{ "annotate", cmd_annotate, &cmd_annotate_help, "per-instruction samples of the hottest functions (perf annotate --stdio)" },
 	{ "top", cmd_top, &cmd_top_help, "live profile of the system, processes or a command (perf top)" },
 	{ "trace", cmd_trace, &cmd_trace_help, "system calls of a command, processes or the system (perf trace, strace)" },

@@ -10,18 +10,17 @@
 #include "builtin.h"
 #include "profile-load.h"
 
-struct pk_profile *tool_load_profile(const char *path, const struct tool_load_opts *o)
+struct pk_profile *tool_load_profile_reader(struct pk_data_reader *r, const char *path,
+					   const struct tool_load_opts *o,
+					   struct pk_profile_load_stats *st)
 {
-	struct pk_data_reader *r = tool_open_input(path, NULL);
-	if (!r)
-		return NULL;
 	PK_OPTS(pk_profile_load_opts, lo, .timeline = o->timeline, .root_comm = o->root_comm,
 		.addresses = o->addresses, .srcline = o->srcline, .inlines = o->inlines,
 		.unknown_hex = o->unknown_hex, .no_callchain = o->no_callchain,
 		.event = o->event, .title = path, .reader_thread = tool_threads_allowed(),
 		.machine_opts = tool_machine_opts());
-	struct pk_profile_load_stats st = { .sz = sizeof(st) };
-	struct pk_profile *p = pk_profile__load(r, &lo, &st);
+	st->sz = sizeof(*st);
+	struct pk_profile *p = pk_profile__load(r, &lo, st);
 	int err = p ? 0 : -errno;
 	if (err == -ENOENT && o->event)
 		tool_error("'%s' has no event named '%s'", path, o->event);
@@ -29,11 +28,21 @@ struct pk_profile *tool_load_profile(const char *path, const struct tool_load_op
 		tool_error("out of memory");
 	else if (err)
 		tool_error("cannot load '%s': %s", path, pk_strerror(err));
-	if (p && st.reader_error)
+	if (p && st->reader_error)
 		tool_warn("'%s' is corrupt after %" PRIu64 " samples: %s (using what was read)",
-			     path, st.samples, pk_strerror(st.reader_error));
+			     path, st->samples, pk_strerror(st->reader_error));
 	if (p && pk_data_reader__truncated(r))
 		tool_warn("'%s' was not finished (truncated); using the samples read", path);
+	return p;
+}
+
+struct pk_profile *tool_load_profile(const char *path, const struct tool_load_opts *o)
+{
+	struct pk_data_reader *r = tool_open_input(path, NULL);
+	if (!r)
+		return NULL;
+	struct pk_profile_load_stats st;
+	struct pk_profile *p = tool_load_profile_reader(r, path, o, &st);
 	pk_data_reader__free(r);
 	return p;
 }

@@ -24,6 +24,10 @@ struct tool_load_opts {
  * Records are processed in time order within each FINISHED_ROUND, as perf does.
  */
 struct pk_profile *tool_load_profile(const char *path, const struct tool_load_opts *o);
+/* The same on an open reader (not freed), with the loader's statistics in *st. */
+struct pk_profile *tool_load_profile_reader(struct pk_data_reader *r, const char *path,
+					   const struct tool_load_opts *o,
+					   struct pk_profile_load_stats *st);
 
 /* --weight's value ("period" or "samples") into *w; -1 after printing the error. */
 int profile_weight_arg(const char *arg, enum pk_export_weight *w);

@@ -8,6 +8,8 @@
 #include <perfkit/perfkit.h>
 #include "record-rotate.h"
 
+struct tool_push_args;
+struct tool_pusher;
 struct rec_opts {
 	struct pk_recorder_opts ro;  /* what the library needs */
 	struct pk_event_list *events;
@@ -19,7 +21,21 @@ struct rec_opts {
 	/* --switch-output, --switch-max-files, --max-size; and the hook called with each
 	 * finished file of a rotation (rot.on_file_closed: see record-rotate.h) */
 	struct tool_rotate rot;
+	/* --push URL and the push options (record-push.c) */
+	struct tool_push_args *push;
+	bool push_on;
+	struct tool_pusher *pusher;
 };
+
+/* record-push.c: a push option (TOOL_OPT_UNKNOWN if c is none, 129 after an error); the
+ * checks after parsing (0 or 129); starting the pusher and attaching it to the
+ * rotation's hook (0, or -1 after the error); at the end, the file of a recording
+ * without rotation is pushed, the pusher finished (its summary printed): 1 when a
+ * profile was not delivered. */
+int rec_push_opt(struct rec_opts *o, int c, const char *arg);
+int rec_push_check(struct rec_opts *o);
+int rec_push_start(struct rec_opts *o);
+int rec_push_finish(struct rec_opts *o, bool file_ok);
 
 void rec_on_notice(const struct pk_recorder_notice *n, void *ctx);
 void rec_print_open(const struct pk_evsel *ev, const struct perf_event_attr *attr, pid_t pid,

@@ -132,6 +132,9 @@ struct loader {
 	uint32_t ids[MAX_CHAIN * 2];
 	uint64_t first_sample_time, last_sample_time;
 	uint64_t nr_samples, nr_unresolved;
+	/* samples per thread name, for pk_profile_load_stats.top_comm */
+	struct { char name[16]; uint64_t n; } comms[64];
+	unsigned nr_comms, last_comm;
 	uint64_t last_map_start, last_map_end; /* the mapping last described to the profile */
 };
 
@@ -224,6 +227,30 @@ static int frames_of(struct loader *L, uint32_t pid, uint32_t tid, uint64_t gen,
 	return n;
 }
 
+/* One more sample of thread name `comm` (consecutive samples mostly share it). */
+static void count_comm(struct loader *L, const char *comm)
+{
+	if (!comm)
+		comm = "";
+	if (L->nr_comms && !strncmp(L->comms[L->last_comm].name, comm, 15)) {
+		L->comms[L->last_comm].n++;
+		return;
+	}
+	for (unsigned i = 0; i < L->nr_comms; i++) {
+		if (!strncmp(L->comms[i].name, comm, 15)) {
+			L->comms[i].n++;
+			L->last_comm = i;
+			return;
+		}
+	}
+	if (L->nr_comms == PK_ARRAY_SIZE(L->comms))
+		return;
+	unsigned i = L->nr_comms++;
+	snprintf(L->comms[i].name, sizeof(L->comms[i].name), "%s", comm);
+	L->comms[i].n = 1;
+	L->last_comm = i;
+}
+
 static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct loader *L = ctx;
@@ -283,6 +310,7 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 	if (s->time > L->last_sample_time)
 		L->last_sample_time = s->time;
 	L->nr_samples++;
+	count_comm(L, es.comm);
 	return pk_profile__add_sample_ids(L->p, &es, L->ids, nids);
 }
 
@@ -378,6 +406,16 @@ out:
 		st->samples = L.nr_samples;
 		st->unresolved = L.nr_unresolved;
 		st->reader_error = rerr;
+		if (sz >= offsetof(struct pk_profile_load_stats, top_comm) + sizeof(st->top_comm)) {
+			st->first_time = L.first_sample_time;
+			st->last_time = L.last_sample_time;
+			unsigned best = 0;
+			for (unsigned i = 1; i < L.nr_comms; i++)
+				if (L.comms[i].n > L.comms[best].n)
+					best = i;
+			if (L.nr_comms)
+				memcpy(st->top_comm, L.comms[best].name, sizeof(st->top_comm));
+		}
 	}
 	fc_release(&L.fc);
 	free(L.ev_of_attr);

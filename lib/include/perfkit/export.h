@@ -180,6 +180,13 @@ struct pk_profile_load_stats {
 	/* 0, or the reader's error: the input is corrupt or cut after the samples loaded,
 	 * which make the profile (pk_data_reader__truncated says whether it was cut) */
 	int reader_error;
+	/* Filled only when sz covers them (callers built before they existed pass a smaller
+	 * sz): the time of the first and of the last sample loaded (the recording's perf
+	 * clock, ns; 0 without samples), and the thread name (comm) with the most samples
+	 * ("" without samples; among the first 64 names seen). `perfkit push` labels and
+	 * dates a profile with them. */
+	uint64_t first_time, last_time;
+	char top_comm[16];
 };
 
 /*
