@@ -49,6 +49,7 @@ struct top_engine {
 	uint64_t last_ns, next_ns, new_samples, lost, lost_samples, throttle, samples_all;
 	int wstatus;
 	bool waited;
+	struct pk_machine_opts mo;
 };
 
 static uint64_t now_ns(void)
@@ -332,11 +333,14 @@ struct top_engine *top_engine__start(struct top_opts *o, int *status)
 		goto fail;
 	}
 	fcntl(e->pfd[1], F_SETPIPE_SZ, 1 << 20); /* the most an unprivileged user gets */
+	/* code addresses only: every object top meets keeps its tables until the end */
+	e->mo = *tool_machine_opts();
+	e->mo.no_data_symbols = true;
 	PK_OPTS(pk_report_opts, ro, .sort = o->nr_sort ? o->sort : NULL, .nr_sort = o->nr_sort,
 		.callgraph = o->ro.callgraph != PK_RECORDER_CG_NONE, .lazy_callchains = true,
 		.host = true, .comms = o->comms, .nr_comms = o->nr_comms, .dsos = o->dsos,
 		.nr_dsos = o->nr_dsos, .symbols = o->symbols, .nr_symbols = o->nr_symbols,
-		.no_reader_thread = true, .machine_opts = tool_machine_opts());
+		.no_reader_thread = true, .machine_opts = &e->mo);
 	e->rep = pk_report__new(&ro);
 	if (!e->rep) {
 		tool_error("cannot set up the histogram: %s", strerror(errno));

@@ -142,7 +142,12 @@ struct pk_ksym_view {
 	uint64_t text_addr;
 	void *map;              /* the file's mapping (pk_ksym_cache_map), or NULL */
 	size_t map_len;
+	/* with a mapping: the start of every PK_KSYM_IDX_STRIDE-th record, so that a lookup
+	 * touches one page of records rather than a binary search's dozen (NULL: none) */
+	uint64_t *idx;
+	size_t nr_idx;
 };
+#define PK_KSYM_IDX_STRIDE 128
 
 struct pk_machine {
 	bool host;
@@ -173,6 +178,7 @@ struct pk_machine {
 	bool uw_arch_warned;    /* said once that an architecture's stacks are not unwound */
 	bool scopes_libdw;      /* opts.scopes_libdw: inline chains by libdw's
 				 * scope walks, not the scope trees (srcline.c) */
+	bool no_data_syms;      /* opts.no_data_symbols: no STT_OBJECT tables */
 };
 
 /* dso.c (objects), dso-load.c (pk_dso_ensure_loaded), syms.c (pk_syms_*) */

@@ -80,6 +80,11 @@ struct pk_machine_opts {
 	 * the per-CU scope trees. */
 	bool unwind_libdwfl_only;
 	bool scopes_libdw;
+	/* Read no data objects (STT_OBJECT) from the objects' symbol tables: data addresses
+	 * (pk_machine__resolve_data) then resolve to functions only. For clients that look
+	 * up code addresses alone and live long (perfkit top), whose every loaded object's
+	 * table stays in memory. */
+	bool no_data_symbols;
 	size_t :0;
 };
 
