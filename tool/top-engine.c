@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -203,6 +204,10 @@ static int on_round(void *ctx, struct pk_report *rep)
 	e->new_samples = 0;
 	e->last_ns = now;
 	e->next_ns = now + (uint64_t)(e->o->delay * 1e9);
+	/* what the refresh freed (entries decayed to nothing, the previous snapshot, a
+	 * symbol load's scratch) back to the system: glibc keeps freed pages of its arenas
+	 * otherwise, and the peak of a long run would be the sum of its bursts */
+	malloc_trim(0);
 	return 0;
 }
 
@@ -336,6 +341,7 @@ struct top_engine *top_engine__start(struct top_opts *o, int *status)
 	/* code addresses only: every object top meets keeps its tables until the end */
 	e->mo = *tool_machine_opts();
 	e->mo.no_data_symbols = true;
+	e->mo.close_files = true;
 	PK_OPTS(pk_report_opts, ro, .sort = o->nr_sort ? o->sort : NULL, .nr_sort = o->nr_sort,
 		.callgraph = o->ro.callgraph != PK_RECORDER_CG_NONE, .lazy_callchains = true,
 		.host = true, .comms = o->comms, .nr_comms = o->nr_comms, .dsos = o->dsos,

@@ -465,7 +465,42 @@ static int pk_dso_load_elf(struct pk_dso *d)
 	pk_dso_demangle_aliases(d, dv.v, dv.nr);
 	d->nr_dsyms = pk_syms_finish(dv.v, dv.nr, false);
 	d->dsyms = pk_syms_shrink(dv.v, d->nr_dsyms);
+	if (d->machine->close_files && d->dwfl) {
+		dwfl_end(d->dwfl);
+		d->dwfl = NULL;
+		d->mod = NULL;
+		d->file_closed = true;
+	}
 	return 0;
+}
+
+Dwfl_Module *pk_dso_module(struct pk_dso *d)
+{
+	if (pk_dso_ensure_loaded(d))
+		return NULL;
+	if (d->mod || !d->file_closed || !d->load_path)
+		return d->mod;
+	d->file_closed = false;
+	/* the same file as at the load, or nothing: its build-id must not have changed */
+	uint8_t bid[PK_BUILD_ID_BYTES];
+	size_t bl = d->bid_len;
+	memcpy(bid, d->bid, bl);
+	struct pk_symvec sv = { 0 };
+	char *path = strdup(d->load_path);
+	int err = path ? pk_dso_open_elf(d, path, &sv) : -ENOMEM;
+	free(path);
+	free(sv.v);
+	pk_plt_view_free(d->plt_view);
+	d->plt_view = NULL;
+	if (!err && (d->bid_len != bl || memcmp(d->bid, bid, bl))) {
+		pk_warn("'%s' changed since its symbols were read: its code is not read", d->name);
+		dwfl_end(d->dwfl);
+		d->dwfl = NULL;
+		d->mod = NULL;
+	}
+	d->bid_len = bl;
+	memcpy(d->bid, bid, bl);
+	return d->mod;
 }
 
 int pk_dso_ensure_loaded(struct pk_dso *d)

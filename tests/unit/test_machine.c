@@ -426,6 +426,35 @@ static void test_no_data_symbols(void **state)
 	}
 }
 
+/* With close_files the object's file is closed after its symbols are read, and opened
+ * again to read its code: the bytes are this program's own. */
+static void test_close_files(void **state)
+{
+	(void)state;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_bias, &bias);
+	const uint8_t *code = (const uint8_t *)(uintptr_t)test_close_files;
+	uint64_t addr = (uint64_t)(uintptr_t)code - bias;
+	PK_OPTS(pk_machine_opts, o, .close_files = true, .buildid_dir = "");
+	struct pk_machine *m = pk_machine__new(&o);
+	assert_non_null(m);
+	struct pk_dso *d = pk_dso_findnew(m, exe);
+	uint64_t fs = 0, fz = 0;
+	assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_close_files");
+	assert_null(d->mod);            /* closed after the load */
+	assert_true(d->file_closed);
+	uint8_t buf[32];
+	uint16_t mach = 0;
+	assert_int_equal(pk_dso__read(d, addr, buf, sizeof(buf), &mach), (long)sizeof(buf));
+	assert_memory_equal(buf, code, sizeof(buf));
+	assert_non_null(d->mod);        /* open again */
+	pk_machine__free(m);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -438,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_callchain_fp),
 		cmocka_unit_test(test_maps_gen),
 		cmocka_unit_test(test_no_data_symbols),
+		cmocka_unit_test(test_close_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
