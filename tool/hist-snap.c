@@ -173,8 +173,14 @@ struct top_snap *top_snap__build(struct pk_report *rep, const struct pk_hist *h,
 
 void top_cc_format(char *buf, size_t len, const struct top_cc_line *l)
 {
+	/* perf's graph: a column of '|' per level, 11 wide */
+	char ind[MAX_CC_DEPTH * 11 + 1];
+	size_t n = 0;
+	for (int d = 0; d < l->depth && d < MAX_CC_DEPTH; d++, n += 11)
+		memcpy(ind + n, "|          ", 11);
+	ind[n] = 0;
 	if (l->pct >= 0)
-		snprintf(buf, len, "            %*s|--%.2f%%--%s", l->depth * 4, "", l->pct, l->text);
+		snprintf(buf, len, "            %s|--%.2f%%--%s", ind, l->pct, l->text);
 	else
-		snprintf(buf, len, "            %*s|          %s", l->depth * 4, "", l->text);
+		snprintf(buf, len, "            %s|          %s", ind, l->text);
 }
