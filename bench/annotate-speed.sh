@@ -18,7 +18,6 @@ runs=${2:-5}
 pk=$(cd "$build" && pwd)/tool/perfkit
 [ -x "$pk" ] || { echo "annotate-speed: build first ($pk)" >&2; exit 1; }
 command -v perf > /dev/null || { echo "annotate-speed: perf is not installed; skipped"; exit 0; }
-[ -x /usr/bin/time ] || { echo "annotate-speed: /usr/bin/time missing (apt-get install time)" >&2; exit 1; }
 dir=${PK_BENCH_DIR:-}
 if [ -z "$dir" ]; then
 	dir=$(mktemp -d)
@@ -34,14 +33,20 @@ cd "$dir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; [ -n "${PK_BENCH_DIR:-}" ] || rm -rf "$dir"' EXIT
 
-one() { # file cmd...: "wall cpu" of one run
+one() { # file cmd...: "wall cpu" of one run (rusage of the command and its children)
 	local f=$1; shift
 	cat "$f" > /dev/null
-	local t0=$EPOCHREALTIME
-	/usr/bin/time -f "%U %S" -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || true
-	local t1=$EPOCHREALTIME u s
-	read -r u s < "$tmp/t"
-	awk -v a="$t0" -v b="$t1" -v u="$u" -v s="$s" 'BEGIN { printf "%.4f %.3f\n", b - a, u + s }'
+	python3 - "$@" <<'PY'
+import os, sys, time
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1); os.dup2(fd, 2)
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, _, ru = os.wait4(pid, 0)
+print("%.4f %.4f" % (time.monotonic() - t0, ru.ru_utime + ru.ru_stime))
+PY
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -61,7 +66,7 @@ for f in "${files[@]}"; do
 	pw=$(cut -d' ' -f1 "$tmp/p" | median); pc=$(cut -d' ' -f2 "$tmp/p" | median)
 	kw=$(cut -d' ' -f1 "$tmp/k" | median); kc=$(cut -d' ' -f2 "$tmp/k" | median)
 	awk -v f="$f" -v ps="$ps" -v ks="$ks" -v pw="$pw" -v kw="$kw" -v pc="$pc" -v kc="$kc" 'BEGIN {
-		printf "%-10s %8d %8d %9.3f %9.3f %7.1fx %9.3f %9.3f %7.1fx\n", f, ps, ks, pw, kw,
+		printf "%-10s %8d %8d %9.3f %9.3f %7.1fx %9.4f %9.4f %7.1fx\n", f, ps, ks, pw, kw,
 			(kw > 0 ? pw / kw : 0), pc, kc, (kc > 0 ? pc / kc : 0) }'
 done
 echo "sy: symbols annotated (perf also disassembles kernel symbols through /proc/kcore when"
