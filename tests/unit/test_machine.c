@@ -416,7 +416,8 @@ static void test_no_data_symbols(void **state)
 		} else {
 			assert_non_null(name);
 			assert_string_equal(name, "pk_test_data_object");
-			assert_int_equal(size, sizeof(pk_test_data_object));
+			/* (AddressSanitizer's red zone makes the symbol larger) */
+			assert_true(size >= sizeof(pk_test_data_object));
 		}
 		/* code still resolves either way */
 		uint64_t fs = 0, fz = 0;
