@@ -257,7 +257,7 @@ static void draw_help(const struct tui *t)
 	mvaddnstr(2, 2, title, COLS - 2);
 	int y = 3;
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]) && y < LINES; i++) {
-		if (!t->ops->live && lines[i][2] == 'z')
+		if (!t->ops->live && !strncmp(lines[i], "  z ", 4))
 			continue;
 		mvaddnstr(y++, 2, lines[i], COLS - 2);
 	}
