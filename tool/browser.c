@@ -247,6 +247,7 @@ static void draw_help(const struct tui *t)
 		"  k                              show / hide kernel symbols",
 		"  z                              zero at each refresh / decay by 7/8",
 		"  P                              write the table to perf.hist.N",
+		"  Tab                            the next event (files with several)",
 		"  h, ?                           this help",
 		"  q, Ctrl-C                      quit",
 		"",
@@ -257,7 +258,8 @@ static void draw_help(const struct tui *t)
 	mvaddnstr(2, 2, title, COLS - 2);
 	int y = 3;
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]) && y < LINES; i++) {
-		if (!t->ops->live && !strncmp(lines[i], "  z ", 4))
+		if ((!t->ops->live && !strncmp(lines[i], "  z ", 4)) ||
+		    (!t->ops->next_event && !strncmp(lines[i], "  Tab ", 6)))
 			continue;
 		mvaddnstr(y++, 2, lines[i], COLS - 2);
 	}
@@ -425,6 +427,14 @@ static bool table_key(struct tui *t, int ch)
 		t->ops->set_zero(t->ctx, t->zero);
 		break;
 	case 'P': write_hist(t); break;
+	case '\t':
+		if (t->ops->next_event && t->ops->next_event(t->ctx)) {
+			t->sel = t->first = 0;
+			clear_expanded(t, false);
+		} else {
+			snprintf(t->msg, sizeof(t->msg), "one event only");
+		}
+		break;
 	case 'h': case '?': t->mode = M_HELP; break;
 	default: break;
 	}

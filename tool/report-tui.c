@@ -2,7 +2,8 @@
 /*
  * tool/report-tui.c - `perfkit report` on a terminal: the browser of `perfkit top`
  * (tool/browser.c) over the histogram of a file, as perf report opens its TUI by
- * default. The table is one snapshot of the event with the most samples; `a` annotates
+ * default. The table is one snapshot of the event with the most samples (Tab: the next
+ * event); `a` annotates
  * the selected symbol by reading the file once more through pk_annotate (kept for the
  * next symbols).
  */
@@ -82,6 +83,36 @@ static struct top_ann *rt_annotate(void *ctx, const char *dso_long, const char *
 	return a;
 }
 
+/* the next event with samples, in the file's order, after the one shown */
+static bool rt_next_event(void *ctx)
+{
+	struct rtui *t = ctx;
+	size_t n = pk_report__nr_hists(t->rep), cur = 0;
+	for (size_t i = 0; i < n; i++)
+		if (pk_report__hist(t->rep, i) == t->h)
+			cur = i;
+	for (size_t k = 1; k < n; k++) {
+		const struct pk_hist *h = pk_report__hist(t->rep, (cur + k) % n);
+		if (!h || !h->nr_samples || h == t->h)
+			continue;
+		struct top_snap *s = top_snap__build(t->rep, h, SIZE_MAX,
+						     t->R->order == PK_CG_ORDER_CALLEE);
+		if (!s)
+			return false;
+		top_snap__free(t->pending);
+		t->pending = s;
+		t->h = h;
+		/* annotate counts the event shown: loaded again for this one */
+		pk_annotate__free(t->ann);
+		pk_data_reader__free(t->ard);
+		t->ann = NULL;
+		t->ard = NULL;
+		t->ann_err = 0;
+		return true;
+	}
+	return false;
+}
+
 static void rt_header(void *ctx, char *buf, size_t len, const struct top_snap *s)
 {
 	struct rtui *t = ctx;
@@ -125,6 +156,7 @@ int rpt_tui_run(struct report *R, struct pk_report *rep)
 	static const struct browser_ops ops = {
 		.name = "report", .no_cc_hint = "no call graph: record with -g",
 		.take = rt_take, .annotate = rt_annotate, .header = rt_header,
+		.next_event = rt_next_event,
 	};
 	struct sigaction sa = { .sa_handler = on_signal }, old[3];
 	sigemptyset(&sa.sa_mask);

@@ -149,6 +149,8 @@ struct browser_ops {
 	 * at once (the browser frees it), NULL when it comes with a later snapshot */
 	struct top_ann *(*annotate)(void *ctx, const char *dso_long, const char *sym);
 	void (*set_zero)(void *ctx, bool zero);        /* NULL unless live */
+	/* Tab: the next event of several (its snapshot comes from take); NULL: one event */
+	bool (*next_event)(void *ctx);
 	/* the first line of the screen */
 	void (*header)(void *ctx, char *buf, size_t len, const struct top_snap *s);
 };
