@@ -182,17 +182,19 @@ static void draw_table(struct tui *t)
 	if (t->sel < 0)
 		t->sel = 0;
 	/* lines: rows and the call-graph lines of expanded rows; keep the selection shown */
-	long sel_line = 0, nlines = 0;
+	long sel_line = 0, sel_end = 0, nlines = 0;
 	for (size_t i = 0; i < n; i++) {
-		if ((long)i == t->sel)
-			sel_line = nlines;
 		const struct top_row *r = &t->snap->rows[ix[i]];
-		nlines += 1 + (is_expanded(t, r) ? (long)r->nr_cc : 0);
+		long rl = 1 + (is_expanded(t, r) ? (long)r->nr_cc : 0);
+		if ((long)i == t->sel)
+			sel_line = nlines, sel_end = nlines + rl - 1;
+		nlines += rl;
 	}
+	/* the selected row on screen, and its call graph as far as the screen allows */
+	if (sel_end >= t->first + avail)
+		t->first = sel_end - avail + 1;
 	if (sel_line < t->first)
 		t->first = sel_line;
-	if (sel_line >= t->first + avail)
-		t->first = sel_line - avail + 1;
 	if (t->first > nlines - avail)
 		t->first = nlines - avail > 0 ? nlines - avail : 0;
 	long ln = 0;
@@ -201,7 +203,8 @@ static void draw_table(struct tui *t)
 		const struct top_row *r = &t->snap->rows[ix[i]];
 		bool ex = is_expanded(t, r);
 		if (ln >= t->first) {
-			off = snprintf(line, sizeof(line), "%c%8.2f%%", r->nr_cc ? (ex ? '-' : '+') : ' ',
+			off = snprintf(line, sizeof(line), "%c%8.2f%%",
+				       r->nr_cc ? (ex ? '-' : '+') : r->cc_pending && t->ops->fill_cc ? '+' : ' ',
 				       total ? 100.0 * (double)r->period / (double)total : 0.0);
 			if (t->o->children)
 				off += snprintf(line + off, sizeof(line) - (size_t)off, "  %7.2f%%",
@@ -334,7 +337,13 @@ static const struct top_row *selected(struct tui *t)
 	long *ix;
 	uint64_t total;
 	size_t n = visible_rows(t, &ix, &total);
-	const struct top_row *r = t->sel >= 0 && t->sel < (long)n ? &t->snap->rows[ix[t->sel]] : NULL;
+	const struct top_row *r = NULL;
+	if (t->sel >= 0 && t->sel < (long)n) {
+		size_t i = (size_t)ix[t->sel];
+		if (t->snap->rows[i].cc_pending && t->ops->fill_cc)
+			t->ops->fill_cc(t->ctx, t->snap, i); /* its call graph, when first selected */
+		r = &t->snap->rows[i];
+	}
 	free(ix);
 	return r;
 }

@@ -154,21 +154,33 @@ struct top_snap *top_snap__build(struct pk_report *rep, const struct pk_hist *h,
 		r->addr = he->addr, r->kernel = he->kernel;
 		r->period = he->total_period, r->samples = he->total_samples;
 		r->self = he->self_period;
-		if (!s->has_cc || i >= max_cc_rows)
+		if (!s->has_cc)
 			continue;
-		const struct pk_callnode *cc = pk_report__callchain(rep, he, he->total_period / 200);
-		r->cc = calloc(MAX_CC_LINES, sizeof(*r->cc));
-		if (skip_own_frame) {
-			/* callee order: the first level is the entry's own frame, its callers
-			 * follow */
-			for (const struct pk_callnode *n = cc ? cc->child : NULL; n && r->cc; n = n->next)
-				cc_walk(r, n->child, 0, he->total_period);
-		} else if (cc && r->cc) {
-			cc_walk(r, cc->child, 0, he->total_period);
-		}
-		pk_report__callchain_release(rep);
+		if (i >= max_cc_rows)
+			r->cc_pending = true;
+		else
+			top_row__fill_cc(rep, he, r, skip_own_frame);
 	}
 	return s;
+}
+
+int top_row__fill_cc(struct pk_report *rep, const struct pk_hist_entry *he, struct top_row *r,
+		     bool skip_own_frame)
+{
+	r->cc_pending = false;
+	if (r->cc)
+		return 0;
+	const struct pk_callnode *cc = pk_report__callchain(rep, he, he->total_period / 200);
+	r->cc = calloc(MAX_CC_LINES, sizeof(*r->cc));
+	if (skip_own_frame) {
+		/* callee order: the first level is the entry's own frame, its callers follow */
+		for (const struct pk_callnode *n = cc ? cc->child : NULL; n && r->cc; n = n->next)
+			cc_walk(r, n->child, 0, he->total_period);
+	} else if (cc && r->cc) {
+		cc_walk(r, cc->child, 0, he->total_period);
+	}
+	pk_report__callchain_release(rep);
+	return r->cc ? 0 : -ENOMEM;
 }
 
 void top_cc_format(char *buf, size_t len, const struct top_cc_line *l)

@@ -11,6 +11,9 @@
 #include "report.h"
 #include "top.h"
 
+/* rows whose call graphs are built before the first screen; the others' when selected */
+#define RT_CC_ROWS 64
+
 struct rtui {
 	struct report *R;
 	struct pk_report *rep;
@@ -95,7 +98,7 @@ static bool rt_next_event(void *ctx)
 		const struct pk_hist *h = pk_report__hist(t->rep, (cur + k) % n);
 		if (!h || !h->nr_samples || h == t->h)
 			continue;
-		struct top_snap *s = top_snap__build(t->rep, h, SIZE_MAX,
+		struct top_snap *s = top_snap__build(t->rep, h, RT_CC_ROWS,
 						     t->R->order == PK_CG_ORDER_CALLEE);
 		if (!s)
 			return false;
@@ -111,6 +114,15 @@ static bool rt_next_event(void *ctx)
 		return true;
 	}
 	return false;
+}
+
+static void rt_fill_cc(void *ctx, struct top_snap *s, size_t i)
+{
+	struct rtui *t = ctx;
+	/* (the snapshot's rows are the hist's entries in order) */
+	if (i < t->h->nr_entries)
+		top_row__fill_cc(t->rep, t->h->entries[i], &s->rows[i],
+				 t->R->order == PK_CG_ORDER_CALLEE);
 }
 
 static void rt_header(void *ctx, char *buf, size_t len, const struct top_snap *s)
@@ -148,7 +160,7 @@ int rpt_tui_run(struct report *R, struct pk_report *rep)
 			      .nr_sort = R->nr_sort, .targets = R->input };
 	for (size_t k = 0; k < R->nr_sort && k < PK_SORT__MAX; k++)
 		o.sort[k] = R->sort[k];
-	t.pending = top_snap__build(rep, t.h, SIZE_MAX, R->order == PK_CG_ORDER_CALLEE);
+	t.pending = top_snap__build(rep, t.h, RT_CC_ROWS, R->order == PK_CG_ORDER_CALLEE);
 	if (!t.pending) {
 		tool_error("out of memory");
 		return 1;
@@ -156,7 +168,7 @@ int rpt_tui_run(struct report *R, struct pk_report *rep)
 	static const struct browser_ops ops = {
 		.name = "report", .no_cc_hint = "no call graph: record with -g",
 		.take = rt_take, .annotate = rt_annotate, .header = rt_header,
-		.next_event = rt_next_event,
+		.next_event = rt_next_event, .fill_cc = rt_fill_cc,
 	};
 	struct sigaction sa = { .sa_handler = on_signal }, old[3];
 	sigemptyset(&sa.sa_mask);

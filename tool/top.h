@@ -32,6 +32,7 @@ struct top_row {
 	uint64_t self;          /* the self period (period is self + callees with children) */
 	struct top_cc_line *cc;
 	size_t nr_cc;
+	bool cc_pending;        /* call graph not built yet (browser_ops.fill_cc builds it) */
 };
 
 /* What one refresh saw; built by the aggregation thread, handed over whole. */
@@ -112,6 +113,9 @@ const struct pk_hist *top_main_hist(struct pk_report *rep);
  * own frame. Only the rows, event, totals and has_cc are filled. NULL on ENOMEM. */
 struct top_snap *top_snap__build(struct pk_report *rep, const struct pk_hist *h,
 				 size_t max_cc_rows, bool skip_own_frame);
+/* The call graph of entry he into row r (after pk_report__finish); 0 or -ENOMEM. */
+int top_row__fill_cc(struct pk_report *rep, const struct pk_hist_entry *he, struct top_row *r,
+		     bool skip_own_frame);
 /* A call-graph line as text, perf's graph style. */
 void top_cc_format(char *buf, size_t len, const struct top_cc_line *l);
 
@@ -149,6 +153,8 @@ struct browser_ops {
 	 * at once (the browser frees it), NULL when it comes with a later snapshot */
 	struct top_ann *(*annotate)(void *ctx, const char *dso_long, const char *sym);
 	void (*set_zero)(void *ctx, bool zero);        /* NULL unless live */
+	/* build the call graph of row i of snapshot s (rows marked cc_pending) */
+	void (*fill_cc)(void *ctx, struct top_snap *s, size_t i);
 	/* Tab: the next event of several (its snapshot comes from take); NULL: one event */
 	bool (*next_event)(void *ctx);
 	/* the first line of the screen */
