@@ -27,6 +27,8 @@
 #     perf script                                        vs perfkit script (text)
 # and prints the ratios. Targets: report >= 10x faster, srcline >= 50x, script >= 5x,
 # peak RSS <= 0.5x perf's. Not a ctest test (timings depend on the machine).
+# PK_BENCH_DIR keeps the recordings there (made only when missing); with
+# PK_BENCH_RECORD_ONLY=1 the script stops once they are made.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
@@ -87,6 +89,8 @@ if [ "$foreign" = 1 ] && [ ! -s sys.data ]; then
 		xargs -P 2 -I {} gcc -O2 -std=gnu11 -D_GNU_SOURCE -I'$src/lib/include' -I'$src/lib' \
 			-DPK_VERSION_STRING='\"bench\"' -c {} -o /dev/null" > /dev/null 2>&1
 fi
+# PK_BENCH_RECORD_ONLY=1: only the recordings (bench/annotate-speed.sh reads them)
+[ "${PK_BENCH_RECORD_ONLY:-0}" = 1 ] && exit 0
 nfp=$(perf report -i fp.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
 ndw=$(perf report -i dwarf.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)
 ndp=$(perf report -i deep.data --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' || true)

@@ -178,6 +178,9 @@ const char *tool_user_config_path(bool *exclusive, bool *nosystem);
  * it is waited for at exit). */
 bool tool_pager_wanted(const char *cmd, int mode);
 void tool_setup_pager(void);
+/* tool/report-tui.c: whether `perfkit report ARGS` (argv[0] "report") opens its browser: a
+ * terminal without --stdio/--json/--header/--header-only, or --tui (then no pager) */
+bool rpt_tui_wanted(int argc, char **argv);
 /* $PERF_PAGER and $PAGER (NULL when unset) */
 void tool_pager_env(const char **perf_pager, const char **pager);
 /* Grow the heap by `bytes` now and fault it in with one call: the heap otherwise grows

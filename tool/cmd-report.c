@@ -10,7 +10,7 @@
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
-       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP };
+       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -61,7 +61,10 @@ static const struct tool_opt opts[] = {
 	{ O_NO_GROUP, "no-group", no_argument, NULL, "one section per event, groups or not" },
 	{ O_MAX_STACK, "max-stack", required_argument, "<n>",
 	  "use at most n frames of every call chain (default 127)" },
-	{ O_STDIO, "stdio", no_argument, NULL, "text output (the default; accepted for perf habits)" },
+	{ O_STDIO, "stdio", no_argument, NULL,
+	  "text output (perf report --stdio's; the default when\nstdin or stdout is not a terminal)" },
+	{ O_TUI, "tui", no_argument, NULL,
+	  "browse the report on the terminal (the default on one):\nexpand call graphs, zoom, annotate" },
 	{ 'q', "quiet", no_argument, NULL, "no warnings" },
 	{ 'v', "verbose", no_argument, NULL, "more messages" },
 	TOOL_SYMBOL_SOURCE_OPTS,
@@ -70,7 +73,8 @@ static const struct tool_opt opts[] = {
 
 const struct tool_help cmd_report_help = {
 	.synopsis = "usage: perfkit report [<options>]\n",
-	.intro = "Show where the samples of a perf.data file went, like `perf report --stdio`.\n",
+	.intro = "Show where the samples of a perf.data file went, like `perf report`: on a\n"
+		 "terminal in a browser (keys: h), else as text (--stdio).\n",
 	.opts = opts,
 };
 
@@ -141,7 +145,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct report R = { .input = "perf.data", .children = -1, .group = -1, .cg = CG_GRAPH,
 			    .cg_threshold = 0.5, .out = stdout };
-	int c, err = 0, status = 1;
+	int c, err = 0, status = 1, ui = -1; /* -1 auto, 0 --stdio, 1 --tui */
 	struct pk_data_reader *rd = NULL;
 	struct pk_report *rep = NULL;
 
@@ -208,7 +212,8 @@ int cmd_report(int argc, char **argv)
 		case O_HEADER_ONLY: R.header_only = true; break;
 		case 'I': R.show_info = true; break;
 		case O_JSON: R.json = true; break;
-		case O_STDIO: break;
+		case O_STDIO: ui = 0; break;
+		case O_TUI: ui = 1; break;
 		case O_MAX_STACK: R.max_stack = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'q': R.quiet = true; break;
 		case O_NO_INLINE: R.no_inline = true; R.all_inline = false; break;
@@ -236,6 +241,13 @@ int cmd_report(int argc, char **argv)
 		status = 129;
 		goto out;
 	}
+	bool term = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if (ui == 1 && !term) {
+		tool_error("--tui needs a terminal (stdin and stdout): use --stdio in a pipe");
+		status = 1;
+		goto out;
+	}
+	bool browse = (ui == 1 || (ui < 0 && term)) && !R.json && !R.header && !R.header_only;
 	tool_setup_log(R.verbose);
 	if (R.quiet)
 		pk_set_log(NULL, NULL, PK_LOG_ERROR);
@@ -362,6 +374,10 @@ int cmd_report(int argc, char **argv)
 		pk_report__for_each_unresolved_dso(rep, warn_unresolved, &w);
 	}
 
+	if (browse) {
+		status = rpt_tui_run(&R, rep);
+		goto keep;
+	}
 	if (R.json) {
 		fprintf(R.out, "{\"input\":");
 		tool_json_str(R.out, R.input);
@@ -395,6 +411,7 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	status = tool_finish_stdout(err < 0 ? 1 : 0);
+keep:
 	/* The process ends now: its memory goes back with it faster than freeing it piece
 	 * by piece (unmapping populated arrays was ~2 ms of a 0.1 s report in a PVM guest).
 	 * Kept reachable, so that leak checkers do not count it. */

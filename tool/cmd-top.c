@@ -229,6 +229,8 @@ void top_print_table(FILE *f, const struct top_opts *o, const char *event,
 	for (size_t i = 0; i < s->nr; i++)
 		if (top_row_visible(v, &s->rows[i]))
 			total += s->rows[i].period;
+	if (o->children)
+		total = s->total_period; /* rows overlap: shares of the event's total */
 	/* widths of the columns before the last */
 	size_t w[PK_SORT__MAX] = { 0 };
 	long shown = 0;
@@ -253,13 +255,17 @@ void top_print_table(FILE *f, const struct top_opts *o, const char *event,
 			continue;
 		shown++;
 		fprintf(f, "%9.2f%%", pct);
+		if (o->children)
+			fprintf(f, "  %7.2f%%", total ? 100.0 * (double)r->self / (double)total : 0.0);
 		for (size_t k = 0; k < nk; k++)
 			fprintf(f, "  %-*s", k + 1 < nk ? (int)w[k] : 0,
 				top_row_key(r, keys[k], kb[k], sizeof(kb[k])));
 		fputc('\n', f);
-		for (size_t j = 0; j < r->nr_cc; j++)
-			fprintf(f, "            %*s|--%.2f%%--%s\n", r->cc[j].depth * 4, "",
-				r->cc[j].pct, r->cc[j].text);
+		for (size_t j = 0; j < r->nr_cc; j++) {
+			char line[1024];
+			top_cc_format(line, sizeof(line), &r->cc[j]);
+			fprintf(f, "%s\n", line);
+		}
 	}
 }
 
@@ -275,6 +281,45 @@ void top_open_failure(const struct pk_recorder *r)
 
 
 static volatile sig_atomic_t got_signal;
+
+/* ---- the screen: the browser over the engine's snapshots ---- */
+
+static struct top_snap *tui_take(void *ctx)
+{
+	return top_engine__take(ctx);
+}
+
+static struct top_ann *tui_annotate(void *ctx, const char *dso_long, const char *sym)
+{
+	top_engine__annotate(ctx, dso_long, sym);
+	if (sym)
+		top_engine__kick(ctx);
+	return NULL; /* comes with the next snapshot */
+}
+
+static void tui_set_zero(void *ctx, bool zero)
+{
+	top_engine__set_zero(ctx, zero);
+}
+
+static const struct top_opts *tui_opts;
+
+static void tui_header(void *ctx, char *buf, size_t len, const struct top_snap *s)
+{
+	(void)ctx;
+	top_header(buf, len, tui_opts, s && s->event[0] ? s->event : "?", s);
+}
+
+int top_tui_run(struct top_opts *o, struct top_engine *e, volatile sig_atomic_t *stop)
+{
+	static const struct browser_ops ops = {
+		.name = "top", .live = true, .no_cc_hint = "no call graph: run with -g",
+		.take = tui_take, .annotate = tui_annotate, .set_zero = tui_set_zero,
+		.header = tui_header,
+	};
+	tui_opts = o;
+	return browser_run(&ops, e, o, stop);
+}
 
 static void on_signal(int sig)
 {

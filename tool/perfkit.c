@@ -193,7 +193,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGBUS, on_sigbus);
 	tool_env_load();
-	if (tool_pager_wanted(c->name, pager_mode))
+	/* (report's browser is a screen of its own: no pager under it) */
+	if (tool_pager_wanted(c->name, pager_mode) &&
+	    !(pager_mode <= 0 && !strcmp(c->name, "report") && rpt_tui_wanted(argc - 1, argv + 1)))
 		tool_setup_pager();
 	return c->fn(argc - 1, argv + 1);
 }

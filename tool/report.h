@@ -3,7 +3,7 @@
  * (the options table, the run), report-options.c (option values), report-table.c (rows,
  * one event's section, the line buffer), report-header.c (the header block),
  * report-graph.c (call graphs), report-group.c (event groups and the sections),
- * report-json.c (--json). */
+ * report-json.c (--json), report-tui.c (the browser on a terminal). */
 #ifndef TOOL_REPORT_H
 #define TOOL_REPORT_H
 
@@ -91,6 +91,8 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h);
 int rpt_print_sections(struct report *R, struct pk_data_reader *rd, struct pk_report *rep);
 uint64_t rpt_weight_self(const struct report *R, const struct pk_hist_entry *e);
 uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e);
+/* report-tui.c: the browser over the report (0, or 1 when it cannot start) */
+int rpt_tui_run(struct report *R, struct pk_report *rep);
 /* report-options.c */
 bool rpt_looks_like_cg_spec(const char *s);
 enum col rpt_key_col(enum pk_sort_key k);

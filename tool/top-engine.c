@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,8 +23,6 @@
 #include "top.h"
 
 #define MAX_CC_ROWS 256
-#define MAX_CC_LINES 48
-#define MAX_CC_DEPTH 24
 #define MAX_ANN_BYTES 65536
 
 struct ann_state {
@@ -51,6 +50,7 @@ struct top_engine {
 	uint64_t last_ns, next_ns, new_samples, lost, lost_samples, throttle, samples_all;
 	int wstatus;
 	bool waited;
+	struct pk_machine_opts mo;
 };
 
 static uint64_t now_ns(void)
@@ -62,35 +62,6 @@ static uint64_t now_ns(void)
 
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
-void top_ann__free(struct top_ann *a)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < a->nr; i++)
-		free(a->lines[i].text);
-	free(a->lines);
-	free(a->dso);
-	free(a->sym);
-	free(a->error);
-	free(a);
-}
-
-void top_snap__free(struct top_snap *s)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; i < s->nr; i++) {
-		struct top_row *r = &s->rows[i];
-		free(r->comm), free(r->dso), free(r->dso_long), free(r->sym), free(r->srcline);
-		for (size_t j = 0; j < r->nr_cc; j++)
-			free(r->cc[j].text);
-		free(r->cc);
-	}
-	free(s->rows);
-	top_ann__free(s->ann);
-	free(s);
-}
-
 /* ---- annotate (aggregation thread) ---- */
 
 static void ann_reset(struct ann_state *a)
@@ -98,25 +69,6 @@ static void ann_reset(struct ann_state *a)
 	free(a->dso_long), free(a->sym), free(a->counts);
 	top_ann__free(a->proto);
 	memset(a, 0, sizeof(*a));
-}
-
-static int ann_insn(void *ctx, const struct pk_annotate_insn *in)
-{
-	struct top_ann *t = ctx;
-	if (t->nr % 64 == 0) {
-		void *n = realloc(t->lines, (t->nr + 64) * sizeof(*t->lines));
-		if (!n)
-			return -ENOMEM;
-		t->lines = n;
-	}
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%8" PRIx64 ":  %-7s %s", in->addr, in->mnemonic,
-		 in->operands ? in->operands : "");
-	t->lines[t->nr] = (struct top_ann_line){ .addr = in->addr, .text = strdup(buf) };
-	if (!t->lines[t->nr].text)
-		return -ENOMEM;
-	t->nr++;
-	return 0;
 }
 
 static void ann_setup(struct top_engine *e, const char *dso_long, const char *sym)
@@ -127,13 +79,11 @@ static void ann_setup(struct top_engine *e, const char *dso_long, const char *sy
 		return;
 	a->dso_long = strdup(dso_long);
 	a->sym = strdup(sym);
-	a->proto = calloc(1, sizeof(*a->proto));
+	a->proto = top_ann__new(dso_long, sym);
 	if (!a->dso_long || !a->sym || !a->proto) {
 		ann_reset(a);
 		return;
 	}
-	a->proto->dso = strdup(dso_long);
-	a->proto->sym = strdup(sym);
 	char why[160] = "";
 	uint16_t mach = 0;
 	long n = 0;
@@ -150,7 +100,7 @@ static void ann_setup(struct top_engine *e, const char *dso_long, const char *sy
 			 n == -EOPNOTSUPP ? " (kernel and JIT code are not disassembled)" : "");
 	} else {
 		PK_OPTS(pk_annotate_disasm_opts, dop, .e_machine = mach, .dso = a->d);
-		int err = pk_annotate__disasm_bytes(buf, (size_t)n, a->start, &dop, ann_insn, a->proto);
+		int err = pk_annotate__disasm_bytes(buf, (size_t)n, a->start, &dop, top_ann__add_insn, a->proto);
 		if (err < 0 && !a->proto->nr)
 			snprintf(why, sizeof(why), "cannot disassemble %s: %s", sym, pk_strerror(err));
 		a->counts = calloc(a->proto->nr + 1, sizeof(*a->counts));
@@ -204,82 +154,20 @@ static struct top_ann *ann_copy(struct ann_state *a)
 
 /* ---- snapshots (aggregation thread) ---- */
 
-static void cc_walk(struct top_row *row, const struct pk_callnode *n, int depth, uint64_t total)
-{
-	for (; n && row->nr_cc < MAX_CC_LINES; n = n->next) {
-		if (!total || n->period * 200 < total)
-			continue; /* under 0.5 % of the entry */
-		char buf[256];
-		if (n->sym)
-			snprintf(buf, sizeof(buf), "%s", n->sym);
-		else
-			snprintf(buf, sizeof(buf), "%#" PRIx64 " (%s)", n->ip ? n->ip : n->addr,
-				 n->dso ? n->dso : "[unknown]");
-		struct top_cc_line *l = &row->cc[row->nr_cc];
-		l->depth = depth;
-		l->pct = 100.0 * (double)n->period / (double)total;
-		l->text = strdup(buf);
-		if (!l->text)
-			return;
-		row->nr_cc++;
-		if (depth < MAX_CC_DEPTH)
-			cc_walk(row, n->child, depth + 1, total);
-	}
-}
-
-static const struct pk_hist *main_hist(struct pk_report *rep)
-{
-	const struct pk_hist *best = NULL;
-	for (size_t i = 0; i < pk_report__nr_hists(rep); i++) {
-		const struct pk_hist *h = pk_report__hist(rep, i);
-		if (h && (!best || h->nr_samples > best->nr_samples))
-			best = h;
-	}
-	return best;
-}
-
 static struct top_snap *snapshot(struct top_engine *e, uint64_t now)
 {
 	struct pk_report *rep = e->rep;
-	struct top_snap *s = calloc(1, sizeof(*s));
-	if (!s || pk_report__finish(rep)) {
-		free(s);
+	struct top_snap *s;
+	if (pk_report__finish(rep))
 		return NULL;
-	}
-	const struct pk_hist *h = main_hist(rep);
+	s = top_snap__build(rep, top_main_hist(rep), MAX_CC_ROWS, true);
+	if (!s)
+		return NULL;
 	s->new_samples = e->new_samples;
 	s->secs = (double)(now - e->last_ns) / 1e9;
 	s->lost = e->lost, s->lost_samples = e->lost_samples, s->throttle = e->throttle;
 	s->samples_all = e->samples_all;
 	s->ended = atomic_load(&e->done);
-	if (h) {
-		snprintf(s->event, sizeof(s->event), "%s", h->name ? h->name : "?");
-		s->total_period = h->total_period;
-		s->has_cc = h->has_callchains;
-		s->rows = calloc(h->nr_entries + 1, sizeof(*s->rows));
-		for (size_t i = 0; s->rows && i < h->nr_entries; i++) {
-			const struct pk_hist_entry *he = h->entries[i];
-			if (!he->total_period)
-				break; /* sorted: the rest are zero too */
-			struct top_row *r = &s->rows[s->nr++];
-			r->comm = xstrdup(he->thread_comm ? he->thread_comm : he->comm);
-			r->dso = xstrdup(he->dso);
-			r->dso_long = xstrdup(he->dso_long);
-			r->sym = xstrdup(he->sym);
-			r->srcline = xstrdup(he->srcline);
-			r->pid = he->pid, r->tid = he->tid, r->cpu = he->cpu;
-			r->addr = he->addr, r->kernel = he->kernel;
-			r->period = he->total_period, r->samples = he->total_samples;
-			if (!s->has_cc || i >= MAX_CC_ROWS)
-				continue;
-			const struct pk_callnode *cc = pk_report__callchain(rep, he, he->total_period / 200);
-			r->cc = calloc(MAX_CC_LINES, sizeof(*r->cc));
-			/* the first level is the entry's own frame: its callers follow */
-			for (const struct pk_callnode *n = cc ? cc->child : NULL; n && r->cc; n = n->next)
-				cc_walk(r, n->child, 0, he->total_period);
-			pk_report__callchain_release(rep);
-		}
-	}
 	s->ann = ann_copy(&e->ann);
 	return s;
 }
@@ -316,6 +204,10 @@ static int on_round(void *ctx, struct pk_report *rep)
 	e->new_samples = 0;
 	e->last_ns = now;
 	e->next_ns = now + (uint64_t)(e->o->delay * 1e9);
+	/* what the refresh freed (entries decayed to nothing, the previous snapshot, a
+	 * symbol load's scratch) back to the system: glibc keeps freed pages of its arenas
+	 * otherwise, and the peak of a long run would be the sum of its bursts */
+	malloc_trim(0);
 	return 0;
 }
 
@@ -446,11 +338,15 @@ struct top_engine *top_engine__start(struct top_opts *o, int *status)
 		goto fail;
 	}
 	fcntl(e->pfd[1], F_SETPIPE_SZ, 1 << 20); /* the most an unprivileged user gets */
+	/* code addresses only: every object top meets keeps its tables until the end */
+	e->mo = *tool_machine_opts();
+	e->mo.no_data_symbols = true;
+	e->mo.close_files = true;
 	PK_OPTS(pk_report_opts, ro, .sort = o->nr_sort ? o->sort : NULL, .nr_sort = o->nr_sort,
 		.callgraph = o->ro.callgraph != PK_RECORDER_CG_NONE, .lazy_callchains = true,
 		.host = true, .comms = o->comms, .nr_comms = o->nr_comms, .dsos = o->dsos,
 		.nr_dsos = o->nr_dsos, .symbols = o->symbols, .nr_symbols = o->nr_symbols,
-		.no_reader_thread = true, .machine_opts = tool_machine_opts());
+		.no_reader_thread = true, .machine_opts = &e->mo);
 	e->rep = pk_report__new(&ro);
 	if (!e->rep) {
 		tool_error("cannot set up the histogram: %s", strerror(errno));

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tool/top.h - `perfkit top`, shared by cmd-top.c (options, the stdio loop), top-engine.c
- * (the recorder's drain thread and the aggregation thread: pk_recorder -> pipe ->
- * pk_report__process_live) and top-tui.c (the ncurses screen).
+ * tool/top.h - `perfkit top`, shared by cmd-top.c (options, the stdio loop, the screen's
+ * glue) and top-engine.c (the recorder's drain thread and the aggregation thread:
+ * pk_recorder -> pipe -> pk_report__process_live); and the histogram browser both
+ * `top` and `report` open on a terminal: hist-snap.c (what it shows, from a pk_report)
+ * and browser.c (the ncurses screen); report-tui.c is report's side of it.
  */
 #ifndef TOOL_TOP_H
 #define TOOL_TOP_H
@@ -16,7 +18,7 @@
 /* One line of a row's call graph (callers of the entry, callee order), flattened. */
 struct top_cc_line {
 	int depth;
-	double pct;             /* of the entry */
+	double pct;             /* of the entry; < 0: a line continuing the one above */
 	char *text;
 };
 
@@ -27,8 +29,10 @@ struct top_row {
 	uint64_t addr;
 	bool kernel;
 	uint64_t period, samples;
+	uint64_t self;          /* the self period (period is self + callees with children) */
 	struct top_cc_line *cc;
 	size_t nr_cc;
+	bool cc_pending;        /* call graph not built yet (browser_ops.fill_cc builds it) */
 };
 
 /* What one refresh saw; built by the aggregation thread, handed over whole. */
@@ -75,6 +79,7 @@ struct top_opts {
 	size_t nr_comms, nr_dsos, nr_symbols;
 	int verbose;
 	const char *targets;    /* for the header: "system-wide", "pid 12", ... */
+	bool children;          /* a Self column beside the period's (report's browser) */
 };
 
 /* The engine: the recorder and the two threads. */
@@ -94,8 +99,25 @@ bool top_engine__done(struct top_engine *e);
 /* Stop, join and free; returns the command's exit status (0 without one). */
 int top_engine__stop(struct top_engine *e);
 
+/* tool/hist-snap.c */
 void top_snap__free(struct top_snap *s);
 void top_ann__free(struct top_ann *a);
+/* An empty annotate view of sym in dso (NULL on ENOMEM). */
+struct top_ann *top_ann__new(const char *dso, const char *sym);
+/* A pk_annotate_insn_fn adding a line (its period as the count) to the top_ann ctx. */
+int top_ann__add_insn(void *ctx, const struct pk_annotate_insn *in);
+/* The hist with the most samples (NULL: none). */
+const struct pk_hist *top_main_hist(struct pk_report *rep);
+/* A snapshot of h's entries (after pk_report__finish), the call graphs of the first
+ * max_cc_rows flattened; skip_own_frame: callee order, whose first level is the entry's
+ * own frame. Only the rows, event, totals and has_cc are filled. NULL on ENOMEM. */
+struct top_snap *top_snap__build(struct pk_report *rep, const struct pk_hist *h,
+				 size_t max_cc_rows, bool skip_own_frame);
+/* The call graph of entry he into row r (after pk_report__finish); 0 or -ENOMEM. */
+int top_row__fill_cc(struct pk_report *rep, const struct pk_hist_entry *he, struct top_row *r,
+		     bool skip_own_frame);
+/* A call-graph line as text, perf's graph style. */
+void top_cc_format(char *buf, size_t len, const struct top_cc_line *l);
 
 /* Rows as shown: the row passes -K/-U, zoom, the percent limit. */
 struct top_view {
@@ -119,5 +141,28 @@ void top_open_failure(const struct pk_recorder *r);
 
 /* The ncurses screen until q or the end; returns 0 or an exit status. */
 int top_tui_run(struct top_opts *o, struct top_engine *e, volatile sig_atomic_t *stop);
+
+/* The browser (tool/browser.c): what feeds it. */
+struct browser_ops {
+	const char *name;       /* the command, for the help's title */
+	bool live;              /* counts decay (the z key, "decayed" in annotate) */
+	const char *no_cc_hint; /* why a row has no call graph when the data has none */
+	/* the newest snapshot not yet taken (the browser frees it), or NULL */
+	struct top_snap *(*take)(void *ctx);
+	/* open the annotate view of sym in dso (NULL, NULL: closed); returns it when ready
+	 * at once (the browser frees it), NULL when it comes with a later snapshot */
+	struct top_ann *(*annotate)(void *ctx, const char *dso_long, const char *sym);
+	void (*set_zero)(void *ctx, bool zero);        /* NULL unless live */
+	/* build the call graph of row i of snapshot s (rows marked cc_pending) */
+	void (*fill_cc)(void *ctx, struct top_snap *s, size_t i);
+	/* Tab: the next event of several (its snapshot comes from take); NULL: one event */
+	bool (*next_event)(void *ctx);
+	/* the first line of the screen */
+	void (*header)(void *ctx, char *buf, size_t len, const struct top_snap *s);
+};
+/* Browse until q (or *stop); o gives the columns, limits and -K/-U. Returns 0, or 1
+ * when the terminal cannot be set up (said on stderr). */
+int browser_run(const struct browser_ops *ops, void *ctx, const struct top_opts *o,
+		volatile sig_atomic_t *stop);
 
 #endif

@@ -599,12 +599,44 @@ void pk_ordered__finish(struct pk_ordered *q)
 	}
 }
 
+/*
+ * An empty queue gives back the arrays a burst grew (a live stream's first round holds
+ * the synthesised state of every process of the system: tens of thousands of records),
+ * so that a long-lived session (perfkit top) does not keep its largest round's size.
+ */
+#define TRIM_ABOVE 16384
+static void trim_empty(struct pk_ordered *q)
+{
+	if (q->cap_ents > TRIM_ABOVE) {
+		free(q->ents);
+		q->ents = NULL;
+		q->cap_ents = q->ring = 0;
+	}
+	if (q->phead >= q->nr_pend && q->cap_pend > TRIM_ABOVE) {
+		free(q->pend);
+		q->pend = NULL;
+		q->cap_pend = q->phead = q->nr_pend = 0;
+	}
+	if (q->cap_tmp > TRIM_ABOVE) {
+		free(q->tmp);
+		q->tmp = NULL;
+		q->cap_tmp = 0;
+	}
+	if (q->rhead >= q->nr_ready && q->cap_ready > TRIM_ABOVE) {
+		free(q->ready);
+		q->ready = NULL;
+		q->cap_ready = q->rhead = q->nr_ready = 0;
+	}
+}
+
 int pk_ordered__pop(struct pk_ordered *q, struct pk_data_event *ev)
 {
 	if (!q || !ev)
 		return pk_err(-EINVAL);
 	release_last(q);
 	q->have_direct = false;
+	if (!q->nr_used)
+		trim_empty(q);
 	if (q->rhead >= q->nr_ready)
 		return 0;
 	uint32_t slot = q->ready[q->rhead++];

@@ -44,6 +44,18 @@ static void pk_symvec_add_raw(struct pk_symvec *sv, uint64_t start, uint64_t siz
 					   .bind = bind, .raw = raw };
 }
 
+/* The table at its final size: it grew by doubling (up to half of it unused), and a
+ * long-lived machine (perfkit top, system-wide) keeps the tables of every object it saw. */
+static struct pk_sym *pk_syms_shrink(struct pk_sym *v, size_t nr)
+{
+	if (!v || !nr) {
+		free(v);
+		return NULL;
+	}
+	struct pk_sym *n = realloc(v, nr * sizeof(*v));
+	return n ? n : v;
+}
+
 static void pk_symvec_add(struct pk_symvec *sv, uint64_t start, uint64_t size, const char *name,
 			  uint8_t bind)
 {
@@ -327,7 +339,7 @@ static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv, struct
 		if (t == STT_OBJECT) {
 			/* data: kept apart, so that code addresses never resolve to it. Absolute
 			 * ones (version names, GLIBC_PRIVATE) are no addresses. */
-			if (shndx == SHN_ABS)
+			if (shndx == SHN_ABS || d->machine->no_data_syms)
 				continue;
 			const char *dn = pk_arena_strdup(&d->arena, name);
 			if (dn)
@@ -461,12 +473,47 @@ static int pk_dso_load_elf(struct pk_dso *d)
 	pk_syms_sort_start(sv.v, sv.nr);
 	pk_dso_demangle_aliases(d, sv.v, sv.nr);
 	d->nr_syms = pk_syms_finish(sv.v, sv.nr, false);
-	d->syms = sv.v;
+	d->syms = pk_syms_shrink(sv.v, d->nr_syms);
 	pk_data_syms_sizes(dv.v, dv.nr);
 	pk_dso_demangle_aliases(d, dv.v, dv.nr);
 	d->nr_dsyms = pk_syms_finish(dv.v, dv.nr, false);
-	d->dsyms = dv.v;
+	d->dsyms = pk_syms_shrink(dv.v, d->nr_dsyms);
+	if (d->machine->close_files && d->dwfl) {
+		dwfl_end(d->dwfl);
+		d->dwfl = NULL;
+		d->mod = NULL;
+		d->file_closed = true;
+	}
 	return 0;
+}
+
+Dwfl_Module *pk_dso_module(struct pk_dso *d)
+{
+	if (pk_dso_ensure_loaded(d))
+		return NULL;
+	if (d->mod || !d->file_closed || !d->load_path)
+		return d->mod;
+	d->file_closed = false;
+	/* the same file as at the load, or nothing: its build-id must not have changed */
+	uint8_t bid[PK_BUILD_ID_BYTES];
+	size_t bl = d->bid_len;
+	memcpy(bid, d->bid, bl);
+	struct pk_symvec sv = { 0 };
+	char *path = strdup(d->load_path);
+	int err = path ? pk_dso_open_elf(d, path, &sv) : -ENOMEM;
+	free(path);
+	free(sv.v);
+	pk_plt_view_free(d->plt_view);
+	d->plt_view = NULL;
+	if (!err && (d->bid_len != bl || memcmp(d->bid, bid, bl))) {
+		pk_warn("'%s' changed since its symbols were read: its code is not read", d->name);
+		dwfl_end(d->dwfl);
+		d->dwfl = NULL;
+		d->mod = NULL;
+	}
+	d->bid_len = bl;
+	memcpy(d->bid, bid, bl);
+	return d->mod;
 }
 
 int pk_dso_ensure_loaded(struct pk_dso *d)

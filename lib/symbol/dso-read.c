@@ -20,10 +20,11 @@ PK_API long pk_dso__read(struct pk_dso *d, uint64_t dso_addr, void *buf, size_t 
 	int err = pk_dso_ensure_loaded(d);
 	if (err)
 		return err;
-	if (!d->mod)
+	Dwfl_Module *mod = pk_dso_module(d);
+	if (!mod)
 		return -ENOENT;
 	Dwarf_Addr bias = 0;
-	Elf *e = dwfl_module_getelf(d->mod, &bias);
+	Elf *e = dwfl_module_getelf(mod, &bias);
 	if (!e)
 		return -EINVAL;
 	GElf_Ehdr eh;

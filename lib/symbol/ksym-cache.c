@@ -508,6 +508,17 @@ int pk_ksym_cache_map(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 		munmap(m, (size_t)size);
 		return err;
 	}
+	size_t ni = (kv->nr + PK_KSYM_IDX_STRIDE - 1) / PK_KSYM_IDX_STRIDE;
+	if (ni && (kv->idx = malloc(ni * sizeof(*kv->idx)))) {
+		for (size_t i = 0; i < ni; i++)
+			kv->idx[i] = kv->recs[i * PK_KSYM_IDX_STRIDE].start;
+		kv->nr_idx = ni;
+	}
+	/* The check read every page; lookups touch a few. Give the pages back to the page
+	 * cache (a private mapping never written holds no copies of its own): they come back
+	 * on the next touch, and a long-lived machine (perfkit top) does not carry the whole
+	 * file, 7 MB of a distribution kernel's, in its resident set. */
+	madvise(m, (size_t)size, MADV_DONTNEED);
 	kv->map = m;
 	kv->map_len = (size_t)size;
 	return 0;
@@ -517,6 +528,7 @@ void pk_ksym_view_release(struct pk_ksym_view *kv)
 {
 	if (kv->map)
 		munmap(kv->map, kv->map_len);
+	free(kv->idx);
 	memset(kv, 0, sizeof(*kv));
 }
 
@@ -530,8 +542,19 @@ void pk_ksym_view_get(const struct pk_ksym_view *kv, size_t i, struct pk_sym *ou
 
 bool pk_ksym_view_find(const struct pk_ksym_view *kv, uint64_t addr, struct pk_sym *out)
 {
-	/* the last record with start <= addr (as pk_syms_find) */
-	size_t lo = PK_UPPER_BOUND(kv->nr, kv->recs[mid].start <= addr);
+	/* the last record with start <= addr (as pk_syms_find): in the block the index
+	 * names, when there is one */
+	size_t lo;
+	if (kv->idx) {
+		size_t b = PK_UPPER_BOUND(kv->nr_idx, kv->idx[mid] <= addr);
+		if (!b)
+			return false;
+		size_t first = (b - 1) * PK_KSYM_IDX_STRIDE;
+		size_t n = PK_MIN(kv->nr - first, (size_t)PK_KSYM_IDX_STRIDE);
+		lo = first + PK_UPPER_BOUND(n, kv->recs[first + mid].start <= addr);
+	} else {
+		lo = PK_UPPER_BOUND(kv->nr, kv->recs[mid].start <= addr);
+	}
 	if (!lo || addr >= kv->recs[lo - 1].end)
 		return false;
 	pk_ksym_view_get(kv, lo - 1, out);

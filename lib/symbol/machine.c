@@ -226,6 +226,8 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 	m->no_demangle = PK_OPTS_GET(opts, no_demangle, false);
 	m->uw_libdwfl_only = PK_OPTS_GET(opts, unwind_libdwfl_only, false);
 	m->scopes_libdw = PK_OPTS_GET(opts, scopes_libdw, false);
+	m->no_data_syms = PK_OPTS_GET(opts, no_data_symbols, false);
+	m->close_files = PK_OPTS_GET(opts, close_files, false);
 	const char *ks = PK_OPTS_GET(opts, kallsyms, NULL);
 	const char *jd = PK_OPTS_GET(opts, jit_dir, NULL);
 	const char *dd = PK_OPTS_GET(opts, debug_dir, NULL);

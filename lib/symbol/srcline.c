@@ -28,9 +28,7 @@ static Dwfl_Module *pk_dso_dwarf_mod(struct pk_dso *d)
 {
 	if (d->kind != PK_DSO_ELF && d->kind != PK_DSO_VDSO)
 		return NULL;
-	if (pk_dso_ensure_loaded(d) || !d->mod)
-		return NULL;
-	return d->mod;
+	return pk_dso_module(d);
 }
 
 static int pk_cu_range_cmp(const void *pa, const void *pb)

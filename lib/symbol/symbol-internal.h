@@ -89,6 +89,7 @@ struct pk_dso {
 	/* DWARF (lazily): a libdwfl session holding just this file at bias 0 */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	bool file_closed;       /* closed after loading (machine close_files) */
 	bool dwarf_tried;
 	int8_t cfi;              /* unwinding: 0 unknown, 1 has CFI, -1 has none */
 	/* CU address ranges from the CU DIEs, for files without .debug_aranges (clang's
@@ -143,7 +144,12 @@ struct pk_ksym_view {
 	uint64_t text_addr;
 	void *map;              /* the file's mapping (pk_ksym_cache_map), or NULL */
 	size_t map_len;
+	/* with a mapping: the start of every PK_KSYM_IDX_STRIDE-th record, so that a lookup
+	 * touches one page of records rather than a binary search's dozen (NULL: none) */
+	uint64_t *idx;
+	size_t nr_idx;
 };
+#define PK_KSYM_IDX_STRIDE 128
 
 struct pk_machine {
 	bool host;
@@ -177,12 +183,18 @@ struct pk_machine {
 	bool uw_arch_warned;    /* said once that an architecture's stacks are not unwound */
 	bool scopes_libdw;      /* opts.scopes_libdw: inline chains by libdw's
 				 * scope walks, not the scope trees (srcline.c) */
+	bool no_data_syms;      /* opts.no_data_symbols: no STT_OBJECT tables */
+	bool close_files;       /* opts.close_files: end a DSO's libdwfl session once its
+				 * symbols are read (pk_dso_module opens it again) */
 };
 
 /* dso.c (objects), dso-load.c (pk_dso_ensure_loaded), syms.c (pk_syms_*) */
 struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name);
 void pk_dso_free(struct pk_dso *d);
 int pk_dso_ensure_loaded(struct pk_dso *d);
+/* The loaded object's libdwfl module (its file opened again when the machine closes
+ * files after reading symbols, opts.close_files), or NULL. */
+Dwfl_Module *pk_dso_module(struct pk_dso *d);
 /*
  * unwind.c: the DWARF registers 0..n-1 (and the pc) libdwfl starts from, out of a
  * user register block of an ELF machine (EM_X86_64, EM_AARCH64) laid out as perf's

@@ -347,6 +347,54 @@ static void test_machine_uses_cache(void **state)
 	unsetenv("PK_NO_CACHE");
 }
 
+/* A mapped cache is looked up through its block index (every PK_KSYM_IDX_STRIDE-th
+ * start): the answers are those of a plain search over the records, for addresses before
+ * the first symbol, in gaps, at block boundaries, in the last (partial) block and past
+ * the end. */
+static void test_mapped_index(void **state)
+{
+	(void)state;
+	enum { N = 3 * PK_KSYM_IDX_STRIDE + 17 };
+	static struct pk_sym big[N];
+	static char bnames[N * 8];
+	uint64_t a = 0xffffffff81000000ULL;
+	for (size_t i = 0; i < N; i++) {
+		snprintf(bnames + i * 8, 8, "f%zu", i);
+		/* sizes 16..79, a gap of 32 after every third */
+		uint64_t size = 16 + (i * 7) % 64;
+		big[i] = (struct pk_sym){ a, a + size, bnames + i * 8, 1, false, (uint32_t)i };
+		a += size + (i % 3 == 2 ? 32 : 0);
+	}
+	uint8_t key[PK_KSYM_KEY_LEN];
+	sources("ffffffff81000000 T _text\n", "0b5a1c3e-0000-4000-8000-000000000002\n", NULL);
+	key_of(key);
+	unlink(cache);
+	assert_int_equal(pk_ksym_cache_store(cache, key, big, N, bnames, sizeof(bnames),
+					     big[0].start), 0);
+	struct pk_ksym_view kv;
+	assert_int_equal(pk_ksym_cache_map(cache, key, &kv), 0);
+	assert_non_null(kv.idx);
+	assert_int_equal(kv.nr, N);
+	size_t checked = 0;
+	for (uint64_t x = big[0].start - 40; x < a + 40; x += 3) {
+		const struct pk_sym *want = NULL;
+		for (size_t i = 0; i < N; i++)
+			if (big[i].start <= x && x < big[i].end)
+				want = &big[i];
+		struct pk_sym got;
+		bool found = pk_ksym_view_find(&kv, x, &got);
+		assert_int_equal(found, want != NULL);
+		if (want) {
+			assert_true(got.start == want->start && got.end == want->end);
+			assert_string_equal(got.name, want->name);
+		}
+		checked++;
+	}
+	assert_true(checked > N);
+	pk_ksym_view_release(&kv);
+	assert_null(kv.idx);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -398,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_and_key),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_machine_uses_cache),
+		cmocka_unit_test(test_mapped_index),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

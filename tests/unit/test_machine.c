@@ -2,9 +2,12 @@
 /* lib/symbol: the machine model - threads and maps over fork / exec / mmap / exit. */
 
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "symbol/symbol-internal.h"
 #include "testutil.h"
@@ -387,6 +390,81 @@ static void test_callchain_fp(void **state)
 	pk_machine__free(m);
 }
 
+/* a data object of this program, for the data-symbol test */
+unsigned long pk_test_data_object[64] = { 1 };
+
+static int first_bias(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	(void)size;
+	*(uint64_t *)ctx = info->dlpi_addr; /* the first entry: the program itself */
+	return 1;
+}
+
+/* Data objects of an object's symbol table name data addresses, unless the machine was
+ * told to read none (pk_machine_opts.no_data_symbols, perfkit top's setting). */
+static void test_no_data_symbols(void **state)
+{
+	(void)state;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_bias, &bias);
+	uint64_t addr = (uint64_t)(uintptr_t)&pk_test_data_object[3] - bias;
+	for (int off = 0; off < 2; off++) {
+		PK_OPTS(pk_machine_opts, o, .no_data_symbols = off == 1, .buildid_dir = "");
+		struct pk_machine *m = pk_machine__new(&o);
+		assert_non_null(m);
+		struct pk_dso *d = pk_dso_findnew(m, exe);
+		assert_non_null(d);
+		uint64_t start = 0, size = 0;
+		const char *name = pk_dso_data_symbol(d, addr, true, &start, &size);
+		if (off) {
+			assert_null(name);
+		} else {
+			assert_non_null(name);
+			assert_string_equal(name, "pk_test_data_object");
+			/* (AddressSanitizer's red zone makes the symbol larger) */
+			assert_true(size >= sizeof(pk_test_data_object));
+		}
+		/* code still resolves either way */
+		uint64_t fs = 0, fz = 0;
+		assert_non_null(pk_dso__symbol(d, (uint64_t)(uintptr_t)test_no_data_symbols - bias,
+					       &fs, &fz));
+		pk_machine__free(m);
+	}
+}
+
+/* With close_files the object's file is closed after its symbols are read, and opened
+ * again to read its code: the bytes are this program's own. */
+static void test_close_files(void **state)
+{
+	(void)state;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_bias, &bias);
+	const uint8_t *code = (const uint8_t *)(uintptr_t)test_close_files;
+	uint64_t addr = (uint64_t)(uintptr_t)code - bias;
+	PK_OPTS(pk_machine_opts, o, .close_files = true, .buildid_dir = "");
+	struct pk_machine *m = pk_machine__new(&o);
+	assert_non_null(m);
+	struct pk_dso *d = pk_dso_findnew(m, exe);
+	uint64_t fs = 0, fz = 0;
+	assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_close_files");
+	assert_null(d->mod);            /* closed after the load */
+	assert_true(d->file_closed);
+	uint8_t buf[32];
+	uint16_t mach = 0;
+	assert_int_equal(pk_dso__read(d, addr, buf, sizeof(buf), &mach), (long)sizeof(buf));
+	assert_memory_equal(buf, code, sizeof(buf));
+	assert_non_null(d->mod);        /* open again */
+	pk_machine__free(m);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -398,6 +476,8 @@ int main(void)
 		cmocka_unit_test(test_process_records),
 		cmocka_unit_test(test_callchain_fp),
 		cmocka_unit_test(test_maps_gen),
+		cmocka_unit_test(test_no_data_symbols),
+		cmocka_unit_test(test_close_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,6 +153,47 @@ static void test_rounds(void **state)
 	pk_ordered__free(q);
 }
 
+/* A burst larger than the arrays an emptied queue gives back (a live stream's first
+ * round), emptied, then more rounds: still delivered in order, after the arrays were
+ * freed and grown again, twice. */
+static void test_trim_after_burst(void **state)
+{
+	(void)state;
+	struct pk_data_attr a = make_attr();
+	struct pk_ordered *q = pk_ordered__new(NULL);
+	assert_non_null(q);
+	struct rec r;
+	struct pk_data_event ev;
+	uint64_t base = 1000;
+	for (int pass = 0; pass < 3; pass++) {
+		size_t n = pass == 1 ? 50 : 40000;
+		for (size_t i = 0; i < n; i++) {
+			/* descending within the burst: every record needs sorting */
+			make_sample(&r, base + n - i, (uint32_t)(i & 1));
+			assert_int_equal(push(q, &a, &r), 0);
+		}
+		/* two rounds: the second delivers everything up to the first's maximum */
+		make_round(&r);
+		assert_int_equal(push(q, &a, &r), 0);
+		make_round(&r);
+		assert_int_equal(push(q, &a, &r), 0);
+		uint64_t last = 0;
+		size_t samples = 0;
+		while (pk_ordered__pop(q, &ev) == 1) {
+			if (ev.hdr->type != PERF_RECORD_SAMPLE)
+				continue;
+			uint64_t t = pk_ordered__timestamp(ev.hdr, ev.attr);
+			assert_true(t > last);
+			last = t;
+			samples++;
+		}
+		assert_int_equal(samples, n);
+		assert_int_equal(last, base + n);
+		base += n + 10;
+	}
+	pk_ordered__free(q);
+}
+
 /* Many rounds of shuffled records: global order holds, memory stays at a couple of
  * rounds; without rounds the byte limit bounds memory. */
 static void test_bounded(void **state)
@@ -1517,6 +1558,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timestamp),
 		cmocka_unit_test(test_rounds),
+		cmocka_unit_test(test_trim_after_burst),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_children),

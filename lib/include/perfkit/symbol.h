@@ -96,6 +96,18 @@ struct pk_machine_opts {
 	 */
 	int (*find_debuginfo)(void *ctx, const uint8_t *build_id, size_t len, char **path);
 	void *find_debuginfo_ctx;
+	/* Read no data objects (STT_OBJECT) from the objects' symbol tables: data addresses
+	 * (pk_machine__resolve_data) then resolve to functions only. For clients that look
+	 * up code addresses alone and live long (perfkit top), whose every loaded object's
+	 * table stays in memory. */
+	bool no_data_symbols;
+	/* Close each object's file once its symbols are read (it is opened again, once,
+	 * when its code or debug information is asked for: pk_dso__read, source lines). A
+	 * long-lived machine then holds no mapping of every object it met, whose symbol
+	 * and string tables stay resident after the load (perfkit top: a third of its
+	 * resident set, system-wide). A file replaced in between by one with another
+	 * build-id is not used. */
+	bool close_files;
 	size_t :0;
 };
 

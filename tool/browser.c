@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tool/top-tui.c - the screen of `perfkit top` (ncursesw): the header, the sorted table
- * refreshed with every snapshot, navigation, call-graph expansion, zoom into a DSO /
- * thread / command, kernel symbols on and off, decay or zero, perf.hist.N, help, and the
- * annotate view of the selected symbol. Terminal handling is ncurses' alone.
+ * tool/browser.c - the histogram browser of `perfkit top` and `perfkit report` on a
+ * terminal (ncursesw): the header, the sorted table (refreshed with every snapshot top
+ * hands over), navigation, call-graph expansion, zoom into a DSO / thread / command,
+ * kernel symbols on and off, decay or zero (top), perf.hist.N, help, and the annotate
+ * view of the selected symbol. What it shows comes through struct browser_ops; terminal
+ * handling is ncurses' alone.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,17 +20,21 @@
 enum mode { M_TABLE, M_HELP, M_ANNOTATE };
 
 struct tui {
-	struct top_opts *o;
-	struct top_engine *e;
+	const struct top_opts *o;
+	const struct browser_ops *ops;
+	void *ctx;
 	struct top_snap *snap;
+	struct top_ann *ann;            /* the annotate view shown */
+	char *ann_dso, *ann_sym;        /* and the one asked for */
 	struct top_view v;
 	char *zoom_dso, *zoom_comm;
 	enum mode mode;
 	long sel, first;                /* selected visible row, first line on screen */
 	long ann_first;
 	bool ann_placed;                /* scrolled to the hottest line once */
-	char **expanded;                /* keys of expanded rows */
+	char **expanded;                /* keys of rows toggled from all_expanded */
 	size_t nr_expanded;
+	bool all_expanded;              /* E: every row expanded, C: none */
 	bool zero;
 	char msg[256];
 };
@@ -43,11 +49,21 @@ static void row_id(const struct top_row *r, char *buf, size_t len)
 static bool is_expanded(const struct tui *t, const struct top_row *r)
 {
 	char id[1024];
+	if (!r->nr_cc)
+		return false;
 	row_id(r, id, sizeof(id));
 	for (size_t i = 0; i < t->nr_expanded; i++)
 		if (!strcmp(t->expanded[i], id))
-			return true;
-	return false;
+			return !t->all_expanded;
+	return t->all_expanded;
+}
+
+static void clear_expanded(struct tui *t, bool all)
+{
+	for (size_t i = 0; i < t->nr_expanded; i++)
+		free(t->expanded[i]);
+	t->nr_expanded = 0;
+	t->all_expanded = all;
 }
 
 static void toggle_expanded(struct tui *t, const struct top_row *r)
@@ -83,6 +99,8 @@ static size_t visible_rows(const struct tui *t, long **out, uint64_t *total)
 	for (size_t i = 0; i < s->nr; i++)
 		if (top_row_visible(&t->v, &s->rows[i]))
 			tot += s->rows[i].period;
+	if (t->o->children)
+		tot = s->total_period; /* rows overlap: shares of the event's total, as perf */
 	size_t n = 0;
 	for (size_t i = 0; i < s->nr; i++) {
 		const struct top_row *r = &s->rows[i];
@@ -103,7 +121,7 @@ static const enum pk_sort_key default_keys[] = { PK_SORT_DSO, PK_SORT_SYM };
 static void draw_header(struct tui *t)
 {
 	char hb[512];
-	top_header(hb, sizeof(hb), t->o, t->snap && t->snap->event[0] ? t->snap->event : "?", t->snap);
+	t->ops->header(t->ctx, hb, sizeof(hb), t->snap);
 	attron(A_REVERSE);
 	mvhline(0, 0, ' ', COLS);
 	mvaddnstr(0, 0, hb, COLS);
@@ -141,7 +159,8 @@ static void draw_table(struct tui *t)
 				w[k] = l;
 		}
 	/* column titles */
-	int off = snprintf(line, sizeof(line), "%10s", "Overhead");
+	int off = t->o->children ? snprintf(line, sizeof(line), "%10s  %8s", "Children", "Self")
+				 : snprintf(line, sizeof(line), "%10s", "Overhead");
 	for (size_t k = 0; k < nk; k++) {
 		static const char *const title[PK_SORT__MAX] = {
 			[PK_SORT_COMM] = "Command", [PK_SORT_PID] = "Pid:Command",
@@ -163,17 +182,19 @@ static void draw_table(struct tui *t)
 	if (t->sel < 0)
 		t->sel = 0;
 	/* lines: rows and the call-graph lines of expanded rows; keep the selection shown */
-	long sel_line = 0, nlines = 0;
+	long sel_line = 0, sel_end = 0, nlines = 0;
 	for (size_t i = 0; i < n; i++) {
-		if ((long)i == t->sel)
-			sel_line = nlines;
 		const struct top_row *r = &t->snap->rows[ix[i]];
-		nlines += 1 + (is_expanded(t, r) ? (long)r->nr_cc : 0);
+		long rl = 1 + (is_expanded(t, r) ? (long)r->nr_cc : 0);
+		if ((long)i == t->sel)
+			sel_line = nlines, sel_end = nlines + rl - 1;
+		nlines += rl;
 	}
+	/* the selected row on screen, and its call graph as far as the screen allows */
+	if (sel_end >= t->first + avail)
+		t->first = sel_end - avail + 1;
 	if (sel_line < t->first)
 		t->first = sel_line;
-	if (sel_line >= t->first + avail)
-		t->first = sel_line - avail + 1;
 	if (t->first > nlines - avail)
 		t->first = nlines - avail > 0 ? nlines - avail : 0;
 	long ln = 0;
@@ -182,8 +203,12 @@ static void draw_table(struct tui *t)
 		const struct top_row *r = &t->snap->rows[ix[i]];
 		bool ex = is_expanded(t, r);
 		if (ln >= t->first) {
-			off = snprintf(line, sizeof(line), "%c%8.2f%%", r->nr_cc ? (ex ? '-' : '+') : ' ',
+			off = snprintf(line, sizeof(line), "%c%8.2f%%",
+				       r->nr_cc ? (ex ? '-' : '+') : r->cc_pending && t->ops->fill_cc ? '+' : ' ',
 				       total ? 100.0 * (double)r->period / (double)total : 0.0);
+			if (t->o->children)
+				off += snprintf(line + off, sizeof(line) - (size_t)off, "  %7.2f%%",
+						total ? 100.0 * (double)r->self / (double)total : 0.0);
 			for (size_t k = 0; k < nk && off < (int)sizeof(line); k++)
 				off += snprintf(line + off, sizeof(line) - (size_t)off, "  %-*s",
 						k + 1 < nk ? (int)w[k] : 0,
@@ -200,50 +225,62 @@ static void draw_table(struct tui *t)
 		for (size_t j = 0; ex && j < r->nr_cc && y < LINES; j++, ln++) {
 			if (ln < t->first)
 				continue;
-			snprintf(line, sizeof(line), "            %*s|--%.2f%%--%s", r->cc[j].depth * 4, "",
-				 r->cc[j].pct, r->cc[j].text);
+			top_cc_format(line, sizeof(line), &r->cc[j]);
 			mvaddnstr(y++, 0, line, COLS);
 		}
 	}
 	if (!n)
 		mvaddnstr(rows_top, 2, t->snap ? "no samples to show" : "collecting samples...", COLS);
+	else if (t->snap && t->snap->has_cc && sel_line == 0 && !t->first && avail > (long)nlines + 1)
+		mvaddnstr(LINES - 1, 0, "Enter/+: callers and callees of the row  E/C: all  a: annotate"
+			  "  h: help", COLS);
 	free(ix);
 }
 
-static void draw_help(void)
+static void draw_help(const struct tui *t)
 {
 	static const char *const lines[] = {
-		"perfkit top keys",
 		"",
 		"  Up/Down, PgUp/PgDn, Home/End   move the selection",
-		"  Enter, +                       expand / collapse the callers (-g)",
+		"  Enter, +                       expand / collapse the row's call graph (-g)",
+		"  E / C                          expand / collapse every row",
 		"  a                              annotate the selected symbol",
 		"  d / t / c                      zoom into the selected DSO / thread / command",
 		"                                 (again, or Esc: back)",
 		"  k                              show / hide kernel symbols",
 		"  z                              zero at each refresh / decay by 7/8",
 		"  P                              write the table to perf.hist.N",
+		"  Tab                            the next event (files with several)",
 		"  h, ?                           this help",
 		"  q, Ctrl-C                      quit",
 		"",
 		"Press any key.",
 	};
-	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]) && (int)i + 2 < LINES; i++)
-		mvaddnstr((int)i + 2, 2, lines[i], COLS - 2);
+	char title[64];
+	snprintf(title, sizeof(title), "perfkit %s keys", t->ops->name);
+	mvaddnstr(2, 2, title, COLS - 2);
+	int y = 3;
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]) && y < LINES; i++) {
+		if ((!t->ops->live && !strncmp(lines[i], "  z ", 4)) ||
+		    (!t->ops->next_event && !strncmp(lines[i], "  Tab ", 6)))
+			continue;
+		mvaddnstr(y++, 2, lines[i], COLS - 2);
+	}
 }
 
 static void draw_annotate(struct tui *t)
 {
-	const struct top_ann *a = t->snap ? t->snap->ann : NULL;
+	const struct top_ann *a = t->ann;
 	char line[512];
 	move(2, 0);
 	clrtoeol();
 	if (!a) {
-		mvaddnstr(3, 2, "collecting samples for annotate...", COLS - 2);
+		mvaddnstr(3, 2, t->ops->live ? "collecting samples for annotate..." : "annotating...",
+			  COLS - 2);
 		return;
 	}
-	snprintf(line, sizeof(line), "Annotate %s (%s): %" PRIu64 " samples (decayed)   Esc/q: back",
-		 a->sym, a->dso, a->total);
+	snprintf(line, sizeof(line), "Annotate %s (%s): %" PRIu64 " %s   Esc/q: back",
+		 a->sym, a->dso, a->total, t->ops->live ? "samples (decayed)" : "period");
 	attron(A_BOLD);
 	mvaddnstr(2, 0, line, COLS);
 	attroff(A_BOLD);
@@ -287,7 +324,7 @@ static void draw(struct tui *t)
 	erase();
 	draw_header(t);
 	if (t->mode == M_HELP)
-		draw_help();
+		draw_help(t);
 	else if (t->mode == M_ANNOTATE)
 		draw_annotate(t);
 	else
@@ -300,7 +337,13 @@ static const struct top_row *selected(struct tui *t)
 	long *ix;
 	uint64_t total;
 	size_t n = visible_rows(t, &ix, &total);
-	const struct top_row *r = t->sel >= 0 && t->sel < (long)n ? &t->snap->rows[ix[t->sel]] : NULL;
+	const struct top_row *r = NULL;
+	if (t->sel >= 0 && t->sel < (long)n) {
+		size_t i = (size_t)ix[t->sel];
+		if (t->snap->rows[i].cc_pending && t->ops->fill_cc)
+			t->ops->fill_cc(t->ctx, t->snap, i); /* its call graph, when first selected */
+		r = &t->snap->rows[i];
+	}
 	free(ix);
 	return r;
 }
@@ -322,7 +365,7 @@ static void write_hist(struct tui *t)
 			fclose(f);
 		return;
 	}
-	top_print_table(f, t->o, t->snap->event, t->snap, &t->v, t->o->rows, true);
+	top_print_table(f, t->o, t->snap->event, t->snap, &t->v, t->o->rows, t->ops->live);
 	bool ok = !ferror(f);
 	ok = !fclose(f) && ok;
 	snprintf(t->msg, sizeof(t->msg), ok ? "wrote %s" : "cannot write %s", name);
@@ -357,19 +400,22 @@ static bool table_key(struct tui *t, int ch)
 			toggle_expanded(t, r);
 		else if (r)
 			snprintf(t->msg, sizeof(t->msg), "%s", t->snap && t->snap->has_cc ?
-				 "no callers above 0.5 %% for this row" : "no call graph: run with -g");
+				 "no call graph above 0.5 % for this row" : t->ops->no_cc_hint);
 		break;
+	case 'E': clear_expanded(t, true); break;
+	case 'C': clear_expanded(t, false); break;
 	case 'a':
 		if (r && r->sym && r->dso_long) {
-			top_engine__annotate(t->e, r->dso_long, r->sym);
-			top_engine__kick(t->e);
-			if (t->snap) {
-				top_ann__free(t->snap->ann);
-				t->snap->ann = NULL;
-			}
+			free(t->ann_dso), free(t->ann_sym);
+			t->ann_dso = strdup(r->dso_long);
+			t->ann_sym = strdup(r->sym);
+			top_ann__free(t->ann);
+			t->ann = NULL;
 			t->mode = M_ANNOTATE;
 			t->ann_first = 0;
 			t->ann_placed = false;
+			draw(t); /* "annotating..." while a file's annotate loads */
+			t->ann = t->ops->annotate(t->ctx, r->dso_long, r->sym);
 		} else {
 			snprintf(t->msg, sizeof(t->msg), "no symbol to annotate");
 		}
@@ -384,19 +430,30 @@ static bool table_key(struct tui *t, int ch)
 		break;
 	case 'k': t->v.hide_kernel = !t->v.hide_kernel; break;
 	case 'z':
+		if (!t->ops->set_zero)
+			break;
 		t->zero = !t->zero;
-		top_engine__set_zero(t->e, t->zero);
+		t->ops->set_zero(t->ctx, t->zero);
 		break;
 	case 'P': write_hist(t); break;
+	case '\t':
+		if (t->ops->next_event && t->ops->next_event(t->ctx)) {
+			t->sel = t->first = 0;
+			clear_expanded(t, false);
+		} else {
+			snprintf(t->msg, sizeof(t->msg), "one event only");
+		}
+		break;
 	case 'h': case '?': t->mode = M_HELP; break;
 	default: break;
 	}
 	return true;
 }
 
-int top_tui_run(struct top_opts *o, struct top_engine *e, volatile sig_atomic_t *stop)
+int browser_run(const struct browser_ops *ops, void *ctx, const struct top_opts *o,
+		volatile sig_atomic_t *stop)
 {
-	struct tui t = { .o = o, .e = e, .zero = o->zero,
+	struct tui t = { .o = o, .ops = ops, .ctx = ctx, .zero = o->zero,
 			 .v = { .hide_kernel = o->hide_kernel, .hide_user = o->hide_user,
 				.zoom_tid = -1 } };
 	if (!initscr()) {
@@ -411,8 +468,16 @@ int top_tui_run(struct top_opts *o, struct top_engine *e, volatile sig_atomic_t 
 	timeout(100);
 	bool dirty = true, run = true;
 	while (run && !*stop) {
-		struct top_snap *s = top_engine__take(e);
+		struct top_snap *s = ops->take(ctx);
 		if (s) {
+			/* the annotate view asked for comes with the snapshots (top) */
+			if (s->ann && t.mode == M_ANNOTATE && t.ann_sym && s->ann->sym &&
+			    !strcmp(s->ann->sym, t.ann_sym) && s->ann->dso &&
+			    !strcmp(s->ann->dso, t.ann_dso)) {
+				top_ann__free(t.ann);
+				t.ann = s->ann;
+				s->ann = NULL;
+			}
 			top_snap__free(t.snap);
 			t.snap = s;
 			dirty = true;
@@ -434,7 +499,9 @@ int top_tui_run(struct top_opts *o, struct top_engine *e, volatile sig_atomic_t 
 		} else if (t.mode == M_ANNOTATE) {
 			if (ch == 27 || ch == 'q' || ch == KEY_LEFT) {
 				t.mode = M_TABLE;
-				top_engine__annotate(e, NULL, NULL);
+				top_ann__free(t.ann);
+				t.ann = NULL;
+				top_ann__free(ops->annotate(ctx, NULL, NULL));
 			} else if (ch == KEY_UP || ch == KEY_DOWN) {
 				t.ann_first += ch == KEY_UP ? -1 : 1;
 			} else if (ch == KEY_PPAGE || ch == KEY_NPAGE) {
@@ -446,9 +513,10 @@ int top_tui_run(struct top_opts *o, struct top_engine *e, volatile sig_atomic_t 
 	}
 	endwin();
 	top_snap__free(t.snap);
+	top_ann__free(t.ann);
+	free(t.ann_dso), free(t.ann_sym);
 	free(t.zoom_dso), free(t.zoom_comm);
-	for (size_t i = 0; i < t.nr_expanded; i++)
-		free(t.expanded[i]);
+	clear_expanded(&t, false);
 	free(t.expanded);
 	return 0;
 }

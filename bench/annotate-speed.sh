@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# bench/annotate-speed.sh [BUILD_DIR] [RUNS]: `perfkit annotate --stdio` against
+# `perf annotate --stdio` (which runs objdump per symbol) on the recordings of
+# bench/report-speed.sh, every symbol above 0.5 % (perf's --percent-limit 0.5, perfkit's
+# --min-percent 0.5). Issue 18's target: >= 20x faster.
+#   Recordings: those in PK_BENCH_DIR (fp.data, deep.data, dwarf.data, xz.data, py.data,
+#   sys.data: whichever exist); when it is unset, or holds none of them, report-speed.sh
+#   makes them there first (PK_BENCH_RECORD_ONLY=1).
+#   RUNS (default 5) runs of each tool per file, alternating perf, perfkit, perf, ...;
+#   each run's input read once untimed before it (the page cache of a VM may lose it).
+# Prints per file the symbols each tool annotated, the median wall time and CPU time
+# (user + system, children included: perf's objdump) of each, and the ratios. Exit
+# status 0 either way (not a ctest test: timings depend on the machine).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-build}
+runs=${2:-5}
+pk=$(cd "$build" && pwd)/tool/perfkit
+[ -x "$pk" ] || { echo "annotate-speed: build first ($pk)" >&2; exit 1; }
+command -v perf > /dev/null || { echo "annotate-speed: perf is not installed; skipped"; exit 0; }
+dir=${PK_BENCH_DIR:-}
+if [ -z "$dir" ]; then
+	dir=$(mktemp -d)
+	trap 'rm -rf "$dir"' EXIT
+fi
+files=()
+for f in fp deep dwarf xz py sys; do [ -s "$dir/$f.data" ] && files+=("$f"); done
+if [ ${#files[@]} = 0 ]; then
+	PK_BENCH_DIR=$dir PK_BENCH_RECORD_ONLY=1 bash "$here/report-speed.sh" "$build"
+	for f in fp deep dwarf xz py sys; do [ -s "$dir/$f.data" ] && files+=("$f"); done
+fi
+cd "$dir"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; [ -n "${PK_BENCH_DIR:-}" ] || rm -rf "$dir"' EXIT
+
+one() { # file cmd...: "wall cpu" of one run (rusage of the command and its children)
+	local f=$1; shift
+	cat "$f" > /dev/null
+	python3 - "$@" <<'PY'
+import os, sys, time
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1); os.dup2(fd, 2)
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, _, ru = os.wait4(pid, 0)
+print("%.4f %.4f" % (time.monotonic() - t0, ru.ru_utime + ru.ru_stime))
+PY
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+printf "%-10s %8s %8s %9s %9s %8s %9s %9s %8s\n" file "perf sy" "pk sy" "perf s" "pk s" "wall x" \
+	"perf cpu" "pk cpu" "cpu x"
+for f in "${files[@]}"; do
+	pa=(perf annotate -i "$f.data" --stdio --percent-limit 0.5)
+	ka=("$pk" annotate -i "$f.data" --stdio --min-percent 0.5)
+	# what each annotates: its symbols' title lines
+	ps=$("${pa[@]}" 2> /dev/null | grep -c "Disassembly of .* for " || true)
+	ks=$("${ka[@]}" 2> /dev/null | grep -c "Disassembly of .* for " || true)
+	: > "$tmp/p"; : > "$tmp/k"
+	for _ in $(seq "$runs"); do
+		one "$f.data" "${pa[@]}" >> "$tmp/p"
+		one "$f.data" "${ka[@]}" >> "$tmp/k"
+	done
+	pw=$(cut -d' ' -f1 "$tmp/p" | median); pc=$(cut -d' ' -f2 "$tmp/p" | median)
+	kw=$(cut -d' ' -f1 "$tmp/k" | median); kc=$(cut -d' ' -f2 "$tmp/k" | median)
+	awk -v f="$f" -v ps="$ps" -v ks="$ks" -v pw="$pw" -v kw="$kw" -v pc="$pc" -v kc="$kc" 'BEGIN {
+		printf "%-10s %8d %8d %9.3f %9.3f %7.1fx %9.4f %9.4f %7.1fx\n", f, ps, ks, pw, kw,
+			(kw > 0 ? pw / kw : 0), pc, kc, (kc > 0 ? pc / kc : 0) }'
+done
+echo "sy: symbols annotated (perf also disassembles kernel symbols through /proc/kcore when"
+echo "it can; perfkit skips them with a notice). target: >= 20x (wall)"
