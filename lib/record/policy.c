@@ -290,24 +290,30 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		return setup_failed(f, err);
 	nuser = pk_evlist__nr_evsels(e->el);
 	if (o->off_cpu) {
-		/* off-CPU time: where each thread leaves the CPU (offcpu.c) */
+		/* off-CPU time: where each thread leaves the CPU (offcpu.c). The software
+		 * event context-switches fires at every switch-out in the context of the thread
+		 * leaving, as sched:sched_switch does, but costs less (no trace entry to fill),
+		 * needs no tracefs, and closing it waits for no RCU grace period (the last
+		 * sched_switch user's close does: 40 ms at the end of every recording). */
 		sw = pk_event_list__new();
 		if (!sw)
 			return setup_failed(f, -ENOMEM);
-		err = pk_event_list__parse(sw, "sched:sched_switch", NULL, NULL);
+		err = pk_event_list__parse(sw, "context-switches", NULL, NULL);
 		if (err >= 0)
 			err = pk_evlist__add_events(e->el, sw);
 		if (err < 0) {
 			pk_event_list__free(sw);
-			f->what = "sched:sched_switch";
+			f->what = "context-switches";
 			return setup_failed(f, err);
 		}
 		e->offcpu_idx = nuser;
 	}
 	nspec = pk_evlist__nr_evsels(e->el);
 	/* perf adds a side-band dummy for system-wide and multi-event recordings; in
-	 * --overwrite mode it lives in its own (forward) evlist */
-	bool want_dummy = (o->system_wide || nspec > 1) && !o->overwrite;
+	 * --overwrite mode it lives in its own (forward) evlist. The off-CPU event does not
+	 * count: the side band rides on the user's event as it would without it (one event
+	 * less in every context switch of the targets). */
+	bool want_dummy = (o->system_wide || nuser > 1) && !o->overwrite;
 	many = nspec + (want_dummy ? 1 : 0) > 1 || o->overwrite;
 	e->nev = nspec + (want_dummy ? 1 : 0);
 	e->names = calloc((size_t)e->nev, sizeof(*e->names));
@@ -345,10 +351,18 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		if (i == e->offcpu_idx) {
 			/* a chain in every switch-out (frame pointers unless asked otherwise),
 			 * the switch-ins as context-switch records of the same event */
-			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CPU;
 			a->context_switch = 1;
-			/* its fields are not needed (the recorder consumes these samples) */
-			a->sample_type &= ~PERF_SAMPLE_RAW;
+			a->freq = 0;
+			a->sample_period = 1;
+			/* what the recorder does not read (it consumes these samples): the
+			 * scheduler's address (the chain says where) and the period (1) */
+			a->sample_type &= ~(PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW);
+			/* the user part only unless asked: the kernel unwind at every switch
+			 * costs more than the rest of the switch's recording together
+			 * (bench/offcpu-overhead.sh), and perf's --off-cpu keeps user stacks */
+			if (!o->off_cpu_kernel)
+				a->exclude_callchain_kernel = 1;
 		}
 		if (o->probe_args && spec && pk_event_spec__probe_file(spec)) {
 			uint64_t m = pk_probe__args_mask();

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "record/record-internal.h"
+#include "data/data-internal.h"
 
 #define DEFAULT_STACK 8192
 #define DEFAULT_PAGES 128
@@ -366,21 +367,26 @@ static int add_groups(struct pk_recorder *r)
 static int add_tracing_data(struct pk_recorder *r)
 {
 	uint64_t *ids = calloc((size_t)r->ev.nev, sizeof(*ids));
+	const char **names = calloc((size_t)r->ev.nev, sizeof(*names));
 	size_t n = 0, len = 0;
 	void *blob = NULL;
 	int err;
 
-	if (!ids)
-		return -ENOMEM;
-	for (int i = 0; i < r->ev.nev; i++)
-		if (r->attr_ok[i] && r->attrs[i].attr.type == PERF_TYPE_TRACEPOINT)
-			ids[n++] = r->attrs[i].attr.config;
-	if (!n) {
+	if (!ids || !names) {
 		free(ids);
-		return 0;
+		free(names);
+		return -ENOMEM;
 	}
-	err = pk_tracing_data__build(NULL, ids, n, &blob, &len);
+	for (int i = 0; i < r->ev.nev; i++)
+		if (r->attr_ok[i] && r->attrs[i].attr.type == PERF_TYPE_TRACEPOINT) {
+			names[n] = r->ev.names[i];
+			ids[n++] = r->attrs[i].attr.config;
+		}
+	err = n ? pk_tracing_data_build_hinted(NULL, ids, names, n, &blob, &len) : 0;
 	free(ids);
+	free(names);
+	if (!n)
+		return 0;
 	if (err < 0) {
 		struct pk_recorder_notice nt = { .kind = PK_RECORDER_NO_TRACING_DATA, .err = err };
 		if (r->o.on_notice)
