@@ -58,7 +58,7 @@ static uint64_t now_ms(void)
 
 enum {
 	OPT_CALLGRAPH = 256, OPT_ARGS, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
-	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH, OPT_OFFCPU_KERNEL,
+	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH, OPT_OFFCPU_KERNEL, OPT_OFFCPU_WAKERS,
 };
 
 /* Returns -1 to go on, else an exit status. */
@@ -109,6 +109,9 @@ static const struct tool_opt opts[] = {
 	{ OPT_OFFCPU_KERNEL, "off-cpu-kernel", no_argument, NULL,
 	  "with --off-cpu: the kernel part of each blocking chain\n"
 	  "too (a kernel stack walk at every context switch)" },
+	{ OPT_OFFCPU_WAKERS, "off-cpu-wakers", no_argument, NULL,
+	  "with --off-cpu: also who woke each blocked thread (an\n"
+	  "offcpu-waker event; report --sort comm,tid ranks them)" },
 	{ 'i', "no-inherit", no_argument, NULL,
 	  "do not follow threads and children created later" },
 	{ OPT_PER_THREAD, "per-thread", no_argument, NULL,
@@ -163,6 +166,7 @@ static int take_opt(int c, char *arg, void *ctx)
 	case OPT_PER_THREAD: o->ro.per_thread = true; break;
 	case OPT_OFFCPU: o->ro.off_cpu = true; break;
 	case OPT_OFFCPU_KERNEL: o->ro.off_cpu_kernel = true; break;
+	case OPT_OFFCPU_WAKERS: o->ro.off_cpu_wakers = true; break;
 	case OPT_OFFCPU_THRESH: {
 		errno = 0;
 		unsigned long long v = strtoull(arg, &end, 10);
@@ -203,8 +207,8 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		return bad("-c and -F exclude each other");
 	if (o->ro.off_cpu_thresh && !o->ro.off_cpu)
 		return bad("--off-cpu-thresh needs --off-cpu");
-	if (o->ro.off_cpu_kernel && !o->ro.off_cpu)
-		return bad("--off-cpu-kernel needs --off-cpu");
+	if ((o->ro.off_cpu_kernel || o->ro.off_cpu_wakers) && !o->ro.off_cpu)
+		return bad("--off-cpu-kernel and --off-cpu-wakers need --off-cpu");
 	if (o->ro.off_cpu && o->ro.overwrite)
 		return bad("--off-cpu does not go with --overwrite");
 	if (!o->output)

@@ -282,6 +282,7 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 	int nuser;
 
 	e->offcpu_idx = -1;
+	e->waker_idx = -1;
 	e->el = pk_evlist__new();
 	if (!e->el)
 		return setup_failed(f, -ENOMEM);
@@ -299,13 +300,22 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		if (!sw)
 			return setup_failed(f, -ENOMEM);
 		err = pk_event_list__parse(sw, "context-switches", NULL, NULL);
+		f->what = "context-switches";
+		/* who woke them: the wake-up tracepoint of this kernel (sched_waking fires in
+		 * the waker's context; kernels before 4.3 have only sched_wakeup) */
+		if (err >= 0 && o->off_cpu_wakers) {
+			bool waking = pk_tracepoint__id(NULL, "sched", "sched_waking") >= 0;
+			f->what = waking ? "sched:sched_waking" : "sched:sched_wakeup";
+			err = pk_event_list__parse(sw, f->what, NULL, NULL);
+			e->waker_idx = nuser + 1;
+		}
 		if (err >= 0)
 			err = pk_evlist__add_events(e->el, sw);
 		if (err < 0) {
 			pk_event_list__free(sw);
-			f->what = "context-switches";
 			return setup_failed(f, err);
 		}
+		f->what = NULL;
 		e->offcpu_idx = nuser;
 	}
 	nspec = pk_evlist__nr_evsels(e->el);
@@ -321,7 +331,7 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		return setup_failed(f, -ENOMEM);
 	pk_evlist__for_each_evsel(e->el, ev) {
 		const struct pk_event_spec *spec = i < nuser ? pk_event_list__get(events, (size_t)i)
-							     : pk_event_list__get(sw, 0);
+							     : pk_event_list__get(sw, (size_t)(i - nuser));
 		struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
 		bool tp = spec && pk_event_spec__kind(spec) == PK_EV_TRACEPOINT;
 		unsigned fl = spec ? pk_event_spec__flags(spec) : 0;
@@ -363,6 +373,14 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 			 * (bench/offcpu-overhead.sh), and perf's --off-cpu keeps user stacks */
 			if (!o->off_cpu_kernel)
 				a->exclude_callchain_kernel = 1;
+		}
+		if (i == e->waker_idx) {
+			/* the waker's tid, the time and the woken thread's pid (raw) suffice */
+			a->sample_type &= ~(PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+					    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+			a->sample_regs_user = 0;
+			a->sample_stack_user = 0;
+			a->exclude_callchain_user = 0;
 		}
 		if (o->probe_args && spec && pk_event_spec__probe_file(spec)) {
 			uint64_t m = pk_probe__args_mask();

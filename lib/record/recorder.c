@@ -13,6 +13,7 @@
  * losses and notes MMAP file names on the way.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +56,12 @@ struct pk_recorder {
 	bool vdso_tried;
 	struct pk_rec_offcpu *oc;         /* off_cpu: the offcpu-time synthesis */
 	struct pk_attr oc_attr;
+	struct pk_attr wk_attr;           /* off_cpu_wakers: offcpu-waker's (type 0: none) */
 };
 
 /* The sample id of the synthesised offcpu-time samples: kernel ids count up from 1. */
 #define OFFCPU_ID ((1ULL << 63) | 0x0ffcULL)
+#define WAKER_ID ((1ULL << 63) | 0x0ffdULL)
 
 /* ---- options ---- */
 
@@ -287,6 +290,27 @@ static void on_open(const struct pk_evsel *ev, const struct perf_event_attr *att
 }
 
 /* The attrs of an evlist with the ids of their fds, to the file and to the walk. */
+/* The wake-up event's samples go to offcpu.c, which needs where the woken thread's pid
+ * sits in their raw data (the tracepoint's format). Without the format the wakers are
+ * not reported, and recording goes on. */
+static int waker_setup(struct pk_recorder *r, const struct perf_event_attr *a,
+		       const uint64_t *ids, size_t n)
+{
+	char path[PATH_MAX], buf[8192];
+	struct pk_tp_field pid;
+	const char *root = pk_tracefs__root();
+	const char *name = r->ev.names[r->ev.waker_idx], *ev = strchr(name, ':');
+
+	if (!root || !ev)
+		return 0;
+	pk_snprintf(path, sizeof(path), "%s/events/sched/%.*s/format", root,
+		    (int)strcspn(ev + 1, ":"), ev + 1);
+	ssize_t len = pk_read_small_file(path, buf, sizeof(buf));
+	if (len <= 0 || pk_tp_format__field(buf, (size_t)len, "pid", &pid) < 0 || pid.size != 4)
+		return 0;
+	return pk_rec_offcpu__set_waker(r->oc, a, ids, n, pid.offset, WAKER_ID, &r->wk_attr);
+}
+
 static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband)
 {
 	int ncpus = pk_cpu_map__nr(pk_evlist__cpus(el));
@@ -320,6 +344,8 @@ static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband)
 			if (!r->oc)
 				err = -ENOMEM;
 		}
+		if (err >= 0 && !sideband && i - 1 == r->ev.waker_idx && r->oc)
+			err = waker_setup(r, &a->attr, ids, n);
 		if (err < 0)
 			break;
 		err = 0;
@@ -646,6 +672,12 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 		err = pk_data_writer__add_attr(r->w, &r->oc_attr, "offcpu-time", &id, 1);
 		if (err >= 0)
 			err = pk_rec_walk__add_attr(&r->walk, &r->oc_attr.attr, &id, 1);
+		if (err >= 0 && r->wk_attr.attr.size) {
+			id = WAKER_ID;
+			err = pk_data_writer__add_attr(r->w, &r->wk_attr, "offcpu-waker", &id, 1);
+			if (err >= 0)
+				err = pk_rec_walk__add_attr(&r->walk, &r->wk_attr.attr, &id, 1);
+		}
 		err = err < 0 ? err : 0;
 	}
 	if (!err && r->ev.sb_el)
@@ -938,7 +970,7 @@ PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_s
 			/* the samples of the file: sched_switch's became offcpu-time's */
 			uint64_t filtered;
 			pk_rec_offcpu__stats(r->oc, &s.offcpu_samples, &s.offcpu_dropped, &filtered);
-			s.samples = s.samples - filtered + s.offcpu_samples;
+			s.samples = s.samples - filtered + s.offcpu_samples + pk_rec_offcpu__wakers(r->oc);
 		}
 	}
 	s.sz = sizeof(s);

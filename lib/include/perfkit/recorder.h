@@ -146,6 +146,15 @@ struct pk_recorder_opts {
 	 * in the kernel: pipe_read, futex_wait, ...; perf_event_paranoid <= 1 or CAP_PERFMON),
 	 * at the price of a kernel stack walk at every context switch of the targets. */
 	bool off_cpu_kernel;
+	/* off_cpu: who woke each blocked thread. sched:sched_waking (sched_wakeup where there
+	 * is none) is recorded on the targets: the kernel delivers it to the woken thread's
+	 * events whoever wakes it (another process, an interrupt), in the waker's context.
+	 * Each blocked interval that ended with a wake-up then also gives one sample of a
+	 * second extra event "offcpu-waker" whose pid/tid are the waker's, period the
+	 * interval's nanoseconds, ip the switch-out's, and PERF_SAMPLE_RAW the woken thread
+	 * (u32 pid, u32 tid, u32 0): `report -e offcpu-waker --sort comm,tid` weighs the
+	 * wakers by the blocked time they ended. Costs one more sample per wake-up. */
+	bool off_cpu_wakers;
 	size_t :0;
 };
 
