@@ -284,13 +284,19 @@ static int run_live(struct trace_opts *o)
 		tool_error("cannot create a pipe: %s", strerror(errno));
 		goto out;
 	}
-	fcntl(pfd[1], F_SETPIPE_SZ, 1 << 20);
+	/* Slack between the rings and the reader: the session decodes about 1.5M events/s,
+	 * fewer than a syscall-bound workload makes; what it has not read yet waits in
+	 * the pipe instead of overflowing the rings. 64 MB where allowed (pipe-max-size, or
+	 * CAP_SYS_RESOURCE), else the largest that is; pages are taken only when used. */
+	for (int sz = 64 << 20; sz >= 1 << 20; sz /= 2)
+		if (fcntl(pfd[1], F_SETPIPE_SZ, sz) >= 0)
+			break;
 	sigemptyset(&sa.sa_mask);
 	tool_catch_signals(&sa, sigs, 3, &orig);
 	PK_OPTS(pk_recorder_opts, ro, .events = events, .workload = w, .pids = o->pids,
 		.tids = o->tids, .system_wide = o->system_wide, .output_fd = pfd[1], .pipe = true,
 		.no_buildid_cache = true, .buildid_dir = "",
-		.mmap_pages = o->mmap_pages ? o->mmap_pages : 512, .sigmask = &orig,
+		.mmap_pages = o->mmap_pages ? o->mmap_pages : 2048, .sigmask = &orig,
 		.on_open = o->verbose ? print_open : NULL);
 	r = pk_recorder__new(&ro);
 	if (!r) {
