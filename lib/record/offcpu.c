@@ -2,16 +2,20 @@
 /*
  * lib/record/offcpu.c - off-CPU time from context switches (pk_recorder_opts.off_cpu).
  *
- * The recorder opens sched:sched_switch with a call chain and context_switch records
- * (policy.c). A sched_switch sample is a thread leaving the CPU (the tracepoint fires in
- * the context of the task switched out, so its chain is where the thread blocked); a
- * PERF_RECORD_SWITCH / SWITCH_CPU_WIDE without the OUT bit, of the same event, is the
- * thread coming back. For every such pair this file synthesises one sample of an extra
- * attr named "offcpu-time" (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, as perf's BPF
- * off-CPU profiler writes it) whose period is the nanoseconds blocked, whose time is the
- * switch-in, and whose call chain (and DWARF user registers and stack) are the
- * switch-out's. The sched_switch samples and context-switch records are consumed here,
- * not written to the file (perf's BPF profiler writes only its offcpu-time samples too).
+ * The recorder opens the software event context-switches (period 1) with a call chain and
+ * context_switch records (policy.c). Its sample is a thread leaving the CPU (the event
+ * fires in the context of the task switched out, so its chain is where the thread
+ * blocked); a PERF_RECORD_SWITCH / SWITCH_CPU_WIDE without the OUT bit, of the same event,
+ * is the thread coming back. For every such pair this file synthesises one sample of an
+ * extra attr named "offcpu-time" (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, as perf's
+ * BPF off-CPU profiler writes it) whose period is the nanoseconds blocked, whose time is
+ * the switch-in, and whose call chain (and DWARF user registers and stack) are the
+ * switch-out's. The switch samples and context-switch records are consumed here, not
+ * written to the file (perf's BPF profiler writes only its offcpu-time samples too).
+ * With wakers (pk_rec_offcpu__set_waker), the sched_waking samples are consumed too: the
+ * one that ends a pending block names its waker, and the interval also gives an
+ * "offcpu-waker" sample (the waker's pid/tid, the blocked ns, the woken thread in RAW).
+ * A block still pending when its thread exits, or at the end, is closed there.
  *
  * The rings of the CPUs are drained one after the other, so a thread that left CPU 0 and
  * came back on CPU 1 may show its switch-in before its switch-out, or a later switch-in
