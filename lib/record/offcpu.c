@@ -37,6 +37,10 @@
 #define PERF_COUNT_SW_BPF_OUTPUT 10
 #endif
 #define MISC_SWITCH_OUT (1u << 13)
+/* common_flags of a trace entry (the kernel's trace_flag_type) */
+#define TRACE_FLAG_NMI 0x40
+#define TRACE_FLAG_HARDIRQ 0x08
+#define TRACE_FLAG_SOFTIRQ 0x10
 #define WAKER_TYPE                                                                        \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
 	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
@@ -97,6 +101,7 @@ struct pk_rec_offcpu {
 	uint64_t *wk_ids;
 	size_t nr_wk;
 	uint32_t wk_pid_off;
+	int wk_flags_off;            /* of common_flags, or -1 */
 	uint64_t wk_out_id, woken;
 };
 
@@ -161,9 +166,10 @@ void pk_rec_offcpu__free(struct pk_rec_offcpu *oc)
 }
 
 int pk_rec_offcpu__set_waker(struct pk_rec_offcpu *oc, const struct perf_event_attr *wk,
-			     const uint64_t *ids, size_t nr, uint32_t pid_off, uint64_t out_id,
-			     struct pk_attr *out)
+			     const uint64_t *ids, size_t nr, uint32_t pid_off, int flags_off,
+			     uint64_t out_id, struct pk_attr *out)
 {
+	oc->wk_flags_off = flags_off;
 	oc->wk_ids = malloc((nr ? nr : 1) * sizeof(*ids));
 	if (!oc->wk_ids || pk_sample_layout__init(&oc->wk, wk) < 0)
 		return -ENOMEM;
@@ -436,6 +442,12 @@ static void wake(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
 	    (uint64_t)oc->wk_pid_off + 4 > s.raw.size)
 		return;
 	memcpy(&wakee, (const uint8_t *)s.raw.data + oc->wk_pid_off, 4);
+	/* in an interrupt (a timer ending a sleep, a device) the sample's thread is only
+	 * the one that was interrupted, not the waker: not attributed */
+	if (oc->wk_flags_off >= 0 && (uint64_t)oc->wk_flags_off < s.raw.size &&
+	    (((const uint8_t *)s.raw.data)[oc->wk_flags_off] & (TRACE_FLAG_HARDIRQ |
+	     TRACE_FLAG_SOFTIRQ | TRACE_FLAG_NMI)))
+		return;
 	struct oc_event *e = wakee ? queue(oc, Q_WAKE, wakee, s.time) : NULL;
 	if (!e)
 		return;

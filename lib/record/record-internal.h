@@ -67,12 +67,12 @@ struct pk_rec_offcpu *pk_rec_offcpu__new(const struct perf_event_attr *sw, const
 					 size_t nr, uint64_t thresh, uint64_t out_id,
 					 struct pk_attr *out);
 void pk_rec_offcpu__free(struct pk_rec_offcpu *oc);
-/* Also read the wake-ups: the sched_waking attr as opened, its ids, the offset of the
- * woken thread's "pid" in its raw data; fills *out with the "offcpu-waker" attr (samples
- * of id out_id). -ENOMEM. */
+/* Also read the wake-ups: the sched_waking attr as opened, its ids, the offsets of the
+ * woken thread's "pid" and of "common_flags" (-1: unknown) in its raw data; fills *out
+ * with the "offcpu-waker" attr (samples of id out_id). -ENOMEM. */
 int pk_rec_offcpu__set_waker(struct pk_rec_offcpu *oc, const struct perf_event_attr *wk,
-			     const uint64_t *ids, size_t nr, uint32_t pid_off, uint64_t out_id,
-			     struct pk_attr *out);
+			     const uint64_t *ids, size_t nr, uint32_t pid_off, int flags_off,
+			     uint64_t out_id, struct pk_attr *out);
 /* Look at every record of ring bytes: the switches are queued, and the other records are
  * passed to `write` as spans (0 or the first error of `write`). __record: one whole record,
  * true if it is a switch (not to be written). */

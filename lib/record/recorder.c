@@ -297,7 +297,7 @@ static int waker_setup(struct pk_recorder *r, const struct perf_event_attr *a,
 		       const uint64_t *ids, size_t n)
 {
 	char path[PATH_MAX], buf[8192];
-	struct pk_tp_field pid;
+	struct pk_tp_field pid, flags;
 	const char *root = pk_tracefs__root();
 	const char *name = r->ev.names[r->ev.waker_idx], *ev = strchr(name, ':');
 
@@ -308,7 +308,10 @@ static int waker_setup(struct pk_recorder *r, const struct perf_event_attr *a,
 	ssize_t len = pk_read_small_file(path, buf, sizeof(buf));
 	if (len <= 0 || pk_tp_format__field(buf, (size_t)len, "pid", &pid) < 0 || pid.size != 4)
 		return 0;
-	return pk_rec_offcpu__set_waker(r->oc, a, ids, n, pid.offset, WAKER_ID, &r->wk_attr);
+	int flags_off = pk_tp_format__field(buf, (size_t)len, "common_flags", &flags) == 0 &&
+			flags.size == 1 ? (int)flags.offset : -1;
+	return pk_rec_offcpu__set_waker(r->oc, a, ids, n, pid.offset, flags_off, WAKER_ID,
+					&r->wk_attr);
 }
 
 static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband)

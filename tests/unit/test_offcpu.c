@@ -315,13 +315,15 @@ static void test_open_and_wakers(void **state)
 	wk.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
 	wk.sample_id_all = 1;
-	assert_int_equal(pk_rec_offcpu__set_waker(oc, &wk, &wid, 1, 24, WK_OUT, &wa), 0);
+	assert_int_equal(pk_rec_offcpu__set_waker(oc, &wk, &wid, 1, 24, 2, WK_OUT, &wa), 0);
 	assert_int_equal(wa.attr.type, PERF_TYPE_SOFTWARE);
 	assert_true(wa.attr.sample_type & PERF_SAMPLE_RAW);
 
 	out(&r, 14, 5000, SW_ID);
 	waking(&r, 50, 14, 5100);
 	waking(&r, 51, 99, 5150);      /* a thread not recorded: ignored */
+	waking(&r, 52, 11, 5160);      /* in an interrupt: not a waker */
+	r.buf[r.n - 5] |= (uint64_t)0x08 << 48; /* common_flags (raw byte 2): HARDIRQ */
 	sw(&r, 14, 5200, false);
 	out(&r, 13, 4000, SW_ID);
 	rec(&r, PERF_RECORD_EXIT, 13, 4500);
