@@ -362,6 +362,8 @@ int cmd_record(int argc, char **argv)
 		pk_event_list__free(o.events);
 		return r;
 	}
+	if (o.ro.off_cpu_wakers)
+		tool_ensure_tracefs(); /* sched:sched_waking */
 	for (size_t i = 0; i < pk_event_list__count(o.events); i++)
 		if (pk_event_spec__kind(pk_event_list__get(o.events, i)) == PK_EV_TRACEPOINT) {
 			tool_ensure_tracefs();

@@ -78,7 +78,7 @@ struct oc_event {
 };
 
 struct pk_rec_offcpu {
-	struct pk_sample_layout in;  /* of sched:sched_switch */
+	struct pk_sample_layout in;  /* of context-switches */
 	uint64_t *ids;               /* its sample ids, sorted */
 	size_t nr_ids;
 	uint64_t out_id, thresh;

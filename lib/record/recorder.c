@@ -970,7 +970,7 @@ PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_s
 		s.lost_samples = r->walk.lost_samples;
 		s.buildid_cache_err_file = r->bid_err_file;
 		if (r->oc) {
-			/* the samples of the file: sched_switch's became offcpu-time's */
+			/* the samples of the file: the switches' became offcpu-time's */
 			uint64_t filtered;
 			pk_rec_offcpu__stats(r->oc, &s.offcpu_samples, &s.offcpu_dropped, &filtered);
 			s.samples = s.samples - filtered + s.offcpu_samples + pk_rec_offcpu__wakers(r->oc);
