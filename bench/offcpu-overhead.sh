@@ -14,8 +14,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 pk=$(cd "$build" && pwd)/tool/perfkit
 wl=$(cd "$build" && pwd)/bench/pingpong
 [ -x "$pk" ] && [ -x "$wl" ] || { echo "build $build first" >&2; exit 1; }
-[ -d /sys/kernel/tracing/events/sched/sched_switch ] ||
-	{ echo "no sched_switch tracepoint (tracefs: scripts/tracefs.sh)" >&2; exit 77; }
 # shellcheck source=bench/common.bash
 . "$here/common.bash"
 tmp=$(mktemp -d)

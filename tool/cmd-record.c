@@ -61,6 +61,7 @@ static uint64_t now_ms(void)
 enum {
 	OPT_CALLGRAPH = 256, OPT_ARGS, OPT_OVERWRITE, OPT_SAMPLE_CPU, OPT_SWITCH, OPT_NS, OPT_ALLCG,
 	OPT_PER_THREAD, OPT_OFFCPU, OPT_OFFCPU_THRESH, OPT_SWITCH_OUTPUT, OPT_MAX_FILES, OPT_MAX_SIZE,
+	OPT_OFFCPU_KERNEL, OPT_OFFCPU_WAKERS,
 };
 
 /* Returns -1 to go on, else an exit status. */
@@ -121,6 +122,12 @@ static const struct tool_opt opts[] = {
 	  "whose samples weigh the nanoseconds off the CPU" },
 	{ OPT_OFFCPU_THRESH, "off-cpu-thresh", required_argument, "<ns>",
 	  "with --off-cpu: drop blocked intervals shorter than this" },
+	{ OPT_OFFCPU_KERNEL, "off-cpu-kernel", no_argument, NULL,
+	  "with --off-cpu: the kernel part of each blocking chain\n"
+	  "too (a kernel stack walk at every context switch)" },
+	{ OPT_OFFCPU_WAKERS, "off-cpu-wakers", no_argument, NULL,
+	  "with --off-cpu: also who woke each blocked thread (an\n"
+	  "offcpu-waker event; report --sort comm,tid ranks them)" },
 	{ 'i', "no-inherit", no_argument, NULL,
 	  "do not follow threads and children created later" },
 	{ OPT_PER_THREAD, "per-thread", no_argument, NULL,
@@ -174,6 +181,8 @@ static int take_opt(int c, char *arg, void *ctx)
 	case 'i': o->ro.no_inherit = true; break;
 	case OPT_PER_THREAD: o->ro.per_thread = true; break;
 	case OPT_OFFCPU: o->ro.off_cpu = true; break;
+	case OPT_OFFCPU_KERNEL: o->ro.off_cpu_kernel = true; break;
+	case OPT_OFFCPU_WAKERS: o->ro.off_cpu_wakers = true; break;
 	case OPT_OFFCPU_THRESH: {
 		errno = 0;
 		unsigned long long v = strtoull(arg, &end, 10);
@@ -235,6 +244,8 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		return bad("-c and -F exclude each other");
 	if (o->ro.off_cpu_thresh && !o->ro.off_cpu)
 		return bad("--off-cpu-thresh needs --off-cpu");
+	if ((o->ro.off_cpu_kernel || o->ro.off_cpu_wakers) && !o->ro.off_cpu)
+		return bad("--off-cpu-kernel and --off-cpu-wakers need --off-cpu");
 	if (o->ro.off_cpu && o->ro.overwrite)
 		return bad("--off-cpu does not go with --overwrite");
 	if (!o->output)
@@ -473,6 +484,8 @@ int cmd_record(int argc, char **argv)
 		pk_event_list__free(o.events);
 		return r;
 	}
+	if (o.ro.off_cpu_wakers)
+		tool_ensure_tracefs(); /* sched:sched_waking */
 	for (size_t i = 0; i < pk_event_list__count(o.events); i++)
 		if (pk_event_spec__kind(pk_event_list__get(o.events, i)) == PK_EV_TRACEPOINT) {
 			tool_ensure_tracefs();

@@ -47,7 +47,9 @@ static const struct tool_opt opts[] = {
 	{ OPT_NO_COMM, "no-comm", no_argument, NULL, "show the tid alone" },
 	{ 'o', "output", required_argument, "<file>", "write the output to a file" },
 	{ 'm', "mmap-pages", required_argument, "<n>",
-	  "data pages per ring buffer, a power of two (default 512)" },
+	  "data pages per ring buffer, a power of two (default 2048)" },
+	{ 'F', "pf", required_argument, "<maj|min|all>",
+	  "also the page faults: major, minor or both (where\nthey happened and the address)" },
 	{ 'v', "verbose", no_argument, NULL, "show every perf_event_open" },
 	{ 0 },
 };
@@ -98,6 +100,16 @@ static int parse_args(struct trace_opts *o, int argc, char **argv)
 				return 129;
 			break;
 		case 'v': o->verbose++; break;
+		case 'F':
+			if (!strcmp(optarg, "maj"))
+				o->faults = TRACE_PF_MAJ;
+			else if (!strcmp(optarg, "min"))
+				o->faults = TRACE_PF_MIN;
+			else if (!strcmp(optarg, "all"))
+				o->faults = TRACE_PF_MAJ | TRACE_PF_MIN;
+			else
+				return bad("invalid -F/--pf '%s' (maj, min or all)", optarg);
+			break;
 		default:
 			return tool_bad_option(argv, &cmd_trace_help);
 		}
@@ -138,6 +150,7 @@ static void drain_rest(int fd)
 static int consume(struct trace_opts *o, struct pk_data_reader *r, struct pk_systrace_stats *st)
 {
 	PK_OPTS(pk_systrace_opts, so, .on_call = trace_on_call, .ctx = o,
+		.on_fault = o->faults ? trace_on_fault : NULL,
 		.machine_opts = tool_machine_opts(), .reader_thread = !o->argv && !o->pids &&
 		!o->tids && !o->system_wide && tool_threads_allowed());
 	return pk_systrace__process(r, &so, st);
@@ -265,8 +278,15 @@ static int run_live(struct trace_opts *o)
 		return 1;
 	}
 	events = pk_event_list__new();
-	if (!events || pk_event_list__parse(events, "raw_syscalls:sys_enter,raw_syscalls:sys_exit",
-					    NULL, &perr) < 0) {
+	/* -F: the software page-fault events, every one sampled, with the address */
+	const char *spec = o->faults == TRACE_PF_MAJ ?
+		"raw_syscalls:sys_enter,raw_syscalls:sys_exit,major-faults/period=1/" :
+		o->faults == TRACE_PF_MIN ?
+		"raw_syscalls:sys_enter,raw_syscalls:sys_exit,minor-faults/period=1/" :
+		o->faults ? "raw_syscalls:sys_enter,raw_syscalls:sys_exit,major-faults/period=1/,"
+			    "minor-faults/period=1/" :
+		"raw_syscalls:sys_enter,raw_syscalls:sys_exit";
+	if (!events || pk_event_list__parse(events, spec, NULL, &perr) < 0) {
 		tool_error("cannot use the raw_syscalls tracepoints: %s (see perfkit check)",
 			   events ? perr.msg : "out of memory");
 		goto out;
@@ -284,14 +304,20 @@ static int run_live(struct trace_opts *o)
 		tool_error("cannot create a pipe: %s", strerror(errno));
 		goto out;
 	}
-	fcntl(pfd[1], F_SETPIPE_SZ, 1 << 20);
+	/* Slack between the rings and the reader: the session decodes about 1.5M events/s,
+	 * fewer than a syscall-bound workload makes; what it has not read yet waits in
+	 * the pipe instead of overflowing the rings. 64 MB where allowed (pipe-max-size, or
+	 * CAP_SYS_RESOURCE), else the largest that is; pages are taken only when used. */
+	for (int sz = 64 << 20; sz >= 1 << 20; sz /= 2)
+		if (fcntl(pfd[1], F_SETPIPE_SZ, sz) >= 0)
+			break;
 	sigemptyset(&sa.sa_mask);
 	tool_catch_signals(&sa, sigs, 3, &orig);
 	PK_OPTS(pk_recorder_opts, ro, .events = events, .workload = w, .pids = o->pids,
 		.tids = o->tids, .system_wide = o->system_wide, .output_fd = pfd[1], .pipe = true,
 		.no_buildid_cache = true, .buildid_dir = "",
-		.mmap_pages = o->mmap_pages ? o->mmap_pages : 512, .sigmask = &orig,
-		.on_open = o->verbose ? print_open : NULL);
+		.mmap_pages = o->mmap_pages ? o->mmap_pages : 2048, .sigmask = &orig,
+		.on_open = o->verbose ? print_open : NULL, .addr = o->faults != 0);
 	r = pk_recorder__new(&ro);
 	if (!r) {
 		tool_error("cannot set up the trace: %s", strerror(errno));
@@ -422,6 +448,7 @@ int cmd_trace(int argc, char **argv)
 out:
 	pk_syscall_stats__free(o.stats);
 	free(o.filter);
+	free(o.pf);
 	fflush(stderr);
 	return tool_finish_stdout(r);
 }

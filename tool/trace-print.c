@@ -108,6 +108,78 @@ int trace_on_call(void *ctx, const struct pk_syscall_call *c)
 	return 0;
 }
 
+static struct trace_pf *pf_of(struct trace_opts *o, uint32_t tid)
+{
+	for (size_t i = o->npf; i-- > 0;)
+		if (o->pf[i].tid == tid)
+			return &o->pf[i];
+	if (o->npf == o->cappf) {
+		size_t n = o->cappf ? o->cappf * 2 : 16;
+		struct trace_pf *v = realloc(o->pf, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		o->pf = v;
+		o->cappf = n;
+	}
+	o->pf[o->npf] = (struct trace_pf){ .tid = tid };
+	return &o->pf[o->npf++];
+}
+
+/* "sym+0xoff", "dso@0xaddr" or "0xaddr", as perf trace shows a fault's places */
+static void location(FILE *f, const struct pk_syscall_fault *pf, uint64_t addr, bool data,
+		     char *map_type)
+{
+	struct pk_addr_loc loc;
+	int err = -ENOENT;
+	if (pf->machine)
+		err = data ? pk_machine__resolve_data(pf->machine, pf->pid, pf->tid, addr,
+						      pf->cpumode, &loc)
+			   : pk_machine__resolve(pf->machine, pf->pid, pf->tid, addr, pf->cpumode,
+						 &loc);
+	if (err >= 0 && loc.sym)
+		fprintf(f, "%s+0x%" PRIx64, loc.sym, loc.dso_addr - loc.sym_start);
+	else if (err >= 0 && loc.dso)
+		fprintf(f, "%s@0x%" PRIx64, loc.dso_name, loc.dso_addr);
+	else
+		fprintf(f, "0x%" PRIx64, addr);
+	if (map_type)
+		*map_type = err >= 0 && loc.dso ? 'd' : '?';
+}
+
+int trace_on_fault(void *ctx, const struct pk_syscall_fault *f)
+{
+	struct trace_opts *o = ctx;
+	char map_type = '?';
+
+	if (o->self && f->pid == (uint32_t)o->self)
+		return 0;
+	if (!(o->faults & (f->major ? TRACE_PF_MAJ : TRACE_PF_MIN)))
+		return 0;
+	struct trace_pf *c = pf_of(o, f->tid);
+	if (!c)
+		return -ENOMEM;
+	f->major ? c->maj++ : c->min++;
+	if (o->summary || o->failure || o->duration_ns)
+		return 0;
+	if (!o->first_time)
+		o->first_time = f->time;
+	fprintf(o->out, "%10.3f (%9s", f->time >= o->first_time ?
+		(double)(f->time - o->first_time) / 1e6 : 0.0, "");
+	if (o->comm)
+		fprintf(o->out, "): %s/%" PRIu32 " ", f->comm[0] ? f->comm : ":", f->tid);
+	else
+		fprintf(o->out, "): %" PRIu32 " ", f->tid);
+	fprintf(o->out, "%sfault [", f->major ? "maj" : "min");
+	location(o->out, f, f->ip, false, NULL);
+	fprintf(o->out, "] => ");
+	location(o->out, f, f->addr, true, &map_type);
+	fprintf(o->out, " (%c%c)\n", map_type,
+		f->cpumode == PERF_RECORD_MISC_KERNEL ? 'k' : '.');
+	if (ferror(o->out) && !o->err)
+		o->err = -EIO;
+	return 0;
+}
+
 /* one row of the summary's table */
 struct row {
 	long nr;
@@ -214,9 +286,18 @@ void trace_print_summary(struct trace_opts *o)
 			}
 			add_row(&tot[k], v[j]);
 		}
-		fprintf(f, "\n %s (%" PRIu32 "), %" PRIu64 " events, %.1f%%\n",
+		fprintf(f, "\n %s (%" PRIu32 "), %" PRIu64 " events, %.1f%%",
 			v[i]->comm[0] ? v[i]->comm : ":", v[i]->tid, calls,
 			all ? 100.0 * (double)calls / (double)all : 0.0);
+		for (size_t k = 0; k < o->npf; k++) {
+			if (o->pf[k].tid != v[i]->tid)
+				continue;
+			if (o->pf[k].maj)
+				fprintf(f, ", %" PRIu64 " majfaults", o->pf[k].maj);
+			if (o->pf[k].min)
+				fprintf(f, ", %" PRIu64 " minfaults", o->pf[k].min);
+		}
+		fputc('\n', f);
 		print_table(f, rows, nr);
 		threads++;
 		i = j;

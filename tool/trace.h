@@ -25,16 +25,23 @@ struct trace_opts {
 	const char *output;     /* -o */
 	size_t mmap_pages;
 	int verbose;
+	unsigned faults;        /* -F: TRACE_PF_MAJ | TRACE_PF_MIN */
 	/* the run */
 	FILE *out;
 	struct pk_syscall_stats *stats;
 	uint64_t first_time;
 	pid_t self;             /* perfkit's own pid, left out of system-wide traces */
+	struct trace_pf { uint32_t tid; uint64_t maj, min; } *pf; /* -F -s: per thread */
+	size_t npf, cappf;
 	int err;                /* first output error */
 };
 
 /* pk_systrace on_call: print the line (unless -s) and count the call. */
 int trace_on_call(void *ctx, const struct pk_syscall_call *c);
+#define TRACE_PF_MAJ 1u
+#define TRACE_PF_MIN 2u
+/* pk_systrace on_fault: print the fault (unless -s) and count it per thread. */
+int trace_on_fault(void *ctx, const struct pk_syscall_fault *f);
 /* The summary (-s / -S) to o->out. */
 void trace_print_summary(struct trace_opts *o);
 /* Parse -e's list ("openat,read", "!getppid"): 0, or an exit status after a message. */

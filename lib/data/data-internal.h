@@ -64,4 +64,9 @@ int pk_host__cpu_topology(struct pk_dbuf *b, const struct pk_host_info *h, uint3
 
 /* Sample-body u64 index of ID / TIME for a sample_type (-1 when absent). */
 
+/* pk_tracing_data__build with a hint per id: the event's name ("sys:name", NULL: none),
+ * which spares the scan of every tracepoint when the hints are right. */
+int pk_tracing_data_build_hinted(const char *tracefs_root, const uint64_t *tp_ids,
+				 const char *const *hints, size_t nr, void **blob, size_t *len);
+
 #endif

@@ -2,16 +2,20 @@
 /*
  * lib/record/offcpu.c - off-CPU time from context switches (pk_recorder_opts.off_cpu).
  *
- * The recorder opens sched:sched_switch with a call chain and context_switch records
- * (policy.c). A sched_switch sample is a thread leaving the CPU (the tracepoint fires in
- * the context of the task switched out, so its chain is where the thread blocked); a
- * PERF_RECORD_SWITCH / SWITCH_CPU_WIDE without the OUT bit, of the same event, is the
- * thread coming back. For every such pair this file synthesises one sample of an extra
- * attr named "offcpu-time" (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, as perf's BPF
- * off-CPU profiler writes it) whose period is the nanoseconds blocked, whose time is the
- * switch-in, and whose call chain (and DWARF user registers and stack) are the
- * switch-out's. The sched_switch samples and context-switch records are consumed here,
- * not written to the file (perf's BPF profiler writes only its offcpu-time samples too).
+ * The recorder opens the software event context-switches (period 1) with a call chain and
+ * context_switch records (policy.c). Its sample is a thread leaving the CPU (the event
+ * fires in the context of the task switched out, so its chain is where the thread
+ * blocked); a PERF_RECORD_SWITCH / SWITCH_CPU_WIDE without the OUT bit, of the same event,
+ * is the thread coming back. For every such pair this file synthesises one sample of an
+ * extra attr named "offcpu-time" (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, as perf's
+ * BPF off-CPU profiler writes it) whose period is the nanoseconds blocked, whose time is
+ * the switch-in, and whose call chain (and DWARF user registers and stack) are the
+ * switch-out's. The switch samples and context-switch records are consumed here, not
+ * written to the file (perf's BPF profiler writes only its offcpu-time samples too).
+ * With wakers (pk_rec_offcpu__set_waker), the sched_waking samples are consumed too: the
+ * one that ends a pending block names its waker, and the interval also gives an
+ * "offcpu-waker" sample (the waker's pid/tid, the blocked ns, the woken thread in RAW).
+ * A block still pending when its thread exits, or at the end, is closed there.
  *
  * The rings of the CPUs are drained one after the other, so a thread that left CPU 0 and
  * came back on CPU 1 may show its switch-in before its switch-out, or a later switch-in
@@ -33,6 +37,13 @@
 #define PERF_COUNT_SW_BPF_OUTPUT 10
 #endif
 #define MISC_SWITCH_OUT (1u << 13)
+/* common_flags of a trace entry (the kernel's trace_flag_type) */
+#define TRACE_FLAG_NMI 0x40
+#define TRACE_FLAG_HARDIRQ 0x08
+#define TRACE_FLAG_SOFTIRQ 0x10
+#define WAKER_TYPE                                                                        \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
+	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
 #define OUT_TYPE                                                                          \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
 	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
@@ -48,9 +59,11 @@ struct oc_thread {
 	uint64_t t_out;
 	uint8_t *tail;               /* the output sample from CALLCHAIN on */
 	uint32_t tail_len, tail_cap;
+	uint32_t wpid, wtid;         /* who woke it (woken) */
+	bool woken;
 };
 
-enum { Q_OUT, Q_IN, Q_EXIT, Q_FORK, Q_LOST };
+enum { Q_OUT, Q_IN, Q_EXIT, Q_FORK, Q_LOST, Q_WAKE };
 
 /* A switch (or task event) waiting for its turn in time order. */
 struct oc_event {
@@ -61,10 +74,11 @@ struct oc_event {
 	uint64_t ip;
 	size_t tail_off;             /* Q_OUT: in the arena */
 	uint32_t tail_len;
+	uint32_t wpid, wtid;         /* Q_WAKE: the waker (tid is the woken thread) */
 };
 
 struct pk_rec_offcpu {
-	struct pk_sample_layout in;  /* of sched:sched_switch */
+	struct pk_sample_layout in;  /* of context-switches */
 	uint64_t *ids;               /* its sample ids, sorted */
 	size_t nr_ids;
 	uint64_t out_id, thresh;
@@ -81,6 +95,14 @@ struct pk_rec_offcpu {
 	uint64_t seq, max_time, horizon;
 	uint64_t last_time;          /* of the last switch scanned (where a loss is put) */
 	uint64_t emitted, dropped, filtered_samples;
+	/* the wake-ups (pk_rec_offcpu__set_waker) */
+	bool wakers;
+	struct pk_sample_layout wk;
+	uint64_t *wk_ids;
+	size_t nr_wk;
+	uint32_t wk_pid_off;
+	int wk_flags_off;            /* of common_flags, or -1 */
+	uint64_t wk_out_id, woken;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -139,15 +161,46 @@ void pk_rec_offcpu__free(struct pk_rec_offcpu *oc)
 	free(oc->scratch);
 	free(oc->q);
 	free(oc->arena);
+	free(oc->wk_ids);
 	free(oc);
 }
 
-static bool our_id(const struct pk_rec_offcpu *oc, const struct perf_event_header *h)
+int pk_rec_offcpu__set_waker(struct pk_rec_offcpu *oc, const struct perf_event_attr *wk,
+			     const uint64_t *ids, size_t nr, uint32_t pid_off, int flags_off,
+			     uint64_t out_id, struct pk_attr *out)
+{
+	oc->wk_flags_off = flags_off;
+	oc->wk_ids = malloc((nr ? nr : 1) * sizeof(*ids));
+	if (!oc->wk_ids || pk_sample_layout__init(&oc->wk, wk) < 0)
+		return -ENOMEM;
+	if (nr)
+		memcpy(oc->wk_ids, ids, nr * sizeof(*ids));
+	qsort(oc->wk_ids, nr, sizeof(*ids), cmp_u64);
+	oc->nr_wk = nr;
+	oc->wk_pid_off = pid_off;
+	oc->wk_out_id = out_id;
+	oc->wakers = true;
+
+	memset(out, 0, sizeof(*out));
+	out->attr.type = PERF_TYPE_SOFTWARE;
+	out->attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	out->attr.size = sizeof(out->attr);
+	out->attr.sample_period = 1;
+	out->attr.sample_type = WAKER_TYPE;
+	out->attr.sample_id_all = 1;
+	out->attr.disabled = 1;
+	return 0;
+}
+
+/* 1: a sample or switch of the off-CPU event, 2: a wake-up, 0: neither */
+static int our_id(const struct pk_rec_offcpu *oc, const struct perf_event_header *h)
 {
 	uint64_t id;
 	if (pk_sample_layout__record_id(&oc->in, h, &id) < 0)
-		return false;
-	return bsearch(&id, oc->ids, oc->nr_ids, sizeof(id), cmp_u64) != NULL;
+		return 0;
+	if (bsearch(&id, oc->ids, oc->nr_ids, sizeof(id), cmp_u64))
+		return 1;
+	return oc->wakers && bsearch(&id, oc->wk_ids, oc->nr_wk, sizeof(id), cmp_u64) ? 2 : 0;
 }
 
 static size_t slot_of(uint32_t tid, size_t cap)
@@ -200,6 +253,47 @@ static void put64(uint8_t **p, uint64_t v)
 	*p += 8;
 }
 
+/* Room for `size` more bytes of output. */
+static bool room(struct pk_rec_offcpu *oc, size_t size)
+{
+	if (oc->len + size > oc->bcap) {
+		size_t ncap = oc->bcap ? oc->bcap : 65536;
+		while (ncap < oc->len + size)
+			ncap *= 2;
+		uint8_t *n = realloc(oc->buf, ncap);
+		if (!n)
+			return false;
+		oc->buf = n;
+		oc->bcap = ncap;
+	}
+	return true;
+}
+
+/* The offcpu-waker sample of an interval: the waker's pid/tid, the woken thread in RAW. */
+static void emit_waker(struct pk_rec_offcpu *oc, const struct oc_thread *t, uint64_t t_in,
+		       uint64_t period)
+{
+	size_t size = sizeof(struct perf_event_header) + 7 * 8 + 16;
+	if (!room(oc, size))
+		return;
+	uint8_t *p = oc->buf + oc->len;
+	/* user mode: an address 0 in the kernel would read as a kernel without symbols */
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)size };
+	uint32_t raw[4] = { 12, t->pid, t->tid, 0 };  /* u32 size, then the woken pid, tid */
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	put64(&p, oc->wk_out_id);                              /* IDENTIFIER */
+	put64(&p, 0);                /* IP: none (the waker's stack is not recorded) */
+	put64(&p, (uint64_t)t->wpid | (uint64_t)t->wtid << 32); /* TID */
+	put64(&p, t_in);                                       /* TIME */
+	put64(&p, oc->wk_out_id);                              /* ID */
+	put64(&p, (uint64_t)t->cpu);                           /* CPU */
+	put64(&p, period);                                     /* PERIOD */
+	memcpy(p, raw, sizeof(raw));                           /* RAW */
+	oc->len += size;
+	oc->woken++;
+}
+
 /* One offcpu-time sample for the blocked interval [t->t_out, t_in). */
 static void emit(struct pk_rec_offcpu *oc, struct oc_thread *t, uint64_t t_in)
 {
@@ -207,21 +301,10 @@ static void emit(struct pk_rec_offcpu *oc, struct oc_thread *t, uint64_t t_in)
 	size_t size = sizeof(struct perf_event_header) + 7 * 8 + t->tail_len;
 
 	t->out = false;
-	if (period < oc->thresh || size > 65535) {
+	if (period < oc->thresh || size > 65535 || !room(oc, size)) {
 		oc->dropped++;
+		t->woken = false;
 		return;
-	}
-	if (oc->len + size > oc->bcap) {
-		size_t ncap = oc->bcap ? oc->bcap : 65536;
-		while (ncap < oc->len + size)
-			ncap *= 2;
-		uint8_t *n = realloc(oc->buf, ncap);
-		if (!n) {
-			oc->dropped++;
-			return;
-		}
-		oc->buf = n;
-		oc->bcap = ncap;
 	}
 	uint8_t *p = oc->buf + oc->len;
 	struct perf_event_header h = { PERF_RECORD_SAMPLE, t->misc, (uint16_t)size };
@@ -237,6 +320,9 @@ static void emit(struct pk_rec_offcpu *oc, struct oc_thread *t, uint64_t t_in)
 	memcpy(p, t->tail, t->tail_len);                     /* CALLCHAIN, REGS, STACK */
 	oc->len += size;
 	oc->emitted++;
+	if (oc->wakers && t->woken)
+		emit_waker(oc, t, t_in, period);
+	t->woken = false;
 }
 
 /* The switch-out sample's chain (and user registers and stack) in the output's format,
@@ -346,6 +432,30 @@ static void switch_in(struct pk_rec_offcpu *oc, const struct perf_event_header *
 		oc->nq++;
 }
 
+/* A wake-up: the sample's pid/tid are the waker's (the event fires in its context), the
+ * woken thread's tid is the tracepoint's "pid" field. */
+static void wake(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
+{
+	struct pk_sample s;
+	uint32_t wakee;
+	if (pk_sample__decode(&oc->wk, h, &s, NULL) < 0 || !s.raw.data ||
+	    (uint64_t)oc->wk_pid_off + 4 > s.raw.size)
+		return;
+	memcpy(&wakee, (const uint8_t *)s.raw.data + oc->wk_pid_off, 4);
+	/* in an interrupt (a timer ending a sleep, a device) the sample's thread is only
+	 * the one that was interrupted, not the waker: not attributed */
+	if (oc->wk_flags_off >= 0 && (uint64_t)oc->wk_flags_off < s.raw.size &&
+	    (((const uint8_t *)s.raw.data)[oc->wk_flags_off] & (TRACE_FLAG_HARDIRQ |
+	     TRACE_FLAG_SOFTIRQ | TRACE_FLAG_NMI)))
+		return;
+	struct oc_event *e = wakee ? queue(oc, Q_WAKE, wakee, s.time) : NULL;
+	if (!e)
+		return;
+	e->wpid = s.pid;
+	e->wtid = s.tid;
+	oc->nq++;
+}
+
 /* EXIT: the thread's last switch-out never comes back; FORK: a tid reused. */
 static void task(struct pk_rec_offcpu *oc, const struct perf_event_header *h, bool exit)
 {
@@ -363,14 +473,16 @@ bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_hea
 {
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (!our_id(oc, h))
-			return false;
-		switch_out(oc, h);
+		switch (our_id(oc, h)) {
+		case 1: switch_out(oc, h); break;
+		case 2: wake(oc, h); break;
+		default: return false;
+		}
 		oc->filtered_samples++;
 		return true;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (!our_id(oc, h))
+		if (our_id(oc, h) != 1)
 			return false;
 		if (!(h->misc & MISC_SWITCH_OUT))
 			switch_in(oc, h);
@@ -460,6 +572,15 @@ static void process(struct pk_rec_offcpu *oc, const struct oc_event *e)
 	if (!t)
 		return;
 	switch (e->kind) {
+	case Q_WAKE:
+		/* the wake-up that ends a pending block (later ones of the same block are
+		 * no-ops in the kernel: a running task is not woken) */
+		if (t->out && t->state != T_DEAD && !t->woken) {
+			t->wpid = e->wpid;
+			t->wtid = e->wtid;
+			t->woken = true;
+		}
+		break;
 	case Q_OUT:
 		if (t->state == T_DEAD)
 			return;
@@ -478,12 +599,16 @@ static void process(struct pk_rec_offcpu *oc, const struct oc_event *e)
 		t->ip = e->ip;
 		t->t_out = e->time;
 		t->out = true;
+		t->woken = false;
 		break;
 	case Q_IN:
 		if (t->out && t->state != T_DEAD)
 			emit(oc, t, e->time);
 		break;
 	case Q_EXIT:
+		/* blocked until it died (killed while its switch-in was lost): closed now */
+		if (t->out && t->state != T_DEAD && e->time > t->t_out)
+			emit(oc, t, e->time);
 		free(t->tail);
 		t->tail = NULL;
 		t->tail_len = t->tail_cap = 0;
@@ -505,6 +630,13 @@ void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all)
 		qsort(oc->q, oc->nq, sizeof(*oc->q), cmp_event);
 	for (i = 0; i < oc->nq && (all || oc->q[i].time <= oc->horizon); i++)
 		process(oc, &oc->q[i]);
+	/* at the end, a thread still blocked (the target exited, or recording stopped while
+	 * it waited) is counted up to the newest time seen: the end of the recording */
+	for (size_t j = 0; all && j < oc->cap; j++) {
+		struct oc_thread *t = &oc->t[j];
+		if (t->state == T_LIVE && t->out && oc->max_time > t->t_out)
+			emit(oc, t, oc->max_time);
+	}
 	/* the rest waits for the next pass, its chains moved to the front of the arena */
 	if (i < oc->nq && !oc->arena2 && oc->acap)
 		oc->arena2 = malloc(oc->acap);
@@ -528,6 +660,11 @@ void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all)
 	oc->nq = keep;
 	oc->alen = alen;
 	oc->horizon = oc->max_time;
+}
+
+uint64_t pk_rec_offcpu__wakers(const struct pk_rec_offcpu *oc)
+{
+	return oc->woken;
 }
 
 const void *pk_rec_offcpu__output(const struct pk_rec_offcpu *oc, size_t *len)

@@ -282,6 +282,7 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 	int nuser;
 
 	e->offcpu_idx = -1;
+	e->waker_idx = -1;
 	e->el = pk_evlist__new();
 	if (!e->el)
 		return setup_failed(f, -ENOMEM);
@@ -290,24 +291,39 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		return setup_failed(f, err);
 	nuser = pk_evlist__nr_evsels(e->el);
 	if (o->off_cpu) {
-		/* off-CPU time: where each thread leaves the CPU (offcpu.c) */
+		/* off-CPU time: where each thread leaves the CPU (offcpu.c). The software
+		 * event context-switches fires at every switch-out in the context of the thread
+		 * leaving, as sched:sched_switch does, but costs less (no trace entry to fill),
+		 * needs no tracefs, and closing it waits for no RCU grace period (the last
+		 * sched_switch user's close does: 40 ms at the end of every recording). */
 		sw = pk_event_list__new();
 		if (!sw)
 			return setup_failed(f, -ENOMEM);
-		err = pk_event_list__parse(sw, "sched:sched_switch", NULL, NULL);
+		err = pk_event_list__parse(sw, "context-switches", NULL, NULL);
+		f->what = "context-switches";
+		/* who woke them: the wake-up tracepoint of this kernel (sched_waking fires in
+		 * the waker's context; kernels before 4.3 have only sched_wakeup) */
+		if (err >= 0 && o->off_cpu_wakers) {
+			bool waking = pk_tracepoint__id(NULL, "sched", "sched_waking") >= 0;
+			f->what = waking ? "sched:sched_waking" : "sched:sched_wakeup";
+			err = pk_event_list__parse(sw, f->what, NULL, NULL);
+			e->waker_idx = nuser + 1;
+		}
 		if (err >= 0)
 			err = pk_evlist__add_events(e->el, sw);
 		if (err < 0) {
 			pk_event_list__free(sw);
-			f->what = "sched:sched_switch";
 			return setup_failed(f, err);
 		}
+		f->what = NULL;
 		e->offcpu_idx = nuser;
 	}
 	nspec = pk_evlist__nr_evsels(e->el);
 	/* perf adds a side-band dummy for system-wide and multi-event recordings; in
-	 * --overwrite mode it lives in its own (forward) evlist */
-	bool want_dummy = (o->system_wide || nspec > 1) && !o->overwrite;
+	 * --overwrite mode it lives in its own (forward) evlist. The off-CPU event does not
+	 * count: the side band rides on the user's event as it would without it (one event
+	 * less in every context switch of the targets). */
+	bool want_dummy = (o->system_wide || nuser > 1) && !o->overwrite;
 	many = nspec + (want_dummy ? 1 : 0) > 1 || o->overwrite;
 	e->nev = nspec + (want_dummy ? 1 : 0);
 	e->names = calloc((size_t)e->nev, sizeof(*e->names));
@@ -315,7 +331,7 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		return setup_failed(f, -ENOMEM);
 	pk_evlist__for_each_evsel(e->el, ev) {
 		const struct pk_event_spec *spec = i < nuser ? pk_event_list__get(events, (size_t)i)
-							     : pk_event_list__get(sw, 0);
+							     : pk_event_list__get(sw, (size_t)(i - nuser));
 		struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
 		bool tp = spec && pk_event_spec__kind(spec) == PK_EV_TRACEPOINT;
 		unsigned fl = spec ? pk_event_spec__flags(spec) : 0;
@@ -345,10 +361,26 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		if (i == e->offcpu_idx) {
 			/* a chain in every switch-out (frame pointers unless asked otherwise),
 			 * the switch-ins as context-switch records of the same event */
-			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CPU;
 			a->context_switch = 1;
-			/* its fields are not needed (the recorder consumes these samples) */
-			a->sample_type &= ~PERF_SAMPLE_RAW;
+			a->freq = 0;
+			a->sample_period = 1;
+			/* what the recorder does not read (it consumes these samples): the
+			 * scheduler's address (the chain says where) and the period (1) */
+			a->sample_type &= ~(PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW);
+			/* the user part only unless asked: the kernel unwind at every switch
+			 * costs more than the rest of the switch's recording together
+			 * (bench/offcpu-overhead.sh), and perf's --off-cpu keeps user stacks */
+			if (!o->off_cpu_kernel)
+				a->exclude_callchain_kernel = 1;
+		}
+		if (i == e->waker_idx) {
+			/* the waker's tid, the time and the woken thread's pid (raw) suffice */
+			a->sample_type &= ~(PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+					    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+			a->sample_regs_user = 0;
+			a->sample_stack_user = 0;
+			a->exclude_callchain_user = 0;
 		}
 		if (o->probe_args && spec && pk_event_spec__probe_file(spec)) {
 			uint64_t m = pk_probe__args_mask();

@@ -73,6 +73,12 @@ struct pk_rec_offcpu *pk_rec_offcpu__new(const struct perf_event_attr *sw, const
 					 size_t nr, uint64_t thresh, uint64_t out_id,
 					 struct pk_attr *out);
 void pk_rec_offcpu__free(struct pk_rec_offcpu *oc);
+/* Also read the wake-ups: the sched_waking attr as opened, its ids, the offsets of the
+ * woken thread's "pid" and of "common_flags" (-1: unknown) in its raw data; fills *out
+ * with the "offcpu-waker" attr (samples of id out_id). -ENOMEM. */
+int pk_rec_offcpu__set_waker(struct pk_rec_offcpu *oc, const struct perf_event_attr *wk,
+			     const uint64_t *ids, size_t nr, uint32_t pid_off, int flags_off,
+			     uint64_t out_id, struct pk_attr *out);
 /* Look at every record of ring bytes: the switches are queued, and the other records are
  * passed to `write` as spans (0 or the first error of `write`). __record: one whole record,
  * true if it is a switch (not to be written). */
@@ -84,6 +90,8 @@ bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_hea
 void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all);
 const void *pk_rec_offcpu__output(const struct pk_rec_offcpu *oc, size_t *len);
 void pk_rec_offcpu__consumed(struct pk_rec_offcpu *oc);
+/* offcpu-waker samples written */
+uint64_t pk_rec_offcpu__wakers(const struct pk_rec_offcpu *oc);
 /* offcpu-time samples written, blocked intervals dropped, sched_switch samples consumed */
 void pk_rec_offcpu__stats(const struct pk_rec_offcpu *oc, uint64_t *emitted, uint64_t *dropped,
 			  uint64_t *filtered);
@@ -102,7 +110,8 @@ struct pk_rec_events {
 	struct pk_evlist *el, *sb_el;      /* sb_el: forward side-band of --overwrite */
 	const char **names;                /* display name per evsel of el */
 	int nev;
-	int offcpu_idx;                    /* evsel of sched:sched_switch (off_cpu), or -1 */
+	int offcpu_idx;                    /* evsel of context-switches (off_cpu), or -1 */
+	int waker_idx;                     /* evsel of sched:sched_waking (off_cpu_wakers) */
 };
 
 /* The frequency in use: opts' (or 4000, or the maximum) clamped to

@@ -13,6 +13,7 @@
  * losses and notes MMAP file names on the way.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "record/record-internal.h"
+#include "data/data-internal.h"
 
 #define DEFAULT_STACK 8192
 #define DEFAULT_PAGES 128
@@ -64,10 +66,12 @@ struct pk_recorder {
 	void *tdata;                      /* the TRACING_DATA blob, for every file */
 	size_t tdata_len;
 	bool tdata_done;                  /* built (or found impossible) once */
+	struct pk_attr wk_attr;           /* off_cpu_wakers: offcpu-waker's (type 0: none) */
 };
 
 /* The sample id of the synthesised offcpu-time samples: kernel ids count up from 1. */
 #define OFFCPU_ID ((1ULL << 63) | 0x0ffcULL)
+#define WAKER_ID ((1ULL << 63) | 0x0ffdULL)
 
 /* ---- options ---- */
 
@@ -306,6 +310,30 @@ static void on_open(const struct pk_evsel *ev, const struct perf_event_attr *att
 }
 
 /* The attrs of an evlist with the ids of their fds, to the file and to the walk. */
+/* The wake-up event's samples go to offcpu.c, which needs where the woken thread's pid
+ * sits in their raw data (the tracepoint's format). Without the format the wakers are
+ * not reported, and recording goes on. */
+static int waker_setup(struct pk_recorder *r, const struct perf_event_attr *a,
+		       const uint64_t *ids, size_t n)
+{
+	char path[PATH_MAX], buf[8192];
+	struct pk_tp_field pid, flags;
+	const char *root = pk_tracefs__root();
+	const char *name = r->ev.names[r->ev.waker_idx], *ev = strchr(name, ':');
+
+	if (!root || !ev)
+		return 0;
+	pk_snprintf(path, sizeof(path), "%s/events/sched/%.*s/format", root,
+		    (int)strcspn(ev + 1, ":"), ev + 1);
+	ssize_t len = pk_read_small_file(path, buf, sizeof(buf));
+	if (len <= 0 || pk_tp_format__field(buf, (size_t)len, "pid", &pid) < 0 || pid.size != 4)
+		return 0;
+	int flags_off = pk_tp_format__field(buf, (size_t)len, "common_flags", &flags) == 0 &&
+			flags.size == 1 ? (int)flags.offset : -1;
+	return pk_rec_offcpu__set_waker(r->oc, a, ids, n, pid.offset, flags_off, WAKER_ID,
+					&r->wk_attr);
+}
+
 static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband, bool again)
 {
 	int ncpus = pk_cpu_map__nr(pk_evlist__cpus(el));
@@ -339,12 +367,33 @@ static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband,
 			if (!r->oc)
 				err = -ENOMEM;
 		}
+		if (err >= 0 && !again && !sideband && i - 1 == r->ev.waker_idx && r->oc)
+			err = waker_setup(r, &a->attr, ids, n);
 		if (err < 0)
 			break;
 		err = 0;
 	}
 	free(ids);
 	return err;
+}
+
+/* The synthesised events' attrs, after every opened event (perf adds its BPF off-CPU
+ * event last); the walk learns them with the first file only (AGAIN: a later file of a
+ * rotation). */
+static int add_offcpu_attrs(struct pk_recorder *r, bool again)
+{
+	uint64_t id = OFFCPU_ID;
+	int err = pk_data_writer__add_attr(r->w, &r->oc_attr, "offcpu-time", &id, 1);
+
+	if (err >= 0 && !again)
+		err = pk_rec_walk__add_attr(&r->walk, &r->oc_attr.attr, &id, 1);
+	if (err >= 0 && r->wk_attr.attr.size) {
+		id = WAKER_ID;
+		err = pk_data_writer__add_attr(r->w, &r->wk_attr, "offcpu-waker", &id, 1);
+		if (err >= 0 && !again)
+			err = pk_rec_walk__add_attr(&r->walk, &r->wk_attr.attr, &id, 1);
+	}
+	return err < 0 ? err : 0;
 }
 
 /* GROUP_DESC: one entry per group of two or more recorded events, by file attr index. */
@@ -386,6 +435,7 @@ static int add_groups(struct pk_recorder *r)
 static int add_tracing_data(struct pk_recorder *r)
 {
 	uint64_t *ids;
+	const char **names;
 	size_t n = 0, len = 0;
 	void *blob = NULL;
 	int err;
@@ -395,17 +445,22 @@ static int add_tracing_data(struct pk_recorder *r)
 			       ? -ENOMEM : 0;
 	r->tdata_done = true;
 	ids = calloc((size_t)r->ev.nev, sizeof(*ids));
-	if (!ids)
-		return -ENOMEM;
-	for (int i = 0; i < r->ev.nev; i++)
-		if (r->attr_ok[i] && r->attrs[i].attr.type == PERF_TYPE_TRACEPOINT)
-			ids[n++] = r->attrs[i].attr.config;
-	if (!n) {
+	names = calloc((size_t)r->ev.nev, sizeof(*names));
+	if (!ids || !names) {
 		free(ids);
-		return 0;
+		free(names);
+		return -ENOMEM;
 	}
-	err = pk_tracing_data__build(NULL, ids, n, &blob, &len);
+	for (int i = 0; i < r->ev.nev; i++)
+		if (r->attr_ok[i] && r->attrs[i].attr.type == PERF_TYPE_TRACEPOINT) {
+			names[n] = r->ev.names[i];
+			ids[n++] = r->attrs[i].attr.config;
+		}
+	err = n ? pk_tracing_data_build_hinted(NULL, ids, names, n, &blob, &len) : 0;
 	free(ids);
+	free(names);
+	if (!n)
+		return 0;
 	if (err < 0) {
 		struct pk_recorder_notice nt = { .kind = PK_RECORDER_NO_TRACING_DATA, .err = err };
 		if (r->o.on_notice)
@@ -720,14 +775,8 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 		err = add_attrs(r, r->ev.el, false, false);
 	if (!err)
 		err = add_groups(r);
-	if (!err && r->oc) {
-		/* after every opened event, as perf adds its BPF off-CPU event last */
-		uint64_t id = OFFCPU_ID;
-		err = pk_data_writer__add_attr(r->w, &r->oc_attr, "offcpu-time", &id, 1);
-		if (err >= 0)
-			err = pk_rec_walk__add_attr(&r->walk, &r->oc_attr.attr, &id, 1);
-		err = err < 0 ? err : 0;
-	}
+	if (!err && r->oc)
+		err = add_offcpu_attrs(r, false);
 	if (!err && r->ev.sb_el)
 		err = add_attrs(r, r->ev.sb_el, true, false);
 	if (!err)
@@ -1052,11 +1101,8 @@ static int start_next_file(struct pk_recorder *r)
 	err = add_attrs(r, r->ev.el, false, true);
 	if (!err)
 		err = add_groups(r);
-	if (!err && r->oc) {
-		uint64_t id = OFFCPU_ID;
-		err = pk_data_writer__add_attr(r->w, &r->oc_attr, "offcpu-time", &id, 1);
-		err = err < 0 ? err : 0;
-	}
+	if (!err && r->oc)
+		err = add_offcpu_attrs(r, true);
 	if (!err && r->ev.sb_el)
 		err = add_attrs(r, r->ev.sb_el, true, true);
 	if (!err)
@@ -1113,10 +1159,10 @@ PK_API void pk_recorder__stats(const struct pk_recorder *r, struct pk_recorder_s
 		if (r->w) /* the current file so far */
 			pk_data_writer__stats(r->w, NULL, NULL, NULL, &s.file_bytes);
 		if (r->oc) {
-			/* the samples of the file: sched_switch's became offcpu-time's */
+			/* the samples of the file: the switches' became offcpu-time's */
 			uint64_t filtered;
 			pk_rec_offcpu__stats(r->oc, &s.offcpu_samples, &s.offcpu_dropped, &filtered);
-			s.samples = s.samples - filtered + s.offcpu_samples;
+			s.samples = s.samples - filtered + s.offcpu_samples + pk_rec_offcpu__wakers(r->oc);
 		}
 	}
 	s.sz = sizeof(s);

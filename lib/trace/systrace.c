@@ -25,7 +25,7 @@ struct pending {
 	struct pk_syscall_call c;
 };
 
-enum tp_kind { TP_OTHER, TP_ENTER, TP_EXIT };
+enum tp_kind { TP_OTHER, TP_ENTER, TP_EXIT, TP_FMAJ, TP_FMIN };
 
 /* what each attr of the file is (by its index) */
 struct attr_info {
@@ -90,6 +90,14 @@ static void classify(struct systrace *t, struct attr_info *ai)
 	const char *name;
 
 	ai->kind = TP_OTHER;
+	if (a->attr.attr.type == PERF_TYPE_SOFTWARE) {
+		/* perf trace -F: major-faults / minor-faults */
+		if (a->attr.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ)
+			ai->kind = TP_FMAJ;
+		else if (a->attr.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MIN)
+			ai->kind = TP_FMIN;
+		return;
+	}
 	if (a->attr.attr.type != PERF_TYPE_TRACEPOINT)
 		return;
 	/* the defaults: raw_syscalls' layout on every 64-bit kernel since 2.6.32 */
@@ -151,6 +159,23 @@ static int emit(struct systrace *t, struct pk_syscall_call *c)
 	return t->o->on_call ? t->o->on_call(t->o->ctx, c) : 0;
 }
 
+static int fault(struct systrace *t, const struct attr_info *ai, const struct pk_sample *smp)
+{
+	struct pk_machine *m = pk_session__machine(t->s);
+	const char *comm = m ? pk_machine__comm_of(m, smp->tid) : NULL;
+	struct pk_syscall_fault f = {
+		.pid = smp->pid, .tid = smp->tid, .cpu = smp->cpu, .time = smp->time,
+		.ip = smp->ip, .addr = smp->addr, .major = ai->kind == TP_FMAJ,
+		.cpumode = (uint8_t)(smp->misc & PERF_RECORD_MISC_CPUMODE_MASK),
+		.comm = comm ? comm : "", .machine = m,
+	};
+	if (f.major)
+		t->st.majfaults++;
+	else
+		t->st.minfaults++;
+	return t->o->on_fault ? t->o->on_fault(t->o->ctx, &f) : 0;
+}
+
 static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct systrace *t = ctx;
@@ -164,6 +189,8 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 	smp = &rec->sample;
 	ai = info_of(t, ev->attr);
 
+	if (ai && (ai->kind == TP_FMAJ || ai->kind == TP_FMIN))
+		return fault(t, ai, smp);
 	if (!ai || ai->kind == TP_OTHER || !smp->raw.data)
 		return 0;
 	uint64_t need = (uint64_t)ai->a.offset + (ai->kind == TP_ENTER ? 48 : 8);

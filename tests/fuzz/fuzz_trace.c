@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Hostile input for the tracepoint readers of trace and sched: a format text for
- * pk_tp_format__field, and a perf.data image read by pk_systrace__process and
- * pk_sched__process (the first byte chooses). */
+ * pk_tp_format__field, and a perf.data image read by pk_systrace__process (system calls
+ * and page faults, as trace -F resolves them) and pk_sched__process (the first byte
+ * chooses). */
 #include <stddef.h>
 #include <stdint.h>
 #include <perfkit/perfkit.h>
@@ -14,6 +15,18 @@ static int on_call(void *ctx, const struct pk_syscall_call *c)
 		pk_syscall__format_args(c->nr, c->args, buf, sizeof(buf));
 	if (c->returned)
 		pk_syscall__format_ret(c->nr, c->ret, buf, sizeof(buf));
+	return 0;
+}
+
+/* a page fault: its places resolved as trace -F does (hostile addresses, maps) */
+static int on_fault(void *ctx, const struct pk_syscall_fault *f)
+{
+	struct pk_addr_loc loc;
+	(void)ctx;
+	if (f->machine) {
+		pk_machine__resolve(f->machine, f->pid, f->tid, f->ip, f->cpumode, &loc);
+		pk_machine__resolve_data(f->machine, f->pid, f->tid, f->addr, f->cpumode, &loc);
+	}
 	return 0;
 }
 
@@ -39,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pk_set_log(NULL, NULL, PK_LOG_ERROR);
 	struct pk_data_reader *r = pk_data_reader__open_mem(data + 1, size - 1, NULL);
 	if (r) {
-		PK_OPTS(pk_systrace_opts, so, .on_call = on_call);
+		PK_OPTS(pk_systrace_opts, so, .on_call = on_call, .on_fault = on_fault);
 		pk_systrace__process(r, &so, NULL);
 		pk_data_reader__free(r);
 	}

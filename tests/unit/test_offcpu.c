@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/record/offcpu.c: the pairing of switch-outs (sched_switch samples) and switch-ins
- * (context-switch records) into offcpu-time samples, from hand-made ring bytes. */
+/* lib/record/offcpu.c: the pairing of switch-outs (context-switches samples) and switch-ins
+ * (context-switch records) into offcpu-time samples, and of wake-ups into offcpu-waker
+ * samples, from hand-made ring bytes. */
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -263,13 +264,114 @@ static void test_thresh_lost_exit(void **state)
 	put(&r, 5);
 	header(&r, at, PERF_RECORD_LOST, 0);
 	sw(&r, 9, 5000, false);
-	/* a thread that exits after blocking never comes back */
+	/* a thread that exits after blocking: closed at its exit (100 ns, under the
+	 * threshold here) */
 	out(&r, 10, 1000, SW_ID);
 	rec(&r, PERF_RECORD_EXIT, 10, 1100);
 	sw(&r, 10, 6000, false);
 	scan(oc, &r, 0);
 	pk_rec_offcpu__flush(oc, true);
 	assert_int_equal(output(oc, &oa, g, 8), 0);
+	pk_rec_offcpu__free(oc);
+}
+
+/* a wake-up sample of WK_ID: waker `waker` wakes `wakee` at `time` (raw: the tracepoint's
+ * 8 common bytes, comm[16], pid at offset 24) */
+#define WK_ID 88
+#define WK_OUT 0x8000000000000ffdULL
+static void waking(struct ring *r, uint32_t waker, uint32_t wakee, uint64_t time)
+{
+	size_t at = r->n;
+	uint8_t raw[36] = { 0 };
+	uint64_t words[5];
+	uint32_t size = 36;
+	put(r, 0);
+	put(r, WK_ID);
+	put(r, (uint64_t)waker | (uint64_t)waker << 32);
+	put(r, time);
+	put(r, 0); /* cpu 0 */
+	memcpy(raw + 24, &wakee, 4);
+	memcpy(words, &size, 4);
+	memcpy((uint8_t *)words + 4, raw, sizeof(raw));
+	for (size_t i = 0; i < 5; i++)
+		put(r, words[i]);
+	header(r, at, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+}
+
+/* intervals still open at the end (closed at the newest time) or at the thread's exit
+ * (closed there), and the waker of an interval a recorded wake-up ended */
+static void test_open_and_wakers(void **state)
+{
+	(void)state;
+	struct pk_attr oa, wa;
+	struct pk_rec_offcpu *oc = make(0, &oa);
+	struct perf_event_attr wk;
+	uint64_t wid = WK_ID;
+	struct ring r = { .n = 0 };
+
+	memset(&wk, 0, sizeof(wk));
+	wk.size = sizeof(wk);
+	wk.type = PERF_TYPE_TRACEPOINT;
+	wk.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	wk.sample_id_all = 1;
+	assert_int_equal(pk_rec_offcpu__set_waker(oc, &wk, &wid, 1, 24, 2, WK_OUT, &wa), 0);
+	assert_int_equal(wa.attr.type, PERF_TYPE_SOFTWARE);
+	assert_true(wa.attr.sample_type & PERF_SAMPLE_RAW);
+
+	out(&r, 14, 5000, SW_ID);
+	waking(&r, 50, 14, 5100);
+	waking(&r, 51, 99, 5150);      /* a thread not recorded: ignored */
+	waking(&r, 52, 11, 5160);      /* in an interrupt: not a waker */
+	r.buf[r.n - 5] |= (uint64_t)0x08 << 48; /* common_flags (raw byte 2): HARDIRQ */
+	sw(&r, 14, 5200, false);
+	out(&r, 13, 4000, SW_ID);
+	rec(&r, PERF_RECORD_EXIT, 13, 4500);
+	out(&r, 11, 1000, SW_ID);      /* blocked until the end (6000) */
+	out(&r, 12, 5500, SW_ID);
+	sw(&r, 12, 6000, false);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, true);
+
+	struct pk_sample_layout lo, lw;
+	size_t len, off = 0, nout = 0, nwk = 0;
+	uint64_t per[64] = { 0 }, wper = 0;
+	uint32_t waker = 0, woken = 0;
+	const uint8_t *p = pk_rec_offcpu__output(oc, &len);
+	assert_int_equal(pk_sample_layout__init(&lo, &oa.attr), 0);
+	assert_int_equal(pk_sample_layout__init(&lw, &wa.attr), 0);
+	while (off < len) {
+		const struct perf_event_header *h = (const void *)(p + off);
+		struct pk_sample s;
+		uint64_t id;
+		memcpy(&id, h + 1, 8);
+		if (id == WK_OUT) {
+			assert_int_equal(pk_sample__decode(&lw, h, &s, NULL), 0);
+			assert_int_equal(s.raw.size, 12);
+			memcpy(&woken, (const uint8_t *)s.raw.data + 4, 4);
+			waker = s.tid;
+			wper = s.period;
+			nwk++;
+		} else {
+			assert_int_equal(id, OUT_ID);
+			assert_int_equal(pk_sample__decode(&lo, h, &s, NULL), 0);
+			assert_true(s.tid < 64);
+			per[s.tid] = s.period;
+			nout++;
+		}
+		off += h->size;
+	}
+	assert_int_equal(nout, 4);
+	assert_int_equal(per[14], 200);
+	assert_int_equal(per[13], 500);  /* closed at its exit */
+	assert_int_equal(per[11], 5000); /* closed at the end of the recording */
+	assert_int_equal(per[12], 500);
+	assert_int_equal(nwk, 1);
+	assert_int_equal(waker, 50);
+	assert_int_equal(woken, 14);
+	assert_int_equal(wper, 200);
+	assert_int_equal(pk_rec_offcpu__wakers(oc), 1);
+	pk_rec_offcpu__consumed(oc);
 	pk_rec_offcpu__free(oc);
 }
 
@@ -303,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_reordered),
 		cmocka_unit_test(test_passes),
 		cmocka_unit_test(test_thresh_lost_exit),
+		cmocka_unit_test(test_open_and_wakers),
 		cmocka_unit_test(test_garbage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -129,7 +129,9 @@ struct pk_recorder_opts {
 	 * interval from a thread's switch-out to its next switch-in becomes one sample of an
 	 * extra event "offcpu-time" (as perf's BPF off-CPU profiler names it: software,
 	 * PERF_COUNT_SW_BPF_OUTPUT) with period = nanoseconds blocked, time = the switch-in,
-	 * and the switch-out's call chain. Needs tracefs (the tracepoint's id). */
+	 * and the switch-out's call chain. Needs tracefs (the tracepoint's id). The chain of a
+	 * switch-out is its user-space part only, as perf's --off-cpu records it (the kernel
+	 * unwind at every context switch would double the cost), unless off_cpu_kernel. */
 	bool off_cpu;
 	uint64_t off_cpu_thresh;  /* drop blocked intervals shorter than this many ns */
 	/* Samples of dynamic probes (u:, r:, sdt: events) carry the user registers of the
@@ -140,6 +142,19 @@ struct pk_recorder_opts {
 	 * with PERF_EVENT_IOC_SET_FILTER on every tracepoint event after open; NULL: none.
 	 * A filter the kernel rejects fails __open (PK_RECORDER_FAIL_OPEN, -EINVAL). */
 	const char *tp_filter;
+	/* off_cpu: the switch-out chains include their kernel part (where the thread blocked
+	 * in the kernel: pipe_read, futex_wait, ...; perf_event_paranoid <= 1 or CAP_PERFMON),
+	 * at the price of a kernel stack walk at every context switch of the targets. */
+	bool off_cpu_kernel;
+	/* off_cpu: who woke each blocked thread. sched:sched_waking (sched_wakeup where there
+	 * is none) is recorded on the targets: the kernel delivers it to the woken thread's
+	 * events whoever wakes it (another process, an interrupt), in the waker's context.
+	 * Each blocked interval that ended with a wake-up then also gives one sample of a
+	 * second extra event "offcpu-waker" whose pid/tid are the waker's, period the
+	 * interval's nanoseconds, ip the switch-out's, and PERF_SAMPLE_RAW the woken thread
+	 * (u32 pid, u32 tid, u32 0): `report -e offcpu-waker --sort comm,tid` weighs the
+	 * wakers by the blocked time they ended. Costs one more sample per wake-up. */
+	bool off_cpu_wakers;
 	size_t :0;
 };
 

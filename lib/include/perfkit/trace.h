@@ -70,6 +70,22 @@ struct pk_syscall_call {
 
 typedef int (*pk_syscall_fn)(void *ctx, const struct pk_syscall_call *c);
 
+/* One page fault of a traced thread: a sample of the software event major-faults or
+ * minor-faults (perf trace -F; recorded with PERF_SAMPLE_ADDR for the address). */
+struct pk_syscall_fault {
+	uint32_t pid, tid, cpu;
+	uint64_t time;          /* perf clock ns */
+	uint64_t ip;            /* where it faulted */
+	uint64_t addr;          /* the address that faulted (0 without PERF_SAMPLE_ADDR) */
+	uint8_t cpumode;        /* of ip: PERF_RECORD_MISC_USER, _KERNEL, ... */
+	bool major;             /* major-faults (else minor-faults) */
+	const char *comm;       /* the thread's command at that time ("" if unknown) */
+	struct pk_machine *machine; /* the session's (borrowed, for pk_machine__resolve and
+				     * __resolve_data during the callback), or NULL */
+};
+
+typedef int (*pk_fault_fn)(void *ctx, const struct pk_syscall_fault *f);
+
 struct pk_systrace_opts {
 	size_t sz;
 	pk_syscall_fn on_call;  /* every call, at its sys_exit (or at the end); returns 0,
@@ -78,6 +94,7 @@ struct pk_systrace_opts {
 	/* Options of the machine model the session makes (comms); NULL: the defaults. */
 	const struct pk_machine_opts *machine_opts;
 	bool reader_thread;     /* as pk_session_opts.reader_thread */
+	pk_fault_fn on_fault;   /* every page fault sample (NULL: they are ignored) */
 	size_t :0;
 };
 
@@ -88,6 +105,7 @@ struct pk_systrace_stats {
 				 * inside the call) */
 	uint64_t lost;          /* events the kernel lost for a full ring (LOST records) */
 	bool found;             /* the recording has raw_syscalls:sys_enter or sys_exit */
+	uint64_t majfaults, minfaults; /* page fault samples (major-faults, minor-faults) */
 };
 
 /*
