@@ -116,6 +116,7 @@ static const struct tool_opt opts[] = {
 	  "them once they are rebuilt or deleted" },
 	{ 'q', "quiet", no_argument, NULL, "print nothing but errors" },
 	{ 'v', "verbose", no_argument, NULL, "show every perf_event_open" },
+	REC_EXTRA_OPTS,
 	{ 0 },
 };
 
@@ -171,7 +172,7 @@ static int take_opt(int c, char *arg, void *ctx)
 	case 'q': o->quiet = true; break;
 	case 'v': o->verbose++; break;
 	default:
-		return TOOL_OPT_UNKNOWN;
+		return rec_extra_opt(o, c, arg);
 	}
 	return 0;
 }
@@ -185,12 +186,16 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 
 	if (tool_recorder_parse(&cl, argc, argv, &o->argv))
 		return 129;
+	int r = rec_extra_check(o);
+	if (r >= 0)
+		return r;
 	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide;
 	if (!o->argv && !ntargets)
 		return tool_usage_error(&cmd_record_help,
 					"nothing to record: give a command, -p, -t, -a or -C");
-	if (ntargets > 1 || (o->argv && (o->ro.pids || o->ro.tids)))
-		return bad("-p, -t, -a/-C and a command exclude each other");
+	/* -p/-t with a command: the command only bounds the recording's duration, as perf */
+	if (ntargets > 1)
+		return bad("-p, -t and -a/-C exclude each other");
 	if (o->cgroup && !o->ro.system_wide)
 		return bad("-G needs -a or -C");
 	if (o->ro.per_thread && o->ro.system_wide)
@@ -248,7 +253,7 @@ static int run(struct rec_opts *o)
 			goto fail;
 	}
 	o->ro.events = o->events;
-	o->ro.workload = w;
+	o->ro.workload = o->ro.pids || o->ro.tids ? NULL : w;
 	o->ro.cgroup = cgroup_fd >= 0;
 	o->ro.cgroup_fd = cgroup_fd;
 	o->ro.output = o->output;
@@ -273,6 +278,7 @@ static int run(struct rec_opts *o)
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	cgroup_fd = -1;
+	rec_extra_started(o);
 
 	/* signals: blocked except while the recorder waits (ppoll), so none is missed */
 	tool_block_signals(&sa, stop, 5);
@@ -286,7 +292,12 @@ static int run(struct rec_opts *o)
 	tty = !o->quiet && isatty(2);
 	done = child_done;
 	for (;;) {
-		int n = pk_recorder__drain(r, done ? 0 : tty ? STATUS_INTERVAL_MS : DRAIN_INTERVAL_MS);
+		int n = pk_recorder__drain(r, done ? 0 : rec_extra_timeout(o, tty ? STATUS_INTERVAL_MS
+									   : DRAIN_INTERVAL_MS));
+		if (!done && rec_extra_poll(o, r) && !got_signal) { /* --control's stop */
+			got_signal = SIGTERM;
+			signal_from_user = 1;
+		}
 		if (n >= 0 && got_usr2 && o->ro.overwrite) { /* after the side band, as perf */
 			got_usr2 = 0;
 			n = pk_recorder__snapshot(r);
@@ -338,6 +349,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_opts o = { .ro = { .sz = sizeof(o.ro) } };
 	int r;
 
+	rec_extra_init(&o.x);
 	tool_setup_log(0);
 	for (int i = 1; i < argc && strcmp(argv[i], "--") && argv[i][0] == '-'; i++)
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
@@ -348,9 +360,10 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 	r = parse_args(&o, argc, argv);
-	if (r >= 0) {
+	if (r >= 0 || o.x.dry_run) {
 		pk_event_list__free(o.events);
-		return r;
+		rec_extra_release(&o.x);
+		return r >= 0 ? r : 0;
 	}
 	for (size_t i = 0; i < pk_event_list__count(o.events); i++)
 		if (pk_event_spec__kind(pk_event_list__get(o.events, i)) == PK_EV_TRACEPOINT) {
@@ -359,6 +372,7 @@ int cmd_record(int argc, char **argv)
 		}
 	r = run(&o);
 	pk_event_list__free(o.events);
+	rec_extra_release(&o.x);
 	fflush(stderr);
 	return tool_finish_stdout(r);
 }

@@ -97,6 +97,7 @@ struct pk_rec_events {
 	const char **names;                /* display name per evsel of el */
 	int nev;
 	int offcpu_idx;                    /* evsel of sched:sched_switch (off_cpu), or -1 */
+	int dummy_idx;                     /* the side-band dummy in el, or -1 */
 };
 
 /* The frequency in use: opts' (or 4000, or the maximum) clamped to
