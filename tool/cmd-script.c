@@ -17,7 +17,7 @@
 
 enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH,
        OPT_MAX_STACK, OPT_PID, OPT_TID, OPT_COMMS, OPT_TIME, OPT_NS, OPT_RELTIME,
-       OPT_DELTATIME };
+       OPT_DELTATIME, OPT_SHOW_TASK, OPT_SHOW_MMAP };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
@@ -51,6 +51,10 @@ static const struct tool_opt opts[] = {
 	{ OPT_DELTATIME, "deltatime", no_argument, NULL, "times since the line before's" },
 	{ OPT_SHOW_SWITCH, "show-switch-events", no_argument, NULL,
 	  "also the context switch records (record --switch-events)" },
+	{ OPT_SHOW_TASK, "show-task-events", no_argument, NULL,
+	  "also the COMM, FORK and EXIT records (perf's lines)" },
+	{ OPT_SHOW_MMAP, "show-mmap-events", no_argument, NULL,
+	  "also the MMAP and MMAP2 records (perf's lines)" },
 	{ OPT_TRACEFS, "tracefs", required_argument, "<dir>",
 	  "tracepoint formats the recording does not carry are read\n"
 	  "from <dir>/events (default: the mounted tracefs; 'none':\n"
@@ -235,10 +239,12 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 	if (r->type == PERF_RECORD_COMM) {
 		comm_set(s, r->comm.tid, r->comm.comm);
 	} else if (r->type == PERF_RECORD_FORK) {
+		/* the child has its parent's comm; the idle task's is "swapper" (perf) */
 		struct comm_slot *parent = comm_find(s, r->task.ptid, false);
-		if (parent && !comm_find(s, r->task.tid, false)) {
-			char c[16];
-			memcpy(c, parent->comm, sizeof(c));
+		if ((parent || r->task.ptid == 0) && !comm_find(s, r->task.tid, false)) {
+			char c[16] = "swapper";
+			if (parent)
+				memcpy(c, parent->comm, sizeof(c));
 			comm_set(s, r->task.tid, c);
 		}
 	}
@@ -247,6 +253,10 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 		print_switch(s, ev->attr, r);
 	else if (s->all)
 		print_record(s, r);
+	else if ((s->show_task && (r->type == PERF_RECORD_COMM || r->type == PERF_RECORD_FORK ||
+				   r->type == PERF_RECORD_EXIT)) ||
+		 (s->show_mmap && (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2)))
+		s->json ? print_record(s, r) : print_side(s, ev->attr, r);
 	return record_done(s);
 }
 
@@ -299,6 +309,8 @@ int cmd_script(int argc, char **argv)
 		case OPT_TRACEFS: s.tracefs = optarg; break;
 		case OPT_NO_INLINE: s.no_inline = true; break;
 		case OPT_SHOW_SWITCH: s.show_switch = true; break;
+		case OPT_SHOW_TASK: s.show_task = true; break;
+		case OPT_SHOW_MMAP: s.show_mmap = true; break;
 		case OPT_PID: case OPT_TID: case 'C': case OPT_COMMS: {
 			int e = c == OPT_PID ? tool_parse_ints(optarg, &s.f_pids, &s.f_npids)
 				: c == OPT_TID ? tool_parse_ints(optarg, &s.f_tids, &s.f_ntids)

@@ -74,6 +74,7 @@ struct script {
 	unsigned int fields_rm; /* FM_CHANGE: the SF_* fields removed */
 	unsigned int frame_fields; /* the SF_FRAME_MASK part, the same for every event */
 	bool show_switch;       /* --show-switch-events */
+	bool show_task, show_mmap; /* --show-task-events, --show-mmap-events */
 	int name_width;         /* the longest event name (perf aligns names to it) */
 	size_t name_width_attrs; /* attrs it was computed over (a pipe adds attrs later) */
 	char unk_comm[16];      /* ":<tid>", the comm of a thread without COMM */
@@ -145,6 +146,8 @@ int sample_chain(struct script *s, const struct pk_sample *smp);
 void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
 void print_record(struct script *s, const struct pk_record *r);
 void print_user_record(struct script *s, const struct pk_data_event *ev);
+/* COMM/FORK/EXIT/MMAP/MMAP2 as perf's --show-task-events/--show-mmap-events (text) */
+void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
 /* cmd-script.c: JSON members, the comm of a thread, the name of an event (in buf when
  * it has to be made up), the name of a user record type */
 void json_hex(struct obuf *o, const char *key, uint64_t v, bool comma);
