@@ -59,6 +59,7 @@ static const struct tool_opt opts[] = {
 	  "tracepoint formats the recording does not carry are read\n"
 	  "from <dir>/events (default: the mounted tracefs; 'none':\n"
 	  "only the recording's)" },
+	SCRIPT_EXTRA_OPTS,
 	{ 0 },
 };
 
@@ -214,8 +215,11 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 	struct script *s = ctx;
 	if (!r)
 		return on_undecoded(s, ev);
-	if (!script_sample_wanted(s, &r->sample))
+	if (!script_sample_wanted(s, &r->sample) || script_type_hidden(s, ev->attr) ||
+	    !script_sym_wanted(s, &r->sample))
 		return 0;
+	if (s->typed_fields)
+		script_frame_fields(s, ev->attr);
 	s->nr_samples++;
 	if (!print_read_sample(s, ev->attr, &r->sample))
 		print_sample(s, ev->attr, &r->sample);
@@ -266,7 +270,7 @@ static int process(struct script *s, struct pk_data_reader *rd)
 {
 	PK_OPTS(pk_session_opts, so, .reader_thread = tool_threads_allowed(),
 		.file_order = s->file_order, .no_machine = s->no_syms,
-		.machine_opts = tool_machine_opts());
+		.machine_opts = script_machine_opts(s), .host_known = s->kallsyms != NULL);
 	struct pk_session *ses = pk_session__new(rd, &so);
 	if (!ses)
 		return -errno;
@@ -344,6 +348,12 @@ int cmd_script(int argc, char **argv)
 				return 129;
 			break;
 		default:
+			if ((err = script_extra_opt(&s, c, optarg)) != 1) {
+				if (!err)
+					break;
+				script_filters_free(&s);
+				return err;
+			}
 			tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
 			tool_print_usage(stderr, &cmd_script_help);
 			return 129;
@@ -353,7 +363,13 @@ int cmd_script(int argc, char **argv)
 		tool_error("unexpected argument '%s'", argv[optind]);
 		return 129;
 	}
-	/* the frame fields do not depend on the event (the frame text cache relies on it) */
+	tool_setup_log(s.verbose);
+	if (s.quiet)
+		pk_set_log(NULL, NULL, PK_LOG_ERROR);
+	for (size_t t = 0; t < sizeof(s.ft) / sizeof(s.ft[0]); t++)
+		s.typed_fields |= s.ft[t].set;
+	/* the frame fields: the same for every event unless -F type:fields (then set per
+	 * sample, the frame text cache emptied when they change) */
 	s.frame_fields = s.fmode == FM_SET ? s.fields & SF_FRAME_MASK
 		: ((SF_FRAME_DEFAULT | s.fields) & ~s.fields_rm) & SF_FRAME_MASK;
 	if (ob_init(&s.ob, STDOUT_FILENO) || fc_init(&s)) {
@@ -372,7 +388,7 @@ int cmd_script(int argc, char **argv)
 		return 1;
 	}
 	s.rd = rd;
-	if (pk_data_reader__truncated(rd))
+	if (pk_data_reader__truncated(rd) && !s.quiet)
 		tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     input);
 	if (tool_parse_time_window(s.time_spec, rd, &s.t_start, &s.t_end)) {
@@ -382,6 +398,10 @@ int cmd_script(int argc, char **argv)
 		ob_release(&s.ob);
 		free(s.fc);
 		return 129;
+	}
+	if (script_print_header(&s, input)) {
+		status = finish_output(&s, 0);
+		goto out;
 	}
 	err = s.json ? 0 : attrs_update(&s);
 	if (!err)
@@ -402,6 +422,7 @@ int cmd_script(int argc, char **argv)
 	} else {
 		status = finish_output(&s, 0);
 	}
+out:
 	script_trace__free(s.trace);
 	script_filters_free(&s);
 	pk_data_reader__free(rd);
