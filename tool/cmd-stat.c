@@ -87,6 +87,7 @@ static const struct tool_opt opts[] = {
 	{ 'q', "quiet", no_argument, NULL, "print no counts" },
 	{ 'v', "verbose", no_argument, NULL,
 	  "show every perf_event_open (attr, pid, cpu, group_fd,\nflags)" },
+	STAT_EXTRA_OPTS,
 	{ 0 },
 };
 
@@ -203,6 +204,11 @@ static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **s
 			o->log_fd = (int)v;
 			break;
 		default:
+			if ((v = stat_extra_opt(o, c, optarg, nevents)) != TOOL_OPT_UNKNOWN) {
+				if (v)
+					return (int)v;
+				break;
+			}
 			if (optopt && optopt < 256)
 				tool_error("unknown or incomplete option '-%c'; see 'perfkit stat --help'",
 					      optopt);
@@ -216,11 +222,15 @@ static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **s
 		tool_error("-n counts nothing: it does not mix with -e");
 		return 129;
 	}
-	for (int i = 0; i < nevents; i++)
+	for (int i = 0; i < nevents; i++) {
 		if (add_events(o, specs[i]) < 0)
 			return 129;
-	if (!nevents && !o->null_run && add_events(o, DEFAULT_EVENTS) < 0)
+		stat_extra_spec_added(o, i);
+	}
+	if (!nevents && !o->null_run && !o->x.metrics && add_events(o, DEFAULT_EVENTS) < 0)
 		return 1;
+	if (!o->null_run && (v = stat_extra_check(o)) >= 0)
+		return (int)v;
 	if ((o->interval_count || o->interval_clear || o->summary) && !o->interval_ms) {
 		tool_error("--interval-count, --interval-clear and --summary go with -I");
 		return 129;
@@ -268,9 +278,8 @@ static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **s
 			      "its processes with -p");
 		return 129;
 	}
-	if ((o->aggr == PK_AGGR_CPU || o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET) &&
-	    o->target != T_CPU) {
-		tool_error("-A, --per-core and --per-socket need -a or -C");
+	if (o->aggr != PK_AGGR_GLOBAL && o->aggr != PK_AGGR_THREAD && o->target != T_CPU) {
+		tool_error("-A, --per-core, --per-die, --per-socket and --per-node need -a or -C");
 		return 129;
 	}
 	if (o->repeat > 1 && (o->target != T_WORKLOAD || o->interval_ms)) {
@@ -337,6 +346,7 @@ int cmd_stat(int argc, char **argv)
 	r = parse_args(&o, argc, argv);
 	if (r >= 0) {
 		pk_event_list__free(o.events);
+		stat_extra_release(&o);
 		return r;
 	}
 	o.out = stderr;
@@ -345,6 +355,7 @@ int cmd_stat(int argc, char **argv)
 		if (!o.out) {
 			tool_error("--log-fd %d: %s", o.log_fd, strerror(errno));
 			pk_event_list__free(o.events);
+			stat_extra_release(&o);
 			return 1;
 		}
 	} else if (o.outfile) {
@@ -352,6 +363,7 @@ int cmd_stat(int argc, char **argv)
 		if (!o.out) {
 			tool_error("cannot open '%s': %s", o.outfile, strerror(errno));
 			pk_event_list__free(o.events);
+			stat_extra_release(&o);
 			return 1;
 		}
 	}
@@ -412,6 +424,7 @@ out:
 	free(st.stats);
 	free(st.walls);
 	pk_event_list__free(o.events);
+	stat_extra_release(&o);
 	if (o.out && o.out != stderr) {
 		if (fclose(o.out) != 0) {
 			tool_error("cannot write '%s': %s", o.outfile, strerror(errno));
