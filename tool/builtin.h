@@ -97,6 +97,9 @@ struct pk_data_head;
 struct pk_data_reader *tool_open_input(const char *path, const struct pk_data_reader_opts *opts);
 /* The message alone, for an error `err` (errno or PK_ERR_*, either sign) of opening path. */
 void tool_input_error(const char *path, int err, const struct pk_data_head *head);
+/* tool/input-dir.c: perf's directory format (perf.data/data + data.N) as one perf.data
+ * image in *image (malloc'd, *image_len bytes); 0 or -errno (PK_ERR_FORMAT) */
+int tool_dir_image(const char *dir, void **image, size_t *image_len);
 /*
  * Whole-file outputs (tool/outfile.c): -o of flamegraph and convert, and of any command
  * that writes a file of its own. tool_outfile_open returns the stream to write ("-" is
