@@ -152,6 +152,12 @@ const char *tool_user_config_path(bool *exclusive, bool *nosystem);
  * it is waited for at exit). */
 bool tool_pager_wanted(const char *cmd, int mode);
 void tool_setup_pager(void);
+/* the pager runs (stdout goes to it); --stdio-color's word (1 always, -1 never, 0 auto,
+ * TOOL_COLOR_BAD); whether to colour stdout in that mode (perf's rule, color.ui) */
+bool tool_pager_in_use(void);
+#define TOOL_COLOR_BAD 2
+int tool_color_mode(const char *s);
+bool tool_use_color(int mode);
 /* $PERF_PAGER and $PAGER (NULL when unset) */
 void tool_pager_env(const char **perf_pager, const char **pager);
 /* Grow the heap by `bytes` now and fault it in with one call: the heap otherwise grows

@@ -10,7 +10,7 @@
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
-       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP };
+       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_COLOR };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -62,6 +62,10 @@ static const struct tool_opt opts[] = {
 	{ O_MAX_STACK, "max-stack", required_argument, "<n>",
 	  "use at most n frames of every call chain (default 127)" },
 	{ O_STDIO, "stdio", no_argument, NULL, "text output (the default; accepted for perf habits)" },
+	{ O_COLOR, "stdio-color", required_argument, "<always|never|auto>",
+	  "percentages in colour: always, never, or auto (default:\n"
+	  "on a terminal or through the pager; color.ui of the\nconfiguration)" },
+	{ O_COLOR, "color", required_argument, NULL, NULL },
 	{ 'q', "quiet", no_argument, NULL, "no warnings" },
 	{ 'v', "verbose", no_argument, NULL, "more messages" },
 	{ 0 },
@@ -208,6 +212,13 @@ int cmd_report(int argc, char **argv)
 		case 'I': R.show_info = true; break;
 		case O_JSON: R.json = true; break;
 		case O_STDIO: break;
+		case O_COLOR:
+			if ((R.color_mode = tool_color_mode(optarg)) == TOOL_COLOR_BAD) {
+				tool_error("invalid --stdio-color '%s' (always, never or auto)", optarg);
+				status = 129;
+				goto out;
+			}
+			break;
 		case O_MAX_STACK: R.max_stack = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'q': R.quiet = true; break;
 		case O_NO_INLINE: R.no_inline = true; R.all_inline = false; break;
@@ -237,6 +248,7 @@ int cmd_report(int argc, char **argv)
 	tool_setup_log(R.verbose);
 	if (R.quiet)
 		pk_set_log(NULL, NULL, PK_LOG_ERROR);
+	R.color = !R.json && tool_use_color(R.color_mode);
 
 	PK_OPTS(pk_data_reader_opts, ro);
 	ro.no_mmap = !tool_read_mmap();
