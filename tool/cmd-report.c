@@ -37,6 +37,7 @@ static const struct tool_opt opts[] = {
 	{ O_TID, "tid", required_argument, "<tids>", "only these threads" },
 	{ O_COMM, "comm", required_argument, "<comms>", "only these command names" },
 	{ O_COMM, "comms", required_argument, NULL, NULL },
+	{ 'c', NULL, required_argument, "<comms>", "the same as --comms (perf's -c)" },
 	{ 'd', "dso", required_argument, "<dsos>", "only these DSOs" },
 	{ 'd', "dsos", required_argument, NULL, NULL },
 	{ 'S', "symbols", required_argument, "<syms>", "only these symbols" },
@@ -203,7 +204,8 @@ int cmd_report(int argc, char **argv)
 		case O_PID: err = tool_parse_ints(optarg, &R.pids, &R.nr_pids); break;
 		case O_TID: err = tool_parse_ints(optarg, &R.tids, &R.nr_tids); break;
 		case 'C': err = tool_parse_ints(optarg, &R.cpus, &R.nr_cpus); break;
-		case O_COMM: err = tool_split_list(optarg, &R.comms, &R.nr_comms); break;
+		case O_COMM:
+		case 'c': err = tool_split_list(optarg, &R.comms, &R.nr_comms); break;
 		case 'd': err = tool_split_list(optarg, &R.dsos, &R.nr_dsos); break;
 		case 'S': err = tool_split_list(optarg, &R.syms, &R.nr_syms); break;
 		case O_TIME: R.time_spec = optarg; break;
