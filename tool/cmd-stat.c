@@ -115,13 +115,19 @@ static bool parse_long(const char *s, long min, long max, long *out)
 static int add_events(struct stat_opts *o, const char *spec)
 {
 	struct pk_parse_error pe = { .column = -1 };
+	char *owned;
+	const char *given = spec;
+	if (!(spec = stat_extra_spec(o, spec, &owned)))
+		return -1;
 	/* u:libname:f with -p: the library the process maps */
 	PK_OPTS(pk_parse_opts, po, .probe_pid = o->pid_list ? atoi(o->pid_list) : 0);
-	if (pk_event_list__parse(o->events, spec, &po, &pe) < 0) {
+	int err = pk_event_list__parse(o->events, spec, &po, &pe);
+	free(owned);
+	if (err < 0) {
 		if (pe.msg[0])
-			tool_error("invalid event '%s': %s", spec, pe.msg);
+			tool_error("invalid event '%s': %s", given, pe.msg);
 		else
-			tool_error("invalid event '%s': %s", spec, pk_strerror(errno));
+			tool_error("invalid event '%s': %s", given, pk_strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -329,7 +335,8 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 
 int cmd_stat(int argc, char **argv)
 {
-	struct stat_opts o = { .aggr = PK_AGGR_GLOBAL, .repeat = 1, .big_num = true, .log_fd = -1 };
+	struct stat_opts o = { .aggr = PK_AGGR_GLOBAL, .repeat = 1, .big_num = true, .log_fd = -1,
+			       .x = { .duration_idx = -1 } };
 	struct run_state st = { 0 };
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 	int status = 0, r;

@@ -162,11 +162,19 @@ int stat_extra_check(struct stat_opts *o)
 void stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el)
 {
 	struct pk_evsel *ev;
+	int i = 0;
+
+	o->x.duration_ev = NULL;
+	pk_evlist__for_each_evsel(el, ev)
+		if (i++ == o->x.duration_idx)
+			o->x.duration_ev = ev;
 
 	if (!o->x.all_user && !o->x.all_kernel)
 		return;
 	pk_evlist__for_each_evsel(el, ev) {
 		struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
+		if (ev == o->x.duration_ev)
+			continue;
 		/* as perf's evsel__config: the other side only */
 		a->exclude_kernel = o->x.all_user;
 		a->exclude_user = o->x.all_kernel;
@@ -208,4 +216,66 @@ void stat_extra_release(struct stat_opts *o)
 	free(o->x.filters);
 	o->x.filters = NULL;
 	o->x.nr_filters = 0;
+}
+
+/* duration_time: perf's tool event, the elapsed time of the run in ns. A dummy software
+ * event holds its place in the list (it counts nothing); its line shows the elapsed time.
+ * Only as a top-level name (not inside a {group}). */
+const char *stat_extra_spec(struct stat_opts *o, const char *spec, char **owned)
+{
+	size_t n = strlen(spec), tok = 0;
+	const char *p = spec;
+
+	*owned = NULL;
+	if (!strstr(spec, "duration_time"))
+		return spec;
+	if (strpbrk(spec, "{}")) {
+		tool_error("duration_time does not go inside a {group}: give it its own -e");
+		return NULL;
+	}
+	while (*p) {
+		size_t l = strcspn(p, ",");
+		if (l == 13 && !strncmp(p, "duration_time", 13)) {
+			if (o->x.duration_idx >= 0) {
+				tool_error("duration_time given twice");
+				return NULL;
+			}
+			char *c = malloc(n + 1);
+			if (!c)
+				return NULL;
+			size_t at = (size_t)(p - spec);
+			memcpy(c, spec, at);
+			memcpy(c + at, "dummy", 5);
+			memcpy(c + at + 5, p + 13, n - at - 13 + 1);
+			o->x.duration_idx = (int)(pk_event_list__count(o->events) + tok);
+			*owned = c;
+			return c;
+		}
+		tok++;
+		p += l + (p[l] == ',');
+	}
+	return spec;
+}
+
+void stat_extra_count(const struct stat_opts *o, const struct run_state *st,
+		      const struct pk_evsel *ev, struct pk_count *c)
+{
+	if (o->no_scale)
+		c->val = c->raw;
+	if (ev && ev == o->x.duration_ev) {
+		c->val = c->raw = st->wall_ns;
+		c->ena = c->run = st->wall_ns;
+		c->status = PK_COUNT_OK;
+		c->running_pct = 100.0;
+	}
+}
+
+bool stat_extra_name(const struct stat_opts *o, const struct pk_evsel *ev, const char **name,
+		     const char **unit)
+{
+	if (!ev || ev != o->x.duration_ev)
+		return false;
+	*name = "duration_time";
+	*unit = "ns";
+	return true;
 }

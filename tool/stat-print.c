@@ -182,6 +182,7 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 	const char *name = pk_evsel__name(ev);
 	bool clock = is_clock(ev);
 	const char *unit = clock ? "msec" : (pk_evsel__unit(ev) ? pk_evsel__unit(ev) : "");
+	stat_extra_name(o, ev, &name, &unit);
 	double shown = clock ? val / 1e6 : val * pk_evsel__scale(ev);
 	bool counted = c->status == PK_COUNT_OK || c->status == PK_COUNT_SCALED;
 	const char *bad = c->status == PK_COUNT_NOT_SUPPORTED ? "<not supported>" : "<not counted>";
@@ -293,8 +294,7 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 			v = r->mean;
 		} else {
 			pk_evsel__aggregate(ev, o->aggr, k, flags, &c);
-			if (o->no_scale)
-				c.val = c.raw;
+			stat_extra_count(o, st, ev, &c);
 			v = (double)c.val;
 		}
 		if (c.status != PK_COUNT_OK && c.status != PK_COUNT_SCALED)
@@ -334,8 +334,7 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 			}
 		} else {
 			pk_evsel__aggregate(ev, o->aggr, k, flags, &c);
-			if (o->no_scale)
-				c.val = c.raw;
+			stat_extra_count(o, st, ev, &c);
 			v = (double)c.val;
 		}
 		/* with -r the mean count over the mean elapsed time: perf divides the means */
@@ -375,8 +374,7 @@ static void print_threads(struct stat_opts *o, struct run_state *st, unsigned fl
 		for (int ki = 0; ki < st->nkeys; ki++) {
 			struct pk_count c;
 			pk_evsel__aggregate(ev, o->aggr, &st->keys[ki], flags, &c);
-			if (o->no_scale)
-				c.val = c.raw;
+			stat_extra_count(o, st, ev, &c);
 			if (c.status != PK_COUNT_OK && c.status != PK_COUNT_SCALED)
 				c.val = 0;
 			if (c.val == 0 && o->target == T_CPU && c.status != PK_COUNT_NOT_SUPPORTED)

@@ -226,8 +226,7 @@ void stat_accumulate(struct stat_opts *o, struct run_state *st)
 			struct rstat *r = &st->stats[i * st->nkeys + ki];
 			struct pk_count c;
 			pk_evsel__aggregate(ev, o->aggr, &st->keys[ki], 0, &c);
-			if (o->no_scale)
-				c.val = c.raw;
+			stat_extra_count(o, st, ev, &c);
 			if (c.status == PK_COUNT_OK || c.status == PK_COUNT_SCALED) {
 				add_stat(r, (double)c.val);
 				r->ena += ((double)c.ena - r->ena) / r->n;

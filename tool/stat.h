@@ -52,6 +52,8 @@ struct stat_extra {
 	bool all_user, all_kernel;
 	struct stat_filter *filters;
 	size_t nr_filters, spec_end;
+	int duration_idx;         /* duration_time's event (a dummy in its place), or -1 */
+	const struct pk_evsel *duration_ev; /* it, in the run's evlist */
 };
 #define STAT_EXTRA_OPTS \
 	{ STAT_OPT_PER_DIE, "per-die", no_argument, NULL, "one line per die (with -a or -C)" }, \
@@ -147,6 +149,15 @@ int stat_extra_check(struct stat_opts *o);
 void stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el);
 int stat_extra_filters(struct stat_opts *o, struct pk_evlist *el);
 void stat_extra_release(struct stat_opts *o);
+/* duration_time: the -e spec with it replaced by a dummy event (NULL: as it is; *owned
+ * to free), the count of an evsel as printed (--no-scale's raw count; duration_time's
+ * elapsed ns), its name and unit when it is duration_time (false otherwise) */
+const char *stat_extra_spec(struct stat_opts *o, const char *spec, char **owned);
+struct run_state;
+void stat_extra_count(const struct stat_opts *o, const struct run_state *st,
+		      const struct pk_evsel *ev, struct pk_count *c);
+bool stat_extra_name(const struct stat_opts *o, const struct pk_evsel *ev, const char **name,
+		     const char **unit);
 void stat_text_locale_end(bool switched);
 
 #endif
