@@ -9,8 +9,8 @@
 /* perf stat -d, -dd, -ddd: the events each level adds to the default ones */
 static const char *const detailed[] = {
 	"L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses",
-	"L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,"
-	"iTLB-load-misses",
+	("L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,"
+	 "iTLB-load-misses"),
 	"L1-dcache-prefetches,L1-dcache-prefetch-misses",
 };
 
