@@ -17,7 +17,7 @@
 
 enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH,
        OPT_MAX_STACK, OPT_PID, OPT_TID, OPT_COMMS, OPT_TIME, OPT_NS, OPT_RELTIME,
-       OPT_DELTATIME, OPT_SHOW_TASK, OPT_SHOW_MMAP };
+       OPT_DELTATIME, OPT_SHOW_TASK, OPT_SHOW_MMAP, OPT_SHOW_NS, OPT_SHOW_CGROUP };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
@@ -55,6 +55,10 @@ static const struct tool_opt opts[] = {
 	  "also the COMM, FORK and EXIT records (perf's lines)" },
 	{ OPT_SHOW_MMAP, "show-mmap-events", no_argument, NULL,
 	  "also the MMAP and MMAP2 records (perf's lines)" },
+	{ OPT_SHOW_NS, "show-namespace-events", no_argument, NULL,
+	  "also the NAMESPACES records (record --namespaces)" },
+	{ OPT_SHOW_CGROUP, "show-cgroup-events", no_argument, NULL,
+	  "also the CGROUP records (record --all-cgroups)" },
 	{ OPT_TRACEFS, "tracefs", required_argument, "<dir>",
 	  "tracepoint formats the recording does not carry are read\n"
 	  "from <dir>/events (default: the mounted tracefs; 'none':\n"
@@ -259,7 +263,9 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 		print_record(s, r);
 	else if ((s->show_task && (r->type == PERF_RECORD_COMM || r->type == PERF_RECORD_FORK ||
 				   r->type == PERF_RECORD_EXIT)) ||
-		 (s->show_mmap && (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2)))
+		 (s->show_mmap && (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2)) ||
+		 (s->show_ns && r->type == PERF_RECORD_NAMESPACES) ||
+		 (s->show_cgroup && r->type == PERF_RECORD_CGROUP))
 		s->json ? print_record(s, r) : print_side(s, ev->attr, r);
 	return record_done(s);
 }
@@ -315,6 +321,8 @@ int cmd_script(int argc, char **argv)
 		case OPT_SHOW_SWITCH: s.show_switch = true; break;
 		case OPT_SHOW_TASK: s.show_task = true; break;
 		case OPT_SHOW_MMAP: s.show_mmap = true; break;
+		case OPT_SHOW_NS: s.show_ns = true; break;
+		case OPT_SHOW_CGROUP: s.show_cgroup = true; break;
 		case OPT_PID: case OPT_TID: case 'C': case OPT_COMMS: {
 			int e = c == OPT_PID ? tool_parse_ints(optarg, &s.f_pids, &s.f_npids)
 				: c == OPT_TID ? tool_parse_ints(optarg, &s.f_tids, &s.f_ntids)

@@ -75,6 +75,7 @@ struct script {
 	unsigned int frame_fields; /* the SF_FRAME_MASK part, the same for every event */
 	bool show_switch;       /* --show-switch-events */
 	bool show_task, show_mmap; /* --show-task-events, --show-mmap-events */
+	bool show_ns, show_cgroup; /* --show-namespace-events, --show-cgroup-events */
 	int name_width;         /* the longest event name (perf aligns names to it) */
 	size_t name_width_attrs; /* attrs it was computed over (a pipe adds attrs later) */
 	char unk_comm[16];      /* ":<tid>", the comm of a thread without COMM */
