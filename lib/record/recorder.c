@@ -928,6 +928,11 @@ PK_API int pk_recorder__finish(struct pk_recorder *r)
 	/* a final pass over every ring (the overwrite snapshot included); the end of the
 	 * recording counts as a wake-up, as in perf's summary */
 	r->st.wakeups++;
+	/* the events stop first: rings that keep filling (a recording of the recorder's own
+	 * system calls writes an event for each write of the drain) would never empty */
+	pk_evlist__disable(r->ev.el);
+	if (r->ev.sb_el)
+		pk_evlist__disable(r->ev.sb_el);
 	if (!r->write_err) {
 		if (o->overwrite) {
 			drain_set(r, r->sb_mm);
