@@ -122,8 +122,13 @@ uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e)
 	return R->by_samples ? e->total_samples : e->total_period;
 }
 
+/* the unrounded percentage pct_text last formatted, for its colour (perf compares the
+ * value, not its text: 0.4996% prints as 0.50% and stays uncoloured); -1: none */
+static double last_pct = -1;
+
 static int pct_text(const struct report *R, uint64_t v, char *buf, size_t len)
 {
+	last_pct = rpt_pct(R, v);
 	if (len < 33)
 		return snprintf(buf, len, "%.2f%%", rpt_pct(R, v));
 	int n = rpt_fmt_2f(buf, rpt_pct(R, v));
@@ -266,7 +271,10 @@ const char *rpt_pct_color(const struct report *R, double pct)
 void rpt_put_cell(struct report *R, enum col c, const char *buf, size_t bl, size_t pad,
 		  bool last)
 {
-	const char *color = c <= COL_OVERHEAD ? rpt_pct_color(R, strtod(buf, NULL)) : "";
+	const char *color = "";
+	if (c <= COL_OVERHEAD)
+		color = rpt_pct_color(R, last_pct >= 0 ? last_pct : strtod(buf, NULL));
+	last_pct = -1;
 	if (*color) {
 		rpt_lb_put(R, color, strlen(color));
 		rpt_lb_fill(R, ' ', pad);
