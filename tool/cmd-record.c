@@ -278,13 +278,13 @@ static int run(struct rec_opts *o)
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	cgroup_fd = -1;
-	rec_extra_started(o);
 
 	/* signals: blocked except while the recorder waits (ppoll), so none is missed */
 	tool_block_signals(&sa, stop, 5);
 
 	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
 	child_done = status != 0;
+	rec_extra_started(o); /* -D counts from the command's start, as perf */
 
 	/* Wake at least every DRAIN_INTERVAL_MS even without a ring wake-up, so that what the
 	 * kernel wrote reaches the file soon: a recorder killed with SIGKILL (or a crash) then
