@@ -100,6 +100,9 @@ struct pk_data_head;
 struct pk_data_reader *tool_open_input(const char *path, const struct pk_data_reader_opts *opts);
 /* The message alone, for an error `err` (errno or PK_ERR_*, either sign) of opening path. */
 void tool_input_error(const char *path, int err, const struct pk_data_head *head);
+/* tool/input-dir.c: perf's directory format (perf.data/data + data.N) as one perf.data
+ * image in *image (malloc'd, *image_len bytes); 0 or -errno (PK_ERR_FORMAT) */
+int tool_dir_image(const char *dir, void **image, size_t *image_len);
 /*
  * Whole-file outputs (tool/outfile.c): -o of flamegraph and convert, and of any command
  * that writes a file of its own. tool_outfile_open returns the stream to write ("-" is
@@ -181,6 +184,12 @@ void tool_setup_pager(void);
 /* tool/report-tui.c: whether `perfkit report ARGS` (argv[0] "report") opens its browser: a
  * terminal without --stdio/--json/--header/--header-only, or --tui (then no pager) */
 bool rpt_tui_wanted(int argc, char **argv);
+/* the pager runs (stdout goes to it); --stdio-color's word (1 always, -1 never, 0 auto,
+ * TOOL_COLOR_BAD); whether to colour stdout in that mode (perf's rule, color.ui) */
+bool tool_pager_in_use(void);
+#define TOOL_COLOR_BAD 2
+int tool_color_mode(const char *s);
+bool tool_use_color(int mode);
 /* $PERF_PAGER and $PAGER (NULL when unset) */
 void tool_pager_env(const char **perf_pager, const char **pager);
 /* Grow the heap by `bytes` now and fault it in with one call: the heap otherwise grows

@@ -138,6 +138,7 @@ static const struct tool_opt opts[] = {
 	  "them once they are rebuilt or deleted" },
 	{ 'q', "quiet", no_argument, NULL, "print nothing but errors" },
 	{ 'v', "verbose", no_argument, NULL, "show every perf_event_open" },
+	REC_EXTRA_OPTS,
 	{ 0 },
 };
 
@@ -154,6 +155,7 @@ static int take_opt(int c, char *arg, void *ctx)
 {
 	struct rec_opts *o = ctx;
 	char *end;
+	int st;
 
 	switch (c) {
 	case OPT_ARGS: o->ro.probe_args = true; break;
@@ -216,7 +218,9 @@ static int take_opt(int c, char *arg, void *ctx)
 	case 'q': o->quiet = true; break;
 	case 'v': o->verbose++; break;
 	default:
-		return rec_push_opt(o, c, arg);
+		if ((st = rec_push_opt(o, c, arg)) != TOOL_OPT_UNKNOWN)
+			return st;
+		return rec_extra_opt(o, c, arg);
 	}
 	return 0;
 }
@@ -230,12 +234,16 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 
 	if (tool_recorder_parse(&cl, argc, argv, &o->argv))
 		return 129;
+	int r = rec_extra_check(o);
+	if (r >= 0)
+		return r;
 	int ntargets = !!o->ro.pids + !!o->ro.tids + !!o->ro.system_wide;
 	if (!o->argv && !ntargets)
 		return tool_usage_error(&cmd_record_help,
 					"nothing to record: give a command, -p, -t, -a or -C");
-	if (ntargets > 1 || (o->argv && (o->ro.pids || o->ro.tids)))
-		return bad("-p, -t, -a/-C and a command exclude each other");
+	/* -p/-t with a command: the command only bounds the recording's duration, as perf */
+	if (ntargets > 1)
+		return bad("-p, -t and -a/-C exclude each other");
 	if (o->cgroup && !o->ro.system_wide)
 		return bad("-G needs -a or -C");
 	if (o->ro.per_thread && o->ro.system_wide)
@@ -348,7 +356,7 @@ static int run(struct rec_opts *o)
 			goto fail;
 	}
 	o->ro.events = o->events;
-	o->ro.workload = w;
+	o->ro.workload = o->ro.pids || o->ro.tids ? NULL : w;
 	o->ro.cgroup = cgroup_fd >= 0;
 	o->ro.cgroup_fd = cgroup_fd;
 	o->ro.output = o->output;
@@ -382,6 +390,7 @@ static int run(struct rec_opts *o)
 
 	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
 	child_done = status != 0;
+	rec_extra_started(o); /* -D counts from the command's start, as perf */
 
 	/* Wake at least every DRAIN_INTERVAL_MS even without a ring wake-up, so that what the
 	 * kernel wrote reaches the file soon: a recorder killed with SIGKILL (or a crash) then
@@ -391,12 +400,17 @@ static int run(struct rec_opts *o)
 	const uint64_t period_ms = o->rot.mode == TOOL_ROTATE_TIME ? o->rot.secs * 1000 : 0;
 	uint64_t deadline = period_ms ? now_ms() + period_ms : 0;
 	for (;;) {
-		int wait = done ? 0 : tty ? STATUS_INTERVAL_MS : DRAIN_INTERVAL_MS, e = 0;
+		int wait = done ? 0 : rec_extra_timeout(o, tty ? STATUS_INTERVAL_MS : DRAIN_INTERVAL_MS);
+		int e = 0;
 		if (deadline && wait) { /* wake for the next time rotation */
 			uint64_t now = now_ms();
 			wait = now >= deadline ? 0 : deadline - now < (uint64_t)wait ? (int)(deadline - now) : wait;
 		}
 		int n = pk_recorder__drain(r, wait);
+		if (!done && rec_extra_poll(o, r) && !got_signal) { /* --control's stop */
+			got_signal = SIGTERM;
+			signal_from_user = 1;
+		}
 		if (n >= 0 && got_usr2) {
 			got_usr2 = 0;
 			if (o->ro.overwrite) /* after the side band, as perf */
@@ -469,6 +483,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_opts o = { .ro = { .sz = sizeof(o.ro) } };
 	int r;
 
+	rec_extra_init(&o.x);
 	tool_setup_log(0);
 	for (int i = 1; i < argc && strcmp(argv[i], "--") && argv[i][0] == '-'; i++)
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
@@ -479,10 +494,11 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 	r = parse_args(&o, argc, argv);
-	if (r >= 0) {
+	if (r >= 0 || o.x.dry_run) {
 		rec_push_finish(&o, false);
 		pk_event_list__free(o.events);
-		return r;
+		rec_extra_release(&o.x);
+		return r >= 0 ? r : 0;
 	}
 	if (o.ro.off_cpu_wakers)
 		tool_ensure_tracefs(); /* sched:sched_waking */
@@ -494,6 +510,7 @@ int cmd_record(int argc, char **argv)
 	r = run(&o);
 	rec_push_finish(&o, false);   /* after a failed start: frees the options */
 	pk_event_list__free(o.events);
+	rec_extra_release(&o.x);
 	fflush(stderr);
 	return tool_finish_stdout(r);
 }

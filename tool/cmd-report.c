@@ -10,7 +10,7 @@
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
-       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI };
+       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -37,6 +37,7 @@ static const struct tool_opt opts[] = {
 	{ O_TID, "tid", required_argument, "<tids>", "only these threads" },
 	{ O_COMM, "comm", required_argument, "<comms>", "only these command names" },
 	{ O_COMM, "comms", required_argument, NULL, NULL },
+	{ 'c', NULL, required_argument, "<comms>", "the same as --comms (perf's -c)" },
 	{ 'd', "dso", required_argument, "<dsos>", "only these DSOs" },
 	{ 'd', "dsos", required_argument, NULL, NULL },
 	{ 'S', "symbols", required_argument, "<syms>", "only these symbols" },
@@ -65,6 +66,10 @@ static const struct tool_opt opts[] = {
 	  "text output (perf report --stdio's; the default when\nstdin or stdout is not a terminal)" },
 	{ O_TUI, "tui", no_argument, NULL,
 	  "browse the report on the terminal (the default on one):\nexpand call graphs, zoom, annotate" },
+	{ O_COLOR, "stdio-color", required_argument, "<always|never|auto>",
+	  "percentages in colour: always, never, or auto (default:\n"
+	  "on a terminal or through the pager; color.ui of the\nconfiguration)" },
+	{ O_COLOR, "color", required_argument, NULL, NULL },
 	{ 'q', "quiet", no_argument, NULL, "no warnings" },
 	{ 'v', "verbose", no_argument, NULL, "more messages" },
 	TOOL_SYMBOL_SOURCE_OPTS,
@@ -204,7 +209,8 @@ int cmd_report(int argc, char **argv)
 		case O_PID: err = tool_parse_ints(optarg, &R.pids, &R.nr_pids); break;
 		case O_TID: err = tool_parse_ints(optarg, &R.tids, &R.nr_tids); break;
 		case 'C': err = tool_parse_ints(optarg, &R.cpus, &R.nr_cpus); break;
-		case O_COMM: err = tool_split_list(optarg, &R.comms, &R.nr_comms); break;
+		case O_COMM:
+		case 'c': err = tool_split_list(optarg, &R.comms, &R.nr_comms); break;
 		case 'd': err = tool_split_list(optarg, &R.dsos, &R.nr_dsos); break;
 		case 'S': err = tool_split_list(optarg, &R.syms, &R.nr_syms); break;
 		case O_TIME: R.time_spec = optarg; break;
@@ -214,6 +220,13 @@ int cmd_report(int argc, char **argv)
 		case O_JSON: R.json = true; break;
 		case O_STDIO: ui = 0; break;
 		case O_TUI: ui = 1; break;
+		case O_COLOR:
+			if ((R.color_mode = tool_color_mode(optarg)) == TOOL_COLOR_BAD) {
+				tool_error("invalid --stdio-color '%s' (always, never or auto)", optarg);
+				status = 129;
+				goto out;
+			}
+			break;
 		case O_MAX_STACK: R.max_stack = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'q': R.quiet = true; break;
 		case O_NO_INLINE: R.no_inline = true; R.all_inline = false; break;
@@ -251,6 +264,7 @@ int cmd_report(int argc, char **argv)
 	tool_setup_log(R.verbose);
 	if (R.quiet)
 		pk_set_log(NULL, NULL, PK_LOG_ERROR);
+	R.color = !R.json && tool_use_color(R.color_mode);
 
 	PK_OPTS(pk_data_reader_opts, ro);
 	ro.no_mmap = !tool_read_mmap();

@@ -17,7 +17,7 @@
 
 enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH,
        OPT_MAX_STACK, OPT_PID, OPT_TID, OPT_COMMS, OPT_TIME, OPT_NS, OPT_RELTIME,
-       OPT_DELTATIME };
+       OPT_DELTATIME, OPT_SHOW_TASK, OPT_SHOW_MMAP, OPT_SHOW_NS, OPT_SHOW_CGROUP };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
@@ -51,11 +51,20 @@ static const struct tool_opt opts[] = {
 	{ OPT_DELTATIME, "deltatime", no_argument, NULL, "times since the line before's" },
 	{ OPT_SHOW_SWITCH, "show-switch-events", no_argument, NULL,
 	  "also the context switch records (record --switch-events)" },
+	{ OPT_SHOW_TASK, "show-task-events", no_argument, NULL,
+	  "also the COMM, FORK and EXIT records (perf's lines)" },
+	{ OPT_SHOW_MMAP, "show-mmap-events", no_argument, NULL,
+	  "also the MMAP and MMAP2 records (perf's lines)" },
+	{ OPT_SHOW_NS, "show-namespace-events", no_argument, NULL,
+	  "also the NAMESPACES records (record --namespaces)" },
+	{ OPT_SHOW_CGROUP, "show-cgroup-events", no_argument, NULL,
+	  "also the CGROUP records (record --all-cgroups)" },
 	{ OPT_TRACEFS, "tracefs", required_argument, "<dir>",
 	  "tracepoint formats the recording does not carry are read\n"
 	  "from <dir>/events (default: the mounted tracefs; 'none':\n"
 	  "only the recording's)" },
 	TOOL_SYMBOL_SOURCE_OPTS,
+	SCRIPT_EXTRA_OPTS,
 	{ 0 },
 };
 
@@ -211,8 +220,11 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 	struct script *s = ctx;
 	if (!r)
 		return on_undecoded(s, ev);
-	if (!script_sample_wanted(s, &r->sample))
+	if (!script_sample_wanted(s, &r->sample) || script_type_hidden(s, ev->attr) ||
+	    !script_sym_wanted(s, &r->sample))
 		return 0;
+	if (s->typed_fields)
+		script_frame_fields(s, ev->attr);
 	s->nr_samples++;
 	if (!print_read_sample(s, ev->attr, &r->sample))
 		print_sample(s, ev->attr, &r->sample);
@@ -236,10 +248,12 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 	if (r->type == PERF_RECORD_COMM) {
 		comm_set(s, r->comm.tid, r->comm.comm);
 	} else if (r->type == PERF_RECORD_FORK) {
+		/* the child has its parent's comm; the idle task's is "swapper" (perf) */
 		struct comm_slot *parent = comm_find(s, r->task.ptid, false);
-		if (parent && !comm_find(s, r->task.tid, false)) {
-			char c[16];
-			memcpy(c, parent->comm, sizeof(c));
+		if ((parent || r->task.ptid == 0) && !comm_find(s, r->task.tid, false)) {
+			char c[16] = "swapper";
+			if (parent)
+				memcpy(c, parent->comm, sizeof(c));
 			comm_set(s, r->task.tid, c);
 		}
 	}
@@ -248,6 +262,12 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 		print_switch(s, ev->attr, r);
 	else if (s->all)
 		print_record(s, r);
+	else if ((s->show_task && (r->type == PERF_RECORD_COMM || r->type == PERF_RECORD_FORK ||
+				   r->type == PERF_RECORD_EXIT)) ||
+		 (s->show_mmap && (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2)) ||
+		 (s->show_ns && r->type == PERF_RECORD_NAMESPACES) ||
+		 (s->show_cgroup && r->type == PERF_RECORD_CGROUP))
+		s->json ? print_record(s, r) : print_side(s, ev->attr, r);
 	return record_done(s);
 }
 
@@ -257,7 +277,7 @@ static int process(struct script *s, struct pk_data_reader *rd)
 {
 	PK_OPTS(pk_session_opts, so, .reader_thread = tool_threads_allowed(),
 		.file_order = s->file_order, .no_machine = s->no_syms,
-		.machine_opts = tool_machine_opts());
+		.machine_opts = script_machine_opts(s), .host_known = s->kallsyms != NULL);
 	struct pk_session *ses = pk_session__new(rd, &so);
 	if (!ses)
 		return -errno;
@@ -301,6 +321,10 @@ int cmd_script(int argc, char **argv)
 		case OPT_NO_INLINE: s.no_inline = true; break;
 		case OPT_SHOW_SWITCH: s.show_switch = true; break;
 		case TOOL_OPT_SYMFS: case TOOL_OPT_NO_DEBUGINFOD: tool_symbol_source_opt(c, optarg); break;
+		case OPT_SHOW_TASK: s.show_task = true; break;
+		case OPT_SHOW_MMAP: s.show_mmap = true; break;
+		case OPT_SHOW_NS: s.show_ns = true; break;
+		case OPT_SHOW_CGROUP: s.show_cgroup = true; break;
 		case OPT_PID: case OPT_TID: case 'C': case OPT_COMMS: {
 			int e = c == OPT_PID ? tool_parse_ints(optarg, &s.f_pids, &s.f_npids)
 				: c == OPT_TID ? tool_parse_ints(optarg, &s.f_tids, &s.f_ntids)
@@ -334,6 +358,12 @@ int cmd_script(int argc, char **argv)
 				return 129;
 			break;
 		default:
+			if ((err = script_extra_opt(&s, c, optarg)) != 1) {
+				if (!err)
+					break;
+				script_filters_free(&s);
+				return err;
+			}
 			tool_error("unknown or incomplete option '%s'", argv[optind - 1]);
 			tool_print_usage(stderr, &cmd_script_help);
 			return 129;
@@ -343,7 +373,13 @@ int cmd_script(int argc, char **argv)
 		tool_error("unexpected argument '%s'", argv[optind]);
 		return 129;
 	}
-	/* the frame fields do not depend on the event (the frame text cache relies on it) */
+	tool_setup_log(s.verbose);
+	if (s.quiet)
+		pk_set_log(NULL, NULL, PK_LOG_ERROR);
+	for (size_t t = 0; t < sizeof(s.ft) / sizeof(s.ft[0]); t++)
+		s.typed_fields |= s.ft[t].set;
+	/* the frame fields: the same for every event unless -F type:fields (then set per
+	 * sample, the frame text cache emptied when they change) */
 	s.frame_fields = s.fmode == FM_SET ? s.fields & SF_FRAME_MASK
 		: ((SF_FRAME_DEFAULT | s.fields) & ~s.fields_rm) & SF_FRAME_MASK;
 	if (ob_init(&s.ob, STDOUT_FILENO) || fc_init(&s)) {
@@ -362,7 +398,7 @@ int cmd_script(int argc, char **argv)
 		return 1;
 	}
 	s.rd = rd;
-	if (pk_data_reader__truncated(rd))
+	if (pk_data_reader__truncated(rd) && !s.quiet)
 		tool_warn("'%s' was not finalised (recording interrupted?); reading what is there",
 			     input);
 	if (tool_parse_time_window(s.time_spec, rd, &s.t_start, &s.t_end)) {
@@ -372,6 +408,10 @@ int cmd_script(int argc, char **argv)
 		ob_release(&s.ob);
 		free(s.fc);
 		return 129;
+	}
+	if (script_print_header(&s, input)) {
+		status = finish_output(&s, 0);
+		goto out;
 	}
 	err = s.json ? 0 : attrs_update(&s);
 	if (!err)
@@ -392,6 +432,7 @@ int cmd_script(int argc, char **argv)
 	} else {
 		status = finish_output(&s, 0);
 	}
+out:
 	script_trace__free(s.trace);
 	script_filters_free(&s);
 	pk_data_reader__free(rd);

@@ -87,6 +87,7 @@ static const struct tool_opt opts[] = {
 	{ 'q', "quiet", no_argument, NULL, "print no counts" },
 	{ 'v', "verbose", no_argument, NULL,
 	  "show every perf_event_open (attr, pid, cpu, group_fd,\nflags)" },
+	STAT_EXTRA_OPTS,
 	{ 0 },
 };
 
@@ -114,13 +115,19 @@ static bool parse_long(const char *s, long min, long max, long *out)
 static int add_events(struct stat_opts *o, const char *spec)
 {
 	struct pk_parse_error pe = { .column = -1 };
+	char *owned;
+	const char *given = spec;
+	if (!(spec = stat_extra_spec(o, spec, &owned)))
+		return -1;
 	/* u:libname:f with -p: the library the process maps */
 	PK_OPTS(pk_parse_opts, po, .probe_pid = o->pid_list ? atoi(o->pid_list) : 0);
-	if (pk_event_list__parse(o->events, spec, &po, &pe) < 0) {
+	int err = pk_event_list__parse(o->events, spec, &po, &pe);
+	free(owned);
+	if (err < 0) {
 		if (pe.msg[0])
-			tool_error("invalid event '%s': %s", spec, pe.msg);
+			tool_error("invalid event '%s': %s", given, pe.msg);
 		else
-			tool_error("invalid event '%s': %s", spec, pk_strerror(errno));
+			tool_error("invalid event '%s': %s", given, pk_strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -203,6 +210,11 @@ static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **s
 			o->log_fd = (int)v;
 			break;
 		default:
+			if ((v = stat_extra_opt(o, c, optarg, nevents)) != TOOL_OPT_UNKNOWN) {
+				if (v)
+					return (int)v;
+				break;
+			}
 			if (optopt && optopt < 256)
 				tool_error("unknown or incomplete option '-%c'; see 'perfkit stat --help'",
 					      optopt);
@@ -216,11 +228,15 @@ static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **s
 		tool_error("-n counts nothing: it does not mix with -e");
 		return 129;
 	}
-	for (int i = 0; i < nevents; i++)
+	for (int i = 0; i < nevents; i++) {
 		if (add_events(o, specs[i]) < 0)
 			return 129;
-	if (!nevents && !o->null_run && add_events(o, DEFAULT_EVENTS) < 0)
+		stat_extra_spec_added(o, i);
+	}
+	if (!nevents && !o->null_run && !o->x.metrics && add_events(o, DEFAULT_EVENTS) < 0)
 		return 1;
+	if (!o->null_run && (v = stat_extra_check(o)) >= 0)
+		return (int)v;
 	if ((o->interval_count || o->interval_clear || o->summary) && !o->interval_ms) {
 		tool_error("--interval-count, --interval-clear and --summary go with -I");
 		return 129;
@@ -268,9 +284,8 @@ static int parse_opts(struct stat_opts *o, int argc, char **argv, const char **s
 			      "its processes with -p");
 		return 129;
 	}
-	if ((o->aggr == PK_AGGR_CPU || o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET) &&
-	    o->target != T_CPU) {
-		tool_error("-A, --per-core and --per-socket need -a or -C");
+	if (o->aggr != PK_AGGR_GLOBAL && o->aggr != PK_AGGR_THREAD && o->target != T_CPU) {
+		tool_error("-A, --per-core, --per-die, --per-socket and --per-node need -a or -C");
 		return 129;
 	}
 	if (o->repeat > 1 && (o->target != T_WORKLOAD || o->interval_ms)) {
@@ -320,7 +335,8 @@ static int parse_args(struct stat_opts *o, int argc, char **argv)
 
 int cmd_stat(int argc, char **argv)
 {
-	struct stat_opts o = { .aggr = PK_AGGR_GLOBAL, .repeat = 1, .big_num = true, .log_fd = -1 };
+	struct stat_opts o = { .aggr = PK_AGGR_GLOBAL, .repeat = 1, .big_num = true, .log_fd = -1,
+			       .x = { .duration_idx = -1 } };
 	struct run_state st = { 0 };
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 	int status = 0, r;
@@ -337,6 +353,7 @@ int cmd_stat(int argc, char **argv)
 	r = parse_args(&o, argc, argv);
 	if (r >= 0) {
 		pk_event_list__free(o.events);
+		stat_extra_release(&o);
 		return r;
 	}
 	o.out = stderr;
@@ -345,6 +362,7 @@ int cmd_stat(int argc, char **argv)
 		if (!o.out) {
 			tool_error("--log-fd %d: %s", o.log_fd, strerror(errno));
 			pk_event_list__free(o.events);
+			stat_extra_release(&o);
 			return 1;
 		}
 	} else if (o.outfile) {
@@ -352,6 +370,7 @@ int cmd_stat(int argc, char **argv)
 		if (!o.out) {
 			tool_error("cannot open '%s': %s", o.outfile, strerror(errno));
 			pk_event_list__free(o.events);
+			stat_extra_release(&o);
 			return 1;
 		}
 	}
@@ -412,6 +431,7 @@ out:
 	free(st.stats);
 	free(st.walls);
 	pk_event_list__free(o.events);
+	stat_extra_release(&o);
 	if (o.out && o.out != stderr) {
 		if (fclose(o.out) != 0) {
 			tool_error("cannot write '%s': %s", o.outfile, strerror(errno));

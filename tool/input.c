@@ -9,7 +9,9 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -102,6 +104,17 @@ void tool_input_error(const char *path, int err, const struct pk_data_head *head
 	}
 }
 
+/* the images of perf.data directories: the readers borrow them until the process ends */
+static void *dir_images[4];
+static size_t nr_dir_images;
+
+static void free_dir_images(void)
+{
+	for (size_t i = 0; i < nr_dir_images; i++)
+		free(dir_images[i]);
+	nr_dir_images = 0;
+}
+
 struct pk_data_reader *tool_open_input(const char *path, const struct pk_data_reader_opts *opts)
 {
 	struct pk_data_head head = { .len = 0 };
@@ -109,7 +122,32 @@ struct pk_data_reader *tool_open_input(const char *path, const struct pk_data_re
 	if (opts)
 		ro = *opts;
 	ro.head = &head;
-	struct pk_data_reader *r = pk_data_reader__open(path, &ro);
+	struct pk_data_reader *r;
+	struct stat st;
+	char data[PATH_MAX];
+	/* perf's directory format: perf.data/data and its data.N files, as one image that
+	 * lives as long as the process (readers borrow it) */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    (size_t)snprintf(data, sizeof(data), "%s/data", path) < sizeof(data) &&
+	    access(data, F_OK) == 0) {
+		void *img;
+		size_t len;
+		int err = tool_dir_image(path, &img, &len);
+		if (err < 0 || nr_dir_images == sizeof(dir_images) / sizeof(dir_images[0])) {
+			free(img);
+			tool_error("cannot read the perf.data directory '%s': %s", path,
+				   err < 0 ? pk_strerror(err) : "too many inputs");
+			return NULL;
+		}
+		if (!nr_dir_images)
+			atexit(free_dir_images);
+		dir_images[nr_dir_images++] = img;
+		r = pk_data_reader__open_mem(img, len, &ro);
+		if (!r)
+			tool_input_error(data, errno, &head);
+		return r;
+	}
+	r = pk_data_reader__open(path, &ro);
 	if (!r)
 		tool_input_error(path, errno, &head);
 	return r;

@@ -96,3 +96,33 @@ void tool_setup_pager(void)
 	pager_pid = pid;
 	atexit(wait_for_pager);
 }
+
+bool tool_pager_in_use(void)
+{
+	return pager_pid >= 0;
+}
+
+int tool_color_mode(const char *s)
+{
+	if (!strcmp(s, "always") || !strcmp(s, "true") || !strcmp(s, "yes"))
+		return 1;
+	if (!strcmp(s, "never") || !strcmp(s, "false") || !strcmp(s, "no"))
+		return -1;
+	if (!strcmp(s, "auto"))
+		return 0;
+	return TOOL_COLOR_BAD;
+}
+
+/* perf's colour rule: the option, else color.ui of the configuration, else auto: colour
+ * when stdout is a terminal or goes to the pager (less -R shows the escapes) */
+bool tool_use_color(int mode)
+{
+	if (!mode) {
+		const char *ui = tool_config_get("color.ui");
+		int m = ui ? tool_color_mode(ui) : 0;
+		mode = m == TOOL_COLOR_BAD ? 0 : m;
+	}
+	if (mode)
+		return mode > 0;
+	return isatty(STDOUT_FILENO) || tool_pager_in_use();
+}

@@ -77,7 +77,12 @@ void rec_report_failure(const struct pk_recorder *r, const char *output)
 	PK_OPTS(pk_recorder_failure, f);
 
 	pk_recorder__failure(r, &f);
-	if (tool_report_target_failure(&f)) {
+	if (f.stage == PK_RECORDER_FAIL_OPEN && f.what) {
+		tool_error("the kernel refused the filter '%s'%s%s%s: %s (check the field names "
+			   "in the event's format file under tracefs)", f.what,
+			   f.event ? " of '" : "", f.event ? f.event : "", f.event ? "'" : "",
+			   strerror(-f.err));
+	} else if (tool_report_target_failure(&f)) {
 		return;
 	} else if (f.stage == PK_RECORDER_FAIL_OPEN) {
 		tool_error("cannot open the events: %s", pk_strerror(f.err));

@@ -66,7 +66,7 @@ static void graph_node_lines(struct report *R, const struct pk_callnode *n, uint
 	const struct pk_callnode *end = run_end(n);
 	int i = 0;
 	for (const struct pk_callnode *c = n;; c = c->child, i++) {
-		if (!rpt_lb_reserve(R, MARGIN_LEN + (size_t)lm + (size_t)depth * 11 + 40))
+		if (!rpt_lb_reserve(R, MARGIN_LEN + (size_t)lm + (size_t)depth * 11 + 56))
 			return;
 		char *p = R->lb + R->lbn;
 		memcpy(p, MARGIN, MARGIN_LEN);
@@ -76,11 +76,20 @@ static void graph_node_lines(struct report *R, const struct pk_callnode *n, uint
 		for (int d = 0; d < depth; d++) {
 			*p++ = mask & (1ULL << d) ? '|' : ' ';
 			if (!i && d == depth - 1) {
+				double pct = total ? 100.0 * (double)n->period / (double)total : 0.0;
+				const char *color = rpt_pct_color(R, pct);
 				memcpy(p, "--", 2);
 				p += 2;
-				p += rpt_fmt_2f(p, total ? 100.0 * (double)n->period / (double)total : 0.0);
-				memcpy(p, "%--", 3);
-				p += 3;
+				memcpy(p, color, strlen(color));
+				p += strlen(color);
+				p += rpt_fmt_2f(p, pct);
+				*p++ = '%';
+				if (*color) {
+					memcpy(p, RPT_COLOR_RESET, sizeof(RPT_COLOR_RESET) - 1);
+					p += sizeof(RPT_COLOR_RESET) - 1;
+				}
+				memcpy(p, "--", 2);
+				p += 2;
 			} else {
 				memset(p, ' ', 10);
 				p += 10;

@@ -122,8 +122,13 @@ uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e)
 	return R->by_samples ? e->total_samples : e->total_period;
 }
 
+/* the unrounded percentage pct_text last formatted, for its colour (perf compares the
+ * value, not its text: 0.4996% prints as 0.50% and stays uncoloured); -1: none */
+static double last_pct = -1;
+
 static int pct_text(const struct report *R, uint64_t v, char *buf, size_t len)
 {
+	last_pct = rpt_pct(R, v);
 	if (len < 33)
 		return snprintf(buf, len, "%.2f%%", rpt_pct(R, v));
 	int n = rpt_fmt_2f(buf, rpt_pct(R, v));
@@ -252,12 +257,30 @@ bool rpt_col_numeric(enum col c)
 	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU || c == COL_OFFCPU_MS;
 }
 
+/* perf's percent_color: red from 5%, green above 0.5%, else none */
+const char *rpt_pct_color(const struct report *R, double pct)
+{
+	if (!R->color)
+		return "";
+	return pct >= 5.0 ? "\033[31m" : pct > 0.5 ? "\033[32m" : "";
+}
+
 /* One cell of a row: numbers right-aligned in the pad, text left-aligned (the last
- * column's symbol or srcline not padded, as perf prints it) */
+ * column's symbol or srcline not padded, as perf prints it); a percentage in colour,
+ * padding included, as perf */
 void rpt_put_cell(struct report *R, enum col c, const char *buf, size_t bl, size_t pad,
 		  bool last)
 {
-	if (rpt_col_numeric(c)) {
+	const char *color = "";
+	if (c <= COL_OVERHEAD)
+		color = rpt_pct_color(R, last_pct >= 0 ? last_pct : strtod(buf, NULL));
+	last_pct = -1;
+	if (*color) {
+		rpt_lb_put(R, color, strlen(color));
+		rpt_lb_fill(R, ' ', pad);
+		rpt_lb_put(R, buf, bl);
+		rpt_lb_put(R, RPT_COLOR_RESET, sizeof(RPT_COLOR_RESET) - 1);
+	} else if (rpt_col_numeric(c)) {
 		rpt_lb_fill(R, ' ', pad);
 		rpt_lb_put(R, buf, bl);
 	} else if (last && (c == COL_SYM || c == COL_SRCLINE)) {

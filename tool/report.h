@@ -67,7 +67,12 @@ struct report {
 	char *lb;
 	size_t lbn, lbcap;
 	bool lb_oom;
+	int color_mode;         /* --stdio-color: -1 never, 0 auto, 1 always */
+	bool color;             /* percentages in colour (perf's thresholds) */
 };
+/* report-table.c: perf's colour of a percentage ("" below 0.5%), and its reset */
+const char *rpt_pct_color(const struct report *R, double pct);
+#define RPT_COLOR_RESET "\033[m"
 
 void rpt_cg_name(const struct pk_callnode *n, char *buf, size_t len);
 bool rpt_col_numeric(enum col c);

@@ -21,11 +21,69 @@ static const char *field_name(unsigned int f)
 	return "?";
 }
 
+/* perf script's event types of -F type:fields, by perf_event_attr.type */
+static const char *const type_names[6] = { "hw", "sw", "trace", NULL, "raw", "break" };
+static const char *const type_words[6] = { "hardware", "software", "tracepoint", NULL, "raw",
+					   "hardware breakpoint" };
+
+/* the -F type:fields entry that applies to events of attr a, or NULL */
+static const struct ftype *ftype_of(const struct script *s, const struct pk_data_attr *a)
+{
+	if (!a || a->attr.attr.type >= 6 || !s->ft[a->attr.attr.type].set)
+		return NULL;
+	return &s->ft[a->attr.attr.type];
+}
+
+bool script_type_hidden(const struct script *s, const struct pk_data_attr *a)
+{
+	const struct ftype *t = ftype_of(s, a);
+	return t && t->fmode == FM_SET && !t->fields;
+}
+
+static int parse_list(const char *spec, int *fmode, unsigned int *fields, unsigned int *frm);
+
 /*
  * -F: a list of fields ("comm,tid,ip"), or of changes to the default fields
- * ("+addr,-period"); as in perf script, the two forms do not mix.
+ * ("+addr,-period"); as in perf script, the two forms do not mix. "type:list" (hw, sw,
+ * trace, raw, break) applies to the events of that type only, the others keeping their
+ * fields; "type:" with no field hides that type's events. A later -F for the same
+ * events overrides the earlier one, with perf's notice.
  */
 int parse_fields(struct script *s, const char *spec)
+{
+	const char *colon = strchr(spec, ':');
+	if (colon && colon < spec + strcspn(spec, ",")) {
+		size_t n = (size_t)(colon - spec), t;
+		for (t = 0; t < 6; t++)
+			if (type_names[t] && strlen(type_names[t]) == n && !strncmp(spec, type_names[t], n))
+				break;
+		if (t == 6) {
+			tool_error("unknown event type '%.*s' in -F '%s' (hw, sw, trace, raw or "
+				   "break)", (int)n, spec, spec);
+			return -EINVAL;
+		}
+		struct ftype f = { .set = true };
+		int err = colon[1] ? parse_list(colon + 1, &f.fmode, &f.fields, &f.rm) : 0;
+		if (err)
+			return err;
+		if (!colon[1])
+			f.fmode = FM_SET;
+		if (s->ft[t].set || s->fmode != FM_DEFAULT)
+			fprintf(stderr, "Overriding previous field request for %s events.\n",
+				type_words[t]);
+		s->ft[t] = f;
+		return 0;
+	}
+	bool typed = false;
+	for (size_t t = 0; t < 6; t++)
+		typed |= s->ft[t].set;
+	if (typed || s->fmode != FM_DEFAULT)
+		fprintf(stderr, "Overriding previous field request for all events.\n");
+	memset(s->ft, 0, sizeof(s->ft));
+	return parse_list(spec, &s->fmode, &s->fields, &s->fields_rm);
+}
+
+static int parse_list(const char *spec, int *fmode, unsigned int *fields, unsigned int *frm)
 {
 	char *dup = strdup(spec), *save = NULL;
 	if (!dup)
@@ -61,9 +119,9 @@ int parse_fields(struct script *s, const char *spec)
 			set |= field_tab[i].f;
 	}
 	free(dup);
-	s->fmode = mode;
-	s->fields = set & ~rm;
-	s->fields_rm = rm;
+	*fmode = mode;
+	*fields = set & ~rm;
+	*frm = rm;
 	return 0;
 }
 
@@ -79,24 +137,30 @@ unsigned int sample_fields(const struct script *s, const struct pk_data_attr *a,
 				  uint64_t st, unsigned int *user)
 {
 	unsigned int F, drop = 0;
-	if (s->fmode == FM_SET) {
-		*user = s->fields;
+	const struct ftype *t = ftype_of(s, a);
+	int fmode = t ? t->fmode : s->fmode;
+	unsigned int fields = t ? t->fields : s->fields, fields_rm = t ? t->rm : s->fields_rm;
+	if (fmode == FM_SET) {
+		*user = fields;
 		/* tracepoint fields only for tracepoints (perf ignores 'trace' for the rest) */
 		if (!a || a->attr.attr.type != PERF_TYPE_TRACEPOINT)
-			return s->fields & ~SF_TRACE;
-		return s->fields;
+			return fields & ~SF_TRACE;
+		return fields;
 	}
 	if (a && a->attr.attr.type == PERF_TYPE_TRACEPOINT) {
 		F = SF_DEFAULT_TP;
 		/* (perf adds them only when -F did not touch the fields at all) */
 		if ((a->attr.attr.sample_type & PERF_SAMPLE_CALLCHAIN) && !s->hide_cg &&
-		    s->fmode == FM_DEFAULT)
+		    fmode == FM_DEFAULT)
 			F |= SF_FRAME_DEFAULT;
 	} else {
 		F = SF_DEFAULT;
 	}
-	*user = s->fmode == FM_CHANGE ? s->fields : 0;
-	F = (F | *user) & ~s->fields_rm;
+	/* (perf checks the +fields of an untyped -F against the samples; a type's +fields
+	 * the samples lack are left out silently) */
+	unsigned int added = fmode == FM_CHANGE ? fields : 0;
+	*user = t ? 0 : added;
+	F = (F | added) & ~fields_rm;
 	if (!(st & PERF_SAMPLE_TID))
 		drop |= SF_COMM | SF_TID | SF_PID;
 	if (!(st & PERF_SAMPLE_CPU))
@@ -137,10 +201,11 @@ static uint64_t field_needs(unsigned int f, const char **what, const char **how)
  */
 static int check_fields(struct script *s, const struct pk_data_attr *a)
 {
-	unsigned int user = s->fmode == FM_SET ? s->fields : s->fmode == FM_CHANGE ? s->fields : 0;
 	uint64_t st = a->attr.attr.sample_type;
 	char nbuf[64];
-	unsigned int u2, F = sample_fields(s, a, st, &u2);
+	unsigned int user, F = sample_fields(s, a, st, &user);
+	if (script_type_hidden(s, a))
+		return 0;
 	if ((F & SF_SYMOFF) && !(F & SF_SYM)) {
 		tool_error("cannot print field 'symoff' without 'sym': add sym, or leave "
 			      "symoff out (-F -sym,-symoff)");
@@ -182,4 +247,20 @@ int attrs_update(struct script *s)
 	}
 	s->name_width_attrs = n;
 	return 0;
+}
+
+/* The frame fields of the events of attr a (-F type:fields may differ per type); the
+ * frame text cache is emptied when they change, since its texts are formatted with
+ * them. */
+void script_frame_fields(struct script *s, const struct pk_data_attr *a)
+{
+	const struct ftype *t = ftype_of(s, a);
+	int fmode = t ? t->fmode : s->fmode;
+	unsigned int fields = t ? t->fields : s->fields, rm = t ? t->rm : s->fields_rm;
+	unsigned int ff = fmode == FM_SET ? fields & SF_FRAME_MASK
+		: ((SF_FRAME_DEFAULT | fields) & ~rm) & SF_FRAME_MASK;
+	if (ff != s->frame_fields) {
+		fc_flush(s);
+		s->frame_fields = ff;
+	}
 }

@@ -62,5 +62,13 @@ void script_filters_free(struct script *s)
 	free(s->f_comms);
 	s->f_pids = s->f_tids = s->f_cpus = NULL;
 	s->f_comms = NULL;
+	for (size_t i = 0; i < s->f_nsyms; i++)
+		free(s->f_syms[i]);
+	for (size_t i = 0; i < s->f_ndsos; i++)
+		free(s->f_dsos[i]);
+	free(s->f_syms);
+	free(s->f_dsos);
+	s->f_syms = s->f_dsos = NULL;
+	s->f_nsyms = s->f_ndsos = 0;
 	s->f_npids = s->f_ntids = s->f_ncpus = s->f_ncomms = 0;
 }

@@ -2,6 +2,7 @@
 /* tool/script-records.c - perfkit script: the non-sample records (-a, --show-switch-events),
  * as text or JSON */
 #include <stddef.h>
+#include <sys/mman.h>
 #include "script.h"
 
 /* ---- other records ---- */
@@ -264,3 +265,89 @@ void print_user_record(struct script *s, const struct pk_data_event *ev)
 }
 
 /* records that change the machine model, and with it the symbols of cached frames */
+
+/*
+ * COMM, FORK, EXIT, MMAP and MMAP2 as perf script --show-task-events/--show-mmap-events
+ * print them: the start of a sample line (the comm of the record's own thread, the
+ * pid/tid, cpu and time of its sample_id trailer), then perf's text of the record.
+ */
+void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_record *r)
+{
+	unsigned int user;
+	uint64_t st = r->has_sid ? r->sid.type : 0;
+	unsigned int F = sample_fields(s, a, st, &user);
+	bool chain = a && !s->hide_cg &&
+		     (sample_fields(s, a, a->attr.attr.sample_type, &user) & SF_IP) &&
+		     (a->attr.attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
+	uint32_t tid = r->type == PERF_RECORD_COMM ? r->comm.tid
+		       : r->type == PERF_RECORD_MMAP ? r->mmap.tid
+		       : r->type == PERF_RECORD_MMAP2 ? r->mmap2.tid
+		       : r->type == PERF_RECORD_NAMESPACES ? r->namespaces.tid
+		       : r->type == PERF_RECORD_CGROUP ? r->sid.tid : r->task.tid;
+	struct obuf *o = &s->ob;
+	char *p = ob_room(o, 96);
+
+	if (F & SF_COMM) {
+		const char *c = comm_of(s, tid);
+		p = fmt_str_pad(p, c, strnlen(c, 16), chain ? 0 : 16);
+		*p++ = ' ';
+	}
+	p = put_start(s, p, F & ~SF_COMM, chain, r->sid.pid, r->sid.tid, r->sid.cpu, r->sid.time);
+	o->len = (size_t)(p - o->buf);
+	switch (r->type) {
+	case PERF_RECORD_COMM:
+		ob_printf(o, "PERF_RECORD_COMM%s: %s:%d/%d\n", r->comm.exec ? " exec" : "",
+			  r->comm.comm, (int32_t)r->comm.pid, (int32_t)r->comm.tid);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		ob_printf(o, "PERF_RECORD_%s(%d:%d):(%d:%d)\n",
+			  r->type == PERF_RECORD_FORK ? "FORK" : "EXIT", (int32_t)r->task.pid,
+			  (int32_t)r->task.tid, (int32_t)r->task.ppid, (int32_t)r->task.ptid);
+		break;
+	case PERF_RECORD_MMAP:
+		ob_printf(o, "PERF_RECORD_MMAP %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64
+			  "]: %c %s\n", (int32_t)r->mmap.pid, (int32_t)r->mmap.tid, r->mmap.addr,
+			  r->mmap.len, r->mmap.pgoff, r->mmap.data ? 'r' : 'x', r->mmap.filename);
+		break;
+	case PERF_RECORD_MMAP2: {
+		const struct pk_rec_mmap2 *m = &r->mmap2;
+		ob_printf(o, "PERF_RECORD_MMAP2 %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64,
+			  (int32_t)m->pid, (int32_t)m->tid, m->addr, m->len, m->pgoff);
+		if (m->has_build_id) {
+			ob_puts(o, " <");
+			for (unsigned i = 0; i < m->build_id_size && i < 20; i++)
+				ob_printf(o, "%02x", m->build_id[i]);
+			ob_putc(o, '>');
+		} else {
+			ob_printf(o, " %02x:%02x %" PRIu64 " %" PRIu64, m->maj, m->min, m->ino,
+				  m->ino_generation);
+		}
+		ob_printf(o, "]: %c%c%c%c %s\n", (m->prot & PROT_READ) ? 'r' : '-',
+			  (m->prot & PROT_WRITE) ? 'w' : '-', (m->prot & PROT_EXEC) ? 'x' : '-',
+			  (m->flags & MAP_SHARED) ? 's' : 'p', m->filename);
+		break;
+	}
+	case PERF_RECORD_NAMESPACES: {
+		static const char *const ns[] = { "net", "uts", "ipc", "pid", "user", "mnt",
+						  "cgroup" };
+		const struct pk_rec_namespaces *n = &r->namespaces;
+		ob_printf(o, "PERF_RECORD_NAMESPACES %d/%d - nr_namespaces: %" PRIu64 "\n\t\t[",
+			  (int32_t)n->pid, (int32_t)n->tid, n->nr);
+		for (uint64_t i = 0; i < n->nr && n->ns; i++) {
+			if (i && i % 4 == 0)
+				ob_puts(o, "\n\t\t ");
+			ob_printf(o, "%u/%s: %" PRIu64 "/%#" PRIx64 "%s", (unsigned)i,
+				  i < 7 ? ns[i] : "UNKNOWN", (uint64_t)n->ns[i].dev,
+				  (uint64_t)n->ns[i].ino, i + 1 != n->nr ? ", " : "]\n");
+		}
+		if (!n->nr || !n->ns)
+			ob_puts(o, "]\n");
+		break;
+	}
+	case PERF_RECORD_CGROUP:
+		ob_printf(o, "PERF_RECORD_CGROUP cgroup: %" PRIu64 " %s\n", r->cgroup.id,
+			  r->cgroup.path);
+		break;
+	}
+}

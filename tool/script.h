@@ -74,6 +74,8 @@ struct script {
 	unsigned int fields_rm; /* FM_CHANGE: the SF_* fields removed */
 	unsigned int frame_fields; /* the SF_FRAME_MASK part, the same for every event */
 	bool show_switch;       /* --show-switch-events */
+	bool show_task, show_mmap; /* --show-task-events, --show-mmap-events */
+	bool show_ns, show_cgroup; /* --show-namespace-events, --show-cgroup-events */
 	int name_width;         /* the longest event name (perf aligns names to it) */
 	size_t name_width_attrs; /* attrs it was computed over (a pipe adds attrs later) */
 	char unk_comm[16];      /* ":<tid>", the comm of a thread without COMM */
@@ -114,7 +116,30 @@ struct script {
 	bool ns;                   /* --ns: nanoseconds */
 	int time_mode;             /* TM_* */
 	uint64_t first_time, prev_time;
+	/* script-extra.c: --header, --header-only, -I, -S, --dsos, --kallsyms, -q, -v and
+	 * -F type:fields (per event type: hw sw trace hwcache raw break) */
+	bool header, header_only, show_info, quiet;
+	int verbose;
+	char **f_syms, **f_dsos;
+	size_t f_nsyms, f_ndsos;
+	const char *kallsyms;
+	struct ftype { bool set; int fmode; unsigned int fields, rm; } ft[6];
+	bool typed_fields;      /* some ft[] set */
 };
+enum { OPT_X_HEADER = 450, OPT_X_HEADER_ONLY, OPT_X_DSOS, OPT_X_KALLSYMS };
+#define SCRIPT_EXTRA_OPTS \
+	{ OPT_X_HEADER, "header", no_argument, NULL, "print the perf.data header block first" }, \
+	{ OPT_X_HEADER_ONLY, "header-only", no_argument, NULL, "print only the header block" }, \
+	{ 'I', "show-info", no_argument, NULL, \
+	  "with --header/--header-only: the CPU and NUMA topology" }, \
+	{ 'S', "symbols", required_argument, "<sym,...>", \
+	  "only the samples whose address is in these functions" }, \
+	{ OPT_X_DSOS, "dsos", required_argument, "<dso,...>", \
+	  "only the samples whose address is in these objects\n(file name or path)" }, \
+	{ OPT_X_KALLSYMS, "kallsyms", required_argument, "<file>", \
+	  "kernel symbols from this kallsyms file" }, \
+	{ 'q', "quiet", no_argument, NULL, "no warnings" }, \
+	{ 'v', "verbose", no_argument, NULL, "more messages" }
 enum { TM_ABS, TM_REL, TM_DELTA };
 
 /* script-filter.c: whether a sample passes --pid/--tid/-C/--comms/--time; the time to
@@ -123,6 +148,15 @@ enum { TM_ABS, TM_REL, TM_DELTA };
 bool script_sample_wanted(struct script *s, const struct pk_sample *smp);
 uint64_t script_shown_time(struct script *s, uint64_t t);
 void script_filters_free(struct script *s);
+/* script-extra.c: an option of SCRIPT_EXTRA_OPTS (0, or 129 after the error; 1: not
+ * one of them); -S/--dsos (true: the sample passes); the header block before the
+ * records (true: --header-only, nothing else to print); whether events of this attr
+ * are hidden (-F type: with no fields); the machine options (--kallsyms) */
+int script_extra_opt(struct script *s, int c, const char *arg);
+bool script_sym_wanted(struct script *s, const struct pk_sample *smp);
+bool script_print_header(struct script *s, const char *input);
+bool script_type_hidden(const struct script *s, const struct pk_data_attr *a);
+const struct pk_machine_opts *script_machine_opts(const struct script *s);
 
 struct symres {
 	const char *sym, *dso;
@@ -149,6 +183,8 @@ int sample_chain(struct script *s, const struct pk_sample *smp);
 void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
 void print_record(struct script *s, const struct pk_record *r);
 void print_user_record(struct script *s, const struct pk_data_event *ev);
+/* COMM/FORK/EXIT/MMAP/MMAP2 as perf's --show-task-events/--show-mmap-events (text) */
+void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
 /* cmd-script.c: JSON members, the comm of a thread, the name of an event (in buf when
  * it has to be made up), the name of a user record type */
 void json_hex(struct obuf *o, const char *key, uint64_t v, bool comma);
@@ -163,6 +199,7 @@ int parse_fields(struct script *s, const char *spec);
 unsigned int sample_fields(const struct script *s, const struct pk_data_attr *a, uint64_t st,
 			   unsigned int *user);
 int attrs_update(struct script *s);
+void script_frame_fields(struct script *s, const struct pk_data_attr *a);
 /* script-samples.c: a line's leading fields (comm, tid, cpu, time) at p, a sample as
  * text or JSON, a sample that read its counters (false: not one, print it as is) */
 char *put_start(struct script *s, char *p, unsigned int F, bool chain, uint32_t pid,

@@ -151,6 +151,23 @@ static void print_prefix(struct stat_opts *o, struct pk_evlist *el, const struct
 		else
 			fprintf(f, "S%-5d%4d ", k->id, k->nr);
 		break;
+	case PK_AGGR_DIE:
+		snprintf(id, sizeof(id), "S%d-D%d", k->socket, k->id);
+		if (o->json)
+			fprintf(f, "\"die\" : \"%s\", \"aggregate-number\" : %d, ", id, k->nr);
+		else if (o->sep)
+			fprintf(f, "%s%s%d%s", id, o->sep, k->nr, o->sep);
+		else
+			fprintf(f, "S%d-D%-8d %4d ", k->socket, k->id, k->nr);
+		break;
+	case PK_AGGR_NODE:
+		if (o->json)
+			fprintf(f, "\"node\" : \"N%d\", \"aggregate-number\" : %d, ", k->id, k->nr);
+		else if (o->sep)
+			fprintf(f, "N%d%s%d%s", k->id, o->sep, k->nr, o->sep);
+		else
+			fprintf(f, "N%-5d %4d ", k->id, k->nr);
+		break;
 	default:
 		break;
 	}
@@ -165,6 +182,7 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 	const char *name = pk_evsel__name(ev);
 	bool clock = is_clock(ev);
 	const char *unit = clock ? "msec" : (pk_evsel__unit(ev) ? pk_evsel__unit(ev) : "");
+	stat_extra_name(o, ev, &name, &unit);
 	double shown = clock ? val / 1e6 : val * pk_evsel__scale(ev);
 	bool counted = c->status == PK_COUNT_OK || c->status == PK_COUNT_SCALED;
 	const char *bad = c->status == PK_COUNT_NOT_SUPPORTED ? "<not supported>" : "<not counted>";
@@ -276,6 +294,7 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 			v = r->mean;
 		} else {
 			pk_evsel__aggregate(ev, o->aggr, k, flags, &c);
+			stat_extra_count(o, st, ev, &c);
 			v = (double)c.val;
 		}
 		if (c.status != PK_COUNT_OK && c.status != PK_COUNT_SCALED)
@@ -315,6 +334,7 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 			}
 		} else {
 			pk_evsel__aggregate(ev, o->aggr, k, flags, &c);
+			stat_extra_count(o, st, ev, &c);
 			v = (double)c.val;
 		}
 		/* with -r the mean count over the mean elapsed time: perf divides the means */
@@ -354,6 +374,7 @@ static void print_threads(struct stat_opts *o, struct run_state *st, unsigned fl
 		for (int ki = 0; ki < st->nkeys; ki++) {
 			struct pk_count c;
 			pk_evsel__aggregate(ev, o->aggr, &st->keys[ki], flags, &c);
+			stat_extra_count(o, st, ev, &c);
 			if (c.status != PK_COUNT_OK && c.status != PK_COUNT_SCALED)
 				c.val = 0;
 			if (c.val == 0 && o->target == T_CPU && c.status != PK_COUNT_NOT_SUPPORTED)
@@ -380,7 +401,8 @@ void stat_print_counts(struct stat_opts *o, struct run_state *st, unsigned flags
 void stat_print_counts_locale(struct stat_opts *o, struct run_state *st, unsigned flags,
 				double ts)
 {
-	if (o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET || o->aggr == PK_AGGR_GLOBAL) {
+	if (o->aggr == PK_AGGR_CORE || o->aggr == PK_AGGR_SOCKET || o->aggr == PK_AGGR_GLOBAL ||
+	    o->aggr == PK_AGGR_DIE || o->aggr == PK_AGGR_NODE) {
 		for (int ki = 0; ki < st->nkeys; ki++)
 			print_key(o, st, ki, NULL, flags, ts);
 		return;

@@ -110,6 +110,7 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 		pk_evlist__free(el);
 		return NULL;
 	}
+	stat_extra_attrs(o, el);
 	switch (o->target) {
 	case T_WORKLOAD:
 		cpus = pk_cpu_map__new_dummy();
@@ -225,6 +226,7 @@ void stat_accumulate(struct stat_opts *o, struct run_state *st)
 			struct rstat *r = &st->stats[i * st->nkeys + ki];
 			struct pk_count c;
 			pk_evsel__aggregate(ev, o->aggr, &st->keys[ki], 0, &c);
+			stat_extra_count(o, st, ev, &c);
 			if (c.status == PK_COUNT_OK || c.status == PK_COUNT_SCALED) {
 				add_stat(r, (double)c.val);
 				r->ena += ((double)c.ena - r->ena) / r->n;
@@ -288,6 +290,10 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 		close(oo.cgroup_fd);
 	if (err < 0) {
 		report_open_failure(st->el, err);
+		pk_workload__free(w);
+		return 1;
+	}
+	if (o->x.nr_filters && stat_extra_filters(o, st->el) < 0) {
 		pk_workload__free(w);
 		return 1;
 	}

@@ -35,6 +35,44 @@
 
 enum target_kind { T_WORKLOAD, T_PID, T_TID, T_CPU };
 
+/* stat-extra.c: --per-die, --per-node, -d, -M, --all-user/--all-kernel, --no-scale,
+ * --no-merge, --filter */
+enum {
+	STAT_OPT_PER_DIE = 400, STAT_OPT_PER_NODE, STAT_OPT_ALL_USER, STAT_OPT_ALL_KERNEL,
+	STAT_OPT_NO_SCALE, STAT_OPT_NO_MERGE, STAT_OPT_FILTER,
+};
+struct stat_filter {
+	int spec;                 /* the -e it follows */
+	size_t begin, end;        /* its events in the list */
+	const char *text;
+};
+struct stat_extra {
+	int detailed;             /* -d count */
+	const char *metrics;      /* -M list */
+	bool all_user, all_kernel;
+	struct stat_filter *filters;
+	size_t nr_filters, spec_end;
+	int duration_idx;         /* duration_time's event (a dummy in its place), or -1 */
+	const struct pk_evsel *duration_ev; /* it, in the run's evlist */
+};
+#define STAT_EXTRA_OPTS \
+	{ STAT_OPT_PER_DIE, "per-die", no_argument, NULL, "one line per die (with -a or -C)" }, \
+	{ STAT_OPT_PER_NODE, "per-node", no_argument, NULL, \
+	  "one line per NUMA node (with -a or -C)" }, \
+	{ 'd', "detailed", no_argument, NULL, \
+	  "also the cache events (-dd, -ddd: more of them), as perf" }, \
+	{ 'M', "metrics", required_argument, "<metric,...>", \
+	  "count the events of these metrics: CPUs_utilized, IPC,\n" \
+	  "CPI, branch_miss_rate, cache_miss_rate" }, \
+	{ STAT_OPT_ALL_USER, "all-user", no_argument, NULL, "count user space only" }, \
+	{ STAT_OPT_ALL_KERNEL, "all-kernel", no_argument, NULL, "count kernel space only" }, \
+	{ STAT_OPT_NO_SCALE, "no-scale", no_argument, NULL, \
+	  "print the raw counts of multiplexed events, not scaled up" }, \
+	{ STAT_OPT_NO_MERGE, "no-merge", no_argument, NULL, \
+	  "accepted for perf habits: perfkit prints each PMU's event\napart" }, \
+	{ STAT_OPT_FILTER, "filter", required_argument, "<filter>", \
+	  "tracepoint filter of the preceding -e" }
+
 struct stat_opts {
 	struct pk_event_list *events;
 	enum target_kind target;
@@ -61,6 +99,8 @@ struct stat_opts {
 	bool summary;        /* --summary: the totals after the intervals */
 	bool table;          /* --table: each run's elapsed time (with -r) */
 	int log_fd;          /* --log-fd: counts to this fd (-1: none) */
+	bool no_scale;       /* --no-scale: raw counts */
+	struct stat_extra x; /* stat-extra.c */
 	char **argv;         /* workload or NULL */
 	FILE *out;
 };
@@ -99,6 +139,25 @@ void stat_print_footer(struct stat_opts *o, struct run_state *st);
 void stat_print_header(struct stat_opts *o, int runs);
 int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *counted);
 bool stat_text_locale_begin(const struct stat_opts *o);
+/* stat-extra.c: an option of STAT_EXTRA_OPTS (0, an exit status, or TOOL_OPT_UNKNOWN;
+ * nspecs: the -e given so far); after the events of -e number `spec` are parsed; the
+ * checks and added events after parsing (-1 to go on, else the exit status); the attrs
+ * before open; the filters after open (0, -1 after the error); freeing */
+int stat_extra_opt(struct stat_opts *o, int c, const char *arg, int nspecs);
+void stat_extra_spec_added(struct stat_opts *o, int spec);
+int stat_extra_check(struct stat_opts *o);
+void stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el);
+int stat_extra_filters(struct stat_opts *o, struct pk_evlist *el);
+void stat_extra_release(struct stat_opts *o);
+/* duration_time: the -e spec with it replaced by a dummy event (NULL: as it is; *owned
+ * to free), the count of an evsel as printed (--no-scale's raw count; duration_time's
+ * elapsed ns), its name and unit when it is duration_time (false otherwise) */
+const char *stat_extra_spec(struct stat_opts *o, const char *spec, char **owned);
+struct run_state;
+void stat_extra_count(const struct stat_opts *o, const struct run_state *st,
+		      const struct pk_evsel *ev, struct pk_count *c);
+bool stat_extra_name(const struct stat_opts *o, const struct pk_evsel *ev, const char **name,
+		     const char **unit);
 void stat_text_locale_end(bool switched);
 
 #endif

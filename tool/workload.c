@@ -64,6 +64,23 @@ bool tool_run_over(int drained, int stop_sig, volatile sig_atomic_t *chld, struc
 {
 	bool over = stop_sig != 0;
 
+	/* The signals are let in only while the recorder waits for data; rings that always
+	 * have data (a recording of the recorder's own system calls, a flood) never wait,
+	 * so a pending stop signal or SIGCHLD is let in here, to be seen at the next pass. */
+	if (drained == 1) {
+		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGUSR2 };
+		sigset_t pend, in;
+		sigemptyset(&in);
+		if (sigpending(&pend) == 0)
+			for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+				if (sigismember(&pend, sigs[i]))
+					sigaddset(&in, sigs[i]);
+		if (!sigisemptyset(&in)) {
+			sigprocmask(SIG_UNBLOCK, &in, NULL);
+			sigprocmask(SIG_BLOCK, &in, NULL);
+		}
+	}
+
 	if (*chld && w) {
 		*chld = 0;
 		if (pk_workload__wait(w, false, wstatus) == 0)

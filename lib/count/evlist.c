@@ -3,6 +3,8 @@
  * lib/count/evlist.c - evsel/evlist: open over cpu_map x thread_map with groups wired by
  * group_fd, group reads that return every member, multiplex scaling, aggregation.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -49,6 +51,7 @@ struct pk_evlist {
 	struct perf_event_attr fail_attr;
 	/* topology per cpu index, loaded on first CORE/SOCKET use */
 	struct pk_cpu_topology *topo;
+	int *node;              /* NUMA node per cpu index, with topo */
 	/* scratch for group reads */
 	void *rbuf;
 	size_t rbuf_len;
@@ -253,6 +256,7 @@ PK_API void pk_evlist__free(struct pk_evlist *el)
 	pk_cpu_map__free(el->cpus);
 	pk_thread_map__free(el->threads);
 	free(el->topo);
+	free(el->node);
 	free(el->rbuf);
 	free(el->rvals);
 	free(el);
@@ -321,7 +325,9 @@ PK_API int pk_evlist__set_maps(struct pk_evlist *el, struct pk_cpu_map *cpus,
 	pk_cpu_map__free(el->cpus);
 	pk_thread_map__free(el->threads);
 	free(el->topo);
+	free(el->node);
 	el->topo = NULL;
+	el->node = NULL;
 	el->cpus = cpus;
 	el->threads = threads;
 	return 0;
@@ -729,16 +735,48 @@ PK_API void pk_evlist__save_counts(struct pk_evlist *el)
 
 /* ---- aggregation ---- */
 
+/* The NUMA node of a cpu: the nodeM entry of /sys/devices/system/cpu/cpuN (0 without) */
+static int cpu_node(int cpu)
+{
+	char path[64];
+	struct dirent *de;
+	int node = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d", cpu);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+		if (strncmp(de->d_name, "node", 4) || !isdigit((unsigned char)de->d_name[4]))
+			continue;
+		long v = strtol(de->d_name + 4, &end, 10);
+		if (!*end && v >= 0 && v < 1 << 20) {
+			node = (int)v;
+			break;
+		}
+	}
+	closedir(d);
+	return node;
+}
+
 static int load_topology(struct pk_evlist *el)
 {
 	int n = pk_cpu_map__nr(el->cpus);
 	if (el->topo)
 		return 0;
 	el->topo = calloc((size_t)(n > 0 ? n : 1), sizeof(*el->topo));
-	if (!el->topo)
+	el->node = calloc((size_t)(n > 0 ? n : 1), sizeof(*el->node));
+	if (!el->topo || !el->node) {
+		free(el->topo);
+		free(el->node);
+		el->topo = NULL;
+		el->node = NULL;
 		return -ENOMEM;
+	}
 	for (int i = 0; i < n; i++) {
 		int cpu = pk_cpu_map__cpu(el->cpus, i);
+		el->node[i] = cpu < 0 ? 0 : cpu_node(cpu);
 		if (cpu < 0 || pk_cpu_topology__read(cpu, &el->topo[i], NULL) < 0) {
 			el->topo[i].core = cpu;
 			el->topo[i].socket = cpu < 0 ? -1 : 0;
@@ -760,6 +798,10 @@ static bool key_has_cpu(const struct pk_evlist *el, enum pk_aggr_mode mode,
 		return t->core == k->id && t->socket == k->socket && t->die == k->die;
 	case PK_AGGR_SOCKET:
 		return el->topo[ci].socket == k->socket;
+	case PK_AGGR_DIE:
+		return el->topo[ci].socket == k->socket && el->topo[ci].die == k->die;
+	case PK_AGGR_NODE:
+		return el->node[ci] == k->id;
 	default:
 		return true;
 	}
@@ -786,7 +828,9 @@ PK_API int pk_evlist__aggr_keys(struct pk_evlist *el, enum pk_aggr_mode mode,
 		return n;
 	case PK_AGGR_CPU:
 	case PK_AGGR_CORE:
-	case PK_AGGR_SOCKET: {
+	case PK_AGGR_SOCKET:
+	case PK_AGGR_DIE:
+	case PK_AGGR_NODE: {
 		struct pk_aggr_key *all;
 		if (load_topology(el) || !(all = calloc((size_t)ncpus + 1, sizeof(*all))))
 			return pk_err(-ENOMEM);
@@ -799,10 +843,16 @@ PK_API int pk_evlist__aggr_keys(struct pk_evlist *el, enum pk_aggr_mode mode,
 				k.id = t->core;
 			else if (mode == PK_AGGR_SOCKET)
 				k.id = t->socket;
+			else if (mode == PK_AGGR_DIE)
+				k.id = t->die;
+			else if (mode == PK_AGGR_NODE)
+				k = (struct pk_aggr_key){ .id = el->node[ci], .idx = ci, .socket = -1,
+							  .nr = 1 };
 			/* keys are unique, in first-seen order of the cpu map */
 			for (int j = 0; j < n && mode != PK_AGGR_CPU; j++) {
 				if (all[j].id == k.id && all[j].socket == k.socket &&
-				    (mode == PK_AGGR_SOCKET || all[j].die == k.die)) {
+				    (mode == PK_AGGR_SOCKET || mode == PK_AGGR_NODE ||
+				     all[j].die == k.die)) {
 					all[j].nr++;
 					dup = true;
 					break;
@@ -826,16 +876,14 @@ PK_API int pk_evsel__aggregate(const struct pk_evsel *ev, enum pk_aggr_mode mode
 	struct pk_count sum = { 0 };
 	bool ran = false, scaled = false;
 
-	if (!ev || !out || (key && mode != PK_AGGR_GLOBAL && mode != PK_AGGR_THREAD &&
-			    mode != PK_AGGR_CPU && mode != PK_AGGR_CORE && mode != PK_AGGR_SOCKET))
+	if (!ev || !out || (key && (mode < PK_AGGR_GLOBAL || mode > PK_AGGR_NODE)))
 		return pk_err(-EINVAL);
 	if (ev->unsupported) {
 		memset(out, 0, sizeof(*out));
 		out->status = PK_COUNT_NOT_SUPPORTED;
 		return 0;
 	}
-	if (key && (mode == PK_AGGR_CORE || mode == PK_AGGR_SOCKET) &&
-	    load_topology(ev->evlist) < 0)
+	if (key && mode >= PK_AGGR_CORE && load_topology(ev->evlist) < 0)
 		return pk_err(-ENOMEM);
 	for (int ci = 0; ci < ev->ncpus; ci++) {
 		if (key && mode != PK_AGGR_GLOBAL && mode != PK_AGGR_THREAD &&

@@ -119,6 +119,27 @@ static int config_attr(const struct pk_rec_policy *p, struct perf_event_attr *a,
 	}
 	if (o->overwrite)
 		a->write_backward = 1;
+	/* as perf's evsel__config: the other side only (exclude_hv is left as the event has it) */
+	if (o->all_user) {
+		a->exclude_kernel = 1;
+		a->exclude_user = 0;
+	}
+	if (o->all_kernel) {
+		a->exclude_user = 1;
+		a->exclude_kernel = 0;
+	}
+	if (o->sample_regs_user) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user |= o->sample_regs_user;
+	}
+	if (o->sample_regs_intr) {
+		a->sample_type |= PERF_SAMPLE_REGS_INTR;
+		a->sample_regs_intr = o->sample_regs_intr;
+	}
+	if (o->use_clockid) {
+		a->use_clockid = 1;
+		a->clockid = o->clockid;
+	}
 	a->sample_id_all = 1;
 	return 0;
 }
@@ -173,6 +194,27 @@ static bool leader_sampling(const struct pk_event_list *events, struct pk_evlist
 	return any;
 }
 
+/* --group: the first `nuser` events form one group led by the first; -EINVAL when the
+ * list has {groups} of its own (perf's --group is for a plain list). */
+static int group_all(const struct pk_event_list *events, struct pk_evlist *el, int nuser)
+{
+	struct pk_evsel *ev, *lead = NULL;
+	int i = 0;
+
+	for (size_t k = 0; k < pk_event_list__count(events); k++)
+		if (pk_event_spec__group(pk_event_list__get(events, k)) >= 0)
+			return -EINVAL;
+	pk_evlist__for_each_evsel(el, ev) {
+		if (i++ >= nuser)
+			break;
+		if (!lead)
+			lead = ev;
+		else if (pk_evsel__set_leader(ev, lead) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static void dummy_attr(const struct pk_recorder_opts *o, struct pk_attr *d, bool many)
 {
 	memset(d, 0, sizeof(*d));
@@ -185,6 +227,10 @@ static void dummy_attr(const struct pk_recorder_opts *o, struct pk_attr *d, bool
 	if (o->system_wide || o->sample_cpu)
 		d->attr.sample_type |= PERF_SAMPLE_CPU;
 	d->attr.sample_id_all = 1;
+	if (o->use_clockid) { /* one clock for every record of the file */
+		d->attr.use_clockid = 1;
+		d->attr.clockid = o->clockid;
+	}
 	sideband_bits(o, &d->attr);
 }
 
@@ -283,6 +329,7 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 
 	e->offcpu_idx = -1;
 	e->waker_idx = -1;
+	e->dummy_idx = -1;
 	e->el = pk_evlist__new();
 	if (!e->el)
 		return setup_failed(f, -ENOMEM);
@@ -319,11 +366,15 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		e->offcpu_idx = nuser;
 	}
 	nspec = pk_evlist__nr_evsels(e->el);
+	if (o->group && (err = group_all(events, e->el, nuser)) < 0) {
+		pk_event_list__free(sw);
+		return setup_failed(f, err);
+	}
 	/* perf adds a side-band dummy for system-wide and multi-event recordings; in
 	 * --overwrite mode it lives in its own (forward) evlist. The off-CPU event does not
 	 * count: the side band rides on the user's event as it would without it (one event
 	 * less in every context switch of the targets). */
-	bool want_dummy = (o->system_wide || nuser > 1) && !o->overwrite;
+	bool want_dummy = (o->system_wide || nuser > 1 || o->start_disabled) && !o->overwrite;
 	many = nspec + (want_dummy ? 1 : 0) > 1 || o->overwrite;
 	e->nev = nspec + (want_dummy ? 1 : 0);
 	e->names = calloc((size_t)e->nev, sizeof(*e->names));
@@ -401,6 +452,7 @@ int pk_rec_policy__build(struct pk_rec_policy *p, const struct pk_event_list *ev
 		if (!ev || pk_evlist__add(e->el, ev) < 0)
 			return setup_failed(f, -ENOMEM);
 		e->names[i] = "dummy:u";
+		e->dummy_idx = i;
 	}
 	if (leader_sampling(events, e->el))
 		p->no_inherit = true;

@@ -112,6 +112,7 @@ struct pk_rec_events {
 	int nev;
 	int offcpu_idx;                    /* evsel of context-switches (off_cpu), or -1 */
 	int waker_idx;                     /* evsel of sched:sched_waking (off_cpu_wakers) */
+	int dummy_idx;                     /* the side-band dummy in el, or -1 */
 };
 
 /* The frequency in use: opts' (or 4000, or the maximum) clamped to

@@ -100,6 +100,8 @@ static int check_opts(const struct pk_recorder_opts *o)
 		return -EINVAL;
 	if (o->off_cpu && o->overwrite)
 		return -EINVAL;
+	if ((o->all_user && o->all_kernel) || (o->nr_event_filters && !o->event_filters))
+		return -EINVAL;
 	return 0;
 }
 
@@ -121,6 +123,8 @@ PK_API struct pk_recorder *pk_recorder__new(const struct pk_recorder_opts *opts)
 		o->system_wide = true;
 	if (o->per_thread)
 		o->no_inherit = true;
+	if (o->no_buildid)
+		o->no_buildid_cache = true;
 	err = check_opts(o);
 	if (err < 0)
 		goto fail;
@@ -708,27 +712,69 @@ static struct pk_data_writer *open_output(struct pk_recorder *r, bool again)
 	return w;
 }
 
-/* opts.tp_filter on every fd of every tracepoint event (the kernel checks the text) */
+/* Each user event's filter (opts.event_filters), else opts.tp_filter on a tracepoint
+ * event, on every fd of the event (the kernel checks the text). */
 static int set_filters(struct pk_recorder *r)
 {
 	const struct pk_evsel *pos;
 	int ncpu = pk_cpu_map__nr(pk_evlist__cpus(r->ev.el));
 	int nthr = pk_thread_map__nr(pk_evlist__threads(r->ev.el));
+	size_t i = 0, nuser = pk_event_list__count(r->events);
 
 	pk_evlist__for_each_evsel(r->ev.el, pos) {
-		if (pk_evsel__attr((struct pk_evsel *)pos)->attr.type != PERF_TYPE_TRACEPOINT)
+		const char *flt = NULL;
+		if (i < r->o.nr_event_filters && i < nuser)
+			flt = r->o.event_filters[i];
+		if (!flt && pk_evsel__attr((struct pk_evsel *)pos)->attr.type == PERF_TYPE_TRACEPOINT)
+			flt = r->o.tp_filter;
+		i++;
+		if (!flt)
 			continue;
 		for (int c = 0; c < ncpu; c++)
 			for (int t = 0; t < nthr; t++) {
 				int fd = pk_evsel__fd(pos, c, t), err;
-				if (fd >= 0 && (err = pk_ioc_set_filter(fd, r->o.tp_filter)) < 0) {
-					failed(r, PK_RECORDER_FAIL_OPEN, err, r->o.tp_filter);
+				if (fd >= 0 && (err = pk_ioc_set_filter(fd, flt)) < 0) {
+					failed(r, PK_RECORDER_FAIL_OPEN, err, flt);
+					r->fail.event = r->ev.names[i - 1];
 					pk_evlist__close(r->ev.el);
 					return err;
 				}
 			}
 	}
 	return 0;
+}
+
+/* Enable or disable the leaders of the recorded events (dummy false), or the side-band
+ * dummy alone (dummy true): start_disabled opens everything disabled, then turns the
+ * side band on. 0 or the first -errno. */
+static int ioc_events(struct pk_recorder *r, bool dummy, bool on)
+{
+	const struct pk_evsel *pos;
+	int ncpu = pk_cpu_map__nr(pk_evlist__cpus(r->ev.el));
+	int nthr = pk_thread_map__nr(pk_evlist__threads(r->ev.el));
+	int i = 0, first = 0;
+
+	pk_evlist__for_each_evsel(r->ev.el, pos) {
+		bool is_dummy = i++ == r->ev.dummy_idx;
+		if (pk_evsel__leader(pos) != pos || is_dummy != dummy)
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			for (int t = 0; t < nthr; t++) {
+				int fd = pk_evsel__fd(pos, c, t), err = 0;
+				if (fd >= 0)
+					err = on ? pk_ioc_enable(fd, true) : pk_ioc_disable(fd, true);
+				if (err < 0 && !first)
+					first = err;
+			}
+	}
+	return first;
+}
+
+PK_API int pk_recorder__enable(struct pk_recorder *r, bool on)
+{
+	if (!r || !r->opened || r->finished)
+		return pk_err(-EINVAL);
+	return pk_err(ioc_events(r, false, on));
 }
 
 PK_API int pk_recorder__open(struct pk_recorder *r)
@@ -743,14 +789,14 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 		return pk_err(err);
 
 	PK_OPTS(pk_evlist_open_opts, oo, .inherit = !r->p.no_inherit,
-		.enable_on_exec = r->o.workload && !r->o.system_wide,
+		.enable_on_exec = r->o.workload && !r->o.system_wide && !r->o.start_disabled,
 		.cgroup_fd = r->o.cgroup ? r->o.cgroup_fd : -1, .on_open = on_open, .ctx = r,
 		.user_fallback = true, .sampling = true);
 	err = pk_evlist__open(r->ev.el, &oo);
 	if (err < 0)
 		return pk_err(open_failed(r, r->ev.el, err, true));
 	user_names(r);
-	if (r->o.tp_filter && (err = set_filters(r)) < 0)
+	if ((r->o.tp_filter || r->o.nr_event_filters) && (err = set_filters(r)) < 0)
 		return pk_err(err);
 	if (r->ev.sb_el) {
 		err = pk_evlist__open(r->ev.sb_el, &oo);
@@ -792,7 +838,11 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 	}
 	/* without enable_on_exec, enable now, before a workload execs, so that its exec COMM
 	 * and first mmaps are seen (the side-band evlist follows the same rule) */
-	if (!oo.enable_on_exec) {
+	if (r->o.start_disabled) {
+		ioc_events(r, true, true);
+		if (r->ev.sb_el)
+			pk_evlist__enable(r->ev.sb_el);
+	} else if (!oo.enable_on_exec) {
 		pk_evlist__enable(r->ev.el);
 		if (r->ev.sb_el)
 			pk_evlist__enable(r->ev.sb_el);
@@ -1016,7 +1066,7 @@ static int close_file(struct pk_recorder *r, const char *rename_to,
 	bool pipe = pipe_output(o);
 	int err, rerr = 0;
 
-	if (!pipe)
+	if (!pipe && !o->no_buildid)
 		add_build_ids(r);
 	pk_data_writer__stats(r->w, NULL, NULL, &f.samples, &r->st.file_bytes);
 	if (pk_data_writer__sample_time(r->w, &f.first_ns, &f.last_ns) < 0)
@@ -1059,6 +1109,11 @@ PK_API int pk_recorder__finish_as(struct pk_recorder *r, const char *rename_to,
 	/* a final pass over every ring (the overwrite snapshot included); the end of the
 	 * recording counts as a wake-up, as in perf's summary */
 	r->st.wakeups++;
+	/* the events stop first: rings that keep filling (a recording of the recorder's own
+	 * system calls writes an event for each write of the drain) would never empty */
+	pk_evlist__disable(r->ev.el);
+	if (r->ev.sb_el)
+		pk_evlist__disable(r->ev.sb_el);
 	if (!r->write_err) {
 		if (o->overwrite) {
 			drain_set(r, r->sb_mm);
@@ -1069,9 +1124,6 @@ PK_API int pk_recorder__finish_as(struct pk_recorder *r, const char *rename_to,
 		if (r->oc && write_offcpu(r, true) == 0)
 			pk_data_writer__finish_round(r->w);
 	}
-	pk_evlist__disable(r->ev.el);
-	if (r->ev.sb_el)
-		pk_evlist__disable(r->ev.sb_el);
 	err = close_file(r, rename_to, closed);
 	/* the file is complete: the next writer of the path may rename it now */
 	pk_data_lock__release(r->lock);

@@ -462,8 +462,8 @@ static void test_aggregation_cpus(void **state)
 	}
 	pk_evsel__aggregate(tc, PK_AGGR_GLOBAL, NULL, 0, &g);
 	assert_int_equal(g.val, sum.val);
-	/* every CPU is in exactly one core and one socket */
-	for (int mode = PK_AGGR_CORE; mode <= PK_AGGR_SOCKET; mode++) {
+	/* every CPU is in exactly one core, socket, die and NUMA node */
+	for (int mode = PK_AGGR_CORE; mode <= PK_AGGR_NODE; mode++) {
 		int cover = 0;
 		uint64_t s = 0;
 		n = pk_evlist__aggr_keys(el, (enum pk_aggr_mode)mode, keys, 512);

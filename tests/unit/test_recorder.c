@@ -443,6 +443,73 @@ static void test_record_rotate(void **state)
 	close(fd);
 }
 
+/* start_disabled: nothing is sampled until pk_recorder__enable, nothing after it is
+ * turned off again; the attrs carry all_user, clockid and the register masks; group puts
+ * the two events in one group (GROUP_DESC); all_user with all_kernel is refused. */
+static struct perf_event_attr seen_attr;
+static void keep_attr(const struct pk_evsel *ev, const struct perf_event_attr *attr, pid_t pid,
+		      int cpu, int group_fd, unsigned long flags, int fd, void *ctx)
+{
+	(void)ev; (void)pid; (void)cpu; (void)group_fd; (void)flags; (void)ctx;
+	if (fd >= 0 && attr->type == PERF_TYPE_SOFTWARE && attr->config == PERF_COUNT_SW_CPU_CLOCK)
+		seen_attr = *attr;
+}
+
+static uint64_t samples_of(struct pk_recorder *r, bool on, int ms)
+{
+	PK_OPTS(pk_recorder_stats, st);
+	pk_recorder__stats(r, &st);
+	uint64_t before = st.samples;
+	if (on)
+		assert_int_equal(pk_recorder__enable(r, true), 0);
+	for (int i = 0; i < ms / 10; i++) {
+		spin_ms(10);
+		assert_true(pk_recorder__drain(r, 0) >= 0);
+	}
+	if (on)
+		assert_int_equal(pk_recorder__enable(r, false), 0);
+	for (int i = 0; i < 3; i++)
+		assert_true(pk_recorder__drain(r, 0) >= 0);
+	pk_recorder__stats(r, &st);
+	return st.samples - before;
+}
+
+static void test_start_disabled(void **state)
+{
+	(void)state;
+	pk_test_quiet_log();
+	{ PK_OPTS(pk_recorder_opts, o, .pids = "1", .all_user = true, .all_kernel = true,
+		  .output = "x.data"); expect_einval(&o); }
+	if (!pk_test_can_perf())
+		PK_SKIP("perf_event_open is not allowed here");
+	char pid[32];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	PK_OPTS(pk_recorder_opts, o, .event_str = "cpu-clock,task-clock", .freq = 1000,
+		.pids = pid, .output = "disabled.data", .no_buildid_cache = true, .mmap_pages = 8,
+		.start_disabled = true, .all_user = true, .use_clockid = true,
+		.clockid = CLOCK_MONOTONIC, .sample_regs_user = 0x3, .group = true,
+		.on_open = keep_attr);
+	struct pk_recorder *r = pk_recorder__new(&o);
+	assert_non_null(r);
+	assert_int_equal(pk_recorder__enable(r, true), -EINVAL); /* not open yet */
+	assert_int_equal(pk_recorder__open(r), 0);
+	assert_true(seen_attr.exclude_kernel && !seen_attr.exclude_user);
+	assert_true(seen_attr.use_clockid && seen_attr.clockid == CLOCK_MONOTONIC);
+	assert_true((seen_attr.sample_type & PERF_SAMPLE_REGS_USER) &&
+		    seen_attr.sample_regs_user == 0x3);
+	assert_int_equal(samples_of(r, false, 200), 0);
+	assert_true(samples_of(r, true, 200) > 0);
+	assert_int_equal(samples_of(r, false, 200), 0);
+	assert_int_equal(pk_recorder__finish(r), 0);
+	pk_recorder__free(r);
+	PK_OPTS(pk_data_reader_opts, ro);
+	struct pk_data_reader *rd = pk_data_reader__open("disabled.data", &ro);
+	assert_non_null(rd);
+	const struct pk_data_env *env = pk_data_reader__env(rd);
+	assert_int_equal(env->nr_groups, 1);
+	pk_data_reader__free(rd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_record_workload),
 		cmocka_unit_test(test_record_self),
 		cmocka_unit_test(test_record_rotate),
+		cmocka_unit_test(test_start_disabled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,6 +151,8 @@ enum pk_aggr_mode {
 	PK_AGGR_THREAD,  /* one key per thread of the map */
 	PK_AGGR_CORE,    /* one key per (socket, die, core) */
 	PK_AGGR_SOCKET,  /* one key per socket */
+	PK_AGGR_DIE,     /* one key per (socket, die): id = die */
+	PK_AGGR_NODE,    /* one key per NUMA node (sysfs cpuN/nodeM; 0 if none): id = node */
 };
 
 struct pk_aggr_key {

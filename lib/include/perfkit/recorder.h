@@ -155,6 +155,27 @@ struct pk_recorder_opts {
 	 * (u32 pid, u32 tid, u32 0): `report -e offcpu-waker --sort comm,tid` weighs the
 	 * wakers by the blocked time they ended. Costs one more sample per wake-up. */
 	bool off_cpu_wakers;
+	/* ---- perf record's finer options ---- */
+	/* Per event of `events` (by index, nr_event_filters entries; NULL = none): a filter
+	 * set with PERF_EVENT_IOC_SET_FILTER on each of the event's fds after open (perf's
+	 * --filter after -e: a tracepoint filter, or an address filter where the PMU has
+	 * them). It replaces tp_filter for that event; a filter the kernel refuses fails
+	 * __open as tp_filter does. */
+	const char *const *event_filters;
+	size_t nr_event_filters;
+	bool all_user;          /* every event user space only: exclude_kernel (--all-user) */
+	bool all_kernel;        /* every event kernel space only: exclude_user (--all-kernel) */
+	bool use_clockid;       /* every attr uses `clockid` (perf's -k; CLOCKID feature) */
+	int clockid;
+	uint64_t sample_regs_user;  /* PERF_SAMPLE_REGS_USER of these registers (--user-regs;
+				     * added to DWARF call graphs' own) */
+	uint64_t sample_regs_intr;  /* PERF_SAMPLE_REGS_INTR of these registers (-I) */
+	/* __open enables nothing (no enable_on_exec either): the caller enables the events
+	 * with pk_recorder__enable (perf's -D delay and --control). */
+	bool start_disabled;
+	bool no_buildid;        /* no BUILD_ID feature and no build-id cache (perf's -B) */
+	bool group;             /* the events not in a {group} form one group led by the
+				 * first event (perf's --group) */
 	size_t :0;
 };
 
@@ -182,7 +203,9 @@ enum pk_recorder_stage {
 	PK_RECORDER_FAIL_SETUP,     /* evlist: out of memory, bad event list, no DWARF regs */
 	PK_RECORDER_FAIL_CPUS,      /* `what` = the CPU list */
 	PK_RECORDER_FAIL_THREADS,   /* `what` = the pid/tid list */
-	PK_RECORDER_FAIL_OPEN,      /* perf_event_open: event, attr, pid, cpu, group_fd */
+	PK_RECORDER_FAIL_OPEN,      /* perf_event_open: event, attr, pid, cpu, group_fd;
+				     * with `what` set: the filter `what` was refused (of
+				     * `event`, when known) */
 	PK_RECORDER_FAIL_MMAP,      /* the ring buffers */
 	PK_RECORDER_FAIL_OUTPUT,    /* creating the output, `what` = its path; err -EBUSY:
 				     * another writer holds it, `pid` = that writer (0: unknown) */
@@ -216,6 +239,10 @@ PK_API void pk_recorder__failure(const struct pk_recorder *r, struct pk_recorder
  */
 #define PK_RECORDER_HUNGUP 2
 PK_API int pk_recorder__drain(struct pk_recorder *r, int timeout_ms);
+
+/* Enable (on) or disable every recorded event (the side band stays on, so mappings of
+ * the disabled span are still known). 0 or -errno; -EINVAL when not open. */
+PK_API int pk_recorder__enable(struct pk_recorder *r, bool on);
 
 /* Overwrite mode: write what the data rings hold now (the newest data). 0 or -errno;
  * -EINVAL when not recording in overwrite mode. */

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/stat-extra.c - perf stat's options beyond the basic ones: --per-die, --per-node,
+ * -d/--detailed, -M/--metrics, --all-user/--all-kernel, --no-scale, --no-merge and
+ * --filter, kept out of cmd-stat.c.
+ */
+#include "stat.h"
+
+/* perf stat -d, -dd, -ddd: the events each level adds to the default ones */
+static const char *const detailed[] = {
+	"L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses",
+	("L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,"
+	 "iTLB-load-misses"),
+	"L1-dcache-prefetches,L1-dcache-prefetch-misses",
+};
+
+/* -M: the metrics perfkit computes from generic events (the shadow metrics printed in the
+ * comment column of their counter lines); needs_hw: only with a hardware PMU */
+static const struct {
+	const char *name, *events, *what;
+	bool needs_hw;
+} metrics[] = {
+	{ "CPUs_utilized", "task-clock", "task-clock / elapsed time", false },
+	{ "IPC", "{cycles,instructions}", "instructions / cycles", true },
+	{ "CPI", "{cycles,instructions}", "cycles / instructions", true },
+	{ "branch_miss_rate", "{branches,branch-misses}", "branch-misses / branches", true },
+	{ "cache_miss_rate", "{cache-references,cache-misses}",
+	  "cache-misses / cache-references", true },
+};
+#define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))
+
+static bool hw_pmu(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	int fd = pk_sys_perf_event_open(&a, 0, -1, -1, 0);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return !(fd == -ENOENT || fd == -ENODEV || fd == -EOPNOTSUPP);
+}
+
+static int add_metrics(struct stat_opts *o, const char *list)
+{
+	char *dup = strdup(list), *save = NULL;
+	int hw = -1;
+	struct pk_parse_error pe;
+
+	if (!dup)
+		return 1;
+	for (char *w = strtok_r(dup, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < NR_METRICS; i++)
+			if (!strcasecmp(w, metrics[i].name))
+				break;
+		if (i == NR_METRICS) {
+			tool_error("unknown metric '%s': perfkit computes CPUs_utilized, IPC, CPI, "
+				   "branch_miss_rate and cache_miss_rate (perf's per-CPU metric "
+				   "tables are not included)", w);
+			free(dup);
+			return 129;
+		}
+		if (metrics[i].needs_hw && hw < 0)
+			hw = hw_pmu();
+		if (metrics[i].needs_hw && !hw) {
+			tool_error("metric '%s' (%s) needs hardware counters, which this machine "
+				   "does not expose (no hardware PMU, common in VMs); only "
+				   "CPUs_utilized works here", metrics[i].name, metrics[i].what);
+			free(dup);
+			return 1;
+		}
+		if (pk_event_list__parse(o->events, metrics[i].events, NULL, &pe) < 0) {
+			tool_error("metric '%s': %s", metrics[i].name, pe.msg);
+			free(dup);
+			return 1;
+		}
+	}
+	free(dup);
+	return 0;
+}
+
+int stat_extra_opt(struct stat_opts *o, int c, const char *arg, int nspecs)
+{
+	struct stat_extra *x = &o->x;
+
+	switch (c) {
+	case STAT_OPT_PER_DIE: o->aggr = PK_AGGR_DIE; return 0;
+	case STAT_OPT_PER_NODE: o->aggr = PK_AGGR_NODE; return 0;
+	case 'd': x->detailed++; return 0;
+	case 'M': x->metrics = arg; return 0;
+	case STAT_OPT_ALL_USER: x->all_user = true; return 0;
+	case STAT_OPT_ALL_KERNEL: x->all_kernel = true; return 0;
+	case STAT_OPT_NO_SCALE: o->no_scale = true; return 0;
+	case STAT_OPT_NO_MERGE: return 0; /* perfkit never merges (see the doc) */
+	case STAT_OPT_FILTER: {
+		if (!nspecs) {
+			tool_error("--filter must follow a -e tracepoint");
+			return 129;
+		}
+		struct stat_filter *f = realloc(x->filters, (x->nr_filters + 1) * sizeof(*f));
+		if (!f)
+			return 1;
+		x->filters = f;
+		f[x->nr_filters++] = (struct stat_filter){ .spec = nspecs - 1, .text = arg };
+		return 0;
+	}
+	default:
+		return TOOL_OPT_UNKNOWN;
+	}
+}
+
+void stat_extra_spec_added(struct stat_opts *o, int spec)
+{
+	struct stat_extra *x = &o->x;
+	size_t n = pk_event_list__count(o->events);
+
+	for (size_t i = 0; i < x->nr_filters; i++)
+		if (x->filters[i].spec == spec) {
+			x->filters[i].end = n;
+			x->filters[i].begin = x->spec_end;
+		}
+	x->spec_end = n;
+}
+
+int stat_extra_check(struct stat_opts *o)
+{
+	struct stat_extra *x = &o->x;
+	struct pk_parse_error pe;
+
+	if (x->all_user && x->all_kernel) {
+		tool_error("--all-user and --all-kernel exclude each other");
+		return 129;
+	}
+	if (x->detailed) { /* appended to -e's events too, as perf */
+		for (int i = 0; i < x->detailed && i < 3; i++)
+			if (pk_event_list__parse(o->events, detailed[i], NULL, &pe) < 0) {
+				tool_error("-d: %s", pe.msg);
+				return 1;
+			}
+	}
+	if (x->metrics) {
+		int r = add_metrics(o, x->metrics);
+		if (r)
+			return r;
+	}
+	for (size_t i = 0; i < x->nr_filters; i++)
+		for (size_t e = x->filters[i].begin; e < x->filters[i].end; e++)
+			if (pk_event_spec__kind(pk_event_list__get(o->events, e)) != PK_EV_TRACEPOINT) {
+				tool_error("--filter '%s' must follow a -e tracepoint",
+					   x->filters[i].text);
+				return 129;
+			}
+	return -1;
+}
+
+void stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el)
+{
+	struct pk_evsel *ev;
+	int i = 0;
+
+	o->x.duration_ev = NULL;
+	pk_evlist__for_each_evsel(el, ev)
+		if (i++ == o->x.duration_idx)
+			o->x.duration_ev = ev;
+
+	if (!o->x.all_user && !o->x.all_kernel)
+		return;
+	pk_evlist__for_each_evsel(el, ev) {
+		struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
+		if (ev == o->x.duration_ev)
+			continue;
+		/* as perf's evsel__config: the other side only */
+		a->exclude_kernel = o->x.all_user;
+		a->exclude_user = o->x.all_kernel;
+	}
+}
+
+int stat_extra_filters(struct stat_opts *o, struct pk_evlist *el)
+{
+	struct stat_extra *x = &o->x;
+	int ncpu = pk_cpu_map__nr(pk_evlist__cpus(el));
+	int nthr = pk_thread_map__nr(pk_evlist__threads(el));
+	struct pk_evsel *ev;
+	size_t idx = 0;
+
+	pk_evlist__for_each_evsel(el, ev) {
+		for (size_t i = 0; i < x->nr_filters; i++) {
+			const struct stat_filter *f = &x->filters[i];
+			if (idx < f->begin || idx >= f->end)
+				continue;
+			for (int c = 0; c < ncpu; c++)
+				for (int t = 0; t < nthr; t++) {
+					int fd = pk_evsel__fd(ev, c, t), err;
+					if (fd >= 0 && (err = pk_ioc_set_filter(fd, f->text)) < 0) {
+						tool_error("the kernel refused the filter '%s' of '%s': "
+							   "%s (check the field names in the event's "
+							   "format file under tracefs)", f->text,
+							   pk_evsel__name(ev), strerror(-err));
+						return -1;
+					}
+				}
+		}
+		idx++;
+	}
+	return 0;
+}
+
+void stat_extra_release(struct stat_opts *o)
+{
+	free(o->x.filters);
+	o->x.filters = NULL;
+	o->x.nr_filters = 0;
+}
+
+/* duration_time: perf's tool event, the elapsed time of the run in ns. A dummy software
+ * event holds its place in the list (it counts nothing); its line shows the elapsed time.
+ * Only as a top-level name (not inside a {group}). */
+const char *stat_extra_spec(struct stat_opts *o, const char *spec, char **owned)
+{
+	size_t n = strlen(spec), tok = 0;
+	const char *p = spec;
+
+	*owned = NULL;
+	if (!strstr(spec, "duration_time"))
+		return spec;
+	if (strpbrk(spec, "{}")) {
+		tool_error("duration_time does not go inside a {group}: give it its own -e");
+		return NULL;
+	}
+	while (*p) {
+		size_t l = strcspn(p, ",");
+		if (l == 13 && !strncmp(p, "duration_time", 13)) {
+			if (o->x.duration_idx >= 0) {
+				tool_error("duration_time given twice");
+				return NULL;
+			}
+			char *c = malloc(n + 1);
+			if (!c)
+				return NULL;
+			size_t at = (size_t)(p - spec);
+			memcpy(c, spec, at);
+			memcpy(c + at, "dummy", 5);
+			memcpy(c + at + 5, p + 13, n - at - 13 + 1);
+			o->x.duration_idx = (int)(pk_event_list__count(o->events) + tok);
+			*owned = c;
+			return c;
+		}
+		tok++;
+		p += l + (p[l] == ',');
+	}
+	return spec;
+}
+
+void stat_extra_count(const struct stat_opts *o, const struct run_state *st,
+		      const struct pk_evsel *ev, struct pk_count *c)
+{
+	if (o->no_scale)
+		c->val = c->raw;
+	if (ev && ev == o->x.duration_ev) {
+		c->val = c->raw = st->wall_ns;
+		c->ena = c->run = st->wall_ns;
+		c->status = PK_COUNT_OK;
+		c->running_pct = 100.0;
+	}
+}
+
+bool stat_extra_name(const struct stat_opts *o, const struct pk_evsel *ev, const char **name,
+		     const char **unit)
+{
+	if (!ev || ev != o->x.duration_ev)
+		return false;
+	*name = "duration_time";
+	*unit = "ns";
+	return true;
+}
