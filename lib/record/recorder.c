@@ -6,7 +6,8 @@
  * Shape: policy (policy.c) -> evlist over cpu_map x thread_map -> open (disabled or
  * enable_on_exec) -> one ring per CPU (pk_evlist__mmap) -> perf.data writer with the attrs
  * as opened and their ids -> synthesised state (kernel map, COMM/FORK/MMAP2,
- * FINISHED_INIT) -> enable -> drain passes -> final drain, build-ids, header.
+ * FINISHED_INIT; file-state.c) -> enable -> drain passes -> final drain, build-ids
+ * (file-state.c), header. A rotation closes the file and starts the next one the same way.
  *
  * The drain never parses records beyond their headers: ring bytes are handed to the
  * writer as the (at most two) raw spans the ring exposes, and walk.c counts samples and
@@ -28,50 +29,7 @@
 #include "record/record-internal.h"
 #include "data/data-internal.h"
 
-#define DEFAULT_STACK 8192
-#define DEFAULT_PAGES 128
-
-struct pk_recorder {
-	struct pk_recorder_opts o;        /* the caller's, zero-extended */
-	sigset_t mask;
-	bool has_mask;
-	struct pk_event_list *own_events; /* parsed from event_str / the default */
-	const struct pk_event_list *events;
-	struct pk_rec_policy p;
-	struct pk_rec_events ev;
-	bool built, opened, finished;
-	struct pk_evlist_mmap *mm, *sb_mm;
-	struct pk_data_writer *w;
-	struct pk_attr *attrs;            /* attr as opened, per evsel of ev.el */
-	bool *attr_ok;
-	struct pk_attr sb_attr;
-	bool sb_attr_ok;
-	struct pk_rec_walk walk;
-	struct pollfd *pfds;
-	int npfds, nlive;
-	int write_err;
-	struct pk_recorder_failure fail;
-	struct pk_recorder_stats st;
-	char *bid_err_file;
-	int vdso_fd;                      /* a memfd with the workload's vdso image, or -1 */
-	int32_t lock_holder, lock_stale;  /* the output lock's (pk_data_writer_opts) */
-	bool vdso_tried;
-	struct pk_rec_offcpu *oc;         /* off_cpu: the offcpu-time synthesis */
-	struct pk_attr oc_attr;
-	struct pk_data_lock *lock;        /* the output path's, held until the last file is
-					   * closed (across rotations) */
-	struct perf_event_header *kmap;   /* the synthesised kernel map, for every file */
-	struct pk_rec_nameset cached;     /* files already put in the build-id cache (by an
-					   * earlier file of a rotation) */
-	void *tdata;                      /* the TRACING_DATA blob, for every file */
-	size_t tdata_len;
-	bool tdata_done;                  /* built (or found impossible) once */
-	struct pk_attr wk_attr;           /* off_cpu_wakers: offcpu-waker's (type 0: none) */
-};
-
-/* The sample id of the synthesised offcpu-time samples: kernel ids count up from 1. */
-#define OFFCPU_ID ((1ULL << 63) | 0x0ffcULL)
-#define WAKER_ID ((1ULL << 63) | 0x0ffdULL)
+#include "record/recorder-internal.h"
 
 /* ---- options ---- */
 
@@ -230,59 +188,6 @@ static int write_bytes(struct pk_recorder *r, const void *p, size_t len)
 	if (err < 0)
 		r->write_err = err;
 	return err;
-}
-
-/*
- * Copy the vdso image of the process whose [vdso] map the walk saw first, from its memory,
- * once: perf record keeps the vdso in the build-id cache, so that [vdso] frames resolve
- * where the reader cannot map this kernel's vdso itself (another machine, valgrind). Taken
- * from the workload, not from the recorder (valgrind hides the recorder's own); while the
- * process runs, so right after the walk sees the map. Best effort: no copy, no entry.
- */
-static void capture_vdso(struct pk_recorder *r)
-{
-	if (r->vdso_tried || !r->walk.vdso_seen)
-		return;
-	r->vdso_tried = true;
-	uint64_t len = r->walk.vdso_len;
-	if (!len || len > (1u << 20) || r->o.no_buildid_cache)
-		return;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%u/mem", r->walk.vdso_pid);
-	int mem = open(path, O_RDONLY | O_CLOEXEC);
-	if (mem < 0)
-		return;
-	void *buf = malloc(len);
-	ssize_t n = buf ? pread(mem, buf, len, (off_t)r->walk.vdso_start) : -1;
-	close(mem);
-	int fd = n == (ssize_t)len ? memfd_create("perfkit-vdso", MFD_CLOEXEC) : -1;
-	if (fd >= 0 && write(fd, buf, len) != (ssize_t)len) {
-		close(fd);
-		fd = -1;
-	}
-	free(buf);
-	r->vdso_fd = fd;
-}
-
-static int synth_cb(const struct perf_event_header *h, void *ctx)
-{
-	struct pk_recorder *r = ctx;
-	pk_rec_walk__record(&r->walk, h);
-	capture_vdso(r);
-	int err = pk_data_writer__write_record(r->w, h);
-	if (err < 0)
-		r->write_err = err;
-	return err;
-}
-
-/* The kernel map record, kept for the later files of a rotation (reading kallsyms again
- * would cost most of a switch's time) */
-static int kmap_cb(const struct perf_event_header *h, void *ctx)
-{
-	struct pk_recorder *r = ctx;
-	if (!r->kmap && (r->kmap = malloc(h->size)))
-		memcpy(r->kmap, h, h->size);
-	return synth_cb(h, ctx);
 }
 
 /* Each evsel's attr as opened (after fallbacks), for the file; then --verbose's callback. */
@@ -475,99 +380,6 @@ static int add_tracing_data(struct pk_recorder *r)
 	r->tdata = blob;
 	r->tdata_len = len;
 	return err < 0 ? err : 0;
-}
-
-/* A process and its descendants, as they are now (the children files of every thread;
- * bounded): the workload's tree when a rotation starts a new file. */
-static void synth_tree(struct pk_recorder *r, pid_t root, unsigned flags,
-		       const struct pk_synth_opts *so)
-{
-	enum { MAXP = 4096 };
-	pid_t *q = malloc(MAXP * sizeof(*q));
-	size_t n = 0, head = 0;
-	char path[96];
-
-	if (!q) {
-		pk_synth__process(root, flags, synth_cb, r, so);
-		return;
-	}
-	q[n++] = root;
-	while (head < n && !r->write_err) {
-		pid_t p = q[head++];
-		pk_synth__process(p, flags, synth_cb, r, so);
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)p);
-		DIR *d = opendir(path);
-		struct dirent *de;
-		while (d && (de = readdir(d))) {
-			if (de->d_name[0] < '1' || de->d_name[0] > '9')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)p, de->d_name);
-			FILE *f = fopen(path, "re");
-			long c;
-			while (f && n < MAXP && fscanf(f, "%ld", &c) == 1)
-				if (c > 0 && c <= INT32_MAX)
-					q[n++] = (pid_t)c;
-			if (f)
-				fclose(f);
-		}
-		if (d)
-			closedir(d);
-	}
-	free(q);
-}
-
-static int synthesize(struct pk_recorder *r, bool again)
-{
-	const struct pk_recorder_opts *o = &r->o;
-	struct pk_sample_layout first;
-	pid_t child = o->workload ? pk_workload__pid(o->workload) : -1;
-
-	/* synthesised records carry the first attr's trailer (all zero), as perf writes */
-	if (pk_sample_layout__init(&first, &r->attrs[0].attr) < 0)
-		first.id_size = 0;
-	PK_OPTS(pk_synth_opts, so, .id_size = first.id_size, .mmap_data = o->addr);
-	/* the kernel reports namespace changes only: the namespaces the targets are in when
-	 * recording starts are synthesised, as perf does */
-	unsigned ns = o->namespaces ? PK_SYNTH_NAMESPACES : 0;
-	int err = 0;
-
-	if (r->kmap)
-		synth_cb(r->kmap, r);
-	else
-		pk_synth__kernel_mmap(kmap_cb, r, &so);
-	if (o->system_wide) {
-		err = pk_synth__all(PK_SYNTH_FORK | PK_SYNTH_MMAPS | ns, synth_cb, r, &so);
-	} else if (child > 0 && again) {
-		/* a later file of a rotation: the workload runs, with its mappings, threads
-		 * and children, none of which the file would know of otherwise */
-		synth_tree(r, child, PK_SYNTH_MMAPS | ns, &so);
-	} else if (child > 0) {
-		char comm[64] = "perfkit", path[64];
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)child);
-		FILE *f = fopen(path, "re");
-		if (f) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(f);
-		}
-		err = pk_synth__comm(child, child, comm, synth_cb, r, &so);
-		if (!err && ns)
-			err = pk_synth__namespaces(child, child, synth_cb, r, &so);
-	} else if (o->pids || o->tids) {
-		struct pk_thread_map *ids = pk_thread_map__new_list(o->pids ? o->pids : o->tids);
-		for (int i = 0; ids && i < pk_thread_map__nr(ids) && !r->write_err; i++) {
-			pid_t t = pk_thread_map__tid(ids, i);
-			if (o->pids)
-				pk_synth__process(t, PK_SYNTH_MMAPS | ns, synth_cb, r, &so);
-			else
-				pk_synth__thread(t, PK_SYNTH_MMAPS | ns, synth_cb, r, &so);
-		}
-		pk_thread_map__free(ids);
-	}
-	if (!r->write_err)
-		pk_synth__finished_init(synth_cb, r);
-	(void)err; /* a target that vanished meanwhile is not an error */
-	return r->write_err;
 }
 
 /* ---- open ---- */
@@ -829,7 +641,7 @@ PK_API int pk_recorder__open(struct pk_recorder *r)
 		err = add_tracing_data(r);
 	pk_rec_walk__seal(&r->walk);
 	if (!err)
-		err = synthesize(r, false);
+		err = pk_rec_synthesize(r, false);
 	if (!err)
 		err = make_pollfds(r);
 	if (err < 0) {
@@ -879,7 +691,7 @@ static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
 	}
 	len = c[0].len + (n > 1 ? c[1].len : 0);
 	pk_rec_walk__scan(&r->walk, c, n);
-	capture_vdso(r);
+	pk_rec_capture_vdso(r);
 	if (r->oc) {
 		err = pk_rec_offcpu__scan(r->oc, c, n, write_span, r);
 	} else {
@@ -984,72 +796,6 @@ PK_API int pk_recorder__snapshot(struct pk_recorder *r)
 
 /* ---- the end ---- */
 
-/* Copies of the recorded binaries in perf's build-id cache, as perf record makes them, so
- * that a report of this file still finds the symbols after a rebuild. Never fatal. */
-static void bid_cache_add(struct pk_recorder *r, bool *off, const char *name, const uint8_t *id,
-			  size_t len)
-{
-	PK_OPTS(pk_build_id_cache_opts, co, .dir = r->o.buildid_dir);
-	int err;
-
-	if (*off || pk_rec_nameset__add(&r->cached, name ? name : "[kernel.kallsyms]") == 0)
-		return; /* (an earlier file of the rotation copied it already) */
-	err = name ? pk_build_id_cache__add(name, id, len, &co)
-		   : pk_build_id_cache__add_kallsyms(NULL, id, len, &co);
-	if (err == -EFBIG) {
-		r->st.buildid_cache_too_big++;
-	} else if (err == -EACCES || err == -EPERM || err == -EROFS || err == -ENOSPC ||
-		   err == -EDQUOT || err == -ENOTDIR || err == -ENOENT || err == -ENAMETOOLONG) {
-		/* the cache itself is the problem (or the file vanished: ENOENT from realpath
-		 * is told apart by still trying the other files) */
-		if (err == -ENOENT && name && access(name, F_OK) < 0)
-			return;
-		if (!name && err == -EACCES)
-			return; /* kallsyms addresses hidden (kptr_restrict): nothing to keep */
-		*off = true;
-		r->st.buildid_cache_err = err;
-		free(r->bid_err_file);
-		r->bid_err_file = strdup(name ? name : "[kernel.kallsyms]");
-	}
-}
-
-static void add_build_ids(struct pk_recorder *r)
-{
-	uint8_t id[PK_BUILD_ID_MAX], kid[PK_BUILD_ID_MAX];
-	size_t len, klen = sizeof(kid);
-	bool off = r->o.no_buildid_cache;
-	bool kernel = pk_kernel_build_id(NULL, kid, &klen) == 0;
-
-	if (kernel && pk_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_KERNEL, kid, klen,
-						   "[kernel.kallsyms]") == 0)
-		r->st.build_ids++;
-	for (size_t i = 0; i < r->walk.dsos.cap; i++) {
-		const char *name = r->walk.dsos.slot[i];
-		if (!name)
-			continue;
-		len = sizeof(id);
-		if (pk_build_id__read(name, id, &len) == 0) {
-			if (pk_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_USER, id, len,
-							 name) == 0)
-				r->st.build_ids++;
-			bid_cache_add(r, &off, name, id, len);
-		}
-	}
-	if (kernel)
-		bid_cache_add(r, &off, NULL, kid, klen);
-	/* the workload's vdso, as perf lists and caches it */
-	char vp[64];
-	snprintf(vp, sizeof(vp), "/proc/self/fd/%d", r->vdso_fd);
-	len = sizeof(id);
-	if (r->vdso_fd >= 0 && pk_build_id__read(vp, id, &len) == 0 &&
-	    pk_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_USER, id, len, "[vdso]") == 0) {
-		r->st.build_ids++;
-		PK_OPTS(pk_build_id_cache_opts, co, .dir = r->o.buildid_dir);
-		if (!off)
-			pk_build_id_cache__add_vdso(r->vdso_fd, id, len, &co);
-	}
-}
-
 static bool pipe_output(const struct pk_recorder_opts *o)
 {
 	return o->pipe || (o->output && !strcmp(o->output, "-"));
@@ -1067,7 +813,7 @@ static int close_file(struct pk_recorder *r, const char *rename_to,
 	int err, rerr = 0;
 
 	if (!pipe && !o->no_buildid)
-		add_build_ids(r);
+		pk_rec_add_build_ids(r);
 	pk_data_writer__stats(r->w, NULL, NULL, &f.samples, &r->st.file_bytes);
 	if (pk_data_writer__sample_time(r->w, &f.first_ns, &f.last_ns) < 0)
 		f.first_ns = f.last_ns = 0;
@@ -1160,7 +906,7 @@ static int start_next_file(struct pk_recorder *r)
 	if (!err)
 		err = add_tracing_data(r);
 	if (!err)
-		err = synthesize(r, true);
+		err = pk_rec_synthesize(r, true);
 	return err;
 }
 
