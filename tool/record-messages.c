@@ -154,7 +154,7 @@ void rec_dumped(const struct rec_opts *o, const char *path, const struct pk_reco
 void rec_lost_warnings(const struct rec_opts *o, const struct pk_recorder_stats *st)
 {
 	uint64_t pages = st->mmap_pages;
-	char fewer[64]; /* with -c, a longer period (it printed "-c 0" before) */
+	char fewer[96]; /* with -c, a longer period (it printed "-c 0" before) */
 	if (o->ro.period)
 		snprintf(fewer, sizeof(fewer), "a longer period (-c %" PRIu64 ", now %" PRIu64 ")",
 			 o->ro.period * 2, o->ro.period);
