@@ -159,14 +159,18 @@ void rec_dumped(const struct rec_opts *o, const char *path, const struct pk_reco
 void rec_lost_warnings(const struct rec_opts *o, const struct pk_recorder_stats *st)
 {
 	uint64_t pages = st->mmap_pages;
+	char fewer[96]; /* with -c, a longer period (it printed "-c 0" before) */
+	if (o->ro.period)
+		snprintf(fewer, sizeof(fewer), "a longer period (-c %" PRIu64 ", now %" PRIu64 ")",
+			 o->ro.period * 2, o->ro.period);
+	else
+		snprintf(fewer, sizeof(fewer), "a lower frequency (-F %ld)", (long)st->freq / 2);
 	if (st->lost)
 		tool_warn("lost %" PRIu64 " events in %" PRIu64 " LOST records (%.2f%% of the "
 			     "samples): the ring buffers filled up; use bigger buffers (-m %" PRIu64
-			     ", now %" PRIu64 " pages) or a lower frequency (-F%s%ld)", st->lost,
-			     st->lost_records,
+			     ", now %" PRIu64 " pages) or %s", st->lost, st->lost_records,
 			     100.0 * (double)st->lost / (double)(st->lost + st->samples + !st->samples),
-			     pages * 2, pages, o->ro.period ? "; now -c " : " ",
-			     o->ro.period ? 0L : (long)st->freq / 2);
+			     pages * 2, pages, fewer);
 	if (st->lost_samples)
 		tool_warn("the kernel dropped %" PRIu64 " samples it could not record "
 			     "(PERF_RECORD_LOST_SAMPLES)", st->lost_samples);
