@@ -148,9 +148,11 @@ static struct pk_machine *machine_o(const struct pk_machine_opts *o)
 	return m;
 }
 
+/* (no build-id cache: what ~/.debug holds depends on which recordings ran before, and a
+ * copy there with a recorded build-id would stand in for a changed file) */
 static struct pk_machine *machine(bool host)
 {
-	PK_OPTS(pk_machine_opts, o, .host = host);
+	PK_OPTS(pk_machine_opts, o, .host = host, .buildid_dir = "");
 	return machine_o(&o);
 }
 
