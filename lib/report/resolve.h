@@ -65,7 +65,8 @@ static inline size_t pk_rep_rhot_slot(uint64_t gen, uint64_t ip, uint8_t cm)
 			 0x9e3779b97f4a7c15ULL) >> (64 - RHOT_BITS));
 }
 
-static inline int pk_rep_resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t gen,
+static inline __attribute__((always_inline)) int
+pk_rep_resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t gen,
 			  uint64_t ip, uint8_t cm, struct rent **out, uint32_t *fid)
 {
 	if (cm == PK_CPUMODE_KERNEL) {

@@ -23,13 +23,17 @@ PK_API int pk_callchain__cut(struct pk_chain_entry *chain, size_t n, unsigned in
 		return pk_err(-EINVAL);
 	if (n > INT_MAX)
 		return pk_err(-ERANGE);
+	if (n <= max_stack) /* neither kind can reach the limit: the common case, no pass */
+		return (int)n;
 	size_t out = 0, recorded = 0, unwound = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t *count = (chain[i].flags & PK_CHAIN_UNWOUND) ? &unwound : &recorded;
 		if (*count >= max_stack)
 			continue;
 		(*count)++;
-		chain[out++] = chain[i];
+		if (out != i)
+			chain[out] = chain[i];
+		out++;
 	}
 	return (int)out;
 }
