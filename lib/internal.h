@@ -251,5 +251,10 @@ int64_t pk_sign_extend(uint64_t v, unsigned width);
  * none), of the time in the body (-1: none). The one place that computes them. */
 int pk_sample_id_pos(uint64_t st);
 int pk_sample_is_pos(uint64_t st);
-int pk_sample_time_pos(uint64_t st);
+/* (a macro: the ordering queue asks it of every record; PERF_SAMPLE_* from the user's
+ * <linux/perf_event.h>) */
+#define pk_sample_time_pos(st)                                                          \
+	(((st) & PERF_SAMPLE_TIME) ? !!((st) & PERF_SAMPLE_IDENTIFIER) +                   \
+					     !!((st) & PERF_SAMPLE_IP) + !!((st) & PERF_SAMPLE_TID) \
+				   : -1)
 #endif

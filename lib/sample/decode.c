@@ -147,13 +147,6 @@ int pk_sample_is_pos(uint64_t st)
 	return 1 + !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_STREAM_ID);
 }
 
-int pk_sample_time_pos(uint64_t st)
-{
-	if (!(st & PERF_SAMPLE_TIME))
-		return -1;
-	return !!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID);
-}
-
 PK_API int pk_sample_layout__record_id(const struct pk_sample_layout *l,
 				       const struct perf_event_header *rec, uint64_t *id)
 {
