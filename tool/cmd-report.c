@@ -9,7 +9,7 @@
 #include "report.h"
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
-       O_HEADER_ONLY, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
+       O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
        O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR };
 
 static const struct tool_opt opts[] = {
@@ -47,6 +47,8 @@ static const struct tool_opt opts[] = {
 	  "or a share of the run: 10%-20%" },
 	{ O_HEADER, "header", no_argument, NULL, "print the perf.data header block first" },
 	{ O_HEADER_ONLY, "header-only", no_argument, NULL, "print only the header block" },
+	{ O_STATS, "stats", no_argument, NULL, "print the records per type and the samples per event" },
+	{ O_TASKS, "tasks", no_argument, NULL, "print the threads of the file as a tree (pid tid ppid comm)" },
 	{ 'I', "show-info", no_argument, NULL,
 	  "with --header/--header-only: the CPU and NUMA\n"
 	  "topology, caches and memory nodes in full" },
@@ -216,6 +218,8 @@ int cmd_report(int argc, char **argv)
 		case O_TIME: R.time_spec = optarg; break;
 		case O_HEADER: R.header = true; break;
 		case O_HEADER_ONLY: R.header_only = true; break;
+		case O_STATS: R.stats = true; break;
+		case O_TASKS: R.tasks = true; break;
 		case 'I': R.show_info = true; break;
 		case O_JSON: R.json = true; break;
 		case O_STDIO: ui = 0; break;
@@ -260,7 +264,8 @@ int cmd_report(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
-	bool browse = (ui == 1 || (ui < 0 && term)) && !R.json && !R.header && !R.header_only;
+	bool browse = (ui == 1 || (ui < 0 && term)) && !R.json && !R.header && !R.header_only &&
+		      !R.stats && !R.tasks;
 	tool_setup_log(R.verbose);
 	if (R.quiet)
 		pk_set_log(NULL, NULL, PK_LOG_ERROR);
@@ -280,8 +285,9 @@ int cmd_report(int argc, char **argv)
 		R.header = R.header_only = false;
 	if (R.header || R.header_only)
 		rpt_print_header(&R, rd);
-	if (R.header_only) {
-		status = tool_finish_stdout(0);
+	if (R.header_only || R.stats || R.tasks) {
+		err = R.stats ? rpt_print_stats(&R, rd) : R.tasks ? rpt_print_tasks(&R, rd) : 0;
+		status = tool_finish_stdout(err < 0 ? 1 : 0);
 		goto out;
 	}
 

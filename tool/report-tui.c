@@ -194,7 +194,8 @@ bool rpt_tui_wanted(int argc, char **argv)
 		if (!strcmp(argv[i], "--tui"))
 			tui = true;
 		else if (!strcmp(argv[i], "--stdio") || !strcmp(argv[i], "--json") ||
-			 !strcmp(argv[i], "--header") || !strcmp(argv[i], "--header-only"))
+			 !strcmp(argv[i], "--header") || !strcmp(argv[i], "--header-only") ||
+			 !strcmp(argv[i], "--stats") || !strcmp(argv[i], "--tasks"))
 			return false;
 		else if (!strcmp(argv[i], "--"))
 			break;

@@ -41,6 +41,7 @@ struct report {
 	bool show_period;       /* --show-total-period: a Period column */
 	bool by_samples;
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
+	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
 	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
 	int verbose;
@@ -98,6 +99,9 @@ uint64_t rpt_weight_self(const struct report *R, const struct pk_hist_entry *e);
 uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e);
 /* report-tui.c: the browser over the report (0, or 1 when it cannot start) */
 int rpt_tui_run(struct report *R, struct pk_report *rep);
+/* report-stats.c: --stats and --tasks (0 or a negative errno, said) */
+int rpt_print_stats(struct report *R, struct pk_data_reader *rd);
+int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
 /* report-options.c */
 bool rpt_looks_like_cg_spec(const char *s);
 enum col rpt_key_col(enum pk_sort_key k);
