@@ -17,7 +17,8 @@
 
 enum { OPT_NO_SYMBOLS = 256, OPT_FILE_ORDER, OPT_TRACEFS, OPT_NO_INLINE, OPT_SHOW_SWITCH,
        OPT_MAX_STACK, OPT_PID, OPT_TID, OPT_COMMS, OPT_TIME, OPT_NS, OPT_RELTIME,
-       OPT_DELTATIME, OPT_SHOW_TASK, OPT_SHOW_MMAP, OPT_SHOW_NS, OPT_SHOW_CGROUP };
+       OPT_DELTATIME, OPT_SHOW_TASK, OPT_SHOW_MMAP, OPT_SHOW_NS, OPT_SHOW_CGROUP,
+       OPT_SHOW_LOST, OPT_SHOW_ROUND };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>",
@@ -59,6 +60,10 @@ static const struct tool_opt opts[] = {
 	  "also the NAMESPACES records (record --namespaces)" },
 	{ OPT_SHOW_CGROUP, "show-cgroup-events", no_argument, NULL,
 	  "also the CGROUP records (record --all-cgroups)" },
+	{ OPT_SHOW_LOST, "show-lost-events", no_argument, NULL,
+	  "also the LOST records (events the rings had no room for)" },
+	{ OPT_SHOW_ROUND, "show-round-events", no_argument, NULL,
+	  "also the FINISHED_ROUND records (in file order, as perf)" },
 	{ OPT_TRACEFS, "tracefs", required_argument, "<dir>",
 	  "tracepoint formats the recording does not carry are read\n"
 	  "from <dir>/events (default: the mounted tracefs; 'none':\n"
@@ -236,7 +241,9 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 {
 	struct script *s = ctx;
 	if (ev->hdr->type >= 64) {
-		if (s->all)
+		if (s->show_round && !s->json && ev->hdr->type == PK_RECORD_FINISHED_ROUND)
+			ob_puts(&s->ob, "PERF_RECORD_FINISHED_ROUND\n");
+		else if (s->all || (s->show_round && ev->hdr->type == PK_RECORD_FINISHED_ROUND))
 			print_user_record(s, ev);
 		return 0;
 	}
@@ -248,13 +255,17 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 	if (r->type == PERF_RECORD_COMM) {
 		comm_set(s, r->comm.tid, r->comm.comm);
 	} else if (r->type == PERF_RECORD_FORK) {
-		/* the child has its parent's comm; the idle task's is "swapper" (perf) */
-		struct comm_slot *parent = comm_find(s, r->task.ptid, false);
-		if ((parent || r->task.ptid == 0) && !comm_find(s, r->task.tid, false)) {
+		/* the child has its parent's comm (the idle task's is "swapper"), or none when
+		 * the parent's is unknown: a comm the child had before (a COMM from another
+		 * CPU's ring, earlier in file order) is forgotten, as perf does */
+		struct comm_slot *parent = comm_find(s, r->task.ptid, false), *child;
+		if (parent || r->task.ptid == 0) {
 			char c[16] = "swapper";
 			if (parent)
 				memcpy(c, parent->comm, sizeof(c));
 			comm_set(s, r->task.tid, c);
+		} else if ((child = comm_find(s, r->task.tid, false))) {
+			child->comm[0] = 0;
 		}
 	}
 	if ((r->type == PERF_RECORD_SWITCH || r->type == PERF_RECORD_SWITCH_CPU_WIDE) &&
@@ -268,6 +279,8 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 		 (s->show_ns && r->type == PERF_RECORD_NAMESPACES) ||
 		 (s->show_cgroup && r->type == PERF_RECORD_CGROUP))
 		s->json ? print_record(s, r) : print_side(s, ev->attr, r);
+	else if (s->show_lost && r->type == PERF_RECORD_LOST)
+		s->json ? print_record(s, r) : print_lost(s, ev->attr, r);
 	return record_done(s);
 }
 
@@ -325,6 +338,9 @@ int cmd_script(int argc, char **argv)
 		case OPT_SHOW_MMAP: s.show_mmap = true; break;
 		case OPT_SHOW_NS: s.show_ns = true; break;
 		case OPT_SHOW_CGROUP: s.show_cgroup = true; break;
+		case OPT_SHOW_LOST: s.show_lost = true; break;
+		/* perf shows the rounds where they are: records in file order */
+		case OPT_SHOW_ROUND: s.show_round = s.file_order = true; break;
 		case OPT_PID: case OPT_TID: case 'C': case OPT_COMMS: {
 			int e = c == OPT_PID ? tool_parse_ints(optarg, &s.f_pids, &s.f_npids)
 				: c == OPT_TID ? tool_parse_ints(optarg, &s.f_tids, &s.f_ntids)

@@ -187,7 +187,10 @@ static void print_mmap2(struct script *s, const struct pk_record *r)
  * or "OUT" or "OUT preempt", padded to 11 columns, and for a CPU-wide record the task
  * switched to or from ("next pid/tid: 1234/1234 ").
  */
-void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r)
+/* The start of a sample line for a record (comm and tid of its sample_id trailer, cpu,
+ * time: fields as for the event's samples), in room for 192 bytes */
+static char *put_rec_start(struct script *s, const struct pk_data_attr *a,
+			   const struct pk_record *r)
 {
 	unsigned int user;
 	uint64_t st = r->has_sid ? r->sid.type : 0;
@@ -197,7 +200,21 @@ void print_switch(struct script *s, const struct pk_data_attr *a, const struct p
 		     (sample_fields(s, a, a->attr.attr.sample_type, &user) & SF_IP) &&
 		     (a->attr.attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
 	char *p = ob_room(&s->ob, 192);
-	p = put_start(s, p, F, chain, r->sid.pid, r->sid.tid, r->sid.cpu, r->sid.time);
+	return put_start(s, p, F, chain, r->sid.pid, r->sid.tid, r->sid.cpu, r->sid.time);
+}
+
+/* LOST as perf script --show-lost-events prints it: a sample line's start, then the
+ * number of events lost */
+void print_lost(struct script *s, const struct pk_data_attr *a, const struct pk_record *r)
+{
+	char *p = put_rec_start(s, a, r);
+	s->ob.len = (size_t)(p - s->ob.buf);
+	ob_printf(&s->ob, "PERF_RECORD_LOST lost %" PRIu64 "\n", r->lost.lost);
+}
+
+void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r)
+{
+	char *p = put_rec_start(s, a, r);
 	p = r->type == PERF_RECORD_SWITCH ? PUT(p, "PERF_RECORD_SWITCH ")
 					  : PUT(p, "PERF_RECORD_SWITCH_CPU_WIDE ");
 	p = !r->sw.out ? PUT(p, "IN         ") : r->sw.preempt ? PUT(p, "OUT preempt")

@@ -76,6 +76,7 @@ struct script {
 	bool show_switch;       /* --show-switch-events */
 	bool show_task, show_mmap; /* --show-task-events, --show-mmap-events */
 	bool show_ns, show_cgroup; /* --show-namespace-events, --show-cgroup-events */
+	bool show_lost, show_round; /* --show-lost-events, --show-round-events */
 	int name_width;         /* the longest event name (perf aligns names to it) */
 	size_t name_width_attrs; /* attrs it was computed over (a pipe adds attrs later) */
 	char unk_comm[16];      /* ":<tid>", the comm of a thread without COMM */
@@ -181,6 +182,8 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 int sample_chain(struct script *s, const struct pk_sample *smp);
 /* script-records.c: a context switch line (text); any other record (-a), kernel or user */
 void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
+/* a LOST record as perf's --show-lost-events (text) */
+void print_lost(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
 void print_record(struct script *s, const struct pk_record *r);
 void print_user_record(struct script *s, const struct pk_data_event *ev);
 /* COMM/FORK/EXIT/MMAP/MMAP2 as perf's --show-task-events/--show-mmap-events (text) */
