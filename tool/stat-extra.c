@@ -2,7 +2,7 @@
 /*
  * tool/stat-extra.c - perf stat's options beyond the basic ones: --per-die, --per-node,
  * -d/--detailed, -M/--metrics, --all-user/--all-kernel, --no-scale, --no-merge and
- * --filter, kept out of cmd-stat.c.
+ * --filter, --for-each-cgroup, kept out of cmd-stat.c.
  */
 #include "stat.h"
 
@@ -98,6 +98,7 @@ int stat_extra_opt(struct stat_opts *o, int c, const char *arg, int nspecs)
 	case STAT_OPT_ALL_KERNEL: x->all_kernel = true; return 0;
 	case STAT_OPT_NO_SCALE: o->no_scale = true; return 0;
 	case STAT_OPT_NO_MERGE: return 0; /* perfkit never merges (see the doc) */
+	case STAT_OPT_FOR_EACH_CGROUP: x->cg_list = arg; return 0;
 	case STAT_OPT_FILTER: {
 		if (!nspecs) {
 			tool_error("--filter must follow a -e tracepoint");
@@ -128,6 +129,51 @@ void stat_extra_spec_added(struct stat_opts *o, int spec)
 	x->spec_end = n;
 }
 
+/* --for-each-cgroup: each name's directory opened once (kept until the end) */
+static int open_cgroups(struct stat_opts *o)
+{
+	struct stat_extra *x = &o->x;
+	const char *p = x->cg_list;
+	size_t n = 1;
+
+	if (o->cgroup) {
+		tool_error("-G and --for-each-cgroup exclude each other");
+		return 129;
+	}
+	if (x->duration_idx >= 0) {
+		tool_error("duration_time does not mix with --for-each-cgroup: leave it out");
+		return 129;
+	}
+	if (!o->system_wide || o->aggr == PK_AGGR_THREAD) {
+		tool_error("--for-each-cgroup counts cgroups on CPUs: use it with -a or -C "
+			   "(and without --per-thread)");
+		return 129;
+	}
+	for (const char *c = p; *c; c++)
+		n += *c == ',';
+	x->cg_names = calloc(n, sizeof(*x->cg_names));
+	x->cg_fds = calloc(n, sizeof(*x->cg_fds));
+	if (!x->cg_names || !x->cg_fds)
+		return 1;
+	for (;;) {
+		size_t l = strcspn(p, ",");
+		if (l == 0) {
+			tool_error("--for-each-cgroup '%s': an empty cgroup name", x->cg_list);
+			return 129;
+		}
+		char *name = strndup(p, l);
+		if (!name)
+			return 1;
+		x->cg_names[x->nr_cg] = name;
+		x->cg_fds[x->nr_cg++] = -1;
+		if ((x->cg_fds[x->nr_cg - 1] = tool_open_cgroup(name)) < 0)
+			return 1;
+		if (!p[l])
+			return -1;
+		p += l + 1;
+	}
+}
+
 int stat_extra_check(struct stat_opts *o)
 {
 	struct stat_extra *x = &o->x;
@@ -156,13 +202,38 @@ int stat_extra_check(struct stat_opts *o)
 					   x->filters[i].text);
 				return 129;
 			}
+	if (x->cg_list)
+		return open_cgroups(o);
 	return -1;
 }
 
-void stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el)
+/* perf's expansion: the whole event list again for each cgroup, in the cgroups' order */
+static int expand_cgroups(struct stat_opts *o, struct pk_evlist *el)
+{
+	struct stat_extra *x = &o->x;
+	struct pk_evsel *ev;
+	int i = 0;
+
+	x->per_cg = pk_evlist__nr_evsels(el);
+	for (int c = 1; c < x->nr_cg; c++)
+		if (pk_evlist__add_events(el, o->events) < 0) {
+			tool_error("cannot set up the events: %s", strerror(errno));
+			return -1;
+		}
+	pk_evlist__for_each_evsel(el, ev) {
+		pk_evsel__set_cgroup(ev, x->cg_fds[i / x->per_cg]);
+		i++;
+	}
+	return 0;
+}
+
+int stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el)
 {
 	struct pk_evsel *ev;
 	int i = 0;
+
+	if (o->x.nr_cg && expand_cgroups(o, el) < 0)
+		return -1;
 
 	o->x.duration_ev = NULL;
 	pk_evlist__for_each_evsel(el, ev)
@@ -170,7 +241,7 @@ void stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el)
 			o->x.duration_ev = ev;
 
 	if (!o->x.all_user && !o->x.all_kernel)
-		return;
+		return 0;
 	pk_evlist__for_each_evsel(el, ev) {
 		struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
 		if (ev == o->x.duration_ev)
@@ -179,6 +250,16 @@ void stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el)
 		a->exclude_kernel = o->x.all_user;
 		a->exclude_user = o->x.all_kernel;
 	}
+	return 0;
+}
+
+const char *stat_extra_cgroup(const struct stat_opts *o, int idx)
+{
+	if (o->cgroup)
+		return o->cgroup;
+	if (!o->x.nr_cg || idx < 0 || !o->x.per_cg)
+		return NULL;
+	return idx / o->x.per_cg < o->x.nr_cg ? o->x.cg_names[idx / o->x.per_cg] : NULL;
 }
 
 int stat_extra_filters(struct stat_opts *o, struct pk_evlist *el)
@@ -190,9 +271,11 @@ int stat_extra_filters(struct stat_opts *o, struct pk_evlist *el)
 	size_t idx = 0;
 
 	pk_evlist__for_each_evsel(el, ev) {
+		/* each cgroup's copy of the list gets the filters of the first */
+		size_t at = x->per_cg ? idx % (size_t)x->per_cg : idx;
 		for (size_t i = 0; i < x->nr_filters; i++) {
 			const struct stat_filter *f = &x->filters[i];
-			if (idx < f->begin || idx >= f->end)
+			if (at < f->begin || at >= f->end)
 				continue;
 			for (int c = 0; c < ncpu; c++)
 				for (int t = 0; t < nthr; t++) {
@@ -216,6 +299,16 @@ void stat_extra_release(struct stat_opts *o)
 	free(o->x.filters);
 	o->x.filters = NULL;
 	o->x.nr_filters = 0;
+	for (int i = 0; o->x.cg_names && i < o->x.nr_cg; i++) {
+		free(o->x.cg_names[i]);
+		if (o->x.cg_fds[i] >= 0)
+			close(o->x.cg_fds[i]);
+	}
+	free(o->x.cg_names);
+	free(o->x.cg_fds);
+	o->x.cg_names = NULL;
+	o->x.cg_fds = NULL;
+	o->x.nr_cg = 0;
 }
 
 /* duration_time: perf's tool event, the elapsed time of the run in ns. A dummy software

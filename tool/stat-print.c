@@ -174,6 +174,8 @@ static void print_prefix(struct stat_opts *o, struct pk_evlist *el, const struct
 }
 
 /* One counter line. `val` is the (mean) scaled value; noise < 0 means "no -r". */
+static int evsel_index(struct pk_evlist *el, struct pk_evsel *ev);
+
 static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct pk_aggr_key *k,
 		       struct pk_evsel *ev, const struct pk_count *c, double val, double noise,
 		       const struct metric *m, double ts)
@@ -183,6 +185,7 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 	bool clock = is_clock(ev);
 	const char *unit = clock ? "msec" : (pk_evsel__unit(ev) ? pk_evsel__unit(ev) : "");
 	stat_extra_name(o, ev, &name, &unit);
+	const char *cg = stat_extra_cgroup(o, evsel_index(el, ev));   /* perf's column */
 	double shown = clock ? val / 1e6 : val * pk_evsel__scale(ev);
 	bool counted = c->status == PK_COUNT_OK || c->status == PK_COUNT_SCALED;
 	const char *bad = c->status == PK_COUNT_NOT_SUPPORTED ? "<not supported>" : "<not counted>";
@@ -202,6 +205,10 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 		tool_json_str(f, unit);
 		fputs(", \"event\" : ", f);
 		tool_json_str(f, name);
+		if (cg) {
+			fputs(", \"cgroup\" : ", f);
+			tool_json_str(f, cg);
+		}
 		if (noise >= 0)
 			fprintf(f, ", \"variance\" : %.2f", noise);
 		fprintf(f, ", \"event-runtime\" : %" PRIu64 ", \"pcnt-running\" : %.2f, ",
@@ -223,6 +230,8 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 		else
 			fprintf(f, "%.0f", shown);
 		fprintf(f, "%s%s%s%s%s", s, unit, s, name, s);
+		if (cg)
+			fprintf(f, "%s%s", cg, s);
 		if (noise >= 0)
 			fprintf(f, "%.2f%%%s", noise, s);
 		fprintf(f, "%" PRIu64 "%s%.2f%s", c->run, s, pct, s);
@@ -236,7 +245,10 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 		fprintf(f, "%16.9f ", ts);
 	print_prefix(o, el, k);
 	if (!counted) {
-		fprintf(f, "%18s %-4s %-32s%28s\n", bad, unit, name, "");
+		if (cg)
+			fprintf(f, "%18s %-4s %-25s %s%35s\n", bad, unit, name, cg, "");
+		else
+			fprintf(f, "%18s %-4s %-32s%28s\n", bad, unit, name, "");
 		return;
 	}
 	if (clock)
@@ -244,6 +256,8 @@ static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct p
 	else
 		fmt_group(num, sizeof(num), shown, o->big_num);
 	fprintf(f, "%18s %-4s %-32s", num, unit, name);
+	if (cg)
+		fprintf(f, " %s", cg);
 	if (m->has) {
 		fputs(" # ", f);
 		fprintf(f, m->fmt, m->val);
@@ -271,6 +285,43 @@ static int evsel_index(struct pk_evlist *el, struct pk_evsel *ev)
 	return -1;
 }
 
+/* the values metrics refer to: the first clock, cycles and branches counts (of cgroup
+ * `slot`'s events with --for-each-cgroup, as perf's per-cgroup shadow stats) */
+static void metric_bases(struct stat_opts *o, struct run_state *st, int ki, int slot,
+			 unsigned flags, double *clock_ns, double *cycles, double *branches)
+{
+	struct pk_evlist *el = st->el;
+	const struct pk_aggr_key *k = &st->keys[ki];
+	bool repeat = st->use_stats;
+	struct pk_evsel *ev;
+
+	*clock_ns = *cycles = *branches = 0;
+	pk_evlist__for_each_evsel(el, ev) {
+		int idx = evsel_index(el, ev);
+		if (o->x.per_cg && idx / o->x.per_cg != slot)
+			continue;
+		struct rstat *r = &st->stats[idx * st->nkeys + ki];
+		struct pk_count c;
+		double v;
+		if (repeat) {
+			c = r->last;
+			v = r->mean;
+		} else {
+			pk_evsel__aggregate(ev, o->aggr, k, flags, &c);
+			stat_extra_count(o, st, ev, &c);
+			v = (double)c.val;
+		}
+		if (c.status != PK_COUNT_OK && c.status != PK_COUNT_SCALED)
+			continue;
+		if (is_clock(ev) && *clock_ns == 0)
+			*clock_ns = v;
+		else if (is_hw(ev, PERF_COUNT_HW_CPU_CYCLES) && *cycles == 0)
+			*cycles = v;
+		else if (is_hw(ev, PERF_COUNT_HW_BRANCH_INSTRUCTIONS) && *branches == 0)
+			*branches = v;
+	}
+}
+
 /*
  * Print every counter line of key k. With `delta`, the counts since the last
  * pk_evlist__save_counts (interval mode); with st->runs > 1 the means over the runs.
@@ -284,29 +335,14 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 	bool repeat = st->use_stats;
 	struct pk_evsel *ev;
 
-	/* the values metrics refer to: the first clock, cycles and branches counts */
+	int slot = -1;   /* --for-each-cgroup: the cgroup whose counts the metrics use */
 	pk_evlist__for_each_evsel(el, ev) {
-		struct rstat *r = &st->stats[evsel_index(el, ev) * st->nkeys + ki];
-		struct pk_count c;
-		double v;
-		if (repeat) {
-			c = r->last;
-			v = r->mean;
-		} else {
-			pk_evsel__aggregate(ev, o->aggr, k, flags, &c);
-			stat_extra_count(o, st, ev, &c);
-			v = (double)c.val;
+		int idx = evsel_index(el, ev);
+		int my = o->x.per_cg ? idx / o->x.per_cg : 0;
+		if (my != slot) {
+			slot = my;
+			metric_bases(o, st, ki, slot, flags, &clock_ns, &cycles, &branches);
 		}
-		if (c.status != PK_COUNT_OK && c.status != PK_COUNT_SCALED)
-			continue;
-		if (is_clock(ev) && clock_ns == 0)
-			clock_ns = v;
-		else if (is_hw(ev, PERF_COUNT_HW_CPU_CYCLES) && cycles == 0)
-			cycles = v;
-		else if (is_hw(ev, PERF_COUNT_HW_BRANCH_INSTRUCTIONS) && branches == 0)
-			branches = v;
-	}
-	pk_evlist__for_each_evsel(el, ev) {
 		struct rstat *r = &st->stats[evsel_index(el, ev) * st->nkeys + ki];
 		struct pk_count c;
 		struct metric m;

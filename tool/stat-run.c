@@ -110,7 +110,10 @@ static struct pk_evlist *build_evlist(struct stat_opts *o, pid_t child)
 		pk_evlist__free(el);
 		return NULL;
 	}
-	stat_extra_attrs(o, el);
+	if (stat_extra_attrs(o, el) < 0) {
+		pk_evlist__free(el);
+		return NULL;
+	}
 	switch (o->target) {
 	case T_WORKLOAD:
 		cpus = pk_cpu_map__new_dummy();
@@ -310,7 +313,7 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 
 	t0 = stat_now_ns();
 	enabled = oo.enable_on_exec;
-	bool cg = o->cgroup != NULL;
+	bool cg = o->cgroup || o->x.nr_cg;
 	if (o->delay_ms > 0)
 		t_enable = t0 + (uint64_t)o->delay_ms * 1000000ULL;
 	else if (!enabled) {

@@ -39,7 +39,7 @@ enum target_kind { T_WORKLOAD, T_PID, T_TID, T_CPU };
  * --no-merge, --filter */
 enum {
 	STAT_OPT_PER_DIE = 400, STAT_OPT_PER_NODE, STAT_OPT_ALL_USER, STAT_OPT_ALL_KERNEL,
-	STAT_OPT_NO_SCALE, STAT_OPT_NO_MERGE, STAT_OPT_FILTER,
+	STAT_OPT_NO_SCALE, STAT_OPT_NO_MERGE, STAT_OPT_FILTER, STAT_OPT_FOR_EACH_CGROUP,
 };
 struct stat_filter {
 	int spec;                 /* the -e it follows */
@@ -54,6 +54,9 @@ struct stat_extra {
 	size_t nr_filters, spec_end;
 	int duration_idx;         /* duration_time's event (a dummy in its place), or -1 */
 	const struct pk_evsel *duration_ev; /* it, in the run's evlist */
+	const char *cg_list;      /* --for-each-cgroup */
+	char **cg_names;          /* its names, and their directories' fds */
+	int *cg_fds, nr_cg, per_cg; /* per_cg: events of one cgroup's copy */
 };
 #define STAT_EXTRA_OPTS \
 	{ STAT_OPT_PER_DIE, "per-die", no_argument, NULL, "one line per die (with -a or -C)" }, \
@@ -71,7 +74,9 @@ struct stat_extra {
 	{ STAT_OPT_NO_MERGE, "no-merge", no_argument, NULL, \
 	  "accepted for perf habits: perfkit prints each PMU's event\napart" }, \
 	{ STAT_OPT_FILTER, "filter", required_argument, "<filter>", \
-	  "tracepoint filter of the preceding -e" }
+	  "tracepoint filter of the preceding -e" }, \
+	{ STAT_OPT_FOR_EACH_CGROUP, "for-each-cgroup", required_argument, "<name,...>", \
+	  "count the events in each of these cgroups (with -a or -C)" }
 
 struct stat_opts {
 	struct pk_event_list *events;
@@ -146,7 +151,9 @@ bool stat_text_locale_begin(const struct stat_opts *o);
 int stat_extra_opt(struct stat_opts *o, int c, const char *arg, int nspecs);
 void stat_extra_spec_added(struct stat_opts *o, int spec);
 int stat_extra_check(struct stat_opts *o);
-void stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el);
+int stat_extra_attrs(struct stat_opts *o, struct pk_evlist *el);
+/* the cgroup column of event number idx (-G, --for-each-cgroup), or NULL */
+const char *stat_extra_cgroup(const struct stat_opts *o, int idx);
 int stat_extra_filters(struct stat_opts *o, struct pk_evlist *el);
 void stat_extra_release(struct stat_opts *o);
 /* duration_time: the -e spec with it replaced by a dummy event (NULL: as it is; *owned

@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@ struct pk_evsel {
 	struct pk_evlist *evlist;
 	bool unsupported;
 	bool opened;
+	int cgroup_fd1;               /* own cgroup dir fd + 1 (0: the open's); borrowed */
 	uint64_t open_rf;             /* read_format the fds were opened with */
 	int nr_open_members;          /* leaders: opened members including the leader */
 	int ncpus, nthreads;
@@ -182,6 +184,14 @@ PK_API void pk_evsel__set_scale(struct pk_evsel *ev, double scale, const char *u
 	ev->scale = scale;
 	free(ev->unit);
 	ev->unit = unit ? strdup(unit) : NULL;
+}
+
+PK_API int pk_evsel__set_cgroup(struct pk_evsel *ev, int cgroup_fd)
+{
+	if (!ev || cgroup_fd < -1 || cgroup_fd == INT_MAX || ev->opened)
+		return -EINVAL;
+	ev->cgroup_fd1 = cgroup_fd + 1;
+	return 0;
 }
 
 PK_API double pk_evsel__scale(const struct pk_evsel *ev)
@@ -433,6 +443,7 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 		for (int ti = 0; ti < nthreads; ti++) {
 			for (int i = 0; i < el->nr; i++) {
 				struct pk_evsel *ev = el->ev[i];
+				int cg = ev->cgroup_fd1 ? ev->cgroup_fd1 - 1 : cgroup_fd;
 				struct pk_evsel *leader;
 				struct pk_attr a;
 				pid_t pid = pk_thread_map__tid(el->threads, ti);
@@ -455,8 +466,8 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 					a.attr.read_format |= PERF_FORMAT_GROUP;
 				a.attr.disabled = is_leader && !enabled;
 				a.attr.enable_on_exec = is_leader && on_exec;
-				if (cgroup_fd >= 0) {
-					pid = cgroup_fd;
+				if (cg >= 0) {
+					pid = cg;
 					flags |= PERF_FLAG_PID_CGROUP;
 				} else if (pid >= 0 && inherit && !(ev->flags & PK_EVF_NO_INHERIT)) {
 					a.attr.inherit = 1;
@@ -474,7 +485,7 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 						ev->ids[s] = 0;
 					continue;
 				}
-				if (skip_missing && fd == -ESRCH && pid > 0 && cgroup_fd < 0) {
+				if (skip_missing && fd == -ESRCH && pid > 0 && cg < 0) {
 					/* the thread is gone: none of the events (the rest of a
 					 * group included) is opened on it */
 					pk_debug("thread %d is gone: not counted", (int)pid);
@@ -488,7 +499,7 @@ static int open_all(struct pk_evlist *el, const struct pk_evlist_open_opts *opts
 				}
 				if (user_fallback && (fd == -EACCES || fd == -EPERM) &&
 				    !ev->attr.attr.exclude_kernel && !ev->attr.attr.exclude_user &&
-				    cgroup_fd < 0 && pid >= 0) {
+				    cg < 0 && pid >= 0) {
 					if (fallback_user_only(ev) == 0) {
 						*retry = true;
 						return fd;

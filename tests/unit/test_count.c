@@ -2,6 +2,7 @@
 /* lib/count: scaling, cpu/thread maps, topology, evlist open/read/groups, aggregation. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -437,6 +438,58 @@ static void test_unsupported(void **state)
 	}
 }
 
+/* pk_evsel__set_cgroup: that evsel alone is opened on the cgroup (PERF_FLAG_PID_CGROUP with
+ * the directory fd as pid); the others keep the open's target. */
+struct cg_seen {
+	const struct pk_evsel *ev[4];
+	pid_t pid[4];
+	unsigned long flags[4];
+	int n;
+};
+
+static void cg_open_cb(const struct pk_evsel *ev, const struct perf_event_attr *a, pid_t pid,
+		       int cpu, int group_fd, unsigned long flags, int fd, void *ctx)
+{
+	struct cg_seen *s = ctx;
+	(void)a, (void)cpu, (void)group_fd, (void)fd;
+	if (s->n < 4) {
+		s->ev[s->n] = ev;
+		s->pid[s->n] = pid;
+		s->flags[s->n++] = flags;
+	}
+}
+
+static void test_evsel_cgroup(void **state)
+{
+	(void)state;
+	if (!pk_test_can_perf())
+		PK_SKIP("perf_event_open is not permitted here");
+	struct pk_evlist *el = pk_evlist__new();
+	pid_t any = -1;
+	assert_non_null(el);
+	assert_int_equal(pk_evlist__set_maps(el, pk_cpu_map__new("0"),
+					     pk_thread_map__new_array(&any, 1)), 0);
+	struct pk_evsel *plain = add_sw(el, PERF_COUNT_SW_TASK_CLOCK, "task-clock", NULL);
+	struct pk_evsel *cg = add_sw(el, PERF_COUNT_SW_TASK_CLOCK, "task-clock", NULL);
+	int dfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(pk_evsel__set_cgroup(NULL, dfd), -EINVAL);
+	assert_int_equal(pk_evsel__set_cgroup(cg, -2), -EINVAL);
+	assert_int_equal(pk_evsel__set_cgroup(cg, dfd), 0);
+	struct cg_seen seen = { .n = 0 };
+	PK_OPTS(pk_evlist_open_opts, oo, .cgroup_fd = -1, .on_open = cg_open_cb, .ctx = &seen);
+	(void)pk_evlist__open(el, &oo);   /* "/" may or may not be a cgroup directory */
+	assert_true(seen.n >= 2);
+	assert_ptr_equal(seen.ev[0], plain);
+	assert_int_equal(seen.pid[0], -1);
+	assert_false(seen.flags[0] & PERF_FLAG_PID_CGROUP);
+	assert_ptr_equal(seen.ev[1], cg);
+	assert_int_equal(seen.pid[1], dfd);
+	assert_true(seen.flags[1] & PERF_FLAG_PID_CGROUP);
+	pk_evlist__free(el);
+	close(dfd);
+}
+
 /* Per-CPU counts sum to the global count; keys for core/socket cover every CPU. */
 static void test_aggregation_cpus(void **state)
 {
@@ -593,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_group_read),
 		cmocka_unit_test(test_delta),
 		cmocka_unit_test(test_open_failure_and_weak_group),
+		cmocka_unit_test(test_evsel_cgroup),
 		cmocka_unit_test(test_missing_thread),
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_aggregation_cpus),

@@ -130,6 +130,10 @@ PK_API struct pk_evsel *pk_evsel__leader(const struct pk_evsel *ev);
 PK_API void pk_evsel__set_flags(struct pk_evsel *ev, unsigned flags);
 /* Display scale/unit (sysfs .scale/.unit): kept for the caller, not applied by the library. */
 PK_API void pk_evsel__set_scale(struct pk_evsel *ev, double scale, const char *unit);
+/* Count only the tasks of the cgroup whose directory fd is given (PERF_FLAG_PID_CGROUP;
+ * needs CPUs), overriding the open's cgroup_fd; -1: back to the open's. The fd is borrowed
+ * until pk_evlist__open returns. -EINVAL once opened. */
+PK_API int pk_evsel__set_cgroup(struct pk_evsel *ev, int cgroup_fd);
 PK_API double pk_evsel__scale(const struct pk_evsel *ev);
 PK_API const char *pk_evsel__unit(const struct pk_evsel *ev);
 /* After open: false if the kernel said the event does not exist here (ENOENT, EOPNOTSUPP,
