@@ -306,6 +306,9 @@ int rec_extra_opt(struct rec_opts *o, int c, const char *arg)
 		return open_ctl(arg, x);
 	case REC_OPT_DRY_RUN: x->dry_run = true; break;
 	case REC_OPT_GROUP: o->ro.group = true; break;
+	case REC_OPT_PHYS_DATA: o->ro.sample_type_extra |= PERF_SAMPLE_PHYS_ADDR; break;
+	case REC_OPT_DATA_PAGE_SIZE: o->ro.sample_type_extra |= PERF_SAMPLE_DATA_PAGE_SIZE; break;
+	case REC_OPT_CODE_PAGE_SIZE: o->ro.sample_type_extra |= PERF_SAMPLE_CODE_PAGE_SIZE; break;
 	default:
 		return TOOL_OPT_UNKNOWN;
 	}

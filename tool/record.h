@@ -15,7 +15,8 @@ struct tool_pusher;
 enum {
 	REC_OPT_STRICT_FREQ = 400, REC_OPT_FILTER, REC_OPT_EXCLUDE_PERF, REC_OPT_USER_REGS,
 	REC_OPT_ALL_USER, REC_OPT_ALL_KERNEL, REC_OPT_BUILDID_ALL, REC_OPT_CONTROL,
-	REC_OPT_DRY_RUN, REC_OPT_GROUP,
+	REC_OPT_DRY_RUN, REC_OPT_GROUP, REC_OPT_PHYS_DATA, REC_OPT_DATA_PAGE_SIZE,
+	REC_OPT_CODE_PAGE_SIZE,
 };
 struct rec_extra {
 	bool strict_freq, dry_run, delay_set, ctl_owned;
@@ -56,7 +57,13 @@ struct rec_extra {
 	{ REC_OPT_CONTROL, "control", required_argument, "<fifo:ctl[,ack]|fd:ctl[,ack]>", \
 	  "read enable, disable, snapshot, stop and ping commands;\nwrite \"ack\" after each" }, \
 	{ REC_OPT_DRY_RUN, "dry-run", no_argument, NULL, "check the options, record nothing" }, \
-	{ REC_OPT_GROUP, "group", no_argument, NULL, "put the events into one group" }
+	{ REC_OPT_GROUP, "group", no_argument, NULL, "put the events into one group" }, \
+	{ REC_OPT_PHYS_DATA, "phys-data", no_argument, NULL, \
+	  "record each sample's physical data address" }, \
+	{ REC_OPT_DATA_PAGE_SIZE, "data-page-size", no_argument, NULL, \
+	  "record the page size of each sample's data address" }, \
+	{ REC_OPT_CODE_PAGE_SIZE, "code-page-size", no_argument, NULL, \
+	  "record the page size of each sample's code address" }
 
 struct rec_opts {
 	struct pk_recorder_opts ro;  /* what the library needs */

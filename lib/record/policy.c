@@ -132,6 +132,7 @@ static int config_attr(const struct pk_rec_policy *p, struct perf_event_attr *a,
 		a->sample_type |= PERF_SAMPLE_REGS_USER;
 		a->sample_regs_user |= o->sample_regs_user;
 	}
+	a->sample_type |= o->sample_type_extra;
 	if (o->sample_regs_intr) {
 		a->sample_type |= PERF_SAMPLE_REGS_INTR;
 		a->sample_regs_intr = o->sample_regs_intr;

@@ -58,6 +58,9 @@ static int check_opts(const struct pk_recorder_opts *o)
 		return -EINVAL;
 	if (o->off_cpu && o->overwrite)
 		return -EINVAL;
+	if (o->sample_type_extra & ~(uint64_t)(PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_DATA_PAGE_SIZE |
+					       PERF_SAMPLE_CODE_PAGE_SIZE))
+		return -EINVAL;
 	if ((o->all_user && o->all_kernel) || (o->nr_event_filters && !o->event_filters))
 		return -EINVAL;
 	return 0;

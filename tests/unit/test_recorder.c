@@ -38,6 +38,9 @@ static void test_bad_opts(void **state)
 	{ PK_OPTS(pk_recorder_opts, o, .pids = "1", .callgraph = PK_RECORDER_CG_DWARF,
 		  .stack_size = 70000, .output = "x.data"); expect_einval(&o); }
 	{ PK_OPTS(pk_recorder_opts, o, .pids = "1", .output_fd = -1); expect_einval(&o); }
+	/* sample_type_extra: only PHYS_ADDR and the page sizes */
+	{ PK_OPTS(pk_recorder_opts, o, .pids = "1", .sample_type_extra = PERF_SAMPLE_RAW,
+		  .output = "x.data"); expect_einval(&o); }
 	{ PK_OPTS(pk_recorder_opts, o, .pids = "1", .event_str = "no-such-event-xyz",
 		  .output = "x.data"); expect_einval(&o); }
 	{

@@ -176,6 +176,10 @@ struct pk_recorder_opts {
 	bool no_buildid;        /* no BUILD_ID feature and no build-id cache (perf's -B) */
 	bool group;             /* the events not in a {group} form one group led by the
 				 * first event (perf's --group) */
+	/* More of PERF_SAMPLE_PHYS_ADDR, _DATA_PAGE_SIZE and _CODE_PAGE_SIZE in every event's
+	 * sample_type (perf's --phys-data, --data-page-size, --code-page-size); other bits
+	 * make pk_recorder__new fail with EINVAL. */
+	uint64_t sample_type_extra;
 	size_t :0;
 };
 
@@ -183,7 +187,7 @@ struct pk_recorder_opts {
  * Validate and copy the options (strings and event list are borrowed until __free).
  * Nothing is opened yet. NULL + errno: EINVAL (no target, or more than one; pids/tids
  * with a workload; cgroup without system_wide; per_thread with system_wide; period with
- * freq; mmap_pages not a power of two; compress_level or stack_size out of range; no
+ * freq; mmap_pages not a power of two; sample_type_extra with other bits; compress_level or stack_size out of range; no
  * output), ENOMEM. Free with pk_recorder__free.
  */
 PK_API struct pk_recorder *pk_recorder__new(const struct pk_recorder_opts *opts);
