@@ -309,15 +309,40 @@ int rec_extra_opt(struct rec_opts *o, int c, const char *arg)
 	case REC_OPT_PHYS_DATA: o->ro.sample_type_extra |= PERF_SAMPLE_PHYS_ADDR; break;
 	case REC_OPT_DATA_PAGE_SIZE: o->ro.sample_type_extra |= PERF_SAMPLE_DATA_PAGE_SIZE; break;
 	case REC_OPT_CODE_PAGE_SIZE: o->ro.sample_type_extra |= PERF_SAMPLE_CODE_PAGE_SIZE; break;
+	case REC_OPT_KCORE: x->kcore = true; break;
 	default:
 		return TOOL_OPT_UNKNOWN;
 	}
 	return 0;
 }
 
+/* --kcore: perf turns the output into a directory (OUT/data, OUT/kcore_dir/ with kcore's
+ * kernel text segments rewritten as a small ELF, kallsyms and modules). perfkit writes one
+ * file and has no such ELF writer: refused before anything is created, first for the
+ * reason perf refuses too (no readable /proc/kcore). */
+static int refuse_kcore(void)
+{
+	int fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		tool_error("--kcore: /proc/kcore is not readable: %s (perf refuses it too; it "
+			   "needs a kernel with CONFIG_PROC_KCORE, root or CAP_SYS_RAWIO, and no "
+			   "container hiding it)", strerror(errno));
+		return 1;
+	}
+	close(fd);
+	tool_error("--kcore is not supported: perfkit writes a single perf.data file, not "
+		   "perf's directory with a kcore_dir copy of the kernel's text; record without "
+		   "it (perfkit annotate reads kernel code from a vmlinux), or use perf record "
+		   "--kcore");
+	return 1;
+}
+
 int rec_extra_check(struct rec_opts *o)
 {
 	struct rec_extra *x = &o->x;
+
+	if (x->kcore)
+		return refuse_kcore();
 
 	if (o->ro.all_user && o->ro.all_kernel)
 		return bad("--all-user and --all-kernel exclude each other");

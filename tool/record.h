@@ -16,10 +16,10 @@ enum {
 	REC_OPT_STRICT_FREQ = 400, REC_OPT_FILTER, REC_OPT_EXCLUDE_PERF, REC_OPT_USER_REGS,
 	REC_OPT_ALL_USER, REC_OPT_ALL_KERNEL, REC_OPT_BUILDID_ALL, REC_OPT_CONTROL,
 	REC_OPT_DRY_RUN, REC_OPT_GROUP, REC_OPT_PHYS_DATA, REC_OPT_DATA_PAGE_SIZE,
-	REC_OPT_CODE_PAGE_SIZE,
+	REC_OPT_CODE_PAGE_SIZE, REC_OPT_KCORE,
 };
 struct rec_extra {
-	bool strict_freq, dry_run, delay_set, ctl_owned;
+	bool strict_freq, dry_run, delay_set, ctl_owned, kcore;
 	int delay_ms;                /* -D: > 0 ms after the start, -1 until --control */
 	uint64_t enable_at;          /* CLOCK_MONOTONIC ms of the delayed enable, or 0 */
 	char **filters;              /* per event index, NULL = none */
@@ -63,7 +63,9 @@ struct rec_extra {
 	{ REC_OPT_DATA_PAGE_SIZE, "data-page-size", no_argument, NULL, \
 	  "record the page size of each sample's data address" }, \
 	{ REC_OPT_CODE_PAGE_SIZE, "code-page-size", no_argument, NULL, \
-	  "record the page size of each sample's code address" }
+	  "record the page size of each sample's code address" }, \
+	{ REC_OPT_KCORE, "kcore", no_argument, NULL, \
+	  "perf's copy of /proc/kcore: refused with the reason\n(see the doc)" }
 
 struct rec_opts {
 	struct pk_recorder_opts ro;  /* what the library needs */
