@@ -10,7 +10,8 @@
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
-       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR };
+       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR,
+       O_PERCENTAGE };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -32,6 +33,9 @@ static const struct tool_opt opts[] = {
 	{ O_PCT, "percent-limit", required_argument, "<p>", "hide entries below p percent" },
 	{ 'n', "show-nr-samples", no_argument, NULL, "add a Samples column" },
 	{ O_TOTAL_PERIOD, "show-total-period", no_argument, NULL, "add a Period column" },
+	{ O_PERCENTAGE, "percentage", required_argument, "<relative|absolute>",
+	  "with filters, percentages of the samples kept (relative)\n"
+	  "or of all the event's (absolute, the default)" },
 	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
 	{ O_PID, "pid", required_argument, "<pids>", "only these processes (comma separated)" },
 	{ O_TID, "tid", required_argument, "<tids>", "only these threads" },
@@ -202,6 +206,7 @@ int cmd_report(int argc, char **argv)
 		case O_PCT: R.percent_limit = strtod(optarg, NULL); break;
 		case 'n': R.show_nr = true; break;
 		case O_TOTAL_PERIOD: R.show_period = true; break;
+		case O_PERCENTAGE: err = rpt_parse_percentage(&R, optarg); break;
 		case O_WEIGHT:
 			if (!strcmp(optarg, "samples"))
 				R.by_samples = true;

@@ -322,17 +322,17 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 {
 	FILE *f = R->out;
 	char nb[32], buf[2048];
-	uint64_t shown = h->nr_samples - h->nr_filtered;
+	uint64_t shown, period;
 	enum col saved[16];
 	bool offcpu = offcpu_cols(R, h, saved);
-	R->total = R->by_samples ? h->nr_samples : h->total_period;
+	R->total = rpt_hist_total(R, h, &shown, &period);
 	rpt_fmt_samples(nb, sizeof(nb), shown);
 	/* -q: perf prints no "#" line at all, only the rows and call graphs */
 	if (!R->quiet) {
 		fprintf(f, "# Samples: %s of event '%s'\n", nb, h->name);
-		if (h->nr_filtered)
+		if (h->nr_filtered && !R->relative)
 			fprintf(f, "# (%" PRIu64 " samples filtered out)\n", h->nr_filtered);
-		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", period);
 		if (offcpu)
 			fprintf(f, "# Off-CPU time: %.3f ms (periods are nanoseconds blocked)\n#\n",
 				(double)h->total_period / 1e6);

@@ -39,6 +39,8 @@ struct report {
 	double percent_limit;
 	bool show_nr;
 	bool show_period;       /* --show-total-period: a Period column */
+	bool relative;          /* --percentage relative: of the samples the filters keep */
+	const char *field_sep;  /* -t: cells joined by it, unpadded numbers (perf's layout) */
 	bool by_samples;
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
 	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
@@ -110,5 +112,11 @@ int rpt_parse_cg(struct report *R, const char *s);
 void rpt_config_defaults(struct report *R);
 int rpt_parse_fields(struct report *R, const char *s);
 int rpt_parse_sort(struct report *R, const char *s);
+/* --percentage relative|absolute (-EINVAL, said, for another word) */
+int rpt_parse_percentage(struct report *R, const char *s);
+/* the total percentages are of: the event's, or with --percentage relative the sum of
+ * the entries the filters kept (*nr: their samples) */
+uint64_t rpt_hist_total(const struct report *R, const struct pk_hist *h, uint64_t *nr,
+			uint64_t *period);
 
 #endif
