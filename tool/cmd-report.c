@@ -36,6 +36,8 @@ static const struct tool_opt opts[] = {
 	{ O_PERCENTAGE, "percentage", required_argument, "<relative|absolute>",
 	  "with filters, percentages of the samples kept (relative)\n"
 	  "or of all the event's (absolute, the default)" },
+	{ 't', "field-separator", required_argument, "<sep>",
+	  "separate the columns with sep, numbers unpadded (as perf)" },
 	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
 	{ O_PID, "pid", required_argument, "<pids>", "only these processes (comma separated)" },
 	{ O_TID, "tid", required_argument, "<tids>", "only these threads" },
@@ -206,6 +208,7 @@ int cmd_report(int argc, char **argv)
 		case O_PCT: R.percent_limit = strtod(optarg, NULL); break;
 		case 'n': R.show_nr = true; break;
 		case O_TOTAL_PERIOD: R.show_period = true; break;
+		case 't': R.field_sep = optarg; break;
 		case O_PERCENTAGE: err = rpt_parse_percentage(&R, optarg); break;
 		case O_WEIGHT:
 			if (!strcmp(optarg, "samples"))
@@ -274,7 +277,7 @@ int cmd_report(int argc, char **argv)
 	tool_setup_log(R.verbose);
 	if (R.quiet)
 		pk_set_log(NULL, NULL, PK_LOG_ERROR);
-	R.color = !R.json && tool_use_color(R.color_mode);
+	R.color = !R.json && !R.field_sep && tool_use_color(R.color_mode);
 
 	PK_OPTS(pk_data_reader_opts, ro);
 	ro.no_mmap = !tool_read_mmap();
