@@ -38,6 +38,8 @@ static const struct tool_opt opts[] = {
 	  "or of all the event's (absolute, the default)" },
 	{ 't', "field-separator", required_argument, "<sep>",
 	  "separate the columns with sep, numbers unpadded (as perf)" },
+	{ 'T', "threads", no_argument, NULL,
+	  "after the report, each thread's event counts (READ\nrecords: record -s)" },
 	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
 	{ O_PID, "pid", required_argument, "<pids>", "only these processes (comma separated)" },
 	{ O_TID, "tid", required_argument, "<tids>", "only these threads" },
@@ -208,6 +210,7 @@ int cmd_report(int argc, char **argv)
 		case O_PCT: R.percent_limit = strtod(optarg, NULL); break;
 		case 'n': R.show_nr = true; break;
 		case O_TOTAL_PERIOD: R.show_period = true; break;
+		case 'T': R.threads = true; break;
 		case 't': R.field_sep = optarg; break;
 		case O_PERCENTAGE: err = rpt_parse_percentage(&R, optarg); break;
 		case O_WEIGHT:
@@ -437,6 +440,8 @@ int cmd_report(int argc, char **argv)
 			tool_error("out of memory");
 			err = -ENOMEM;
 		}
+		if (R.threads && rpt_print_threads(&R) < 0)
+			err = -EIO;
 	}
 	status = tool_finish_stdout(err < 0 ? 1 : 0);
 keep:

@@ -44,6 +44,7 @@ struct report {
 	bool by_samples;
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
 	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
+	bool threads;           /* -T: the per-thread counts table (report-threads.c) */
 	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
 	int verbose;
@@ -104,6 +105,8 @@ int rpt_tui_run(struct report *R, struct pk_report *rep);
 /* report-stats.c: --stats and --tasks (0 or a negative errno, said) */
 int rpt_print_stats(struct report *R, struct pk_data_reader *rd);
 int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
+/* report-threads.c: -T's table of READ counts per thread (0 or a negative errno, said) */
+int rpt_print_threads(struct report *R);
 /* report-options.c */
 bool rpt_looks_like_cg_spec(const char *s);
 enum col rpt_key_col(enum pk_sort_key k);
