@@ -11,7 +11,7 @@
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
        O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR,
-       O_PERCENTAGE };
+       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -38,6 +38,10 @@ static const struct tool_opt opts[] = {
 	  "or of all the event's (absolute, the default)" },
 	{ 't', "field-separator", required_argument, "<sep>",
 	  "separate the columns with sep, numbers unpadded (as perf)" },
+	{ O_NO_DEMANGLE, "no-demangle", no_argument, NULL, "C++/Rust symbol names as mangled" },
+	{ O_NS, "ns", no_argument, NULL, "times in nanoseconds (perf's: no effect on these columns)" },
+	{ O_KALLSYMS, "kallsyms", required_argument, "<file>",
+	  "kernel symbols from this kallsyms file (also for a\nrecording of another machine)" },
 	{ 'T', "threads", no_argument, NULL,
 	  "after the report, each thread's event counts (READ\nrecords: record -s)" },
 	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
@@ -210,6 +214,9 @@ int cmd_report(int argc, char **argv)
 		case O_PCT: R.percent_limit = strtod(optarg, NULL); break;
 		case 'n': R.show_nr = true; break;
 		case O_TOTAL_PERIOD: R.show_period = true; break;
+		case O_NO_DEMANGLE: R.no_demangle = true; break;
+		case O_NS: break; /* perf 6.1: only the time key's column, not one of ours */
+		case O_KALLSYMS: R.kallsyms = optarg; break;
 		case 'T': R.threads = true; break;
 		case 't': R.field_sep = optarg; break;
 		case O_PERCENTAGE: err = rpt_parse_percentage(&R, optarg); break;
@@ -369,7 +376,7 @@ int cmd_report(int argc, char **argv)
 		.dsos = (const char *const *)R.dsos, .nr_dsos = R.nr_dsos,
 		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
 		.time_start = t0, .time_end = t1, .lazy_callchains = true,
-		.machine_opts = tool_machine_opts());
+		.kallsyms = R.kallsyms, .machine_opts = rpt_machine_opts(&R));
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;
 	o.order = R.order;

@@ -199,3 +199,12 @@ uint64_t rpt_hist_total(const struct report *R, const struct pk_hist *h, uint64_
 		*period = p;
 	return R->by_samples ? (R->relative ? n : h->nr_samples) : p;
 }
+
+const struct pk_machine_opts *rpt_machine_opts(const struct report *R)
+{
+	static struct pk_machine_opts mo;
+	const struct pk_machine_opts *t = tool_machine_opts();
+	memcpy(&mo, t, sizeof(mo));
+	mo.no_demangle = R->no_demangle;
+	return &mo;
+}

@@ -44,6 +44,8 @@ struct report {
 	bool by_samples;
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
 	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
+	bool no_demangle;       /* --no-demangle: C++/Rust names as the symbol tables hold them */
+	const char *kallsyms;   /* --kallsyms FILE: the kernel's symbols from it */
 	bool threads;           /* -T: the per-thread counts table (report-threads.c) */
 	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
@@ -108,6 +110,8 @@ int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
 /* report-threads.c: -T's table of READ counts per thread (0 or a negative errno, said) */
 int rpt_print_threads(struct report *R);
 /* report-options.c */
+/* the tool's machine options with the report's symbol options (--no-demangle) */
+const struct pk_machine_opts *rpt_machine_opts(const struct report *R);
 bool rpt_looks_like_cg_spec(const char *s);
 enum col rpt_key_col(enum pk_sort_key k);
 int rpt_parse_cg(struct report *R, const char *s);
