@@ -41,7 +41,7 @@ static const struct tool_opt opts[] = {
 	{ O_NO_DEMANGLE, "no-demangle", no_argument, NULL, "C++/Rust symbol names as mangled" },
 	{ O_NS, "ns", no_argument, NULL, "times in nanoseconds (perf's: no effect on these columns)" },
 	{ O_KALLSYMS, "kallsyms", required_argument, "<file>",
-	  "kernel symbols from this kallsyms file (also for a\nrecording of another machine)" },
+	  "kernel symbols from this kallsyms file instead of\n/proc/kallsyms (recordings of this boot)" },
 	{ 'T', "threads", no_argument, NULL,
 	  "after the report, each thread's event counts (READ\nrecords: record -s)" },
 	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
