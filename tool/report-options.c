@@ -185,7 +185,7 @@ int rpt_parse_percentage(struct report *R, const char *s)
 uint64_t rpt_hist_total(const struct report *R, const struct pk_hist *h, uint64_t *nr,
 			uint64_t *period)
 {
-	uint64_t n = h->nr_samples - h->nr_filtered, p = h->total_period;
+	uint64_t n = h->nr_samples, p = h->total_period;
 	if (R->relative) {
 		n = p = 0;
 		for (size_t i = 0; i < h->nr_entries; i++) {
@@ -197,7 +197,7 @@ uint64_t rpt_hist_total(const struct report *R, const struct pk_hist *h, uint64_
 		*nr = n;
 	if (period)
 		*period = p;
-	return R->by_samples ? (R->relative ? n : h->nr_samples) : p;
+	return R->by_samples ? n : p;
 }
 
 const struct pk_machine_opts *rpt_machine_opts(const struct report *R)
