@@ -11,7 +11,7 @@
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
        O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR,
-       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS };
+       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_VMLINUX };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -42,6 +42,8 @@ static const struct tool_opt opts[] = {
 	{ O_NS, "ns", no_argument, NULL, "times in nanoseconds (perf's: no effect on these columns)" },
 	{ O_KALLSYMS, "kallsyms", required_argument, "<file>",
 	  "kernel symbols from this kallsyms file instead of\n/proc/kallsyms (recordings of this boot)" },
+	{ O_VMLINUX, "vmlinux", required_argument, "<file>",
+	  "kernel symbols from this ELF image (when its build-id\nis the recorded kernel's)" },
 	{ 'T', "threads", no_argument, NULL,
 	  "after the report, each thread's event counts (READ\nrecords: record -s)" },
 	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
@@ -167,6 +169,7 @@ int cmd_report(int argc, char **argv)
 	int c, err = 0, status = 1, ui = -1; /* -1 auto, 0 --stdio, 1 --tui */
 	struct pk_data_reader *rd = NULL;
 	struct pk_report *rep = NULL;
+	char *vmlinux_ksyms = NULL; /* --vmlinux's symbols, a temporary file */
 
 	/* "-g graph,0.5" (perf's habit): join the optional argument */
 	char **av = calloc((size_t)argc + 1, sizeof(*av));
@@ -217,6 +220,7 @@ int cmd_report(int argc, char **argv)
 		case O_NO_DEMANGLE: R.no_demangle = true; break;
 		case O_NS: break; /* perf 6.1: only the time key's column, not one of ours */
 		case O_KALLSYMS: R.kallsyms = optarg; break;
+		case O_VMLINUX: R.vmlinux = optarg; break;
 		case 'T': R.threads = true; break;
 		case 't': R.field_sep = optarg; break;
 		case O_PERCENTAGE: err = rpt_parse_percentage(&R, optarg); break;
@@ -358,6 +362,12 @@ int cmd_report(int argc, char **argv)
 	if (heavy_debug)
 		tool_heap_reserve((size_t)24 << 20);
 
+	if (R.vmlinux) {
+		int v = rpt_vmlinux_kallsyms(R.vmlinux, rd, &vmlinux_ksyms);
+		if (v < 0)
+			goto out;
+		R.kallsyms = v ? "/dev/null" : vmlinux_ksyms;
+	}
 	uint64_t t0, t1;
 	if (tool_parse_time_window(R.time_spec, rd, &t0, &t1)) {
 		tool_error("bad --time '%s' (START,END in seconds, or A%%-B%%)", R.time_spec);
@@ -460,6 +470,9 @@ keep:
 	rep = NULL;
 	rd = NULL;
 out:
+	if (vmlinux_ksyms)
+		unlink(vmlinux_ksyms);
+	free(vmlinux_ksyms);
 	pk_report__free(rep);
 	pk_data_reader__free(rd);
 	for (int i = 0; i < argc; i++)

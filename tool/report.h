@@ -46,6 +46,7 @@ struct report {
 	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
 	bool no_demangle;       /* --no-demangle: C++/Rust names as the symbol tables hold them */
 	const char *kallsyms;   /* --kallsyms FILE: the kernel's symbols from it */
+	const char *vmlinux;    /* --vmlinux FILE (report-vmlinux.c) */
 	bool threads;           /* -T: the per-thread counts table (report-threads.c) */
 	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
@@ -107,6 +108,9 @@ int rpt_tui_run(struct report *R, struct pk_report *rep);
 /* report-stats.c: --stats and --tasks (0 or a negative errno, said) */
 int rpt_print_stats(struct report *R, struct pk_data_reader *rd);
 int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
+/* report-vmlinux.c: --vmlinux's symbols as a temporary kallsyms file (*path, to unlink
+ * and free): 0, 1 (not the recorded kernel: none), -1 (said) */
+int rpt_vmlinux_kallsyms(const char *vmlinux, struct pk_data_reader *rd, char **path);
 /* report-threads.c: -T's table of READ counts per thread (0 or a negative errno, said) */
 int rpt_print_threads(struct report *R);
 /* report-options.c */
