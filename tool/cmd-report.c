@@ -10,7 +10,8 @@
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
-       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR };
+       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR,
+       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_VMLINUX };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -32,6 +33,19 @@ static const struct tool_opt opts[] = {
 	{ O_PCT, "percent-limit", required_argument, "<p>", "hide entries below p percent" },
 	{ 'n', "show-nr-samples", no_argument, NULL, "add a Samples column" },
 	{ O_TOTAL_PERIOD, "show-total-period", no_argument, NULL, "add a Period column" },
+	{ O_PERCENTAGE, "percentage", required_argument, "<relative|absolute>",
+	  "with filters, percentages of the samples kept (relative)\n"
+	  "or of all the event's (absolute, the default)" },
+	{ 't', "field-separator", required_argument, "<sep>",
+	  "separate the columns with sep, numbers unpadded (as perf)" },
+	{ O_NO_DEMANGLE, "no-demangle", no_argument, NULL, "C++/Rust symbol names as mangled" },
+	{ O_NS, "ns", no_argument, NULL, "times in nanoseconds (perf's: no effect on these columns)" },
+	{ O_KALLSYMS, "kallsyms", required_argument, "<file>",
+	  "kernel symbols from this kallsyms file instead of\n/proc/kallsyms (recordings of this boot)" },
+	{ O_VMLINUX, "vmlinux", required_argument, "<file>",
+	  "kernel symbols from this ELF image (when its build-id\nis the recorded kernel's)" },
+	{ 'T', "threads", no_argument, NULL,
+	  "after the report, each thread's event counts (READ\nrecords: record -s)" },
 	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
 	{ O_PID, "pid", required_argument, "<pids>", "only these processes (comma separated)" },
 	{ O_TID, "tid", required_argument, "<tids>", "only these threads" },
@@ -155,6 +169,7 @@ int cmd_report(int argc, char **argv)
 	int c, err = 0, status = 1, ui = -1; /* -1 auto, 0 --stdio, 1 --tui */
 	struct pk_data_reader *rd = NULL;
 	struct pk_report *rep = NULL;
+	char *vmlinux_ksyms = NULL; /* --vmlinux's symbols, a temporary file */
 
 	/* "-g graph,0.5" (perf's habit): join the optional argument */
 	char **av = calloc((size_t)argc + 1, sizeof(*av));
@@ -202,6 +217,13 @@ int cmd_report(int argc, char **argv)
 		case O_PCT: R.percent_limit = strtod(optarg, NULL); break;
 		case 'n': R.show_nr = true; break;
 		case O_TOTAL_PERIOD: R.show_period = true; break;
+		case O_NO_DEMANGLE: R.no_demangle = true; break;
+		case O_NS: break; /* perf 6.1: only the time key's column, not one of ours */
+		case O_KALLSYMS: R.kallsyms = optarg; break;
+		case O_VMLINUX: R.vmlinux = optarg; break;
+		case 'T': R.threads = true; break;
+		case 't': R.field_sep = optarg; break;
+		case O_PERCENTAGE: err = rpt_parse_percentage(&R, optarg); break;
 		case O_WEIGHT:
 			if (!strcmp(optarg, "samples"))
 				R.by_samples = true;
@@ -269,7 +291,7 @@ int cmd_report(int argc, char **argv)
 	tool_setup_log(R.verbose);
 	if (R.quiet)
 		pk_set_log(NULL, NULL, PK_LOG_ERROR);
-	R.color = !R.json && tool_use_color(R.color_mode);
+	R.color = !R.json && !R.field_sep && tool_use_color(R.color_mode);
 
 	PK_OPTS(pk_data_reader_opts, ro);
 	ro.no_mmap = !tool_read_mmap();
@@ -340,6 +362,12 @@ int cmd_report(int argc, char **argv)
 	if (heavy_debug)
 		tool_heap_reserve((size_t)24 << 20);
 
+	if (R.vmlinux) {
+		int v = rpt_vmlinux_kallsyms(R.vmlinux, rd, &vmlinux_ksyms);
+		if (v < 0)
+			goto out;
+		R.kallsyms = v ? "/dev/null" : vmlinux_ksyms;
+	}
 	uint64_t t0, t1;
 	if (tool_parse_time_window(R.time_spec, rd, &t0, &t1)) {
 		tool_error("bad --time '%s' (START,END in seconds, or A%%-B%%)", R.time_spec);
@@ -358,7 +386,7 @@ int cmd_report(int argc, char **argv)
 		.dsos = (const char *const *)R.dsos, .nr_dsos = R.nr_dsos,
 		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
 		.time_start = t0, .time_end = t1, .lazy_callchains = true,
-		.machine_opts = tool_machine_opts());
+		.kallsyms = R.kallsyms, .machine_opts = rpt_machine_opts(&R));
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;
 	o.order = R.order;
@@ -429,6 +457,8 @@ int cmd_report(int argc, char **argv)
 			tool_error("out of memory");
 			err = -ENOMEM;
 		}
+		if (R.threads && rpt_print_threads(&R) < 0)
+			err = -EIO;
 	}
 	status = tool_finish_stdout(err < 0 ? 1 : 0);
 keep:
@@ -440,6 +470,9 @@ keep:
 	rep = NULL;
 	rd = NULL;
 out:
+	if (vmlinux_ksyms)
+		unlink(vmlinux_ksyms);
+	free(vmlinux_ksyms);
 	pk_report__free(rep);
 	pk_data_reader__free(rd);
 	for (int i = 0; i < argc; i++)

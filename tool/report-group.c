@@ -121,7 +121,7 @@ static int print_group(struct report *R, const struct pk_hist *const *h, size_t 
 		samples += h[m]->nr_samples;
 		filtered += h[m]->nr_filtered;
 		period += h[m]->total_period;
-		totals[m] = R->by_samples ? h[m]->nr_samples : h[m]->total_period;
+		totals[m] = rpt_hist_total(R, h[m], NULL, NULL);
 		all += h[m]->nr_entries;
 	}
 	for (hcap = 16; hcap < all * 2; hcap *= 2)

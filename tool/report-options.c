@@ -168,3 +168,43 @@ void rpt_config_defaults(struct report *R)
 			R->percent_limit = p;
 	}
 }
+
+int rpt_parse_percentage(struct report *R, const char *s)
+{
+	if (!strcmp(s, "relative") || !strcmp(s, "absolute")) {
+		R->relative = s[0] == 'r';
+		return 0;
+	}
+	tool_error("bad --percentage '%s' (relative or absolute)", s);
+	return -EINVAL;
+}
+
+/* perf's --percentage: absolute is of every sample of the event, relative of those the
+ * filters (--comms, --dsos, --pid, ...) keep, and then the "# Samples" and "# Event
+ * count" lines count those too. Every kept sample is one entry's self. */
+uint64_t rpt_hist_total(const struct report *R, const struct pk_hist *h, uint64_t *nr,
+			uint64_t *period)
+{
+	uint64_t n = h->nr_samples, p = h->total_period;
+	if (R->relative) {
+		n = p = 0;
+		for (size_t i = 0; i < h->nr_entries; i++) {
+			n += h->entries[i]->self_samples;
+			p += h->entries[i]->self_period;
+		}
+	}
+	if (nr)
+		*nr = n;
+	if (period)
+		*period = p;
+	return R->by_samples ? n : p;
+}
+
+const struct pk_machine_opts *rpt_machine_opts(const struct report *R)
+{
+	static struct pk_machine_opts mo;
+	const struct pk_machine_opts *t = tool_machine_opts();
+	memcpy(&mo, t, sizeof(mo));
+	mo.no_demangle = R->no_demangle;
+	return &mo;
+}

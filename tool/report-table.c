@@ -322,17 +322,17 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 {
 	FILE *f = R->out;
 	char nb[32], buf[2048];
-	uint64_t shown = h->nr_samples - h->nr_filtered;
+	uint64_t shown, period;
 	enum col saved[16];
 	bool offcpu = offcpu_cols(R, h, saved);
-	R->total = R->by_samples ? h->nr_samples : h->total_period;
+	R->total = rpt_hist_total(R, h, &shown, &period);
 	rpt_fmt_samples(nb, sizeof(nb), shown);
 	/* -q: perf prints no "#" line at all, only the rows and call graphs */
 	if (!R->quiet) {
 		fprintf(f, "# Samples: %s of event '%s'\n", nb, h->name);
-		if (h->nr_filtered)
+		if (h->nr_filtered && !R->relative)
 			fprintf(f, "# (%" PRIu64 " samples filtered out)\n", h->nr_filtered);
-		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+		fprintf(f, "# Event count (approx.): %" PRIu64 "\n#\n", period);
 		if (offcpu)
 			fprintf(f, "# Off-CPU time: %.3f ms (periods are nanoseconds blocked)\n#\n",
 				(double)h->total_period / 1e6);
@@ -353,21 +353,23 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 			if (w > R->width[c])
 				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
 		}
+	const char *sep = R->field_sep ? R->field_sep : "  ";
 	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
 		const char *t = rpt_col_title(R->cols[c]);
-		fputs(c ? "  " : "# ", f);
+		fputs(c ? sep : "# ", f);
 		if (rpt_col_numeric(R->cols[c]))
 			fprintf(f, "%*s", R->width[c], t);
 		else
 			fprintf(f, "%-*s", R->width[c], t);
 	}
-	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
+	/* -t: perf prints neither the dotted rule nor the "#" line under the titles */
+	for (size_t c = 0; !R->quiet && !R->field_sep && c < R->nr_cols; c++) {
 		fputs(c ? "  " : "\n# ", f);
 		for (int i = 0; i < R->width[c]; i++)
 			fputc('.', f);
 	}
 	if (!R->quiet)
-		fputs("\n#\n", f);
+		fputs(R->field_sep ? "\n" : "\n#\n", f);
 	for (size_t i = 0; i < h->nr_entries; i++) {
 		const struct pk_hist_entry *e = h->entries[i];
 		uint64_t key = R->children == 1 ? rpt_weight_total(R, e) : rpt_weight_self(R, e);
@@ -375,14 +377,23 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 			continue;
 		if (R->percent_limit > 0 && rpt_pct(R, key) < R->percent_limit)
 			continue;
-		rpt_lb_put(R, "  ", 2);
+		if (!R->field_sep)
+			rpt_lb_put(R, "  ", 2);
 		for (size_t c = 0; c < R->nr_cols; c++) {
 			int w = rpt_col_text(R, R->cols[c], e, buf, sizeof(buf));
 			size_t bl = w < 0 ? 0 : (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1;
 			size_t pad = (size_t)R->width[c] > bl ? (size_t)R->width[c] - bl : 0;
 			bool last = c + 1 == R->nr_cols;
 			if (c)
-				rpt_lb_put(R, "  ", 2);
+				rpt_lb_put(R, sep, strlen(sep));
+			if (R->field_sep && rpt_col_numeric(R->cols[c])) {
+				/* perf's -t cell of a number: a space, then the number left-aligned */
+				rpt_lb_putc(R, ' ');
+				rpt_lb_put(R, buf, bl);
+				rpt_lb_fill(R, ' ', pad ? pad - 1 : 0);
+				last_pct = -1;
+				continue;
+			}
 			rpt_put_cell(R, R->cols[c], buf, bl, pad, last);
 		}
 		rpt_lb_putc(R, '\n');

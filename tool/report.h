@@ -39,9 +39,15 @@ struct report {
 	double percent_limit;
 	bool show_nr;
 	bool show_period;       /* --show-total-period: a Period column */
+	bool relative;          /* --percentage relative: of the samples the filters keep */
+	const char *field_sep;  /* -t: cells joined by it, unpadded numbers (perf's layout) */
 	bool by_samples;
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
 	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
+	bool no_demangle;       /* --no-demangle: C++/Rust names as the symbol tables hold them */
+	const char *kallsyms;   /* --kallsyms FILE: the kernel's symbols from it */
+	const char *vmlinux;    /* --vmlinux FILE (report-vmlinux.c) */
+	bool threads;           /* -T: the per-thread counts table (report-threads.c) */
 	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
 	int verbose;
@@ -102,7 +108,14 @@ int rpt_tui_run(struct report *R, struct pk_report *rep);
 /* report-stats.c: --stats and --tasks (0 or a negative errno, said) */
 int rpt_print_stats(struct report *R, struct pk_data_reader *rd);
 int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
+/* report-vmlinux.c: --vmlinux's symbols as a temporary kallsyms file (*path, to unlink
+ * and free): 0, 1 (not the recorded kernel: none), -1 (said) */
+int rpt_vmlinux_kallsyms(const char *vmlinux, struct pk_data_reader *rd, char **path);
+/* report-threads.c: -T's table of READ counts per thread (0 or a negative errno, said) */
+int rpt_print_threads(struct report *R);
 /* report-options.c */
+/* the tool's machine options with the report's symbol options (--no-demangle) */
+const struct pk_machine_opts *rpt_machine_opts(const struct report *R);
 bool rpt_looks_like_cg_spec(const char *s);
 enum col rpt_key_col(enum pk_sort_key k);
 int rpt_parse_cg(struct report *R, const char *s);
@@ -110,5 +123,11 @@ int rpt_parse_cg(struct report *R, const char *s);
 void rpt_config_defaults(struct report *R);
 int rpt_parse_fields(struct report *R, const char *s);
 int rpt_parse_sort(struct report *R, const char *s);
+/* --percentage relative|absolute (-EINVAL, said, for another word) */
+int rpt_parse_percentage(struct report *R, const char *s);
+/* the total percentages are of: the event's, or with --percentage relative the sum of
+ * the entries the filters kept (*nr: their samples) */
+uint64_t rpt_hist_total(const struct report *R, const struct pk_hist *h, uint64_t *nr,
+			uint64_t *period);
 
 #endif
