@@ -72,6 +72,8 @@ static const struct tool_opt opts[] = {
 	  "percentages in colour: always, never, or auto (default:\n"
 	  "on a terminal or through the pager; color.ui of the\nconfiguration)" },
 	{ O_COLOR, "color", required_argument, NULL, NULL },
+	{ 'U', "hide-unresolved", no_argument, NULL,
+	  "drop the samples without a symbol (from the totals too)" },
 	{ 'q', "quiet", no_argument, NULL, "no warnings" },
 	{ 'v', "verbose", no_argument, NULL, "more messages" },
 	TOOL_SYMBOL_SOURCE_OPTS,
@@ -233,6 +235,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case O_MAX_STACK: R.max_stack = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'q': R.quiet = true; break;
+		case 'U': R.hide_unresolved = true; break;
 		case O_NO_INLINE: R.no_inline = true; R.all_inline = false; break;
 		case O_INLINE: R.all_inline = true; R.no_inline = false; break;
 		case O_SHOW_EMPTY: R.show_empty = true; break;
@@ -358,6 +361,7 @@ int cmd_report(int argc, char **argv)
 		.dsos = (const char *const *)R.dsos, .nr_dsos = R.nr_dsos,
 		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
 		.time_start = t0, .time_end = t1, .lazy_callchains = true,
+		.hide_unresolved = R.hide_unresolved,
 		.machine_opts = tool_machine_opts());
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;

@@ -414,6 +414,32 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 	struct hkey k;
 	struct ent *self = NULL;
 	count_unresolved(rep, sf, w);
+	if (rep->hide_unresolved && !rep->frames[sf].sym) {
+		/* perf -U: as if the samples were never there */
+		h->pub.nr_samples -= w;
+		h->pub.total_period -= period;
+		return 0;
+	}
+	if (rep->hide_unresolved) {
+		/* and the chain's frames without a symbol are left out (perf never adds them
+		 * to its cursor) */
+		size_t m = 0;
+		for (size_t i = 0; i < n && i < MAX_CHAIN; i++) {
+			if (!rep->frames[fr[i]].sym)
+				continue;
+			rep->hu_fr[m] = fr[i];
+			rep->hu_fa[m] = fa ? fa[i] : fr[i];
+			rep->hu_src[m] = src ? src[i] : 0;
+			m++;
+		}
+		if (m != n) {
+			n = m;
+			fr = rep->hu_fr;
+			fa = fa ? rep->hu_fa : NULL;
+			src = src ? rep->hu_src : NULL;
+			has_chain = has_chain && n;
+		}
+	}
 	if (frame_passes(rep, sf)) {
 		make_key(rep, &k, comm, pid, tid, cpu, sf, src ? src[0] : 0);
 		self = entry_get(rep, h, &k, comm, pid, tid, cpu, sf, src ? src[0] : 0);

@@ -138,7 +138,8 @@ struct pk_report {
 	struct pk_read_delta *rdelta;
 	struct pk_count_value *rvals;
 	size_t nrvals;
-	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread;
+	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread,
+	     hide_unresolved;
 	enum pk_cg_order order;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];
@@ -193,6 +194,7 @@ struct pk_report {
 	uint64_t cip[MAX_CHAIN];
 	bool cip_valid;
 	uint32_t seq[MAX_CHAIN];
+	uint32_t hu_fr[MAX_CHAIN], hu_fa[MAX_CHAIN], hu_src[MAX_CHAIN]; /* hide_unresolved */
 	struct pk_callnode *pub_nodes;
 	/* lazy_callchains: children of node i are kid[kid_off[i] .. kid_off[i + 1]) */
 	uint32_t *kid_off, *kid;

@@ -97,6 +97,7 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 		rep->max_stack = rep->max_stack ? MAX_CHAIN : 127;
 	rep->inlines = PK_OPTS_GET(o, inlines, false);
 	rep->inlines_all = PK_OPTS_GET(o, inlines_all, false);
+	rep->hide_unresolved = PK_OPTS_GET(o, hide_unresolved, false);
 	rep->cepoch = 1;
 	rep->reader_thread = !PK_OPTS_GET(o, no_reader_thread, false);
 	rep->lazy_cc = PK_OPTS_GET(o, lazy_callchains, false);

@@ -329,6 +329,36 @@ static void test_self(void **state)
 	pk_report__free(rep);
 }
 
+/* hide_unresolved (perf report -U): a sample whose own frame has no symbol is gone, from
+ * the totals too; one with an unresolved caller stays */
+static void test_hide_unresolved(void **state)
+{
+	(void)state;
+	for (int hide = 0; hide < 2; hide++) {
+		PK_OPTS(pk_report_opts, o, .hide_unresolved = hide);
+		struct pk_report *rep = pk_report__new(&o);
+		assert_non_null(rep);
+		const struct pk_report_frame known[] = { { .sym = "f", .dso = "a.out", .addr = 0x10 },
+							 { .dso = "a.out", .addr = 0x99 } };
+		const struct pk_report_frame unknown[] = { { .dso = "a.out", .addr = 0x20 } };
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 0, 100, 10, known, 2), 0);
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 0, 200, 7, unknown, 1), 0);
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 0, 300, 7, unknown, 1), 0);
+		assert_int_equal(pk_report__finish(rep), 0);
+		const struct pk_hist *h = pk_report__hist(rep, 0);
+		assert_non_null(h);
+		assert_int_equal(h->nr_samples, hide ? 1 : 3);
+		assert_int_equal(h->total_period, hide ? 10 : 24);
+		assert_int_equal(h->nr_entries, hide ? 1 : 2);
+		/* the unresolved entry (period 14) leads unless hidden */
+		if (hide)
+			assert_string_equal(h->entries[0]->sym, "f");
+		else
+			assert_null(h->entries[0]->sym);
+		pk_report__free(rep);
+	}
+}
+
 /* pk_report__decay: perf top's 7/8 at each refresh, aggregation going on after a finish,
  * and num 0 zeroing the history */
 static void test_decay(void **state)
@@ -1562,6 +1592,7 @@ int main(void)
 		cmocka_unit_test(test_trim_after_burst),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_hide_unresolved),
 		cmocka_unit_test(test_children),
 		cmocka_unit_test(test_sort_keys_and_filters),
 		cmocka_unit_test(test_lazy_callchains),

@@ -90,6 +90,9 @@ struct pk_report_opts {
 	 * its host and kallsyms are replaced by the two fields above. NULL: the defaults
 	 * of pk_machine_opts. */
 	const struct pk_machine_opts *machine_opts;
+	/* Drop the samples whose own location has no symbol, from the totals too (perf
+	 * report -U). */
+	bool hide_unresolved;
 	size_t :0;
 };
 
