@@ -10,7 +10,7 @@
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
-       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR };
+       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR, O_MMAPS };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -49,6 +49,7 @@ static const struct tool_opt opts[] = {
 	{ O_HEADER_ONLY, "header-only", no_argument, NULL, "print only the header block" },
 	{ O_STATS, "stats", no_argument, NULL, "print the records per type and the samples per event" },
 	{ O_TASKS, "tasks", no_argument, NULL, "print the threads of the file as a tree (pid tid ppid comm)" },
+	{ O_MMAPS, "mmaps", no_argument, NULL, "--tasks with the maps of each thread's process" },
 	{ 'I', "show-info", no_argument, NULL,
 	  "with --header/--header-only: the CPU and NUMA\n"
 	  "topology, caches and memory nodes in full" },
@@ -222,6 +223,7 @@ int cmd_report(int argc, char **argv)
 		case O_HEADER_ONLY: R.header_only = true; break;
 		case O_STATS: R.stats = true; break;
 		case O_TASKS: R.tasks = true; break;
+		case O_MMAPS: R.tasks = R.mmaps = true; break;
 		case 'I': R.show_info = true; break;
 		case O_JSON: R.json = true; break;
 		case O_STDIO: ui = 0; break;

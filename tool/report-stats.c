@@ -129,6 +129,7 @@ struct tasks_ctx {
 	size_t *hash;           /* tid -> index + 1, open addressing */
 	size_t hcap;
 	bool oom;
+	struct rpt_maps *maps;  /* --mmaps */
 };
 
 static size_t hslot(const struct tasks_ctx *c, int32_t tid)
@@ -224,6 +225,8 @@ static int tasks_rec(void *ctx, const struct pk_data_event *ev, const struct pk_
 	struct task *t, *p;
 	if (!rec)
 		return 0;
+	if (c->maps && rpt_maps_rec(c->maps, ev, rec))
+		c->oom = true;
 	switch (ev->hdr->type) {
 	case PERF_RECORD_COMM:
 		t = task_findnew(c, (int32_t)rec->comm.pid, (int32_t)rec->comm.tid);
@@ -280,18 +283,23 @@ static int task_cmp(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static void task_print(FILE *f, const struct task *t, size_t level)
+static void task_print(FILE *f, const struct task *t, size_t level, const struct rpt_maps *maps)
 {
-	fprintf(f, "  %8d %8d %8d |%*s", t->pid, t->tid, t->ppid, (int)(level > INT_MAX ? INT_MAX : level), "");
+	int ind = fprintf(f, "  %8d %8d %8d |%*s", t->pid, t->tid, t->ppid,
+			  (int)(level > INT_MAX ? INT_MAX : level), "");
 	if (t->comm)
 		fprintf(f, "%s\n", t->comm);
 	else
 		fprintf(f, ":%d\n", t->tid);
+	if (maps && rpt_maps_print(maps, f, t->pid, ind < 0 ? 0 : ind))
+		tool_error("out of memory");
 }
 
 int rpt_print_tasks(struct report *R, struct pk_data_reader *rd)
 {
 	struct tasks_ctx c = { 0 };
+	if (R->mmaps && !(c.maps = rpt_maps_new()))
+		c.oom = true;
 	struct task *sw = task_new(&c, 0, 0); /* perf's idle thread */
 	if (sw)
 		task_set_comm(&c, sw, "swapper");
@@ -347,7 +355,7 @@ int rpt_print_tasks(struct report *R, struct pk_data_reader *rd)
 		while (sp) {
 			sp--;
 			size_t k = stack[sp], lvl = depth[sp];
-			task_print(f, &c.t[k], lvl);
+			task_print(f, &c.t[k], lvl, c.maps);
 			/* children pushed last-first: printed in order */
 			size_t nch = 0;
 			for (size_t ch = c.t[k].first; ch && sp + nch < c.n; ch = c.t[ch - 1].next)
@@ -370,6 +378,7 @@ out:
 		free(c.t[i].comm);
 	free(c.t);
 	free(c.hash);
+	rpt_maps_free(c.maps);
 	free(roots);
 	free(stack);
 	free(depth);

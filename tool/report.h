@@ -43,6 +43,7 @@ struct report {
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
 	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
 	bool hide_unresolved;   /* -U */
+	bool mmaps;             /* --mmaps: --tasks with each process's maps */
 	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
 	int verbose;
@@ -103,6 +104,12 @@ int rpt_tui_run(struct report *R, struct pk_report *rep);
 /* report-stats.c: --stats and --tasks (0 or a negative errno, said) */
 int rpt_print_stats(struct report *R, struct pk_data_reader *rd);
 int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
+/* report-mmaps.c: the maps of --mmaps (fed the records --tasks reads) */
+struct rpt_maps;
+struct rpt_maps *rpt_maps_new(void);
+void rpt_maps_free(struct rpt_maps *M);
+int rpt_maps_rec(struct rpt_maps *M, const struct pk_data_event *ev, const struct pk_record *rec);
+int rpt_maps_print(const struct rpt_maps *M, FILE *f, int32_t pid, int indent);
 /* report-options.c */
 bool rpt_looks_like_cg_spec(const char *s);
 enum col rpt_key_col(enum pk_sort_key k);
