@@ -49,6 +49,8 @@ static const struct tool_opt opts[] = {
 	{ O_HEADER_ONLY, "header-only", no_argument, NULL, "print only the header block" },
 	{ O_STATS, "stats", no_argument, NULL, "print the records per type and the samples per event" },
 	{ O_TASKS, "tasks", no_argument, NULL, "print the threads of the file as a tree (pid tid ppid comm)" },
+	{ 'D', "dump-raw-trace", no_argument, NULL,
+	  "every record in hex and decoded, then --stats (perf's -D)" },
 	{ O_MMAPS, "mmaps", no_argument, NULL, "--tasks with the maps of each thread's process" },
 	{ 'I', "show-info", no_argument, NULL,
 	  "with --header/--header-only: the CPU and NUMA\n"
@@ -224,6 +226,7 @@ int cmd_report(int argc, char **argv)
 		case O_STATS: R.stats = true; break;
 		case O_TASKS: R.tasks = true; break;
 		case O_MMAPS: R.tasks = R.mmaps = true; break;
+		case 'D': R.stats = R.dump_raw = true; break;
 		case 'I': R.show_info = true; break;
 		case O_JSON: R.json = true; break;
 		case O_STDIO: ui = 0; break;

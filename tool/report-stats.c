@@ -28,7 +28,15 @@ struct stats_ctx {
 	uint64_t *samples, *lost; /* per attr */
 	size_t nr_attrs;
 	uint64_t last_compressed; /* offset of the COMPRESSED record counted last, +1 */
+	const struct report *dump; /* -D: each record dumped too (report-dump.c) */
+	struct rpt_dump *D;
+	struct pk_data_reader *rd;
 };
+
+const char *rpt_record_type_name(unsigned type)
+{
+	return type < NR_TYPES ? type_names[type] : NULL;
+}
 
 static void stats_count(struct stats_ctx *c, unsigned type)
 {
@@ -41,6 +49,8 @@ static void stats_count(struct stats_ctx *c, unsigned type)
 static int stats_rec(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct stats_ctx *c = ctx;
+	if (c->dump)
+		rpt_dump_rec(c->D, c->dump, c->rd, ev, rec);
 	/* perf counts a COMPRESSED record, then each record inside it */
 	if (ev->compressed && ev->offset + 1 != c->last_compressed) {
 		c->last_compressed = ev->offset + 1;
@@ -75,7 +85,8 @@ static int run_session(struct pk_data_reader *rd, bool file_order, const struct 
 
 int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 {
-	struct stats_ctx c = { .nr_attrs = pk_data_reader__nr_attrs(rd) };
+	struct stats_ctx c = { .nr_attrs = pk_data_reader__nr_attrs(rd),
+			       .dump = R->dump_raw ? R : NULL, .rd = rd };
 	c.samples = calloc(c.nr_attrs + 1, sizeof(*c.samples));
 	c.lost = calloc(c.nr_attrs + 1, sizeof(*c.lost));
 	if (!c.samples || !c.lost) {
@@ -85,7 +96,20 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 		return -ENOMEM;
 	}
 	PK_OPTS(pk_session_ops, ops, .other = stats_rec);
+	if (c.dump && !R->quiet)
+		fprintf(R->out, "# To display the perf.data header info, please use "
+			"--header/--header-only options.\n#\n");
+	if (c.dump && !(c.D = rpt_dump_new())) {
+		free(c.samples);
+		free(c.lost);
+		tool_error("out of memory");
+		return -ENOMEM;
+	}
 	int err = run_session(rd, true, &ops, &c, R->input);
+	if (rpt_dump_finish(c.D, R->out) < 0) {
+		tool_error("out of memory");
+		err = -ENOMEM;
+	}
 	FILE *f = R->out;
 	fprintf(f, "\nAggregated stats:\n");
 	for (size_t i = 0; i < NR_TYPES; i++) {

@@ -44,6 +44,7 @@ struct report {
 	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
 	bool hide_unresolved;   /* -U */
 	bool mmaps;             /* --mmaps: --tasks with each process's maps */
+	bool dump_raw;          /* -D: --stats with every record dumped first */
 	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
 	int verbose;
@@ -104,6 +105,14 @@ int rpt_tui_run(struct report *R, struct pk_report *rep);
 /* report-stats.c: --stats and --tasks (0 or a negative errno, said) */
 int rpt_print_stats(struct report *R, struct pk_data_reader *rd);
 int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
+const char *rpt_record_type_name(unsigned type); /* perf's, NULL: none */
+/* report-dump.c: the records as perf report -D prints them (those with a time held
+ * until rpt_dump_finish) */
+struct rpt_dump;
+struct rpt_dump *rpt_dump_new(void);
+void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_reader *rd,
+		  const struct pk_data_event *ev, const struct pk_record *rec);
+int rpt_dump_finish(struct rpt_dump *D, FILE *out);
 /* report-mmaps.c: the maps of --mmaps (fed the records --tasks reads) */
 struct rpt_maps;
 struct rpt_maps *rpt_maps_new(void);
