@@ -49,6 +49,8 @@ static const struct tool_opt opts[] = {
 	{ O_HEADER_ONLY, "header-only", no_argument, NULL, "print only the header block" },
 	{ O_STATS, "stats", no_argument, NULL, "print the records per type and the samples per event" },
 	{ O_TASKS, "tasks", no_argument, NULL, "print the threads of the file as a tree (pid tid ppid comm)" },
+	{ 'M', "disassembler-style", required_argument, "<att|intel>",
+	  "the syntax of annotate in the browser (x86; default att)" },
 	{ 'D', "dump-raw-trace", no_argument, NULL,
 	  "every record in hex and decoded, then --stats (perf's -D)" },
 	{ O_MMAPS, "mmaps", no_argument, NULL, "--tasks with the maps of each thread's process" },
@@ -227,6 +229,15 @@ int cmd_report(int argc, char **argv)
 		case O_TASKS: R.tasks = true; break;
 		case O_MMAPS: R.tasks = R.mmaps = true; break;
 		case 'D': R.stats = R.dump_raw = true; break;
+		case 'M':
+			if (strcmp(optarg, "att") && strcmp(optarg, "intel")) {
+				tool_error("-M '%s': not a disassembler style: att (the default) or intel",
+					   optarg);
+				status = 129;
+				goto out;
+			}
+			R.intel_syntax = !strcmp(optarg, "intel");
+			break;
 		case 'I': R.show_info = true; break;
 		case O_JSON: R.json = true; break;
 		case O_STDIO: ui = 0; break;

@@ -43,6 +43,7 @@ struct report {
 	bool header, header_only, json, quiet, no_inline, all_inline, show_empty;
 	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
 	bool hide_unresolved;   /* -U */
+	bool intel_syntax;      /* -M intel: annotate (browser) in Intel syntax */
 	bool mmaps;             /* --mmaps: --tasks with each process's maps */
 	bool dump_raw;          /* -D: --stats with every record dumped first */
 	bool show_info;         /* -I: the topology sections in full */
