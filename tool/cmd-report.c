@@ -49,6 +49,9 @@ static const struct tool_opt opts[] = {
 	{ O_HEADER_ONLY, "header-only", no_argument, NULL, "print only the header block" },
 	{ O_STATS, "stats", no_argument, NULL, "print the records per type and the samples per event" },
 	{ O_TASKS, "tasks", no_argument, NULL, "print the threads of the file as a tree (pid tid ppid comm)" },
+	{ 'p', "parent", required_argument, "<regex>",
+	  "add the parent key: the first symbol of each chain that\nmatches regex ([other]: none)" },
+	{ 'x', "exclude-other", no_argument, NULL, "with the parent key: hide the [other] samples" },
 	{ 'M', "disassembler-style", required_argument, "<att|intel>",
 	  "the syntax of annotate in the browser (x86; default att)" },
 	{ 'D', "dump-raw-trace", no_argument, NULL,
@@ -229,6 +232,8 @@ int cmd_report(int argc, char **argv)
 		case O_TASKS: R.tasks = true; break;
 		case O_MMAPS: R.tasks = R.mmaps = true; break;
 		case 'D': R.stats = R.dump_raw = true; break;
+		case 'p': R.parent_re = optarg; break;
+		case 'x': R.exclude_other = true; break;
 		case 'M':
 			if (strcmp(optarg, "att") && strcmp(optarg, "intel")) {
 				tool_error("-M '%s': not a disassembler style: att (the default) or intel",
@@ -328,6 +333,7 @@ int cmd_report(int argc, char **argv)
 			R.sort_col[k] = rpt_key_col(R.sort[k]);
 		R.nr_sort = 3;
 	}
+	rpt_add_parent_key(&R);
 	R.sym_first = R.sort[0] == PK_SORT_SYM;
 	if (!R.fields_given) {
 		R.nr_cols = 0;
@@ -377,7 +383,8 @@ int cmd_report(int argc, char **argv)
 		.dsos = (const char *const *)R.dsos, .nr_dsos = R.nr_dsos,
 		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
 		.time_start = t0, .time_end = t1, .lazy_callchains = true,
-		.hide_unresolved = R.hide_unresolved,
+		.hide_unresolved = R.hide_unresolved, .parent_regex = R.parent_re,
+		.exclude_other = R.exclude_other && R.parent_on,
 		.machine_opts = tool_machine_opts());
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;

@@ -25,7 +25,7 @@ enum cg_mode { CG_GRAPH, CG_FRACTAL, CG_FLAT, CG_FOLDED, CG_NONE };
 
 enum col {
 	COL_CHILDREN, COL_SELF, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
-	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU,
+	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU, COL_PARENT,
 	COL_OFFCPU_MS, /* the offcpu-time section's blocked time (added by rpt_print_hist) */
 };
 
@@ -44,6 +44,9 @@ struct report {
 	bool stats, tasks;      /* --stats, --tasks (report-stats.c) */
 	bool hide_unresolved;   /* -U */
 	bool intel_syntax;      /* -M intel: annotate (browser) in Intel syntax */
+	const char *parent_re;  /* -p: adds the parent key */
+	bool exclude_other;     /* -x */
+	bool parent_on;         /* the parent key is among the sort keys */
 	bool mmaps;             /* --mmaps: --tasks with each process's maps */
 	bool dump_raw;          /* -D: --stats with every record dumped first */
 	bool show_info;         /* -I: the topology sections in full */
@@ -128,5 +131,7 @@ int rpt_parse_cg(struct report *R, const char *s);
 void rpt_config_defaults(struct report *R);
 int rpt_parse_fields(struct report *R, const char *s);
 int rpt_parse_sort(struct report *R, const char *s);
+/* -p: the parent key after the others (perf's), unless there; sets R->parent_on */
+void rpt_add_parent_key(struct report *R);
 
 #endif

@@ -40,7 +40,7 @@ static uint64_t hkey_hash(const struct hkey *k)
 	uint64_t h = pk_mix64((uint64_t)k->comm << 32 | k->pid);
 	h = pk_mix64(h ^ ((uint64_t)k->tid << 32 | k->cpu));
 	h = pk_mix64(h ^ ((uint64_t)k->frame << 32 | k->dso));
-	return pk_mix64(h ^ k->srcline);
+	return pk_mix64(h ^ ((uint64_t)k->parent << 32 | k->srcline));
 }
 
 static int node_new(struct pk_report *rep, uint32_t parent, uint32_t frame, uint32_t *id)
@@ -392,6 +392,21 @@ static void make_key(struct pk_report *rep, struct hkey *k, uint32_t comm, int32
 		k->dso = rep->frames[fid].dso;
 	if (rep->key_on[PK_SORT_SRCLINE])
 		k->srcline = srcline;
+	if (rep->key_on[PK_SORT_PARENT])
+		k->parent = rep->cur_parent;
+}
+
+/* perf's parent: the first frame of the chain, in the display order, whose symbol matches
+ * the parent regex (its name's string id; 0: none, "[other]") */
+static uint32_t chain_parent(struct pk_report *rep, const uint32_t *fr, size_t n)
+{
+	bool caller = rep->order == PK_CG_ORDER_CALLER;
+	for (size_t j = 0; j < n; j++) {
+		uint32_t s = rep->frames[fr[caller ? n - 1 - j : j]].sym;
+		if (s && !regexec(&rep->parent_re, pk_str_get(&rep->strs, s), 0, NULL, 0))
+			return s;
+	}
+	return 0;
 }
 
 /*
@@ -439,6 +454,11 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 			src = src ? rep->hu_src : NULL;
 			has_chain = has_chain && n;
 		}
+	}
+	if (rep->has_parent_re) {
+		rep->cur_parent = has_chain ? chain_parent(rep, fr, n) : 0;
+		if (rep->exclude_other && !rep->cur_parent)
+			return 0; /* perf -x: not shown, still in the totals */
 	}
 	if (frame_passes(rep, sf)) {
 		make_key(rep, &k, comm, pid, tid, cpu, sf, src ? src[0] : 0);
@@ -783,7 +803,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		h->pub.has_callchains = true;
 	/* without trees and children only the sampled location counts: the chain is not
 	 * resolved (nor made part of the pending key, which then merges far more samples) */
-	if (!rep->callgraph && !rep->children)
+	if (!rep->callgraph && !rep->children && !rep->has_parent_re)
 		has_chain = false;
 	uint64_t gen = pk_rep_gen_of(rep, s->pid, s->tid);
 	struct lastsample *ls = NULL;

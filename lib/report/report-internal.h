@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,7 @@ struct rent {
 /* ---- entries and nodes ---- */
 
 struct hkey {
-	uint32_t comm, pid, tid, cpu, frame, dso, srcline;
+	uint32_t comm, pid, tid, cpu, frame, dso, srcline, parent;
 };
 
 struct ent {
@@ -139,7 +140,9 @@ struct pk_report {
 	struct pk_count_value *rvals;
 	size_t nrvals;
 	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread,
-	     hide_unresolved;
+	     hide_unresolved, exclude_other, has_parent_re;
+	regex_t parent_re;
+	uint32_t cur_parent;    /* the parent key of the chain being aggregated */
 	enum pk_cg_order order;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];

@@ -359,6 +359,43 @@ static void test_hide_unresolved(void **state)
 	}
 }
 
+/* the parent key (perf -p): the chain's first symbol matching the regex, NULL ("[other]")
+ * without one, [other] sorted last; exclude_other drops those samples, totals kept */
+static void test_parent_key(void **state)
+{
+	(void)state;
+	for (int excl = 0; excl < 2; excl++) {
+		enum pk_sort_key keys[] = { PK_SORT_PARENT, PK_SORT_SYM };
+		PK_OPTS(pk_report_opts, o, .sort = keys, .nr_sort = 2, .parent_regex = "^sys_",
+			.exclude_other = excl);
+		struct pk_report *rep = pk_report__new(&o);
+		assert_non_null(rep);
+		const struct pk_report_frame a[] = { { .sym = "f", .dso = "x" }, { .sym = "sys_read", .dso = "x" },
+						     { .sym = "sys_outer", .dso = "x" } };
+		const struct pk_report_frame b[] = { { .sym = "g", .dso = "x" }, { .sym = "main", .dso = "x" } };
+		assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 100, 5, b, 2), 0);
+		assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 200, 5, a, 3), 0);
+		assert_int_equal(pk_report__finish(rep), 0);
+		const struct pk_hist *h = pk_report__hist(rep, 0);
+		assert_non_null(h);
+		assert_int_equal(h->total_period, 10);
+		assert_int_equal(h->nr_entries, excl ? 1 : 2);
+		assert_string_equal(h->entries[0]->sym, "f");
+		assert_string_equal(h->entries[0]->parent, "sys_read"); /* the innermost (callee order) */
+		if (!excl) {
+			assert_string_equal(h->entries[1]->sym, "g");
+			assert_null(h->entries[1]->parent);
+		}
+		pk_report__free(rep);
+	}
+	/* a bad regex is refused */
+	enum pk_sort_key k1[] = { PK_SORT_PARENT };
+	PK_OPTS(pk_report_opts, bad, .sort = k1, .nr_sort = 1, .parent_regex = "(");
+	assert_null(pk_report__new(&bad));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(pk_sort_key__parse("parent"), PK_SORT_PARENT);
+}
+
 /* pk_report__decay: perf top's 7/8 at each refresh, aggregation going on after a finish,
  * and num 0 zeroing the history */
 static void test_decay(void **state)
@@ -1593,6 +1630,7 @@ int main(void)
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_hide_unresolved),
+		cmocka_unit_test(test_parent_key),
 		cmocka_unit_test(test_children),
 		cmocka_unit_test(test_sort_keys_and_filters),
 		cmocka_unit_test(test_lazy_callchains),

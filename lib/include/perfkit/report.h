@@ -35,6 +35,7 @@ enum pk_sort_key {
 	PK_SORT_SYM,
 	PK_SORT_SRCLINE,
 	PK_SORT_CPU,
+	PK_SORT_PARENT,         /* perf's parent: the chain's first symbol matching parent_regex */
 	PK_SORT__MAX,
 };
 
@@ -93,6 +94,11 @@ struct pk_report_opts {
 	/* Drop the samples whose own location has no symbol, from the totals too (perf
 	 * report -U). */
 	bool hide_unresolved;
+	/* The parent sort key: the first frame of a sample's chain (in the display order)
+	 * whose symbol matches this POSIX extended regex (NULL: perf's "^sys_|^do_page_fault");
+	 * exclude_other drops the samples with none (the totals stay, as perf -x). */
+	const char *parent_regex;
+	bool exclude_other;
 	size_t :0;
 };
 
@@ -131,6 +137,7 @@ struct pk_hist_entry {
 	 * input was read: what perf shows in its "Pid:Command" column and sizes the
 	 * Command column by. `comm` when the thread is unknown. */
 	const char *thread_comm;
+	const char *parent;     /* parent key: the matching symbol, NULL: perf's "[other]" */
 };
 
 struct pk_hist {
