@@ -10,7 +10,7 @@
 
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
-       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR, O_MMAPS };
+       O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR, O_MMAPS, O_IGN_CALLEES };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -52,6 +52,8 @@ static const struct tool_opt opts[] = {
 	{ 'p', "parent", required_argument, "<regex>",
 	  "add the parent key: the first symbol of each chain that\nmatches regex ([other]: none)" },
 	{ 'x', "exclude-other", no_argument, NULL, "with the parent key: hide the [other] samples" },
+	{ O_IGN_CALLEES, "ignore-callees", required_argument, "<regex>",
+	  "a chain frame whose symbol matches takes the sample;\nthe functions it called are dropped" },
 	{ 'M', "disassembler-style", required_argument, "<att|intel>",
 	  "the syntax of annotate in the browser (x86; default att)" },
 	{ 'D', "dump-raw-trace", no_argument, NULL,
@@ -234,6 +236,7 @@ int cmd_report(int argc, char **argv)
 		case 'D': R.stats = R.dump_raw = true; break;
 		case 'p': R.parent_re = optarg; break;
 		case 'x': R.exclude_other = true; break;
+		case O_IGN_CALLEES: R.ignore_callees = optarg; break;
 		case 'M':
 			if (strcmp(optarg, "att") && strcmp(optarg, "intel")) {
 				tool_error("-M '%s': not a disassembler style: att (the default) or intel",
@@ -384,7 +387,7 @@ int cmd_report(int argc, char **argv)
 		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
 		.time_start = t0, .time_end = t1, .lazy_callchains = true,
 		.hide_unresolved = R.hide_unresolved, .parent_regex = R.parent_re,
-		.exclude_other = R.exclude_other && R.parent_on,
+		.exclude_other = R.exclude_other && R.parent_on, .ignore_callees = R.ignore_callees,
 		.machine_opts = tool_machine_opts());
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;

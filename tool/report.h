@@ -46,6 +46,7 @@ struct report {
 	bool intel_syntax;      /* -M intel: annotate (browser) in Intel syntax */
 	const char *parent_re;  /* -p: adds the parent key */
 	bool exclude_other;     /* -x */
+	const char *ignore_callees; /* --ignore-callees */
 	bool parent_on;         /* the parent key is among the sort keys */
 	bool mmaps;             /* --mmaps: --tasks with each process's maps */
 	bool dump_raw;          /* -D: --stats with every record dumped first */

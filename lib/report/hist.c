@@ -455,6 +455,31 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 			has_chain = has_chain && n;
 		}
 	}
+	if (rep->has_ignore_re && has_chain) {
+		/* perf resets its cursor at each match on its walk: the last match of the walk
+		 * takes the sample, the frames walked before it go */
+		bool caller_walk = rep->order == PK_CG_ORDER_CALLER;
+		size_t hit = n;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t s = rep->frames[fr[i]].sym;
+			if (s && !regexec(&rep->ignore_re, pk_str_get(&rep->strs, s), 0, NULL, 0)) {
+				hit = i;
+				if (caller_walk)
+					break; /* the innermost */
+			}
+		}
+		if (hit < n) {
+			sf = fr[hit];
+			if (caller_walk) {
+				n = hit + 1;
+			} else {
+				fr += hit;
+				fa = fa ? fa + hit : NULL;
+				src = src ? src + hit : NULL;
+				n -= hit;
+			}
+		}
+	}
 	if (rep->has_parent_re) {
 		rep->cur_parent = has_chain ? chain_parent(rep, fr, n) : 0;
 		if (rep->exclude_other && !rep->cur_parent)

@@ -140,8 +140,8 @@ struct pk_report {
 	struct pk_count_value *rvals;
 	size_t nrvals;
 	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread,
-	     hide_unresolved, exclude_other, has_parent_re;
-	regex_t parent_re;
+	     hide_unresolved, exclude_other, has_parent_re, has_ignore_re;
+	regex_t parent_re, ignore_re;
 	uint32_t cur_parent;    /* the parent key of the chain being aggregated */
 	enum pk_cg_order order;
 	unsigned int max_stack;

@@ -106,6 +106,15 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 			goto inval;
 		rep->has_parent_re = true;
 	}
+	const char *ic = PK_OPTS_GET(o, ignore_callees, NULL);
+	if (ic) {
+		if (regcomp(&rep->ignore_re, ic, REG_EXTENDED | REG_NOSUB)) {
+			if (rep->has_parent_re)
+				regfree(&rep->parent_re);
+			goto inval;
+		}
+		rep->has_ignore_re = true;
+	}
 	rep->cepoch = 1;
 	rep->reader_thread = !PK_OPTS_GET(o, no_reader_thread, false);
 	rep->lazy_cc = PK_OPTS_GET(o, lazy_callchains, false);
@@ -202,6 +211,8 @@ void pk_report__free(struct pk_report *rep)
 	pk_rep_cc_release(rep);
 	if (rep->has_parent_re)
 		regfree(&rep->parent_re);
+	if (rep->has_ignore_re)
+		regfree(&rep->ignore_re);
 	pk_read_delta__free(rep->rdelta);
 	free(rep->rvals);
 	pk_machine__free(rep->m);

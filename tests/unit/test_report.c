@@ -396,6 +396,39 @@ static void test_parent_key(void **state)
 	assert_int_equal(pk_sort_key__parse("parent"), PK_SORT_PARENT);
 }
 
+/* ignore_callees (perf --ignore-callees): in callee order the outermost matching frame
+ * takes the sample and its callees leave the chain */
+static void test_ignore_callees(void **state)
+{
+	(void)state;
+	PK_OPTS(pk_report_opts, o, .callgraph = true, .ignore_callees = "^lock_");
+	struct pk_report *rep = pk_report__new(&o);
+	assert_non_null(rep);
+	const struct pk_report_frame a[] = { { .sym = "spin", .dso = "x" }, { .sym = "lock_inner", .dso = "x" },
+					     { .sym = "lock_outer", .dso = "x" }, { .sym = "main", .dso = "x" } };
+	const struct pk_report_frame b[] = { { .sym = "spin", .dso = "x" }, { .sym = "main", .dso = "x" } };
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 100, 7, a, 4), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 200, 3, b, 2), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	const struct pk_hist *h = pk_report__hist(rep, 0);
+	assert_non_null(h);
+	assert_int_equal(h->total_period, 10);
+	assert_int_equal(h->nr_entries, 2);
+	assert_string_equal(h->entries[0]->sym, "lock_outer");
+	assert_int_equal(h->entries[0]->self_period, 7);
+	assert_string_equal(h->entries[1]->sym, "spin");
+	assert_int_equal(h->entries[1]->self_period, 3);
+	/* lock_outer's chain: lock_outer -> main, no spin or lock_inner */
+	const struct pk_callnode *n = h->entries[0]->callchain;
+	assert_non_null(n);
+	assert_string_equal(n->child->sym, "lock_outer");
+	assert_string_equal(n->child->child->sym, "main");
+	assert_null(n->child->child->child);
+	pk_report__free(rep);
+	PK_OPTS(pk_report_opts, bad, .ignore_callees = "(");
+	assert_null(pk_report__new(&bad));
+}
+
 /* pk_report__decay: perf top's 7/8 at each refresh, aggregation going on after a finish,
  * and num 0 zeroing the history */
 static void test_decay(void **state)
@@ -1631,6 +1664,7 @@ int main(void)
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_hide_unresolved),
 		cmocka_unit_test(test_parent_key),
+		cmocka_unit_test(test_ignore_callees),
 		cmocka_unit_test(test_children),
 		cmocka_unit_test(test_sort_keys_and_filters),
 		cmocka_unit_test(test_lazy_callchains),

@@ -99,6 +99,11 @@ struct pk_report_opts {
 	 * exclude_other drops the samples with none (the totals stay, as perf -x). */
 	const char *parent_regex;
 	bool exclude_other;
+	/* perf --ignore-callees: a chain frame whose symbol matches this POSIX extended regex
+	 * takes the sample (its entry) and the frames it called are dropped (in callee order
+	 * the outermost match; in caller order, as perf 6.1, the innermost, its callers
+	 * dropped). NULL: none. */
+	const char *ignore_callees;
 	size_t :0;
 };
 
