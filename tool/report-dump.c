@@ -133,7 +133,9 @@ static void dump_one(FILE *f, const struct report *R, struct pk_data_reader *rd,
 }
 
 /* perf's order: user records and records without a time as they are read, the others
- * held (their text in one buffer) and printed by time at the end */
+ * held (their text in one buffer) and printed by time: at a FINISHED_ROUND those up to
+ * the latest time seen at the round before (perf's ordered-events flush), the rest at
+ * the end */
 struct held {
 	uint64_t time, seq;
 	size_t off, len;
@@ -145,6 +147,7 @@ struct rpt_dump {
 	size_t size;
 	struct held *h;
 	size_t n, cap;
+	uint64_t max_time, next_flush, seq;
 	bool oom;
 };
 
@@ -167,14 +170,41 @@ struct rpt_dump *rpt_dump_new(void)
 	return D;
 }
 
+static int held_cmp(const void *a, const void *b);
+
+/* print the held records of time <= limit, in time order */
+static void flush_upto(struct rpt_dump *D, FILE *out, uint64_t limit)
+{
+	if (!D->n || fflush(D->mf)) {
+		D->oom |= D->n != 0;
+		return;
+	}
+	qsort(D->h, D->n, sizeof(*D->h), held_cmp);
+	size_t k = 0;
+	while (k < D->n && D->h[k].time <= limit) {
+		fwrite(D->buf + D->h[k].off, 1, D->h[k].len, out);
+		k++;
+	}
+	memmove(D->h, D->h + k, (D->n - k) * sizeof(*D->h));
+	D->n -= k;
+	if (!D->n)
+		fseek(D->mf, 0, SEEK_SET); /* the buffer's text all out: write over it */
+}
+
 void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_reader *rd,
 		  const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	uint64_t t = rec_time(ev, rec);
 	if (!t) {
 		dump_one(R->out, R, rd, ev, rec);
+		if (ev->hdr->type == PK_RECORD_FINISHED_ROUND) {
+			flush_upto(D, R->out, D->next_flush);
+			D->next_flush = D->max_time;
+		}
 		return;
 	}
+	if (t > D->max_time)
+		D->max_time = t;
 	if (D->n == D->cap) {
 		size_t nc = D->cap ? D->cap * 2 : 1024;
 		struct held *h = realloc(D->h, nc * sizeof(*h));
@@ -192,7 +222,7 @@ void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_rea
 		D->oom = true;
 		return;
 	}
-	D->h[D->n] = (struct held){ .time = t, .seq = D->n, .off = (size_t)at, .len = (size_t)(end - at) };
+	D->h[D->n] = (struct held){ .time = t, .seq = D->seq++, .off = (size_t)at, .len = (size_t)(end - at) };
 	D->n++;
 }
 
@@ -209,12 +239,8 @@ int rpt_dump_finish(struct rpt_dump *D, FILE *out)
 {
 	if (!D)
 		return 0;
+	flush_upto(D, out, UINT64_MAX);
 	int err = D->oom ? -ENOMEM : 0;
-	if (fflush(D->mf))
-		err = -ENOMEM;
-	qsort(D->h, D->n, sizeof(*D->h), held_cmp);
-	for (size_t i = 0; i < D->n && !err; i++)
-		fwrite(D->buf + D->h[i].off, 1, D->h[i].len, out);
 	fclose(D->mf);
 	free(D->buf);
 	free(D->h);
