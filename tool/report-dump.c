@@ -78,7 +78,8 @@ static void dump_one(FILE *f, const struct report *R, struct pk_data_reader *rd,
 		     const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	const struct perf_event_header *h = ev->hdr;
-	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", ev->offset, R->input, h->size, h->type);
+	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", ev->offset,
+		strcmp(R->input, "-") ? R->input : "pipe", h->size, h->type); /* (perf's names) */
 	hexdump(f, (const uint8_t *)h, h->size);
 	const struct pk_data_attr *a = ev->attr;
 	if (!a && pk_data_reader__nr_attrs(rd))
