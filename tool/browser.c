@@ -165,7 +165,8 @@ static void draw_table(struct tui *t)
 		static const char *const title[PK_SORT__MAX] = {
 			[PK_SORT_COMM] = "Command", [PK_SORT_PID] = "Pid:Command",
 			[PK_SORT_TID] = "Tid:Command", [PK_SORT_DSO] = "Shared Object",
-			[PK_SORT_SYM] = "Symbol", [PK_SORT_SRCLINE] = "Source:Line", [PK_SORT_CPU] = "CPU" };
+			[PK_SORT_SYM] = "Symbol", [PK_SORT_SRCLINE] = "Source:Line", [PK_SORT_CPU] = "CPU",
+			[PK_SORT_PARENT] = "Parent symbol" };
 		size_t tl = strlen(title[keys[k]]);
 		if (k + 1 < nk && tl > w[k])
 			w[k] = tl;

@@ -11,7 +11,7 @@
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
        O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR,
-       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_VMLINUX };
+       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_VMLINUX, O_MMAPS, O_IGN_CALLEES };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -63,6 +63,16 @@ static const struct tool_opt opts[] = {
 	{ O_HEADER_ONLY, "header-only", no_argument, NULL, "print only the header block" },
 	{ O_STATS, "stats", no_argument, NULL, "print the records per type and the samples per event" },
 	{ O_TASKS, "tasks", no_argument, NULL, "print the threads of the file as a tree (pid tid ppid comm)" },
+	{ 'p', "parent", required_argument, "<regex>",
+	  "add the parent key: the first symbol of each chain that\nmatches regex ([other]: none)" },
+	{ 'x', "exclude-other", no_argument, NULL, "with the parent key: hide the [other] samples" },
+	{ O_IGN_CALLEES, "ignore-callees", required_argument, "<regex>",
+	  "a chain frame whose symbol matches takes the sample;\nthe functions it called are dropped" },
+	{ 'M', "disassembler-style", required_argument, "<att|intel>",
+	  "the syntax of annotate in the browser (x86; default att)" },
+	{ 'D', "dump-raw-trace", no_argument, NULL,
+	  "every record in hex and decoded, then --stats (perf's -D)" },
+	{ O_MMAPS, "mmaps", no_argument, NULL, "--tasks with the maps of each thread's process" },
 	{ 'I', "show-info", no_argument, NULL,
 	  "with --header/--header-only: the CPU and NUMA\n"
 	  "topology, caches and memory nodes in full" },
@@ -86,6 +96,8 @@ static const struct tool_opt opts[] = {
 	  "percentages in colour: always, never, or auto (default:\n"
 	  "on a terminal or through the pager; color.ui of the\nconfiguration)" },
 	{ O_COLOR, "color", required_argument, NULL, NULL },
+	{ 'U', "hide-unresolved", no_argument, NULL,
+	  "drop the samples without a symbol (from the totals too)" },
 	{ 'q', "quiet", no_argument, NULL, "no warnings" },
 	{ 'v', "verbose", no_argument, NULL, "more messages" },
 	TOOL_SYMBOL_SOURCE_OPTS,
@@ -242,6 +254,20 @@ int cmd_report(int argc, char **argv)
 		case O_HEADER_ONLY: R.header_only = true; break;
 		case O_STATS: R.stats = true; break;
 		case O_TASKS: R.tasks = true; break;
+		case O_MMAPS: R.tasks = R.mmaps = true; break;
+		case 'D': R.stats = R.dump_raw = true; break;
+		case 'p': R.parent_re = optarg; break;
+		case 'x': R.exclude_other = true; break;
+		case O_IGN_CALLEES: R.ignore_callees = optarg; break;
+		case 'M':
+			if (strcmp(optarg, "att") && strcmp(optarg, "intel")) {
+				tool_error("-M '%s': not a disassembler style: att (the default) or intel",
+					   optarg);
+				status = 129;
+				goto out;
+			}
+			R.intel_syntax = !strcmp(optarg, "intel");
+			break;
 		case 'I': R.show_info = true; break;
 		case O_JSON: R.json = true; break;
 		case O_STDIO: ui = 0; break;
@@ -255,6 +281,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case O_MAX_STACK: R.max_stack = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'q': R.quiet = true; break;
+		case 'U': R.hide_unresolved = true; break;
 		case O_NO_INLINE: R.no_inline = true; R.all_inline = false; break;
 		case O_INLINE: R.all_inline = true; R.no_inline = false; break;
 		case O_SHOW_EMPTY: R.show_empty = true; break;
@@ -331,6 +358,7 @@ int cmd_report(int argc, char **argv)
 			R.sort_col[k] = rpt_key_col(R.sort[k]);
 		R.nr_sort = 3;
 	}
+	rpt_add_parent_key(&R);
 	R.sym_first = R.sort[0] == PK_SORT_SYM;
 	if (!R.fields_given) {
 		R.nr_cols = 0;
@@ -386,7 +414,9 @@ int cmd_report(int argc, char **argv)
 		.dsos = (const char *const *)R.dsos, .nr_dsos = R.nr_dsos,
 		.symbols = (const char *const *)R.syms, .nr_symbols = R.nr_syms,
 		.time_start = t0, .time_end = t1, .lazy_callchains = true,
-		.kallsyms = R.kallsyms, .machine_opts = rpt_machine_opts(&R));
+		.kallsyms = R.kallsyms, .hide_unresolved = R.hide_unresolved, .parent_regex = R.parent_re,
+		.exclude_other = R.exclude_other && R.parent_on, .ignore_callees = R.ignore_callees,
+		.machine_opts = rpt_machine_opts(&R));
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;
 	o.order = R.order;

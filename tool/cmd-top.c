@@ -189,6 +189,7 @@ const char *top_row_key(const struct top_row *r, enum pk_sort_key k, char *buf, 
 	case PK_SORT_DSO: return r->dso ? r->dso : "[unknown]";
 	case PK_SORT_SRCLINE: return r->srcline ? r->srcline : "??:0";
 	case PK_SORT_CPU: snprintf(buf, len, "%03d", r->cpu); break;
+	case PK_SORT_PARENT: return r->parent ? r->parent : "[other]";
 	case PK_SORT_SYM:
 		if (r->sym)
 			snprintf(buf, len, "[%c] %s", r->kernel ? 'k' : '.', r->sym);

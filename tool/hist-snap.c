@@ -38,6 +38,7 @@ void top_snap__free(struct top_snap *s)
 	for (size_t i = 0; i < s->nr; i++) {
 		struct top_row *r = &s->rows[i];
 		free(r->comm), free(r->dso), free(r->dso_long), free(r->sym), free(r->srcline);
+		free(r->parent);
 		for (size_t j = 0; j < r->nr_cc; j++)
 			free(r->cc[j].text);
 		free(r->cc);
@@ -150,6 +151,7 @@ struct top_snap *top_snap__build(struct pk_report *rep, const struct pk_hist *h,
 		r->dso_long = xstrdup(he->dso_long);
 		r->sym = xstrdup(he->sym);
 		r->srcline = xstrdup(he->srcline);
+		r->parent = xstrdup(he->parent);
 		r->pid = he->pid, r->tid = he->tid, r->cpu = he->cpu;
 		r->addr = he->addr, r->kernel = he->kernel;
 		r->period = he->total_period, r->samples = he->total_samples;

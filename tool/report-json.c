@@ -62,6 +62,10 @@ void rpt_json_hist(struct report *R, const struct pk_hist *h)
 				tool_json_str(f, e->thread_comm);
 				break;
 			case PK_SORT_CPU: fprintf(f, ",\"cpu\":%d", e->cpu); break;
+			case PK_SORT_PARENT:
+				fprintf(f, ",\"parent\":");
+				tool_json_str(f, e->parent ? e->parent : "[other]");
+				break;
 			case PK_SORT_DSO: fprintf(f, ",\"dso\":"); tool_json_str(f, e->dso); break;
 			case PK_SORT_SYM:
 				if (e->sym) {

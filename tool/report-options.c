@@ -13,7 +13,7 @@ enum col rpt_key_col(enum pk_sort_key k)
 		[PK_SORT_COMM] = COL_COMM, [PK_SORT_PID] = COL_PID,
 		[PK_SORT_TID] = COL_TID, [PK_SORT_DSO] = COL_DSO,
 		[PK_SORT_SYM] = COL_SYM, [PK_SORT_SRCLINE] = COL_SRCLINE,
-		[PK_SORT_CPU] = COL_CPU,
+		[PK_SORT_CPU] = COL_CPU, [PK_SORT_PARENT] = COL_PARENT,
 	};
 	return (unsigned)k < PK_SORT__MAX ? kc[k] : COL_SYM;
 }
@@ -62,7 +62,7 @@ int rpt_parse_fields(struct report *R, const char *s)
 		{ "pid", COL_PID, PK_SORT_TID }, { "tid", COL_TID, PK_SORT_TID },
 		{ "dso", COL_DSO, PK_SORT_DSO }, { "sym", COL_SYM, PK_SORT_SYM },
 		{ "symbol", COL_SYM, PK_SORT_SYM }, { "srcline", COL_SRCLINE, PK_SORT_SRCLINE },
-		{ "cpu", COL_CPU, PK_SORT_CPU },
+		{ "cpu", COL_CPU, PK_SORT_CPU }, { "parent", COL_PARENT, PK_SORT_PARENT },
 	};
 	char **f = NULL;
 	size_t n = 0;
@@ -207,4 +207,17 @@ const struct pk_machine_opts *rpt_machine_opts(const struct report *R)
 	memcpy(&mo, t, sizeof(mo));
 	mo.no_demangle = R->no_demangle;
 	return &mo;
+}
+
+void rpt_add_parent_key(struct report *R)
+{
+	for (size_t k = 0; k < R->nr_sort; k++)
+		R->parent_on |= R->sort[k] == PK_SORT_PARENT;
+	if (!R->parent_re || R->parent_on || R->nr_sort >= PK_SORT__MAX)
+		return;
+	R->sort[R->nr_sort] = PK_SORT_PARENT;
+	R->sort_col[R->nr_sort++] = COL_PARENT;
+	if (R->fields_given && R->nr_cols < sizeof(R->cols) / sizeof(R->cols[0]))
+		R->cols[R->nr_cols++] = COL_PARENT;
+	R->parent_on = true;
 }

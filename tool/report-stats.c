@@ -28,7 +28,15 @@ struct stats_ctx {
 	uint64_t *samples, *lost; /* per attr */
 	size_t nr_attrs;
 	uint64_t last_compressed; /* offset of the COMPRESSED record counted last, +1 */
+	const struct report *dump; /* -D: each record dumped too (report-dump.c) */
+	struct rpt_dump *D;
+	struct pk_data_reader *rd;
 };
+
+const char *rpt_record_type_name(unsigned type)
+{
+	return type < NR_TYPES ? type_names[type] : NULL;
+}
 
 static void stats_count(struct stats_ctx *c, unsigned type)
 {
@@ -41,6 +49,8 @@ static void stats_count(struct stats_ctx *c, unsigned type)
 static int stats_rec(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct stats_ctx *c = ctx;
+	if (c->dump)
+		rpt_dump_rec(c->D, c->dump, c->rd, ev, rec);
 	/* perf counts a COMPRESSED record, then each record inside it */
 	if (ev->compressed && ev->offset + 1 != c->last_compressed) {
 		c->last_compressed = ev->offset + 1;
@@ -75,7 +85,8 @@ static int run_session(struct pk_data_reader *rd, bool file_order, const struct 
 
 int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 {
-	struct stats_ctx c = { .nr_attrs = pk_data_reader__nr_attrs(rd) };
+	struct stats_ctx c = { .nr_attrs = pk_data_reader__nr_attrs(rd),
+			       .dump = R->dump_raw ? R : NULL, .rd = rd };
 	c.samples = calloc(c.nr_attrs + 1, sizeof(*c.samples));
 	c.lost = calloc(c.nr_attrs + 1, sizeof(*c.lost));
 	if (!c.samples || !c.lost) {
@@ -85,7 +96,20 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 		return -ENOMEM;
 	}
 	PK_OPTS(pk_session_ops, ops, .other = stats_rec);
+	if (c.dump && !R->quiet)
+		fprintf(R->out, "# To display the perf.data header info, please use "
+			"--header/--header-only options.\n#\n");
+	if (c.dump && !(c.D = rpt_dump_new())) {
+		free(c.samples);
+		free(c.lost);
+		tool_error("out of memory");
+		return -ENOMEM;
+	}
 	int err = run_session(rd, true, &ops, &c, R->input);
+	if (rpt_dump_finish(c.D, R->out) < 0) {
+		tool_error("out of memory");
+		err = -ENOMEM;
+	}
 	FILE *f = R->out;
 	fprintf(f, "\nAggregated stats:\n");
 	for (size_t i = 0; i < NR_TYPES; i++) {
@@ -129,6 +153,7 @@ struct tasks_ctx {
 	size_t *hash;           /* tid -> index + 1, open addressing */
 	size_t hcap;
 	bool oom;
+	struct rpt_maps *maps;  /* --mmaps */
 };
 
 static size_t hslot(const struct tasks_ctx *c, int32_t tid)
@@ -224,6 +249,8 @@ static int tasks_rec(void *ctx, const struct pk_data_event *ev, const struct pk_
 	struct task *t, *p;
 	if (!rec)
 		return 0;
+	if (c->maps && rpt_maps_rec(c->maps, ev, rec))
+		c->oom = true;
 	switch (ev->hdr->type) {
 	case PERF_RECORD_COMM:
 		t = task_findnew(c, (int32_t)rec->comm.pid, (int32_t)rec->comm.tid);
@@ -280,18 +307,23 @@ static int task_cmp(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static void task_print(FILE *f, const struct task *t, size_t level)
+static void task_print(FILE *f, const struct task *t, size_t level, const struct rpt_maps *maps)
 {
-	fprintf(f, "  %8d %8d %8d |%*s", t->pid, t->tid, t->ppid, (int)(level > INT_MAX ? INT_MAX : level), "");
+	int ind = fprintf(f, "  %8d %8d %8d |%*s", t->pid, t->tid, t->ppid,
+			  (int)(level > INT_MAX ? INT_MAX : level), "");
 	if (t->comm)
 		fprintf(f, "%s\n", t->comm);
 	else
 		fprintf(f, ":%d\n", t->tid);
+	if (maps && rpt_maps_print(maps, f, t->pid, ind < 0 ? 0 : ind))
+		tool_error("out of memory");
 }
 
 int rpt_print_tasks(struct report *R, struct pk_data_reader *rd)
 {
 	struct tasks_ctx c = { 0 };
+	if (R->mmaps && !(c.maps = rpt_maps_new()))
+		c.oom = true;
 	struct task *sw = task_new(&c, 0, 0); /* perf's idle thread */
 	if (sw)
 		task_set_comm(&c, sw, "swapper");
@@ -347,7 +379,7 @@ int rpt_print_tasks(struct report *R, struct pk_data_reader *rd)
 		while (sp) {
 			sp--;
 			size_t k = stack[sp], lvl = depth[sp];
-			task_print(f, &c.t[k], lvl);
+			task_print(f, &c.t[k], lvl, c.maps);
 			/* children pushed last-first: printed in order */
 			size_t nch = 0;
 			for (size_t ch = c.t[k].first; ch && sp + nch < c.n; ch = c.t[ch - 1].next)
@@ -370,6 +402,7 @@ out:
 		free(c.t[i].comm);
 	free(c.t);
 	free(c.hash);
+	rpt_maps_free(c.maps);
 	free(roots);
 	free(stack);
 	free(depth);

@@ -102,6 +102,7 @@ const char *rpt_col_title(enum col c)
 	case COL_SYM: return "Symbol";
 	case COL_SRCLINE: return "Source:Line";
 	case COL_CPU: return "CPU";
+	case COL_PARENT: return "Parent symbol";
 	case COL_OFFCPU_MS: return "Off-CPU ms";
 	}
 	return "?";
@@ -244,6 +245,7 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 	case COL_SYM: return sym_text(e, buf, len);
 	case COL_SRCLINE: return str_text(e->srcline ? e->srcline : "??:0", buf, len);
 	case COL_CPU: return snprintf(buf, len, "%03d", e->cpu);
+	case COL_PARENT: return str_text(e->parent ? e->parent : "[other]", buf, len);
 	case COL_OFFCPU_MS: {
 		uint64_t ns = R->children == 1 ? e->total_period : e->self_period;
 		return snprintf(buf, len, "%.3f", (double)ns / 1e6);

@@ -43,7 +43,8 @@ static int ann_load(struct rtui *t)
 	if (!t->ard)
 		return t->ann_err = -errno;
 	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_allowed(),
-		.machine_opts = tool_machine_opts(), .event = t->h ? t->h->name : NULL);
+		.machine_opts = tool_machine_opts(), .event = t->h ? t->h->name : NULL,
+		.intel_syntax = t->R->intel_syntax);
 	t->ann = pk_annotate__load(t->ard, &ao);
 	if (!t->ann)
 		t->ann_err = -errno;

@@ -25,7 +25,7 @@ enum cg_mode { CG_GRAPH, CG_FRACTAL, CG_FLAT, CG_FOLDED, CG_NONE };
 
 enum col {
 	COL_CHILDREN, COL_SELF, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
-	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU,
+	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU, COL_PARENT,
 	COL_OFFCPU_MS, /* the offcpu-time section's blocked time (added by rpt_print_hist) */
 };
 
@@ -48,6 +48,14 @@ struct report {
 	const char *kallsyms;   /* --kallsyms FILE: the kernel's symbols from it */
 	const char *vmlinux;    /* --vmlinux FILE (report-vmlinux.c) */
 	bool threads;           /* -T: the per-thread counts table (report-threads.c) */
+	bool hide_unresolved;   /* -U */
+	bool intel_syntax;      /* -M intel: annotate (browser) in Intel syntax */
+	const char *parent_re;  /* -p: adds the parent key */
+	bool exclude_other;     /* -x */
+	const char *ignore_callees; /* --ignore-callees */
+	bool parent_on;         /* the parent key is among the sort keys */
+	bool mmaps;             /* --mmaps: --tasks with each process's maps */
+	bool dump_raw;          /* -D: --stats with every record dumped first */
 	bool show_info;         /* -I: the topology sections in full */
 	int group;              /* -1: as the file's GROUP_DESC says; 0 --no-group; 1 --group */
 	int verbose;
@@ -113,6 +121,20 @@ int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
 int rpt_vmlinux_kallsyms(const char *vmlinux, struct pk_data_reader *rd, char **path);
 /* report-threads.c: -T's table of READ counts per thread (0 or a negative errno, said) */
 int rpt_print_threads(struct report *R);
+const char *rpt_record_type_name(unsigned type); /* perf's, NULL: none */
+/* report-dump.c: the records as perf report -D prints them (those with a time held
+ * until rpt_dump_finish) */
+struct rpt_dump;
+struct rpt_dump *rpt_dump_new(void);
+void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_reader *rd,
+		  const struct pk_data_event *ev, const struct pk_record *rec);
+int rpt_dump_finish(struct rpt_dump *D, FILE *out);
+/* report-mmaps.c: the maps of --mmaps (fed the records --tasks reads) */
+struct rpt_maps;
+struct rpt_maps *rpt_maps_new(void);
+void rpt_maps_free(struct rpt_maps *M);
+int rpt_maps_rec(struct rpt_maps *M, const struct pk_data_event *ev, const struct pk_record *rec);
+int rpt_maps_print(const struct rpt_maps *M, FILE *f, int32_t pid, int indent);
 /* report-options.c */
 /* the tool's machine options with the report's symbol options (--no-demangle) */
 const struct pk_machine_opts *rpt_machine_opts(const struct report *R);
@@ -129,5 +151,7 @@ int rpt_parse_percentage(struct report *R, const char *s);
  * the entries the filters kept (*nr: their samples) */
 uint64_t rpt_hist_total(const struct report *R, const struct pk_hist *h, uint64_t *nr,
 			uint64_t *period);
+/* -p: the parent key after the others (perf's), unless there; sets R->parent_on */
+void rpt_add_parent_key(struct report *R);
 
 #endif

@@ -24,7 +24,7 @@ struct top_cc_line {
 
 /* One row of the table: a copy (the report's strings belong to another thread). */
 struct top_row {
-	char *comm, *dso, *dso_long, *sym, *srcline;
+	char *comm, *dso, *dso_long, *sym, *srcline, *parent;
 	int32_t pid, tid, cpu;
 	uint64_t addr;
 	bool kernel;

@@ -43,6 +43,7 @@ struct pk_annotate {
 	struct pk_session *ses;
 	struct pk_machine *m;
 	char event[64];
+	bool intel;
 	bool *attr_ok;
 	size_t nr_attrs;
 	struct ann_sym *syms;
@@ -240,6 +241,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 		return NULL;
 	}
 	A->st.sz = sizeof(A->st);
+	A->intel = PK_OPTS_GET(o, intel_syntax, false);
 	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
@@ -337,6 +339,7 @@ struct dis_ctx {
 	size_t nr_hits, next_hit;
 	pk_annotate_insn_fn fn;
 	void *ctx;
+	bool intel;
 };
 
 static bool insn_is_branch(const cs_insn *in)
@@ -388,7 +391,8 @@ static int disasm(const uint8_t *code, size_t len, uint64_t addr, uint16_t em,
 		return -ENOMEM;
 	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
 	if (arch == CS_ARCH_X86)
-		cs_option(h, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT); /* what perf shows (objdump) */
+		cs_option(h, CS_OPT_SYNTAX, dc->intel ? CS_OPT_SYNTAX_INTEL
+						      : CS_OPT_SYNTAX_ATT); /* perf's (objdump) */
 	cs_insn *in = cs_malloc(h);
 	if (!in) {
 		cs_close(&h);
@@ -447,7 +451,8 @@ PK_API int pk_annotate__disasm_bytes(const void *code, size_t len, uint64_t addr
 {
 	if ((!code && len) || !fn || !PK_OPTS_VALID(o, pk_annotate_disasm_opts))
 		return -EINVAL;
-	struct dis_ctx dc = { .fn = fn, .ctx = ctx };
+	struct dis_ctx dc = { .fn = fn, .ctx = ctx,
+			      .intel = PK_OPTS_GET(o, intel_syntax, false) };
 	return disasm(code, len, addr, PK_OPTS_GET(o, e_machine, (uint16_t)0),
 		      PK_OPTS_GET(o, dso, NULL), &dc);
 }
@@ -476,7 +481,8 @@ PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn
 	if (n < 0) {
 		err = (int)n;
 	} else {
-		struct dis_ctx dc = { .hits = S->hits, .nr_hits = S->nr_hits, .fn = fn, .ctx = ctx };
+		struct dis_ctx dc = { .hits = S->hits, .nr_hits = S->nr_hits, .fn = fn, .ctx = ctx,
+				      .intel = a->intel };
 		err = disasm(buf, (size_t)n, S->start, em, S->dso, &dc);
 	}
 	free(buf);

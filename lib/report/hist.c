@@ -40,7 +40,7 @@ static uint64_t hkey_hash(const struct hkey *k)
 	uint64_t h = pk_mix64((uint64_t)k->comm << 32 | k->pid);
 	h = pk_mix64(h ^ ((uint64_t)k->tid << 32 | k->cpu));
 	h = pk_mix64(h ^ ((uint64_t)k->frame << 32 | k->dso));
-	return pk_mix64(h ^ k->srcline);
+	return pk_mix64(h ^ ((uint64_t)k->parent << 32 | k->srcline));
 }
 
 static int node_new(struct pk_report *rep, uint32_t parent, uint32_t frame, uint32_t *id)
@@ -392,6 +392,21 @@ static void make_key(struct pk_report *rep, struct hkey *k, uint32_t comm, int32
 		k->dso = rep->frames[fid].dso;
 	if (rep->key_on[PK_SORT_SRCLINE])
 		k->srcline = srcline;
+	if (rep->key_on[PK_SORT_PARENT])
+		k->parent = rep->cur_parent;
+}
+
+/* perf's parent: the first frame of the chain, in the display order, whose symbol matches
+ * the parent regex (its name's string id; 0: none, "[other]") */
+static uint32_t chain_parent(struct pk_report *rep, const uint32_t *fr, size_t n)
+{
+	bool caller = rep->order == PK_CG_ORDER_CALLER;
+	for (size_t j = 0; j < n; j++) {
+		uint32_t s = rep->frames[fr[caller ? n - 1 - j : j]].sym;
+		if (s && !regexec(&rep->parent_re, pk_str_get(&rep->strs, s), 0, NULL, 0))
+			return s;
+	}
+	return 0;
 }
 
 /*
@@ -414,6 +429,62 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 	struct hkey k;
 	struct ent *self = NULL;
 	count_unresolved(rep, sf, w);
+	if (rep->hide_unresolved && !rep->frames[sf].sym) {
+		/* perf -U: as if the samples were never there */
+		h->pub.nr_samples -= w;
+		h->pub.total_period -= period;
+		return 0;
+	}
+	if (rep->hide_unresolved) {
+		/* and the chain's frames without a symbol are left out (perf never adds them
+		 * to its cursor) */
+		size_t m = 0;
+		for (size_t i = 0; i < n && i < MAX_CHAIN; i++) {
+			if (!rep->frames[fr[i]].sym)
+				continue;
+			rep->hu_fr[m] = fr[i];
+			rep->hu_fa[m] = fa ? fa[i] : fr[i];
+			rep->hu_src[m] = src ? src[i] : 0;
+			m++;
+		}
+		if (m != n) {
+			n = m;
+			fr = rep->hu_fr;
+			fa = fa ? rep->hu_fa : NULL;
+			src = src ? rep->hu_src : NULL;
+			has_chain = has_chain && n;
+		}
+	}
+	if (rep->has_ignore_re && has_chain) {
+		/* perf resets its cursor at each match on its walk: the last match of the walk
+		 * takes the sample, the frames walked before it go */
+		bool caller_walk = rep->order == PK_CG_ORDER_CALLER;
+		size_t hit = n;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t s = rep->frames[fr[i]].sym;
+			if (s && !regexec(&rep->ignore_re, pk_str_get(&rep->strs, s), 0, NULL, 0)) {
+				hit = i;
+				if (caller_walk)
+					break; /* the innermost */
+			}
+		}
+		if (hit < n) {
+			sf = fr[hit];
+			if (caller_walk) {
+				n = hit + 1;
+			} else {
+				fr += hit;
+				fa = fa ? fa + hit : NULL;
+				src = src ? src + hit : NULL;
+				n -= hit;
+			}
+		}
+	}
+	if (rep->has_parent_re) {
+		rep->cur_parent = has_chain ? chain_parent(rep, fr, n) : 0;
+		if (rep->exclude_other && !rep->cur_parent)
+			return 0; /* perf -x: not shown, still in the totals */
+	}
 	if (frame_passes(rep, sf)) {
 		make_key(rep, &k, comm, pid, tid, cpu, sf, src ? src[0] : 0);
 		self = entry_get(rep, h, &k, comm, pid, tid, cpu, sf, src ? src[0] : 0);
@@ -757,7 +828,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		h->pub.has_callchains = true;
 	/* without trees and children only the sampled location counts: the chain is not
 	 * resolved (nor made part of the pending key, which then merges far more samples) */
-	if (!rep->callgraph && !rep->children)
+	if (!rep->callgraph && !rep->children && !rep->has_parent_re)
 		has_chain = false;
 	uint64_t gen = pk_rep_gen_of(rep, s->pid, s->tid);
 	struct lastsample *ls = NULL;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,7 @@ struct rent {
 /* ---- entries and nodes ---- */
 
 struct hkey {
-	uint32_t comm, pid, tid, cpu, frame, dso, srcline;
+	uint32_t comm, pid, tid, cpu, frame, dso, srcline, parent;
 };
 
 struct ent {
@@ -138,7 +139,10 @@ struct pk_report {
 	struct pk_read_delta *rdelta;
 	struct pk_count_value *rvals;
 	size_t nrvals;
-	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread;
+	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread,
+	     hide_unresolved, exclude_other, has_parent_re, has_ignore_re;
+	regex_t parent_re, ignore_re;
+	uint32_t cur_parent;    /* the parent key of the chain being aggregated */
 	enum pk_cg_order order;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];
@@ -193,6 +197,7 @@ struct pk_report {
 	uint64_t cip[MAX_CHAIN];
 	bool cip_valid;
 	uint32_t seq[MAX_CHAIN];
+	uint32_t hu_fr[MAX_CHAIN], hu_fa[MAX_CHAIN], hu_src[MAX_CHAIN]; /* hide_unresolved */
 	struct pk_callnode *pub_nodes;
 	/* lazy_callchains: children of node i are kid[kid_off[i] .. kid_off[i + 1]) */
 	uint32_t *kid_off, *kid;

@@ -8,7 +8,7 @@
 static const char *const sort_names[PK_SORT__MAX] = {
 	[PK_SORT_COMM] = "comm", [PK_SORT_PID] = "pid", [PK_SORT_TID] = "tid",
 	[PK_SORT_DSO] = "dso", [PK_SORT_SYM] = "sym", [PK_SORT_SRCLINE] = "srcline",
-	[PK_SORT_CPU] = "cpu",
+	[PK_SORT_CPU] = "cpu", [PK_SORT_PARENT] = "parent",
 };
 
 int pk_sort_key__parse(const char *name)
@@ -97,6 +97,24 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 		rep->max_stack = rep->max_stack ? MAX_CHAIN : 127;
 	rep->inlines = PK_OPTS_GET(o, inlines, false);
 	rep->inlines_all = PK_OPTS_GET(o, inlines_all, false);
+	rep->hide_unresolved = PK_OPTS_GET(o, hide_unresolved, false);
+	rep->exclude_other = PK_OPTS_GET(o, exclude_other, false);
+	if (rep->key_on[PK_SORT_PARENT] || rep->exclude_other) {
+		const char *re = PK_OPTS_GET(o, parent_regex, NULL);
+		if (regcomp(&rep->parent_re, re ? re : "^sys_|^do_page_fault",
+			    REG_EXTENDED | REG_NOSUB))
+			goto inval;
+		rep->has_parent_re = true;
+	}
+	const char *ic = PK_OPTS_GET(o, ignore_callees, NULL);
+	if (ic) {
+		if (regcomp(&rep->ignore_re, ic, REG_EXTENDED | REG_NOSUB)) {
+			if (rep->has_parent_re)
+				regfree(&rep->parent_re);
+			goto inval;
+		}
+		rep->has_ignore_re = true;
+	}
 	rep->cepoch = 1;
 	rep->reader_thread = !PK_OPTS_GET(o, no_reader_thread, false);
 	rep->lazy_cc = PK_OPTS_GET(o, lazy_callchains, false);
@@ -191,6 +209,10 @@ void pk_report__free(struct pk_report *rep)
 	if (!rep)
 		return;
 	pk_rep_cc_release(rep);
+	if (rep->has_parent_re)
+		regfree(&rep->parent_re);
+	if (rep->has_ignore_re)
+		regfree(&rep->ignore_re);
 	pk_read_delta__free(rep->rdelta);
 	free(rep->rvals);
 	pk_machine__free(rep->m);

@@ -62,6 +62,12 @@ static int ent_cmp(const void *pa, const void *pb, void *arg)
 				c = (a->addr > b->addr) - (a->addr < b->addr);
 			break;
 		case PK_SORT_SRCLINE: c = strcmp0(a->srcline, b->srcline); break;
+		case PK_SORT_PARENT: /* as perf: by name, [other] after the others */
+			if (a->parent && b->parent)
+				c = strcmp(a->parent, b->parent);
+			else if (a->parent || b->parent)
+				c = a->parent ? -1 : 1;
+			break;
 		default: break;
 		}
 		if (c)
@@ -454,6 +460,7 @@ int pk_report__finish(struct pk_report *rep)
 			p->addr = f->addr;
 			p->kernel = e->kernel;
 			p->srcline = pk_str_get(&rep->strs, e->srcline);
+			p->parent = e->k.parent ? pk_str_get(&rep->strs, e->k.parent) : NULL;
 			p->self_period = e->self_period;
 			p->self_samples = e->self_samples;
 			p->total_period = rep->children ? e->total_period : e->self_period;

@@ -76,6 +76,23 @@ static void test_x86_bytes(void **state)
 	assert_non_null(strstr(s.mnem[5], "ret"));
 }
 
+/* intel_syntax: the same bytes in Intel syntax (operands destination first, no '%') */
+static void test_x86_intel_syntax(void **state)
+{
+	(void)state;
+	static const unsigned char code[] = { 0x48, 0x89, 0xe5 }; /* mov %rsp,%rbp */
+	struct seen att = { 0 }, intel = { 0 };
+	assert_int_equal(pk_annotate__disasm_bytes(code, sizeof(code), 0x1000, NULL, collect, &att), 0);
+	PK_OPTS(pk_annotate_disasm_opts, o, .intel_syntax = true);
+	assert_int_equal(pk_annotate__disasm_bytes(code, sizeof(code), 0x1000, &o, collect, &intel), 0);
+	assert_int_equal(att.n, 1);
+	assert_int_equal(intel.n, 1);
+	assert_non_null(strstr(att.ops[0], "%rsp"));
+	assert_true(strstr(att.ops[0], "%rsp") < strstr(att.ops[0], "%rbp"));
+	assert_null(strchr(intel.ops[0], '%'));
+	assert_non_null(strstr(intel.ops[0], "rbp, rsp"));
+}
+
 static void test_aarch64_bytes(void **state)
 {
 	(void)state;
@@ -193,6 +210,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_x86_bytes),
+		cmocka_unit_test(test_x86_intel_syntax),
 		cmocka_unit_test(test_aarch64_bytes),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_own_elf),

@@ -329,6 +329,106 @@ static void test_self(void **state)
 	pk_report__free(rep);
 }
 
+/* hide_unresolved (perf report -U): a sample whose own frame has no symbol is gone, from
+ * the totals too; one with an unresolved caller stays */
+static void test_hide_unresolved(void **state)
+{
+	(void)state;
+	for (int hide = 0; hide < 2; hide++) {
+		PK_OPTS(pk_report_opts, o, .hide_unresolved = hide);
+		struct pk_report *rep = pk_report__new(&o);
+		assert_non_null(rep);
+		const struct pk_report_frame known[] = { { .sym = "f", .dso = "a.out", .addr = 0x10 },
+							 { .dso = "a.out", .addr = 0x99 } };
+		const struct pk_report_frame unknown[] = { { .dso = "a.out", .addr = 0x20 } };
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 0, 100, 10, known, 2), 0);
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 0, 200, 7, unknown, 1), 0);
+		assert_int_equal(add_sample(rep, 0, "ev", "a", 1, 1, 0, 300, 7, unknown, 1), 0);
+		assert_int_equal(pk_report__finish(rep), 0);
+		const struct pk_hist *h = pk_report__hist(rep, 0);
+		assert_non_null(h);
+		assert_int_equal(h->nr_samples, hide ? 1 : 3);
+		assert_int_equal(h->total_period, hide ? 10 : 24);
+		assert_int_equal(h->nr_entries, hide ? 1 : 2);
+		/* the unresolved entry (period 14) leads unless hidden */
+		if (hide)
+			assert_string_equal(h->entries[0]->sym, "f");
+		else
+			assert_null(h->entries[0]->sym);
+		pk_report__free(rep);
+	}
+}
+
+/* the parent key (perf -p): the chain's first symbol matching the regex, NULL ("[other]")
+ * without one, [other] sorted last; exclude_other drops those samples, totals kept */
+static void test_parent_key(void **state)
+{
+	(void)state;
+	for (int excl = 0; excl < 2; excl++) {
+		enum pk_sort_key keys[] = { PK_SORT_PARENT, PK_SORT_SYM };
+		PK_OPTS(pk_report_opts, o, .sort = keys, .nr_sort = 2, .parent_regex = "^sys_",
+			.exclude_other = excl);
+		struct pk_report *rep = pk_report__new(&o);
+		assert_non_null(rep);
+		const struct pk_report_frame a[] = { { .sym = "f", .dso = "x" }, { .sym = "sys_read", .dso = "x" },
+						     { .sym = "sys_outer", .dso = "x" } };
+		const struct pk_report_frame b[] = { { .sym = "g", .dso = "x" }, { .sym = "main", .dso = "x" } };
+		assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 100, 5, b, 2), 0);
+		assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 200, 5, a, 3), 0);
+		assert_int_equal(pk_report__finish(rep), 0);
+		const struct pk_hist *h = pk_report__hist(rep, 0);
+		assert_non_null(h);
+		assert_int_equal(h->total_period, 10);
+		assert_int_equal(h->nr_entries, excl ? 1 : 2);
+		assert_string_equal(h->entries[0]->sym, "f");
+		assert_string_equal(h->entries[0]->parent, "sys_read"); /* the innermost (callee order) */
+		if (!excl) {
+			assert_string_equal(h->entries[1]->sym, "g");
+			assert_null(h->entries[1]->parent);
+		}
+		pk_report__free(rep);
+	}
+	/* a bad regex is refused */
+	enum pk_sort_key k1[] = { PK_SORT_PARENT };
+	PK_OPTS(pk_report_opts, bad, .sort = k1, .nr_sort = 1, .parent_regex = "(");
+	assert_null(pk_report__new(&bad));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(pk_sort_key__parse("parent"), PK_SORT_PARENT);
+}
+
+/* ignore_callees (perf --ignore-callees): in callee order the outermost matching frame
+ * takes the sample and its callees leave the chain */
+static void test_ignore_callees(void **state)
+{
+	(void)state;
+	PK_OPTS(pk_report_opts, o, .callgraph = true, .ignore_callees = "^lock_");
+	struct pk_report *rep = pk_report__new(&o);
+	assert_non_null(rep);
+	const struct pk_report_frame a[] = { { .sym = "spin", .dso = "x" }, { .sym = "lock_inner", .dso = "x" },
+					     { .sym = "lock_outer", .dso = "x" }, { .sym = "main", .dso = "x" } };
+	const struct pk_report_frame b[] = { { .sym = "spin", .dso = "x" }, { .sym = "main", .dso = "x" } };
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 100, 7, a, 4), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 200, 3, b, 2), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	const struct pk_hist *h = pk_report__hist(rep, 0);
+	assert_non_null(h);
+	assert_int_equal(h->total_period, 10);
+	assert_int_equal(h->nr_entries, 2);
+	assert_string_equal(h->entries[0]->sym, "lock_outer");
+	assert_int_equal(h->entries[0]->self_period, 7);
+	assert_string_equal(h->entries[1]->sym, "spin");
+	assert_int_equal(h->entries[1]->self_period, 3);
+	/* lock_outer's chain: lock_outer -> main, no spin or lock_inner */
+	const struct pk_callnode *n = h->entries[0]->callchain;
+	assert_non_null(n);
+	assert_string_equal(n->child->sym, "lock_outer");
+	assert_string_equal(n->child->child->sym, "main");
+	assert_null(n->child->child->child);
+	pk_report__free(rep);
+	PK_OPTS(pk_report_opts, bad, .ignore_callees = "(");
+	assert_null(pk_report__new(&bad));
+}
+
 /* pk_report__decay: perf top's 7/8 at each refresh, aggregation going on after a finish,
  * and num 0 zeroing the history */
 static void test_decay(void **state)
@@ -1562,6 +1662,9 @@ int main(void)
 		cmocka_unit_test(test_trim_after_burst),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_hide_unresolved),
+		cmocka_unit_test(test_parent_key),
+		cmocka_unit_test(test_ignore_callees),
 		cmocka_unit_test(test_children),
 		cmocka_unit_test(test_sort_keys_and_filters),
 		cmocka_unit_test(test_lazy_callchains),

@@ -41,6 +41,8 @@ struct pk_annotate_opts {
 	/* The event whose samples count, by name (pk_data_attr__name); NULL: the first
 	 * event of the file. */
 	const char *event;
+	/* x86: Intel syntax in pk_annotate__disasm (default AT&T, perf's) */
+	bool intel_syntax;
 	size_t :0;
 };
 
@@ -127,6 +129,8 @@ struct pk_annotate_disasm_opts {
 	uint16_t e_machine;
 	/* names branch targets with its symbols (NULL: targets stay unnamed) */
 	struct pk_dso *dso;
+	/* x86: Intel syntax (default AT&T, perf's) */
+	bool intel_syntax;
 	size_t :0;
 };
 /*

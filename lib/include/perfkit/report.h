@@ -35,6 +35,7 @@ enum pk_sort_key {
 	PK_SORT_SYM,
 	PK_SORT_SRCLINE,
 	PK_SORT_CPU,
+	PK_SORT_PARENT,         /* perf's parent: the chain's first symbol matching parent_regex */
 	PK_SORT__MAX,
 };
 
@@ -90,6 +91,19 @@ struct pk_report_opts {
 	 * its host and kallsyms are replaced by the two fields above. NULL: the defaults
 	 * of pk_machine_opts. */
 	const struct pk_machine_opts *machine_opts;
+	/* Drop the samples whose own location has no symbol, from the totals too (perf
+	 * report -U). */
+	bool hide_unresolved;
+	/* The parent sort key: the first frame of a sample's chain (in the display order)
+	 * whose symbol matches this POSIX extended regex (NULL: perf's "^sys_|^do_page_fault");
+	 * exclude_other drops the samples with none (the totals stay, as perf -x). */
+	const char *parent_regex;
+	bool exclude_other;
+	/* perf --ignore-callees: a chain frame whose symbol matches this POSIX extended regex
+	 * takes the sample (its entry) and the frames it called are dropped (in callee order
+	 * the outermost match; in caller order, as perf 6.1, the innermost, its callers
+	 * dropped). NULL: none. */
+	const char *ignore_callees;
 	size_t :0;
 };
 
@@ -128,6 +142,7 @@ struct pk_hist_entry {
 	 * input was read: what perf shows in its "Pid:Command" column and sizes the
 	 * Command column by. `comm` when the thread is unknown. */
 	const char *thread_comm;
+	const char *parent;     /* parent key: the matching symbol, NULL: perf's "[other]" */
 };
 
 struct pk_hist {

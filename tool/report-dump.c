@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/report-dump.c - `perfkit report -D/--dump-raw-trace`: every record of the file in
+ * file order as perf report -D prints it: "OFFSET@FILE [SIZE]: event: TYPE", the bytes in
+ * hex and text, then the timestamp prefix, "PERF_RECORD_NAME" and the decoded fields of
+ * SAMPLE (ip line, call chain, weight, data_src, phys_addr), COMM, FORK, EXIT, MMAP and MMAP2; then perf's
+ * "Aggregated stats" (report-stats.c). Other types get the name line alone, and samples
+ * not perf's " ... thread:"/" ...... dso:" lines (docs/perfkit-report.md).
+ */
+#include "report.h"
+
+#include <ctype.h>
+#include <sys/mman.h>
+
+static void hexdump(FILE *f, const uint8_t *b, size_t n)
+{
+	fprintf(f, ".\n. ... raw event: size %zu bytes\n", n);
+	for (size_t off = 0; off < n; off += 16) {
+		size_t m = n - off < 16 ? n - off : 16;
+		fprintf(f, ".  %04zx: ", off);
+		for (size_t i = 0; i < 16; i++)
+			fprintf(f, i < m ? " %02x" : "   ", i < m ? b[off + i] : 0);
+		fputs("  ", f);
+		for (size_t i = 0; i < 16; i++)
+			fputc(i < m ? (b[off + i] >= 0x20 && b[off + i] < 0x7f ? b[off + i] : '.') : ' ', f);
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+}
+
+/* perf's evlist__print_tstamp: CPU and time of the sample or of the sample_id trailer
+ * (zero for user records), "-1 -1 " without sample_id_all */
+static void tstamp(FILE *f, const struct pk_data_attr *a, const struct perf_event_header *h,
+		   const struct pk_record *rec)
+{
+	if (!a)
+		return;
+	const struct perf_event_attr *pa = &a->attr.attr;
+	if (h->type != PERF_RECORD_SAMPLE && !pa->sample_id_all) {
+		fputs("-1 -1 ", f);
+		return;
+	}
+	uint64_t cpu = 0, time = 0;
+	if (rec && h->type == PERF_RECORD_SAMPLE) {
+		cpu = rec->sample.cpu;
+		time = rec->sample.time;
+	} else if (rec && h->type < 64 && rec->has_sid) {
+		cpu = rec->sid.cpu;
+		time = rec->sid.time;
+	}
+	if (pa->sample_type & PERF_SAMPLE_CPU)
+		fprintf(f, "%u ", (unsigned)cpu);
+	if (pa->sample_type & PERF_SAMPLE_TIME)
+		fprintf(f, "%" PRIu64 " ", time);
+}
+
+static void sample(FILE *f, const struct pk_data_attr *a, const struct perf_event_header *h,
+		   const struct pk_sample *s)
+{
+	uint64_t period = (s->type & PERF_SAMPLE_PERIOD) ? s->period
+			  : a ? a->attr.attr.sample_period : 0;
+	fprintf(f, "(IP, 0x%x): %d/%d: %#" PRIx64 " period: %" PRIu64 " addr: %#" PRIx64 "\n",
+		h->misc, (int32_t)s->pid, (int32_t)s->tid, s->ip, period, s->addr);
+	if ((s->type & PERF_SAMPLE_CALLCHAIN) && s->callchain.ips) {
+		fprintf(f, "... FP chain: nr:%" PRIu64 "\n", s->callchain.nr);
+		for (uint64_t i = 0; i < s->callchain.nr; i++)
+			fprintf(f, "..... %2d: %016" PRIx64 "\n", (int)i, s->callchain.ips[i]);
+	}
+	if (s->type & PERF_SAMPLE_WEIGHT)
+		fprintf(f, "... weight: %" PRIu64 "\n", s->weight);
+	if (s->type & PERF_SAMPLE_DATA_SRC)
+		fprintf(f, " . data_src: 0x%" PRIx64 "\n", s->data_src);
+	if (s->type & PERF_SAMPLE_PHYS_ADDR)
+		fprintf(f, " .. phys_addr: 0x%" PRIx64 "\n", s->phys_addr);
+}
+
+static void dump_one(FILE *f, const struct report *R, struct pk_data_reader *rd,
+		     const struct pk_data_event *ev, const struct pk_record *rec)
+{
+	const struct perf_event_header *h = ev->hdr;
+	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", ev->offset,
+		strcmp(R->input, "-") ? R->input : "pipe", h->size, h->type); /* (perf's names) */
+	hexdump(f, (const uint8_t *)h, h->size);
+	const struct pk_data_attr *a = ev->attr;
+	if (!a && pk_data_reader__nr_attrs(rd))
+		a = pk_data_reader__attr(rd, 0);
+	tstamp(f, a, h, rec);
+	const char *name = rpt_record_type_name(h->type);
+	fprintf(f, "%#" PRIx64 " [%#x]: PERF_RECORD_%s", ev->offset, h->size, name ? name : "UNKNOWN");
+	if (!rec) {
+		fputc('\n', f);
+		return;
+	}
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		sample(f, a, h, &rec->sample);
+		break;
+	case PERF_RECORD_COMM:
+		fprintf(f, "%s: %s:%d/%d\n", rec->comm.exec ? " exec" : "", rec->comm.comm,
+			(int32_t)rec->comm.pid, (int32_t)rec->comm.tid);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		fprintf(f, "(%d:%d):(%d:%d)\n", (int32_t)rec->task.pid, (int32_t)rec->task.tid,
+			(int32_t)rec->task.ppid, (int32_t)rec->task.ptid);
+		break;
+	case PERF_RECORD_MMAP:
+		fprintf(f, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
+			(int32_t)rec->mmap.pid, (int32_t)rec->mmap.tid, rec->mmap.addr, rec->mmap.len,
+			rec->mmap.pgoff, rec->mmap.data ? 'r' : 'x', rec->mmap.filename);
+		break;
+	case PERF_RECORD_MMAP2: {
+		const struct pk_rec_mmap2 *m = &rec->mmap2;
+		fprintf(f, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64, (int32_t)m->pid,
+			(int32_t)m->tid, m->addr, m->len, m->pgoff);
+		if (m->has_build_id) {
+			fputs(" <", f);
+			for (unsigned i = 0; i < m->build_id_size && i < 20; i++)
+				fprintf(f, "%02x", m->build_id[i]);
+			fputc('>', f);
+		} else {
+			fprintf(f, " %02x:%02x %" PRIu64 " %" PRIu64, m->maj, m->min, m->ino,
+				m->ino_generation);
+		}
+		fprintf(f, "]: %c%c%c%c %s\n", (m->prot & PROT_READ) ? 'r' : '-',
+			(m->prot & PROT_WRITE) ? 'w' : '-', (m->prot & PROT_EXEC) ? 'x' : '-',
+			(m->flags & MAP_SHARED) ? 's' : 'p', m->filename);
+		break;
+	}
+	default:
+		fputc('\n', f);
+		break;
+	}
+}
+
+/* perf's order: user records and records without a time as they are read, the others
+ * held (their text in one buffer) and printed by time: at a FINISHED_ROUND those up to
+ * the latest time seen at the round before (perf's ordered-events flush), the rest at
+ * the end */
+struct held {
+	uint64_t time, seq;
+	size_t off, len;
+};
+
+struct rpt_dump {
+	FILE *mf;
+	char *buf;
+	size_t size;
+	struct held *h;
+	size_t n, cap;
+	uint64_t max_time, next_flush, seq;
+	bool oom;
+};
+
+static uint64_t rec_time(const struct pk_data_event *ev, const struct pk_record *rec)
+{
+	if (!rec || ev->hdr->type >= 64)
+		return 0;
+	if (ev->hdr->type == PERF_RECORD_SAMPLE)
+		return (rec->sample.type & PERF_SAMPLE_TIME) ? rec->sample.time : 0;
+	return rec->has_sid && (rec->sid.type & PERF_SAMPLE_TIME) ? rec->sid.time : 0;
+}
+
+struct rpt_dump *rpt_dump_new(void)
+{
+	struct rpt_dump *D = calloc(1, sizeof(*D));
+	if (D && !(D->mf = open_memstream(&D->buf, &D->size))) {
+		free(D);
+		return NULL;
+	}
+	return D;
+}
+
+static int held_cmp(const void *a, const void *b);
+
+/* print the held records of time <= limit, in time order */
+static void flush_upto(struct rpt_dump *D, FILE *out, uint64_t limit)
+{
+	if (!D->n || fflush(D->mf)) {
+		D->oom |= D->n != 0;
+		return;
+	}
+	qsort(D->h, D->n, sizeof(*D->h), held_cmp);
+	size_t k = 0;
+	while (k < D->n && D->h[k].time <= limit) {
+		fwrite(D->buf + D->h[k].off, 1, D->h[k].len, out);
+		k++;
+	}
+	memmove(D->h, D->h + k, (D->n - k) * sizeof(*D->h));
+	D->n -= k;
+	if (!D->n)
+		fseek(D->mf, 0, SEEK_SET); /* the buffer's text all out: write over it */
+}
+
+void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_reader *rd,
+		  const struct pk_data_event *ev, const struct pk_record *rec)
+{
+	uint64_t t = rec_time(ev, rec);
+	if (!t) {
+		dump_one(R->out, R, rd, ev, rec);
+		if (ev->hdr->type == PK_RECORD_FINISHED_ROUND) {
+			flush_upto(D, R->out, D->next_flush);
+			D->next_flush = D->max_time;
+		}
+		return;
+	}
+	if (t > D->max_time)
+		D->max_time = t;
+	if (D->n == D->cap) {
+		size_t nc = D->cap ? D->cap * 2 : 1024;
+		struct held *h = realloc(D->h, nc * sizeof(*h));
+		if (!h) {
+			D->oom = true;
+			return;
+		}
+		D->h = h;
+		D->cap = nc;
+	}
+	long at = ftell(D->mf);
+	dump_one(D->mf, R, rd, ev, rec);
+	long end = ftell(D->mf);
+	if (at < 0 || end < at) {
+		D->oom = true;
+		return;
+	}
+	D->h[D->n] = (struct held){ .time = t, .seq = D->seq++, .off = (size_t)at, .len = (size_t)(end - at) };
+	D->n++;
+}
+
+static int held_cmp(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* print what was held and free; -ENOMEM when something could not be kept */
+int rpt_dump_finish(struct rpt_dump *D, FILE *out)
+{
+	if (!D)
+		return 0;
+	flush_upto(D, out, UINT64_MAX);
+	int err = D->oom ? -ENOMEM : 0;
+	fclose(D->mf);
+	free(D->buf);
+	free(D->h);
+	free(D);
+	return err;
+}
