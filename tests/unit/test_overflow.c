@@ -155,28 +155,40 @@ static void test_signal_right_thread(void **state)
 {
 	if (!pk_test_can_perf())
 		PK_SKIP("perf_event_open of a software event is not permitted here");
-	install();
-	struct sleeper s = { 0 };
-	pthread_t th;
-	assert_int_equal(pthread_create(&th, NULL, sleeper_main, &s), 0);
-	while (!__atomic_load_n(&s.ready, __ATOMIC_ACQUIRE))
-		poll(NULL, 0, 1);
-	int fd = open_sampling(PERF_COUNT_SW_TASK_CLOCK, 1000000, true);
-	assert_true(fd >= 0);
-	assert_int_equal(pk_overflow__set_signal(fd, the_sig(), s.tid), 0);
-	assert_int_equal(pk_ioc_enable(fd, false), 0);
-	burn_ns(fd, 30000000);
-	assert_int_equal(pk_ioc_disable(fd, false), 0);
-	poll(NULL, 0, 20); /* let the sleeper take its signals */
-	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
-	int n = nsig;
-	assert_true(n >= 20);
-	for (int i = 0; i < n && i < MAXSIG; i++) {
-		assert_int_equal(sigs[i].tid, s.tid);
-		assert_int_equal(sigs[i].fd, fd);
+	/* Up to three tries: with tests running in parallel the sleeper may not run before
+	 * it is stopped, and signals still pending for a thread that exits are dropped (seen
+	 * once in CI: under 20 of ~30). Signals to the wrong thread fail every try. */
+	for (int attempt = 1;; attempt++) {
+		install();
+		struct sleeper s = { 0 };
+		pthread_t th;
+		assert_int_equal(pthread_create(&th, NULL, sleeper_main, &s), 0);
+		while (!__atomic_load_n(&s.ready, __ATOMIC_ACQUIRE))
+			poll(NULL, 0, 1);
+		int fd = open_sampling(PERF_COUNT_SW_TASK_CLOCK, 1000000, true);
+		assert_true(fd >= 0);
+		assert_int_equal(pk_overflow__set_signal(fd, the_sig(), s.tid), 0);
+		assert_int_equal(pk_ioc_enable(fd, false), 0);
+		burn_ns(fd, 30000000);
+		assert_int_equal(pk_ioc_disable(fd, false), 0);
+		/* let the sleeper take its signals: until none came for 50 ms (at most 2 s) */
+		for (int waited = 0, last = -1; waited < 2000 && nsig != last; waited += 50) {
+			last = nsig;
+			poll(NULL, 0, 50);
+		}
+		__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+		pthread_join(th, NULL);
+		int n = nsig;
+		for (int i = 0; i < n && i < MAXSIG; i++) {
+			assert_int_equal(sigs[i].tid, s.tid);
+			assert_int_equal(sigs[i].fd, fd);
+		}
+		close(fd);
+		if (n >= 20)
+			break;
+		printf("# attempt %d: %d signals for 30 ms of CPU at 1 ms\n", attempt, n);
+		assert_true(attempt < 3);
 	}
-	close(fd);
 }
 
 static void test_refresh_hup(void **state)
