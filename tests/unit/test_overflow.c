@@ -172,8 +172,9 @@ static void test_signal_right_thread(void **state)
 		burn_ns(fd, 30000000);
 		assert_int_equal(pk_ioc_disable(fd, false), 0);
 		/* let the sleeper take its signals: until none came for 50 ms (at most 2 s) */
-		for (int waited = 0, last = -1; waited < 2000 && nsig != last; waited += 50) {
-			last = nsig;
+		for (int waited = 0, last = -1;
+		     waited < 2000 && __atomic_load_n(&nsig, __ATOMIC_RELAXED) != last; waited += 50) {
+			last = __atomic_load_n(&nsig, __ATOMIC_RELAXED);
 			poll(NULL, 0, 50);
 		}
 		__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
