@@ -84,6 +84,11 @@ void tool_probe_check(const struct pk_event_list *events);
 extern const char *tool_cmd_name;
 
 /* "perfkit <cmd>: <fmt...>\n" on stderr. */
+/* tool/record-text.c: perf's line for a COMM, FORK, EXIT, MMAP or MMAP2 record
+ * ("PERF_RECORD_COMM exec: ls:12/12\n"), written through pf; false for other types */
+struct pk_record;
+typedef void (*tool_printf_fn)(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool tool_side_record_text(const struct pk_record *r, tool_printf_fn pf, void *ctx);
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfkit <cmd>: warning: <fmt...>\n" on stderr. */
 void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -103,31 +103,35 @@ static inline void ob_putc(struct obuf *o, char c)
 	o->buf[o->len++] = c;
 }
 
+static inline void ob_vprintf(struct obuf *o, const char *fmt, va_list ap)
+{
+	va_list again;
+	char *p = ob_room(o, 256);
+	size_t room = o->cap - o->len;
+	va_copy(again, ap);
+	int n = vsnprintf(p, room, fmt, ap);
+	if (n >= 0 && (size_t)n >= room) {
+		char *t = malloc((size_t)n + 1);
+		if (!t)
+			o->err = ENOMEM;
+		else {
+			vsnprintf(t, (size_t)n + 1, fmt, again);
+			ob_put(o, t, (size_t)n);
+			free(t);
+		}
+	} else if (n >= 0) {
+		o->len += (size_t)n;
+	}
+	va_end(again);
+}
+
 static inline void ob_printf(struct obuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline void ob_printf(struct obuf *o, const char *fmt, ...)
 {
 	va_list ap;
-	char *p = ob_room(o, 256);
-	size_t room = o->cap - o->len;
 	va_start(ap, fmt);
-	int n = vsnprintf(p, room, fmt, ap);
+	ob_vprintf(o, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= room) {
-		char *t = malloc((size_t)n + 1);
-		if (!t) {
-			o->err = ENOMEM;
-			return;
-		}
-		va_start(ap, fmt);
-		vsnprintf(t, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-		ob_put(o, t, (size_t)n);
-		free(t);
-		return;
-	}
-	o->len += (size_t)n;
 }
 
 /* ---- formatters: append to p, return the new end ---- */

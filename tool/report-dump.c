@@ -10,7 +10,7 @@
 #include "report.h"
 
 #include <ctype.h>
-#include <sys/mman.h>
+#include <stdarg.h>
 
 static void hexdump(FILE *f, const uint8_t *b, size_t n)
 {
@@ -74,6 +74,15 @@ static void sample(FILE *f, const struct pk_data_attr *a, const struct perf_even
 		fprintf(f, " .. phys_addr: 0x%" PRIx64 "\n", s->phys_addr);
 }
 
+/* tool_side_record_text's printf into the dump's FILE */
+static void file_pf(void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(ctx, fmt, ap);
+	va_end(ap);
+}
+
 static void dump_one(FILE *f, const struct report *R, struct pk_data_reader *rd,
 		     const struct pk_data_event *ev, const struct pk_record *rec)
 {
@@ -85,52 +94,15 @@ static void dump_one(FILE *f, const struct report *R, struct pk_data_reader *rd,
 	if (!a && pk_data_reader__nr_attrs(rd))
 		a = pk_data_reader__attr(rd, 0);
 	tstamp(f, a, h, rec);
-	const char *name = rpt_record_type_name(h->type);
-	fprintf(f, "%#" PRIx64 " [%#x]: PERF_RECORD_%s", ev->offset, h->size, name ? name : "UNKNOWN");
-	if (!rec) {
-		fputc('\n', f);
+	fprintf(f, "%#" PRIx64 " [%#x]: ", ev->offset, h->size);
+	if (rec && tool_side_record_text(rec, file_pf, f))
 		return;
-	}
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
+	const char *name = rpt_record_type_name(h->type);
+	fprintf(f, "PERF_RECORD_%s", name ? name : "UNKNOWN");
+	if (rec && h->type == PERF_RECORD_SAMPLE)
 		sample(f, a, h, &rec->sample);
-		break;
-	case PERF_RECORD_COMM:
-		fprintf(f, "%s: %s:%d/%d\n", rec->comm.exec ? " exec" : "", rec->comm.comm,
-			(int32_t)rec->comm.pid, (int32_t)rec->comm.tid);
-		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		fprintf(f, "(%d:%d):(%d:%d)\n", (int32_t)rec->task.pid, (int32_t)rec->task.tid,
-			(int32_t)rec->task.ppid, (int32_t)rec->task.ptid);
-		break;
-	case PERF_RECORD_MMAP:
-		fprintf(f, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
-			(int32_t)rec->mmap.pid, (int32_t)rec->mmap.tid, rec->mmap.addr, rec->mmap.len,
-			rec->mmap.pgoff, rec->mmap.data ? 'r' : 'x', rec->mmap.filename);
-		break;
-	case PERF_RECORD_MMAP2: {
-		const struct pk_rec_mmap2 *m = &rec->mmap2;
-		fprintf(f, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64, (int32_t)m->pid,
-			(int32_t)m->tid, m->addr, m->len, m->pgoff);
-		if (m->has_build_id) {
-			fputs(" <", f);
-			for (unsigned i = 0; i < m->build_id_size && i < 20; i++)
-				fprintf(f, "%02x", m->build_id[i]);
-			fputc('>', f);
-		} else {
-			fprintf(f, " %02x:%02x %" PRIu64 " %" PRIu64, m->maj, m->min, m->ino,
-				m->ino_generation);
-		}
-		fprintf(f, "]: %c%c%c%c %s\n", (m->prot & PROT_READ) ? 'r' : '-',
-			(m->prot & PROT_WRITE) ? 'w' : '-', (m->prot & PROT_EXEC) ? 'x' : '-',
-			(m->flags & MAP_SHARED) ? 's' : 'p', m->filename);
-		break;
-	}
-	default:
+	else
 		fputc('\n', f);
-		break;
-	}
 }
 
 /* perf's order: user records and records without a time as they are read, the others

@@ -2,7 +2,6 @@
 /* tool/script-records.c - perfkit script: the non-sample records (-a, --show-switch-events),
  * as text or JSON */
 #include <stddef.h>
-#include <sys/mman.h>
 #include "script.h"
 
 /* ---- other records ---- */
@@ -283,6 +282,15 @@ void print_user_record(struct script *s, const struct pk_data_event *ev)
 
 /* records that change the machine model, and with it the symbols of cached frames */
 
+/* tool_side_record_text's printf into the script's buffer */
+static void ob_pf(void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ob_vprintf(ctx, fmt, ap);
+	va_end(ap);
+}
+
 /*
  * COMM, FORK, EXIT, MMAP and MMAP2 as perf script --show-task-events/--show-mmap-events
  * print them: the start of a sample line (the comm of the record's own thread, the
@@ -311,40 +319,9 @@ void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_
 	}
 	p = put_start(s, p, F & ~SF_COMM, chain, r->sid.pid, r->sid.tid, r->sid.cpu, r->sid.time);
 	o->len = (size_t)(p - o->buf);
+	if (tool_side_record_text(r, ob_pf, o))
+		return;
 	switch (r->type) {
-	case PERF_RECORD_COMM:
-		ob_printf(o, "PERF_RECORD_COMM%s: %s:%d/%d\n", r->comm.exec ? " exec" : "",
-			  r->comm.comm, (int32_t)r->comm.pid, (int32_t)r->comm.tid);
-		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		ob_printf(o, "PERF_RECORD_%s(%d:%d):(%d:%d)\n",
-			  r->type == PERF_RECORD_FORK ? "FORK" : "EXIT", (int32_t)r->task.pid,
-			  (int32_t)r->task.tid, (int32_t)r->task.ppid, (int32_t)r->task.ptid);
-		break;
-	case PERF_RECORD_MMAP:
-		ob_printf(o, "PERF_RECORD_MMAP %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64
-			  "]: %c %s\n", (int32_t)r->mmap.pid, (int32_t)r->mmap.tid, r->mmap.addr,
-			  r->mmap.len, r->mmap.pgoff, r->mmap.data ? 'r' : 'x', r->mmap.filename);
-		break;
-	case PERF_RECORD_MMAP2: {
-		const struct pk_rec_mmap2 *m = &r->mmap2;
-		ob_printf(o, "PERF_RECORD_MMAP2 %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64,
-			  (int32_t)m->pid, (int32_t)m->tid, m->addr, m->len, m->pgoff);
-		if (m->has_build_id) {
-			ob_puts(o, " <");
-			for (unsigned i = 0; i < m->build_id_size && i < 20; i++)
-				ob_printf(o, "%02x", m->build_id[i]);
-			ob_putc(o, '>');
-		} else {
-			ob_printf(o, " %02x:%02x %" PRIu64 " %" PRIu64, m->maj, m->min, m->ino,
-				  m->ino_generation);
-		}
-		ob_printf(o, "]: %c%c%c%c %s\n", (m->prot & PROT_READ) ? 'r' : '-',
-			  (m->prot & PROT_WRITE) ? 'w' : '-', (m->prot & PROT_EXEC) ? 'x' : '-',
-			  (m->flags & MAP_SHARED) ? 's' : 'p', m->filename);
-		break;
-	}
 	case PERF_RECORD_NAMESPACES: {
 		static const char *const ns[] = { "net", "uts", "ipc", "pid", "user", "mnt",
 						  "cgroup" };
