@@ -625,11 +625,9 @@ static void trim_empty(struct pk_ordered *q)
 	if (q->small_rounds < TRIM_ROUNDS)
 		return;
 	q->small_rounds = 0;
-	{
-		free(q->ents);
-		q->ents = NULL;
-		q->cap_ents = q->ring = 0;
-	}
+	free(q->ents);
+	q->ents = NULL;
+	q->cap_ents = q->ring = 0;
 	if (q->phead >= q->nr_pend && q->cap_pend > TRIM_ABOVE) {
 		free(q->pend);
 		q->pend = NULL;
