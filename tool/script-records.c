@@ -188,16 +188,24 @@ static void print_mmap2(struct script *s, const struct pk_record *r)
  */
 /* The start of a sample line for a record (comm and tid of its sample_id trailer, cpu,
  * time: fields as for the event's samples), in room for 192 bytes */
+/* The fields of a side-band record's line (from its sample_id trailer) and whether the
+ * event's sample lines carry a call chain (*chain: the comm is then as wide as there). */
+static unsigned int side_fields(struct script *s, const struct pk_data_attr *a,
+				const struct pk_record *r, bool *chain)
+{
+	unsigned int user;
+	unsigned int F = sample_fields(s, a, r->has_sid ? r->sid.type : 0, &user);
+	*chain = a && !s->hide_cg &&
+		 (sample_fields(s, a, a->attr.attr.sample_type, &user) & SF_IP) &&
+		 (a->attr.attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
+	return F;
+}
+
 static char *put_rec_start(struct script *s, const struct pk_data_attr *a,
 			   const struct pk_record *r)
 {
-	unsigned int user;
-	uint64_t st = r->has_sid ? r->sid.type : 0;
-	unsigned int F = sample_fields(s, a, st, &user);
-	/* the comm is as wide as on the event's sample lines */
-	bool chain = a && !s->hide_cg &&
-		     (sample_fields(s, a, a->attr.attr.sample_type, &user) & SF_IP) &&
-		     (a->attr.attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
+	bool chain;
+	unsigned int F = side_fields(s, a, r, &chain);
 	char *p = ob_room(&s->ob, 192);
 	return put_start(s, p, F, chain, r->sid.pid, r->sid.tid, r->sid.cpu, r->sid.time);
 }
@@ -298,12 +306,8 @@ static void ob_pf(void *ctx, const char *fmt, ...)
  */
 void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_record *r)
 {
-	unsigned int user;
-	uint64_t st = r->has_sid ? r->sid.type : 0;
-	unsigned int F = sample_fields(s, a, st, &user);
-	bool chain = a && !s->hide_cg &&
-		     (sample_fields(s, a, a->attr.attr.sample_type, &user) & SF_IP) &&
-		     (a->attr.attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
+	bool chain;
+	unsigned int F = side_fields(s, a, r, &chain);
 	uint32_t tid = r->type == PERF_RECORD_COMM ? r->comm.tid
 		       : r->type == PERF_RECORD_MMAP ? r->mmap.tid
 		       : r->type == PERF_RECORD_MMAP2 ? r->mmap2.tid
