@@ -136,6 +136,7 @@ static void progress_cb(uint64_t done, uint64_t records, void *ctx)
 struct warn_ctx {
 	uint64_t total;
 	int shown;
+	bool no_kernel; /* kernel symbols declined (--vmlinux of another build), said so */
 };
 
 static void warn_unresolved(const char *dso, uint64_t samples, void *ctx)
@@ -143,7 +144,7 @@ static void warn_unresolved(const char *dso, uint64_t samples, void *ctx)
 	struct warn_ctx *w = ctx;
 	if (!dso || w->shown >= 8 || samples * 100 < w->total)
 		return; /* only DSOs with at least 1% of the samples */
-	if (dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]"))
+	if (dso[0] == '[' && (strcmp(dso, "[kernel.kallsyms]") || w->no_kernel))
 		return;
 	w->shown++;
 	const char *base = strrchr(dso, '/');
@@ -394,7 +395,7 @@ int cmd_report(int argc, char **argv)
 		int v = rpt_vmlinux_kallsyms(R.vmlinux, rd, &vmlinux_ksyms);
 		if (v < 0)
 			goto out;
-		R.kallsyms = v ? "/dev/null" : vmlinux_ksyms;
+		R.kallsyms = v ? "" : vmlinux_ksyms; /* "": none, already said why */
 	}
 	uint64_t t0, t1;
 	if (tool_parse_time_window(R.time_spec, rd, &t0, &t1)) {
@@ -448,7 +449,7 @@ int cmd_report(int argc, char **argv)
 			if (h)
 				total += h->nr_samples;
 		}
-		struct warn_ctx w = { .total = total };
+		struct warn_ctx w = { .total = total, .no_kernel = R.kallsyms && !R.kallsyms[0] };
 		pk_report__for_each_unresolved_dso(rep, warn_unresolved, &w);
 	}
 

@@ -44,6 +44,8 @@ static void pk_ksym_add(struct pk_sym **v, size_t *nr, size_t *cap, uint64_t a, 
 static int pk_kallsyms_parse(struct pk_machine *m, struct pk_sym **out, size_t *nr_out,
 			     const char **names_out, size_t *names_len, uint64_t *text_out)
 {
+	if (!m->kallsyms_path[0])
+		return -ENOENT; /* kernel symbols not wanted (the caller said why) */
 	int fd = pk_open_regular(m->kallsyms_path, 256u << 20, NULL);
 	if (fd < 0) {
 		pk_warn("cannot read '%s': %s; kernel symbols unresolved", m->kallsyms_path,

@@ -53,7 +53,7 @@ struct pk_machine_opts {
 	 * pk_symbol__demangle). */
 	bool no_demangle;
 	/* Overrides for tests (NULL: the system paths). */
-	const char *kallsyms;   /* "/proc/kallsyms" */
+	const char *kallsyms;   /* "/proc/kallsyms"; "" = no kernel symbols, quietly */
 	const char *jit_dir;    /* directory of perf-PID.map files, "/tmp" */
 	const char *debug_dir;  /* global debug directory, "/usr/lib/debug" */
 	/* perf's build-id cache (copies of recorded binaries, filled by `perf record`):
