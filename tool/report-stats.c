@@ -66,8 +66,10 @@ static int stats_rec(void *ctx, const struct pk_data_event *ev, const struct pk_
 	return 0;
 }
 
-static int run_session(struct pk_data_reader *rd, bool file_order, const struct pk_session_ops *ops,
-		       void *ctx, const char *input)
+/* One pass over the records of rd without a machine model (the side views: --stats,
+ * --tasks, -T); errors are printed, with what was read before still shown. */
+int rpt_run_side_session(struct pk_data_reader *rd, bool file_order,
+			 const struct pk_session_ops *ops, void *ctx, const char *input)
 {
 	PK_OPTS(pk_session_opts, so, .no_machine = true, .file_order = file_order);
 	struct pk_session *s = pk_session__new(rd, &so);
@@ -105,7 +107,7 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 		tool_error("out of memory");
 		return -ENOMEM;
 	}
-	int err = run_session(rd, true, &ops, &c, R->input);
+	int err = rpt_run_side_session(rd, true, &ops, &c, R->input);
 	if (rpt_dump_finish(c.D, R->out) < 0) {
 		tool_error("out of memory");
 		err = -ENOMEM;
@@ -328,7 +330,7 @@ int rpt_print_tasks(struct report *R, struct pk_data_reader *rd)
 	if (sw)
 		task_set_comm(&c, sw, "swapper");
 	PK_OPTS(pk_session_ops, ops, .other = tasks_rec);
-	int err = c.oom ? -ENOMEM : run_session(rd, false, &ops, &c, R->input);
+	int err = c.oom ? -ENOMEM : rpt_run_side_session(rd, false, &ops, &c, R->input);
 	size_t *roots = NULL, nroots = 0, *stack = NULL;
 	size_t *depth = NULL;
 	if (c.oom)

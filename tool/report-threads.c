@@ -145,21 +145,14 @@ int rpt_print_threads(struct report *R)
 		struct pk_data_reader *rd = tool_open_input(R->input, &ro);
 		if (!rd)
 			return -1;
-		PK_OPTS(pk_session_opts, so, .no_machine = true);
-		struct pk_session *s = pk_session__new(rd, &so);
-		if (s) {
-			PK_OPTS(pk_session_ops, ops, .other = thr_read);
-			err = pk_session__process(s, &ops, &c);
-			pk_session__free(s);
-		} else {
-			err = -errno;
-		}
+		PK_OPTS(pk_session_ops, ops, .other = thr_read);
+		err = rpt_run_side_session(rd, false, &ops, &c, R->input);
 		pk_data_reader__free(rd);
-		if (c.oom)
-			err = -ENOMEM;
-		if (err < 0)
+		if (c.oom && err >= 0) {
 			tool_error("-T: '%s': %s (the counts read before are shown)", R->input,
-				   pk_strerror(err));
+				   pk_strerror(-ENOMEM));
+			err = -ENOMEM;
+		}
 	}
 	thr_print(R->out, &c);
 	for (size_t i = 0; i < c.nr_rows; i++)

@@ -114,6 +114,9 @@ uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e)
 /* report-tui.c: the browser over the report (0, or 1 when it cannot start) */
 int rpt_tui_run(struct report *R, struct pk_report *rep);
 /* report-stats.c: --stats and --tasks (0 or a negative errno, said) */
+struct pk_session_ops;
+int rpt_run_side_session(struct pk_data_reader *rd, bool file_order,
+			 const struct pk_session_ops *ops, void *ctx, const char *input);
 int rpt_print_stats(struct report *R, struct pk_data_reader *rd);
 int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
 /* report-vmlinux.c: --vmlinux's symbols as a temporary kallsyms file (*path, to unlink
