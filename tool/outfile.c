@@ -3,13 +3,14 @@
  * tool/outfile.c - whole-file outputs (-o of flamegraph and convert; meant for every
  * command that writes a file of its own: annotate, diff, archive when they gain -o).
  *
- * The output is written to a temporary file in the same directory (".<name>.XXXXXX",
+ * The output is written to a temporary file in the same directory (".<name>.pk<pid>.XXXXXX",
  * so that the rename cannot cross file systems) and renamed over `path` only once it is
  * complete and flushed (fsync: after a machine crash too). A reader of `path` never sees
  * half an HTML or pprof file, and a command killed in any way leaves the previous file as
  * it was (or none). SIGINT, SIGTERM and SIGHUP remove the temporary file before the
  * command dies of them; after a SIGKILL it stays behind under its hidden name, never
- * under `path`.
+ * under `path`, until the next command writing `path` removes it (its pid names a
+ * process that no longer exists).
  *
  * Kept as they are: "-" (stdout) and paths that exist and are not regular files
  * (/dev/null, a FIFO, a terminal) are written in place. A symbolic link is followed: its
@@ -25,6 +26,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -76,6 +78,40 @@ static void pause_for_tests(void)
 		usleep(ms * 1000u);
 }
 
+/* Remove what killed writers of base left in dir: ".<base>.pk<pid>.XXXXXX" regular files
+ * of ours whose pid is gone (a live pid, even a reused one, keeps its file). */
+static void sweep_stale(const char *dir, size_t dlen, const char *base)
+{
+	char dpath[PATH_MAX];
+	if (dlen >= sizeof(dpath))
+		return;
+	if (dlen)
+		snprintf(dpath, sizeof(dpath), "%.*s", (int)dlen, dir);
+	else
+		strcpy(dpath, ".");
+	DIR *d = opendir(dpath);
+	if (!d)
+		return;
+	size_t blen = strlen(base);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name;
+		if (n[0] != '.' || strncmp(n + 1, base, blen) || strncmp(n + 1 + blen, ".pk", 3))
+			continue;
+		char *end;
+		errno = 0;
+		long pid = strtol(n + blen + 4, &end, 10);
+		if (errno || pid <= 0 || pid > INT_MAX || end == n + blen + 4 || *end != '.' ||
+		    strlen(end + 1) != 6 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		struct stat st;
+		if (!fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid())
+			unlinkat(dirfd(d), n, 0);
+	}
+	closedir(d);
+}
+
 FILE *tool_outfile_open(struct tool_outfile *o, const char *path)
 {
 	struct stat st;
@@ -99,10 +135,11 @@ FILE *tool_outfile_open(struct tool_outfile *o, const char *path)
 	const char *slash = strrchr(target, '/');
 	size_t dlen = slash ? (size_t)(slash - target) + 1 : 0;
 	const char *base = slash ? slash + 1 : target;
-	size_t n = dlen + 1 + strlen(base) + sizeof(".XXXXXX");
+	sweep_stale(target, dlen, base);
+	size_t n = dlen + 1 + strlen(base) + sizeof(".pk.XXXXXX") + 12;
 	o->tmp = malloc(n);
 	if (o->tmp)
-		snprintf(o->tmp, n, "%.*s.%s.XXXXXX", (int)dlen, target, base);
+		snprintf(o->tmp, n, "%.*s.%s.pk%d.XXXXXX", (int)dlen, target, base, (int)getpid());
 	o->target = strdup(target);
 	free(real);   /* (target and base point into it: used above, not below) */
 	if (!o->tmp || !o->target) {
