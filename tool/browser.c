@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "browser-colors.h"
 #include "builtin.h"
 #include "top.h"
 
@@ -122,10 +123,10 @@ static void draw_header(struct tui *t)
 {
 	char hb[512];
 	t->ops->header(t->ctx, hb, sizeof(hb), t->snap);
-	attron(A_REVERSE);
+	attron(tui_color_attr(TUI_COL_ROOT));
 	mvhline(0, 0, ' ', COLS);
 	mvaddnstr(0, 0, hb, COLS);
-	attroff(A_REVERSE);
+	attroff(tui_color_attr(TUI_COL_ROOT));
 	char zb[512];
 	snprintf(zb, sizeof(zb), "%s%s%s%s%s%s%s%s", t->v.hide_kernel ? "kernel hidden  " : "",
 		 t->v.hide_user ? "user hidden  " : "", t->zoom_dso ? "DSO: " : "",
@@ -204,22 +205,27 @@ static void draw_table(struct tui *t)
 		const struct top_row *r = &t->snap->rows[ix[i]];
 		bool ex = is_expanded(t, r);
 		if (ln >= t->first) {
+			double pct[2] = { total ? 100.0 * (double)r->period / (double)total : 0.0,
+					  total ? 100.0 * (double)r->self / (double)total : 0.0 };
 			off = snprintf(line, sizeof(line), "%c%8.2f%%",
 				       r->nr_cc ? (ex ? '-' : '+') : r->cc_pending && t->ops->fill_cc ? '+' : ' ',
-				       total ? 100.0 * (double)r->period / (double)total : 0.0);
+				       pct[0]);
 			if (t->o->children)
-				off += snprintf(line + off, sizeof(line) - (size_t)off, "  %7.2f%%",
-						total ? 100.0 * (double)r->self / (double)total : 0.0);
+				off += snprintf(line + off, sizeof(line) - (size_t)off, "  %7.2f%%", pct[1]);
 			for (size_t k = 0; k < nk && off < (int)sizeof(line); k++)
 				off += snprintf(line + off, sizeof(line) - (size_t)off, "  %-*s",
 						k + 1 < nk ? (int)w[k] : 0,
 						top_row_key(r, keys[k], kb[k], sizeof(kb[k])));
-			if ((long)i == t->sel)
-				attron(A_REVERSE);
+			bool sel = (long)i == t->sel;
+			if (sel)
+				attron(tui_color_attr(TUI_COL_SELECTED));
 			mvhline(y, 0, ' ', COLS);
 			mvaddnstr(y, 0, line, COLS);
-			if ((long)i == t->sel)
-				attroff(A_REVERSE);
+			if (sel)
+				attroff(tui_color_attr(TUI_COL_SELECTED));
+			else /* the share cells in perf's colours: "+ 12.34%" and "  12.34%" */
+				for (int c = 0; c < (t->o->children ? 2 : 1); c++)
+					tui_recolor(y, c ? 12 : 1, c ? 8 : 9, tui_percent_color(pct[c]));
 			y++;
 		}
 		ln++;
@@ -312,11 +318,14 @@ static void draw_annotate(struct tui *t)
 		double pct = a->total ? 100.0 * (double)l->samples / (double)a->total : 0;
 		snprintf(line, sizeof(line), "%8.2f%%  %s", pct, l->text);
 		bool bold = hot && l->samples == hot;
+		int y = 3 + (int)(i - t->ann_first);
 		if (bold)
 			attron(A_REVERSE);
-		mvaddnstr(3 + (int)(i - t->ann_first), 0, line, COLS);
+		mvaddnstr(y, 0, line, COLS);
 		if (bold)
 			attroff(A_REVERSE);
+		else if (l->samples)
+			tui_recolor(y, 0, 9, tui_percent_color(pct));
 	}
 }
 
@@ -466,6 +475,7 @@ int browser_run(const struct browser_ops *ops, void *ctx, const struct top_opts 
 	noecho();
 	keypad(stdscr, TRUE);
 	curs_set(0);
+	tui_colors_init();
 	timeout(100);
 	bool dirty = true, run = true;
 	while (run && !*stop) {

@@ -74,7 +74,8 @@ const struct tool_help cmd_config_help = {
 	.opts = opts,
 	.outro = "NAME is section.name (e.g. report.children) or section.subsection.name.\n"
 		 "The keys perfkit applies: report.children, report.percent-limit,\n"
-		 "call-graph.record-mode (and record.call-graph), buildid.dir, core.pager.\n",
+		 "call-graph.record-mode (and record.call-graph), buildid.dir, core.pager,\n"
+		 "pager.CMD, color.ui, colors.{top,medium,normal,selected,root}.\n",
 };
 
 int cmd_config(int argc, char **argv)
