@@ -372,3 +372,72 @@ bool stat_extra_name(const struct stat_opts *o, const struct pk_evsel *ev, const
 	*unit = "ns";
 	return true;
 }
+
+/* ---- metrics ---- */
+
+bool stat_is_clock(struct pk_evsel *ev)
+{
+	const struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_TASK_CLOCK || a->config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+bool stat_is_hw(struct pk_evsel *ev, uint64_t config)
+{
+	const struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
+	return a->type == PERF_TYPE_HARDWARE && a->config == config;
+}
+
+/* Metrics perf shows beside a count, from the other counts of the same key. */
+void stat_compute_metric(struct pk_evsel *ev, double val, double clock_ns, double cycles,
+			   double branches, uint64_t wall_ns, struct stat_metric *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->fmt = "%8.3f";
+	if (stat_is_clock(ev)) {
+		if (wall_ns) {
+			m->has = true;
+			m->val = val / (double)wall_ns;
+			snprintf(m->unit, sizeof(m->unit), "CPUs utilized");
+		}
+		return;
+	}
+	if (stat_is_hw(ev, PERF_COUNT_HW_CPU_CYCLES) && clock_ns > 0) {
+		m->has = true;
+		m->val = val / clock_ns;
+		snprintf(m->unit, sizeof(m->unit), "GHz");
+		return;
+	}
+	if (stat_is_hw(ev, PERF_COUNT_HW_INSTRUCTIONS) && cycles > 0) {
+		m->has = true;
+		m->val = val / cycles;
+		m->fmt = "%8.2f";
+		snprintf(m->unit, sizeof(m->unit), " insn per cycle");
+		return;
+	}
+	if (stat_is_hw(ev, PERF_COUNT_HW_BRANCH_MISSES) && branches > 0) {
+		m->has = true;
+		m->val = 100.0 * val / branches;
+		m->fmt = "%7.2f%%";
+		snprintf(m->unit, sizeof(m->unit), "of all branches");
+		return;
+	}
+	if (clock_ns > 0) {
+		double rate = val * 1e9 / clock_ns;
+		const char *u = "/sec";
+		m->has = true;
+		if (rate >= 1e9) {
+			rate /= 1e9;
+			u = "G/sec";
+		} else if (rate >= 1e6) {
+			rate /= 1e6;
+			u = "M/sec";
+		} else if (rate >= 1e3) {
+			rate /= 1e3;
+			u = "K/sec";
+		}
+		m->val = rate;
+		snprintf(m->unit, sizeof(m->unit), "%s", u);
+	}
+}
+

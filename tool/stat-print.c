@@ -5,19 +5,6 @@
 
 /* ---- formatting ---- */
 
-static bool is_clock(struct pk_evsel *ev)
-{
-	const struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
-	return a->type == PERF_TYPE_SOFTWARE &&
-	       (a->config == PERF_COUNT_SW_TASK_CLOCK || a->config == PERF_COUNT_SW_CPU_CLOCK);
-}
-
-static bool is_hw(struct pk_evsel *ev, uint64_t config)
-{
-	const struct perf_event_attr *a = &pk_evsel__attr(ev)->attr;
-	return a->type == PERF_TYPE_HARDWARE && a->config == config;
-}
-
 /*
  * The text form follows the user's LC_NUMERIC as perf's does: its thousands separator
  * ("1,234,567" in en_US, "1.234.567" in de_DE, none in C) and its decimal point. Only
@@ -42,66 +29,6 @@ void stat_text_locale_end(bool switched)
 static void fmt_group(char *buf, size_t len, double v, bool big)
 {
 	snprintf(buf, len, big ? "%'.0f" : "%.0f", v < 0 ? 0 : v);
-}
-
-struct metric {
-	bool has;
-	double val;
-	char unit[32];
-	const char *fmt;   /* printf for the value (human output) */
-};
-
-/* Metrics perf shows beside a count, from the other counts of the same key. */
-static void compute_metric(struct pk_evsel *ev, double val, double clock_ns, double cycles,
-			   double branches, uint64_t wall_ns, struct metric *m)
-{
-	memset(m, 0, sizeof(*m));
-	m->fmt = "%8.3f";
-	if (is_clock(ev)) {
-		if (wall_ns) {
-			m->has = true;
-			m->val = val / (double)wall_ns;
-			snprintf(m->unit, sizeof(m->unit), "CPUs utilized");
-		}
-		return;
-	}
-	if (is_hw(ev, PERF_COUNT_HW_CPU_CYCLES) && clock_ns > 0) {
-		m->has = true;
-		m->val = val / clock_ns;
-		snprintf(m->unit, sizeof(m->unit), "GHz");
-		return;
-	}
-	if (is_hw(ev, PERF_COUNT_HW_INSTRUCTIONS) && cycles > 0) {
-		m->has = true;
-		m->val = val / cycles;
-		m->fmt = "%8.2f";
-		snprintf(m->unit, sizeof(m->unit), " insn per cycle");
-		return;
-	}
-	if (is_hw(ev, PERF_COUNT_HW_BRANCH_MISSES) && branches > 0) {
-		m->has = true;
-		m->val = 100.0 * val / branches;
-		m->fmt = "%7.2f%%";
-		snprintf(m->unit, sizeof(m->unit), "of all branches");
-		return;
-	}
-	if (clock_ns > 0) {
-		double rate = val * 1e9 / clock_ns;
-		const char *u = "/sec";
-		m->has = true;
-		if (rate >= 1e9) {
-			rate /= 1e9;
-			u = "G/sec";
-		} else if (rate >= 1e6) {
-			rate /= 1e6;
-			u = "M/sec";
-		} else if (rate >= 1e3) {
-			rate /= 1e3;
-			u = "K/sec";
-		}
-		m->val = rate;
-		snprintf(m->unit, sizeof(m->unit), "%s", u);
-	}
 }
 
 /* The aggregation column(s) before a counter line, in text, CSV and JSON forms. */
@@ -178,11 +105,11 @@ static int evsel_index(struct pk_evlist *el, struct pk_evsel *ev);
 
 static void print_line(struct stat_opts *o, struct pk_evlist *el, const struct pk_aggr_key *k,
 		       struct pk_evsel *ev, const struct pk_count *c, double val, double noise,
-		       const struct metric *m, double ts)
+		       const struct stat_metric *m, double ts)
 {
 	FILE *f = o->out;
 	const char *name = pk_evsel__name(ev);
-	bool clock = is_clock(ev);
+	bool clock = stat_is_clock(ev);
 	const char *unit = clock ? "msec" : (pk_evsel__unit(ev) ? pk_evsel__unit(ev) : "");
 	stat_extra_name(o, ev, &name, &unit);
 	const char *cg = stat_extra_cgroup(o, evsel_index(el, ev));   /* perf's column */
@@ -313,11 +240,11 @@ static void metric_bases(struct stat_opts *o, struct run_state *st, int ki, int 
 		}
 		if (c.status != PK_COUNT_OK && c.status != PK_COUNT_SCALED)
 			continue;
-		if (is_clock(ev) && *clock_ns == 0)
+		if (stat_is_clock(ev) && *clock_ns == 0)
 			*clock_ns = v;
-		else if (is_hw(ev, PERF_COUNT_HW_CPU_CYCLES) && *cycles == 0)
+		else if (stat_is_hw(ev, PERF_COUNT_HW_CPU_CYCLES) && *cycles == 0)
 			*cycles = v;
-		else if (is_hw(ev, PERF_COUNT_HW_BRANCH_INSTRUCTIONS) && *branches == 0)
+		else if (stat_is_hw(ev, PERF_COUNT_HW_BRANCH_INSTRUCTIONS) && *branches == 0)
 			*branches = v;
 	}
 }
@@ -345,7 +272,7 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 		}
 		struct rstat *r = &st->stats[evsel_index(el, ev) * st->nkeys + ki];
 		struct pk_count c;
-		struct metric m;
+		struct stat_metric m;
 		double v, noise = -1;
 		if (only && ev != only)
 			continue;
@@ -374,7 +301,7 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 			v = (double)c.val;
 		}
 		/* with -r the mean count over the mean elapsed time: perf divides the means */
-		compute_metric(ev, v, clock_ns, cycles, branches,
+		stat_compute_metric(ev, v, clock_ns, cycles, branches,
 			       repeat ? (uint64_t)(st->wall.mean * 1e9 + 0.5) : st->wall_ns, &m);
 		print_line(o, el, k, ev, &c, v, noise, &m, ts);
 	}

@@ -166,5 +166,17 @@ void stat_extra_count(const struct stat_opts *o, const struct run_state *st,
 bool stat_extra_name(const struct stat_opts *o, const struct pk_evsel *ev, const char **name,
 		     const char **unit);
 void stat_text_locale_end(bool switched);
+/* stat-extra.c: the metric perf shows beside a count */
+struct stat_metric {
+	bool has;
+	double val;
+	char unit[32];
+	const char *fmt;   /* printf for the value (human output) */
+};
+
+bool stat_is_clock(struct pk_evsel *ev);
+bool stat_is_hw(struct pk_evsel *ev, uint64_t config);
+void stat_compute_metric(struct pk_evsel *ev, double val, double clock_ns, double cycles,
+			 double branches, uint64_t wall_ns, struct stat_metric *m);
 
 #endif
