@@ -99,6 +99,7 @@ int stat_extra_opt(struct stat_opts *o, int c, const char *arg, int nspecs)
 	case STAT_OPT_NO_SCALE: o->no_scale = true; return 0;
 	case STAT_OPT_NO_MERGE: return 0; /* perfkit never merges (see the doc) */
 	case STAT_OPT_FOR_EACH_CGROUP: x->cg_list = arg; return 0;
+	case STAT_OPT_METRIC_ONLY: x->metric_only = true; return 0;
 	case STAT_OPT_FILTER: {
 		if (!nspecs) {
 			tool_error("--filter must follow a -e tracepoint");
@@ -189,6 +190,11 @@ int stat_extra_check(struct stat_opts *o)
 				tool_error("-d: %s", pe.msg);
 				return 1;
 			}
+	}
+	if (x->metric_only && (o->aggr != PK_AGGR_GLOBAL || x->cg_list)) {
+		tool_error("--metric-only prints the whole count's metrics: not with -A, --per-*"
+			   " or --for-each-cgroup");
+		return 129;
 	}
 	if (x->metrics) {
 		int r = add_metrics(o, x->metrics);
@@ -441,3 +447,18 @@ void stat_compute_metric(struct pk_evsel *ev, double val, double clock_ns, doubl
 	}
 }
 
+
+/* s without its leading blanks (the units' own padding) */
+const char *stat_trim(const char *s)
+{
+	while (*s == ' ')
+		s++;
+	return s;
+}
+
+/* --metric-only's column width: the metric's name, at least 10 */
+size_t stat_metric_width(const struct stat_metric *m)
+{
+	size_t n = strlen(stat_trim(m->unit));
+	return n < 10 ? 10 : n;
+}

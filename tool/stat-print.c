@@ -253,9 +253,52 @@ static void metric_bases(struct stat_opts *o, struct run_state *st, int ki, int 
  * Print every counter line of key k. With `delta`, the counts since the last
  * pk_evlist__save_counts (interval mode); with st->runs > 1 the means over the runs.
  */
+/* --metric-only: the metrics of a count in one row, under their names (printed once) */
+static void print_metric_row(struct stat_opts *o, struct stat_metric *cells, size_t nc, double ts)
+{
+	FILE *f = o->out;
+	const char *sep = o->sep;
+	char v[64];
+	if (o->json) {
+		fputc('{', f);
+		if (ts >= 0)
+			fprintf(f, "\"interval\" : %.9f, ", ts);
+		for (size_t i = 0; i < nc; i++) {
+			fprintf(f, "%s", i ? ", " : "");
+			tool_json_str(f, stat_trim(cells[i].unit));
+			fprintf(f, " : \"%.3f\"", cells[i].val);
+		}
+		fputs("}\n", f);
+		return;
+	}
+	if (!o->x.mo_header_done) {
+		o->x.mo_header_done = true;
+		if (ts >= 0)
+			fprintf(f, sep ? "time%s" : "#%15s", sep ? sep : "time");
+		for (size_t i = 0; i < nc; i++)
+			if (sep)
+				fprintf(f, "%s%s", stat_trim(cells[i].unit), i + 1 < nc ? sep : "\n");
+			else
+				fprintf(f, "  %*s%s", (int)stat_metric_width(&cells[i]),
+					stat_trim(cells[i].unit), i + 1 < nc ? "" : "\n");
+	}
+	if (ts >= 0)
+		fprintf(f, sep ? "%.9f%s" : "%16.9f", ts, sep ? sep : "");
+	for (size_t i = 0; i < nc; i++) {
+		if (sep) {
+			fprintf(f, "%.3f%s", cells[i].val, i + 1 < nc ? sep : "\n");
+			continue;
+		}
+		snprintf(v, sizeof(v), cells[i].fmt, cells[i].val);
+		fprintf(f, "  %*s%s", (int)stat_metric_width(&cells[i]), stat_trim(v), i + 1 < nc ? "" : "\n");
+	}
+}
+
 static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct pk_evsel *only,
 		      unsigned flags, double ts)
 {
+	struct stat_metric cells[16];
+	size_t nc = 0;
 	struct pk_evlist *el = st->el;
 	const struct pk_aggr_key *k = &st->keys[ki];
 	double clock_ns = 0, cycles = 0, branches = 0;
@@ -303,8 +346,14 @@ static void print_key(struct stat_opts *o, struct run_state *st, int ki, struct 
 		/* with -r the mean count over the mean elapsed time: perf divides the means */
 		stat_compute_metric(ev, v, clock_ns, cycles, branches,
 			       repeat ? (uint64_t)(st->wall.mean * 1e9 + 0.5) : st->wall_ns, &m);
-		print_line(o, el, k, ev, &c, v, noise, &m, ts);
+		if (!o->x.metric_only)
+			print_line(o, el, k, ev, &c, v, noise, &m, ts);
+		else if (m.has && !strstr(m.unit, "/sec") && nc < sizeof(cells) / sizeof(cells[0]) &&
+			 (c.status == PK_COUNT_OK || c.status == PK_COUNT_SCALED))
+			cells[nc++] = m;
 	}
+	if (o->x.metric_only && nc)
+		print_metric_row(o, cells, nc, ts);
 }
 
 struct thread_row {

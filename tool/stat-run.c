@@ -306,7 +306,7 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 		return 1;
 	}
 	bool interval_header = o->interval_ms && !o->sep && !o->json && !o->quiet &&
-			       o->aggr == PK_AGGR_GLOBAL;
+			       o->aggr == PK_AGGR_GLOBAL && !o->x.metric_only;
 	if (run_idx == 0 && interval_header && !o->interval_clear)
 		fprintf(o->out, "#           time             counts unit events\n");
 	long intervals = 0;   /* printed so far (--interval-count) */
@@ -359,6 +359,7 @@ int stat_run_once(struct stat_opts *o, struct run_state *st, int run_idx, bool *
 			if (o->interval_clear && !o->quiet) {
 				/* perf's console clear, then the column header again */
 				fputs("\033[H\033[2J", o->out);
+				o->x.mo_header_done = false; /* --metric-only's names again */
 				if (interval_header)
 					fprintf(o->out, "#           time             counts unit events\n");
 			}

@@ -40,6 +40,7 @@ enum target_kind { T_WORKLOAD, T_PID, T_TID, T_CPU };
 enum {
 	STAT_OPT_PER_DIE = 400, STAT_OPT_PER_NODE, STAT_OPT_ALL_USER, STAT_OPT_ALL_KERNEL,
 	STAT_OPT_NO_SCALE, STAT_OPT_NO_MERGE, STAT_OPT_FILTER, STAT_OPT_FOR_EACH_CGROUP,
+	STAT_OPT_METRIC_ONLY,
 };
 struct stat_filter {
 	int spec;                 /* the -e it follows */
@@ -49,6 +50,8 @@ struct stat_filter {
 struct stat_extra {
 	int detailed;             /* -d count */
 	const char *metrics;      /* -M list */
+	bool metric_only;         /* --metric-only: metrics alone, one row per count */
+	bool mo_header_done;      /* its row of names printed */
 	bool all_user, all_kernel;
 	struct stat_filter *filters;
 	size_t nr_filters, spec_end;
@@ -67,6 +70,8 @@ struct stat_extra {
 	{ 'M', "metrics", required_argument, "<metric,...>", \
 	  "count the events of these metrics: CPUs_utilized, IPC,\n" \
 	  "CPI, branch_miss_rate, cache_miss_rate" }, \
+	{ STAT_OPT_METRIC_ONLY, "metric-only", no_argument, NULL, \
+	  "print the metrics alone, in columns (one row per count)" }, \
 	{ STAT_OPT_ALL_USER, "all-user", no_argument, NULL, "count user space only" }, \
 	{ STAT_OPT_ALL_KERNEL, "all-kernel", no_argument, NULL, "count kernel space only" }, \
 	{ STAT_OPT_NO_SCALE, "no-scale", no_argument, NULL, \
@@ -178,5 +183,7 @@ bool stat_is_clock(struct pk_evsel *ev);
 bool stat_is_hw(struct pk_evsel *ev, uint64_t config);
 void stat_compute_metric(struct pk_evsel *ev, double val, double clock_ns, double cycles,
 			 double branches, uint64_t wall_ns, struct stat_metric *m);
+const char *stat_trim(const char *s);
+size_t stat_metric_width(const struct stat_metric *m);
 
 #endif
