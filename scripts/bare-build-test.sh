@@ -8,6 +8,7 @@
 # 1. a minimal Debian 12 root (`debootstrap --variant=minbase bookworm`, ~200 MB of
 #    downloads), cached as a tarball so that later runs start from it without network
 #    for the base system (PK_BARE_CACHE, default $PK_BARE_DIR/bookworm-minbase.tar.zst);
+#    the .deb files of the build dependencies are kept in $PK_BARE_DIR/apt-archives;
 # 2. a fresh `git clone` of SRC's committed HEAD (uncommitted changes are not part of it)
 #    copied into the root, where, chrooted, `scripts/install-deps.sh --build`, `make` and
 #    `make install DESTDIR=/tmp/x` run as the README says;
@@ -87,6 +88,10 @@ mount -t proc proc "$root/proc"
 mount -t sysfs sysfs "$root/sys"
 mount --bind /dev "$root/dev"
 mount --bind /dev/pts "$root/dev/pts"
+# the .deb files apt downloads are kept between runs (the packages are still installed
+# from scratch each time; only their download is saved)
+mkdir -p "$work/apt-archives/partial"
+mount --bind "$work/apt-archives" "$root/var/cache/apt/archives"
 
 # What the base system holds before install-deps: the test-only packages must be absent
 # afterwards, so none may be there already (minbase has none of them).
