@@ -46,6 +46,11 @@ static void stats_count(struct stats_ctx *c, unsigned type)
 	c->nr[type]++;
 }
 
+static void stats_count_lead(void *ctx, unsigned int type)
+{
+	stats_count(ctx, type);
+}
+
 static int stats_rec(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct stats_ctx *c = ctx;
@@ -105,6 +110,8 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 		tool_error("out of memory");
 		return -ENOMEM;
 	}
+	if (c.dump)
+		rpt_dump_lead(R, rd, stats_count_lead, &c);
 	int err = run_session(rd, true, &ops, &c, R->input);
 	if (rpt_dump_finish(c.D, R->out) < 0) {
 		tool_error("out of memory");
