@@ -13,7 +13,8 @@ user: the user types perf report processes without an AUX-trace decoder;
 aux: AUXTRACE_INFO, AUXTRACE and AUXTRACE_ERROR (perf 6.1 cannot decode an unknown
 AUX-trace type: perfkit's text of them is checked on its own);
 hostile: records whose counts and lengths lie about their sizes.
-The attr is a cpu-clock with sample_type IP|TID|TIME|ID|CPU|PERIOD and sample_id_all.
+The attr is a cpu-clock (exclude_guest, as perf record sets it) with sample_type
+IP|TID|TIME|ID|CPU|PERIOD and sample_id_all; its ids are 100 and 101.
 """
 import struct
 import sys
@@ -42,7 +43,7 @@ def cstr(s, pad=8):
 
 
 def attr_rec():
-    a = struct.pack("<IIQQQQQ", 1, 128, 0, 4000, SAMPLE_TYPE, 0, (1 << 18) | (1 << 1))
+    a = struct.pack("<IIQQQQQ", 1, 128, 0, 4000, SAMPLE_TYPE, 0, (1 << 18) | (1 << 20) | (1 << 1))
     a += b"\0" * (128 - len(a))
     return urec(64, a + struct.pack("<QQ", ID, ID + 1))
 
