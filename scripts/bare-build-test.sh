@@ -127,14 +127,22 @@ pages=("$root"/tmp/x/usr/local/share/man/man1/perfkit*.1)
 [ -e "${pages[0]}" ] || bad "no man page installed under /tmp/x/usr/local/share/man/man1"
 for p in "${pages[@]}"; do
 	[ -e "$p" ] || continue
-	out=$(MANWIDTH=80 man -l "$p" 2>&1 >/dev/null | grep -v '^$' || true)
-	[ -z "$out" ] || bad "man -l $(basename "$p"): $out"
-	MANWIDTH=80 man -l "$p" 2>/dev/null | grep -q 'NAME' || bad "man -l $(basename "$p") renders no NAME section"
+	# as tests/install/man.sh: man -l succeeds and renders the NAME section (troff's
+	# "can't break line" warnings about long words in table cells are not errors)
+	MANWIDTH=80 man -l "$p" >"$work/page.txt" 2>"$work/man.err" || bad "man -l $(basename "$p"): $(head -3 "$work/man.err")"
+	grep -q '^NAME' "$work/page.txt" || bad "man -l $(basename "$p") renders no NAME section"
 done
 say "${#pages[@]} man pages render"
+# A test package may come in as a dependency of a build one (cmake depends on procps):
+# apt marks it automatically installed. What install-deps.sh asked for is marked manual.
+manual=$(in_root 'apt-mark showmanual' 2>/dev/null)
 for p in $test_pkgs; do
 	if in_root "dpkg-query -W -f='\${Status}' $p 2>/dev/null | grep -q 'install ok installed'"; then
-		bad "test-only package '$p' was installed by the build"
+		if grep -qx "$p" <<<"$manual"; then
+			bad "test-only package '$p' was installed by install-deps.sh --build"
+		else
+			say "note: test package '$p' came in as a dependency of a build package"
+		fi
 	fi
 done
 for c in valgrind chromium go perf tmux strace clang cmocka node zsh gdb; do
