@@ -3,11 +3,13 @@
 # dependencies, and check the installed result (issue 22: "make && make install" works
 # without the test-only tools).
 #
-#   scripts/bare-build-test.sh [SRC]     (as root; SRC defaults to this repository)
+#   scripts/bare-build-test.sh [--if-enabled] [SRC]   (as root; SRC: this repository)
+#
+# --if-enabled (the ctest install/bare-machine): skip unless PK_BARE_TEST=1 (make check-bare).
 #
 # 1. a minimal Debian 12 root (`debootstrap --variant=minbase bookworm`, ~200 MB of
 #    downloads), cached as a tarball so that later runs start from it without network
-#    for the base system (PK_BARE_CACHE, default $PK_BARE_DIR/bookworm-minbase.tar.zst);
+#    for the base system (PK_BARE_CACHE, default $PK_BARE_DIR/bookworm-minbase.tar.gz);
 #    the .deb files of the build dependencies are kept in $PK_BARE_DIR/apt-archives;
 # 2. a fresh `git clone` of SRC's committed HEAD (uncommitted changes are not part of it)
 #    copied into the root, where, chrooted, `scripts/install-deps.sh --build`, `make` and
@@ -24,10 +26,17 @@
 # PK_BARE_JOBS (make -j, default 2), PK_BARE_KEEP=1 (leave the root for inspection).
 set -euo pipefail
 
+if [ "${1:-}" = --if-enabled ]; then
+	shift
+	[ "${PK_BARE_TEST:-0}" = 1 ] || {
+		echo "bare-build-test: skipped: opt-in (downloads ~200 MB, needs root): run 'make check-bare'" >&2
+		exit 77
+	}
+fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 src=${1:-$here}
 work=${PK_BARE_DIR:-/tmp/perfkit-bare}
-cache=${PK_BARE_CACHE:-$work/bookworm-minbase.tar.zst}
+cache=${PK_BARE_CACHE:-$work/bookworm-minbase.tar.gz}
 mirror=${PK_BARE_MIRROR:-http://deb.debian.org/debian}
 jobs=${PK_BARE_JOBS:-2}
 root=$work/root
@@ -38,8 +47,8 @@ skip() { echo "bare-build-test: skipped: $*" >&2; exit 77; }
 die() { echo "bare-build-test: FAIL: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || skip "needs root (debootstrap and chroot)"
-for c in debootstrap git chroot zstd tar; do
-	command -v "$c" >/dev/null 2>&1 || skip "'$c' is not installed (apt-get install debootstrap git zstd)"
+for c in debootstrap git chroot tar; do
+	command -v "$c" >/dev/null 2>&1 || skip "'$c' is not installed (apt-get install debootstrap git)"
 done
 command -v man >/dev/null 2>&1 || skip "'man' is not installed on the host (apt-get install man-db)"
 
@@ -68,12 +77,12 @@ mkdir -p "$root"
 # 1. the base system
 if [ -s "$cache" ]; then
 	say "base system from $cache"
-	tar -C "$root" --zstd -xpf "$cache"
+	tar -C "$root" -xzpf "$cache"
 else
 	say "debootstrap --variant=minbase bookworm from $mirror"
 	debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
 		{ tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed (log: $work/debootstrap.log)"; }
-	tar -C "$root" --zstd -cpf "$cache.tmp" . && mv "$cache.tmp" "$cache"
+	tar -C "$root" -czpf "$cache.tmp" . && mv "$cache.tmp" "$cache"
 	say "cached the base system in $cache ($(du -h "$cache" | cut -f1))"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
