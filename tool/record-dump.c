@@ -271,13 +271,13 @@ void tool_user_record_tail_text(const struct perf_event_header *h, tool_printf_f
 	case PK_RECORD_HEADER_ATTR:
 	case PK_RECORD_HEADER_EVENT_TYPE:
 	case PK_RECORD_HEADER_BUILD_ID:
+	case PK_RECORD_HEADER_TRACING_DATA:
 	case PK_RECORD_HEADER_FEATURE:
 	case PK_RECORD_COMPRESSED:
 		return; /* perf prints nothing more, not even the end of the line */
 	case PK_RECORD_FINISHED_ROUND:
 		pf(ctx, "\n");
 		return;
-	case PK_RECORD_HEADER_TRACING_DATA:
 	case PK_RECORD_AUXTRACE_ERROR:
 	case PK_RECORD_FINISHED_INIT:
 		pf(ctx, ": unhandled!\n");

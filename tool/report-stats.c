@@ -101,6 +101,9 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 		return -ENOMEM;
 	}
 	PK_OPTS(pk_session_ops, ops, .other = stats_rec);
+	const struct pk_data_attr *a0 = c.nr_attrs ? pk_data_reader__attr(rd, 0) : NULL;
+	if (c.dump && a0 && !a0->attr.attr.sample_id_all) /* perf's, on stdout (perf stat record) */
+		fprintf(R->out, "WARNING: No sample_id_all support, falling back to unordered processing\n");
 	if (c.dump && !R->quiet)
 		fprintf(R->out, "# To display the perf.data header info, please use "
 			"--header/--header-only options.\n#\n");
