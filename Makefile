@@ -89,7 +89,7 @@ check-release: deps $(RELEASE_BUILD)/CMakeCache.txt
 # debootstrap'ed Debian 12 minbase root with only the build dependencies, then the installed
 # tool, its man pages and the absence of the test-only tools checked
 # (scripts/bare-build-test.sh). Needs root and the network: ~200 MB of downloads the first
-# time (the base system and the packages are cached in /tmp/perfkit-bare), about 4 minutes
+# time (the base system and the packages are cached in /tmp/perfkit-bare), about 5 minutes
 # on 2 cores. Not part of `make check`.
 check-bare: deps $(BUILD)/CMakeCache.txt
 	cd $(BUILD) && PK_BARE_TEST=1 ctest --output-on-failure -L bare
