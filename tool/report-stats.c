@@ -131,6 +131,9 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 		else
 			fprintf(f, "%16s events: %10" PRIu64 "\n", type_names[i], c.nr[i]);
 	}
+	/* perf 6.1 -D counts no LOST_SAMPLES in an event's stats (--stats does) */
+	for (size_t i = 0; c.dump && i < c.nr_attrs; i++)
+		c.lost[i] = 0;
 	for (size_t i = 0; i < c.nr_attrs; i++) {
 		const struct pk_data_attr *a = pk_data_reader__attr(rd, i);
 		if (!a || (!c.samples[i] && !c.lost[i]))
