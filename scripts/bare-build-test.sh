@@ -56,8 +56,17 @@ command -v man >/dev/null 2>&1 || skip "'man' is not installed on the host (apt-
 mounts_under() {
 	awk -v r="$root" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/self/mounts | sort -r
 }
+# The processes running in the root (ours: started by in_root), killed on the way out
+kill_in_root() {
+	local p n=0
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -9 "${p#/proc/}" 2>/dev/null && n=$((n + 1))
+	done
+	[ $n = 0 ] || sleep 1
+}
 cleanup() {
 	local m
+	kill_in_root
 	for m in $(mounts_under); do umount -l "$m" 2>/dev/null || true; done
 	if [ "${PK_BARE_KEEP:-0}" != 1 ] && [ -d "$root" ] && [ -z "$(mounts_under)" ]; then
 		rm -rf --one-file-system "$root"
@@ -111,8 +120,12 @@ test_pkgs=$(sed -n '/^test_pkgs=(/,/^)/p' "$src/scripts/install-deps.sh" |
 # 2. a fresh clone, built and installed in the chroot
 say "cloning $src (HEAD $(git -C "$src" rev-parse --short HEAD))"
 git clone -q --no-local --no-hardlinks "$src" "$root/src/perfkit"
-in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	LANG=C.UTF-8 TERM=dumb /bin/bash -c "$1"; }
+# run in the background and waited for, so that a signal to this script is handled at once
+in_root() {
+	chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		LANG=C.UTF-8 TERM=dumb /bin/bash -c "$1" &
+	wait $!
+}
 say "scripts/install-deps.sh --build"
 in_root 'cd /src/perfkit && bash scripts/install-deps.sh --build' >"$work/deps.log" 2>&1 ||
 	{ tail -30 "$work/deps.log" >&2; die "install-deps.sh --build failed (log: $work/deps.log)"; }
