@@ -9,7 +9,8 @@ test compares their text of each record.
     mkperfdata.py OUT SET      SET: kernel | user | aux | hostile
 
 kernel: every kernel side-band type (1-21 but READ) and a sample, after a HEADER_ATTR;
-user: the user types perf report processes without an AUX-trace decoder;
+user: the user types perf report processes without an AUX-trace decoder (AUXTRACE_ERROR
+and the old EVENT_TYPE too);
 aux: AUXTRACE_INFO, AUXTRACE and AUXTRACE_ERROR (perf 6.1 cannot decode an unknown
 AUX-trace type: perfkit's text of them is checked on its own);
 hostile: records whose counts and lengths lie about their sizes.
@@ -120,6 +121,10 @@ def user_set():
     # BUILD_ID: pid, build_id[20] size[1] reserved[3], filename
     out.append(urec(67, struct.pack("<i", -1) + bytes(range(0x10, 0x24)) + b"\x14\0\0\0" +
                     cstr("/usr/bin/synth", 64), misc=1 | (1 << 15)))
+    msg = b"synthetic decoder error".ljust(64, b"\0")                       # AUXTRACE_ERROR
+    out.append(urec(72, struct.pack("<IIIIIIQQ", 1, 7, CPU, PID, TID, 2, 0x401000, 123) + msg +
+                    struct.pack("<II", 0, 0)))
+    out.append(urec(65, struct.pack("<Q", 1) + b"x" * 64))                   # EVENT_TYPE (old)
     out.append(urec(82, b""))                                                 # FINISHED_INIT
     out.append(rec(3, struct.pack("<II", PID, TID) + cstr("synth")))
     out.append(sample())
