@@ -41,6 +41,7 @@ test_pkgs=(
 	tmux                    # drives perfkit top, the pager and perfkit help in a real terminal
 	zsh                     # install/man-pages checks the zsh completion script parses
 	debuginfod              # a real debuginfod server for cli/report-debuginfod
+	debootstrap             # make check-bare: a bare Debian 12 root (scripts/bare-build-test.sh)
 )
 
 case ${1:-all} in

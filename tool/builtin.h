@@ -89,6 +89,14 @@ extern const char *tool_cmd_name;
 struct pk_record;
 typedef void (*tool_printf_fn)(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool tool_side_record_text(const struct pk_record *r, tool_printf_fn pf, void *ctx);
+/* tool/record-dump.c: perf's text after "PERF_RECORD_<NAME>" (perf report -D, perf script)
+ * of the other kernel records (LOST ... AUX_OUTPUT_HW_ID; false for SAMPLE and the types
+ * above) and of the user records (64-82, decoded from their hdr->size bytes) */
+struct pk_data_attr;
+struct perf_event_header;
+bool tool_record_tail_text(const struct pk_record *r, const struct pk_data_attr *a,
+			   tool_printf_fn pf, void *ctx);
+void tool_user_record_tail_text(const struct perf_event_header *h, tool_printf_fn pf, void *ctx);
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfkit <cmd>: warning: <fmt...>\n" on stderr. */
 void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

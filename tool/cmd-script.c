@@ -277,7 +277,10 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 				   r->type == PERF_RECORD_EXIT)) ||
 		 (s->show_mmap && (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2)) ||
 		 (s->show_ns && r->type == PERF_RECORD_NAMESPACES) ||
-		 (s->show_cgroup && r->type == PERF_RECORD_CGROUP))
+		 (s->show_cgroup && r->type == PERF_RECORD_CGROUP) ||
+		 ((s->show_bpf || s->show_poke) && r->type == PERF_RECORD_KSYMBOL) ||
+		 (s->show_bpf && r->type == PERF_RECORD_BPF_EVENT) ||
+		 (s->show_poke && r->type == PERF_RECORD_TEXT_POKE))
 		s->json ? print_record(s, r) : print_side(s, ev->attr, r);
 	else if (s->show_lost && r->type == PERF_RECORD_LOST)
 		s->json ? print_record(s, r) : print_lost(s, ev->attr, r);

@@ -3,9 +3,11 @@
  * tool/report-dump.c - `perfkit report -D/--dump-raw-trace`: every record of the file in
  * file order as perf report -D prints it: "OFFSET@FILE [SIZE]: event: TYPE", the bytes in
  * hex and text, then the timestamp prefix, "PERF_RECORD_NAME" and the decoded fields of
- * SAMPLE (ip line, call chain, weight, data_src, phys_addr), COMM, FORK, EXIT, MMAP and MMAP2; then perf's
- * "Aggregated stats" (report-stats.c). Other types get the name line alone, and samples
- * not perf's " ... thread:"/" ...... dso:" lines (docs/perfkit-report.md).
+ * SAMPLE (ip line, call chain, weight, data_src, phys_addr), of COMM, FORK, EXIT, MMAP
+ * and MMAP2 (record-text.c) and of every other kernel and user record type perf 6.1
+ * knows (record-dump.c); then perf's "Aggregated stats" (report-stats.c). Samples lack
+ * perf's " ... thread:"/" ...... dso:" lines and TEXT_POKE the symbol of its address
+ * (docs/perfkit-report.md).
  */
 #include "report.h"
 
@@ -33,13 +35,11 @@ static void hexdump(FILE *f, const uint8_t *b, size_t n)
 static void tstamp(FILE *f, const struct pk_data_attr *a, const struct perf_event_header *h,
 		   const struct pk_record *rec)
 {
-	if (!a)
-		return;
-	const struct perf_event_attr *pa = &a->attr.attr;
-	if (h->type != PERF_RECORD_SAMPLE && !pa->sample_id_all) {
-		fputs("-1 -1 ", f);
+	if (!a || (h->type != PERF_RECORD_SAMPLE && !a->attr.attr.sample_id_all)) {
+		fputs("-1 -1 ", f); /* perf's, for no attr too (the first HEADER_ATTR) */
 		return;
 	}
+	const struct perf_event_attr *pa = &a->attr.attr;
 	uint64_t cpu = 0, time = 0;
 	if (rec && h->type == PERF_RECORD_SAMPLE) {
 		cpu = rec->sample.cpu;
@@ -83,26 +83,72 @@ static void file_pf(void *ctx, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* the record's offset as perf prints it: in the pipe format, from the end of the
+ * 16-byte pipe header */
+static uint64_t dump_offset(struct pk_data_reader *rd, uint64_t off)
+{
+	return pk_data_reader__is_pipe(rd) && off >= 16 ? off - 16 : off;
+}
+
+/* nattr: the attrs perf would know at this record (-1: all the reader has) */
 static void dump_one(FILE *f, const struct report *R, struct pk_data_reader *rd,
-		     const struct pk_data_event *ev, const struct pk_record *rec)
+		     const struct pk_data_event *ev, const struct pk_record *rec, long nattr)
 {
 	const struct perf_event_header *h = ev->hdr;
-	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", ev->offset,
-		strcmp(R->input, "-") ? R->input : "pipe", h->size, h->type); /* (perf's names) */
+	uint64_t off = dump_offset(rd, ev->offset);
+	/* perf names the input "pipe" whenever it is in the pipe format */
+	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", off,
+		strcmp(R->input, "-") && !pk_data_reader__is_pipe(rd) ? R->input : "pipe",
+		h->size, h->type);
 	hexdump(f, (const uint8_t *)h, h->size);
 	const struct pk_data_attr *a = ev->attr;
-	if (!a && pk_data_reader__nr_attrs(rd))
+	if (!a && pk_data_reader__nr_attrs(rd) && nattr != 0)
 		a = pk_data_reader__attr(rd, 0);
 	tstamp(f, a, h, rec);
-	fprintf(f, "%#" PRIx64 " [%#x]: ", ev->offset, h->size);
+	fprintf(f, "%#" PRIx64 " [%#x]: ", off, h->size);
 	if (rec && tool_side_record_text(rec, file_pf, f))
 		return;
 	const char *name = rpt_record_type_name(h->type);
 	fprintf(f, "PERF_RECORD_%s", name ? name : "UNKNOWN");
 	if (rec && h->type == PERF_RECORD_SAMPLE)
 		sample(f, a, h, &rec->sample);
+	else if (rec && tool_record_tail_text(rec, a, file_pf, f))
+		;
+	else if (h->type >= PK_RECORD_HEADER_ATTR)
+		tool_user_record_tail_text(h, file_pf, f);
 	else
 		fputc('\n', f);
+}
+
+/* The pipe format's leading records, which the reader consumed when it opened the
+ * input, dumped first as perf does; calls count(ctx, type) for each for --stats. */
+void rpt_dump_lead(const struct report *R, struct pk_data_reader *rd,
+		   void (*count)(void *ctx, unsigned int type), void *ctx)
+{
+	size_t len;
+	const uint8_t *p = pk_data_reader__pipe_lead(rd, &len);
+	uint64_t off = 16;
+	long nattr = 0;
+	static uint64_t rec[65536 / 8]; /* an aligned copy: records are at most 64 KiB */
+
+	for (size_t at = 0; p && len - at >= 8;) {
+		struct perf_event_header h;
+		memcpy(&h, p + at, sizeof(h));
+		if (h.size < 8 || h.size > len - at)
+			break;
+		memcpy(rec, p + at, h.size);
+		struct pk_data_event ev = { .hdr = (const struct perf_event_header *)rec, .offset = off };
+		dump_one(R->out, R, rd, &ev, NULL, nattr);
+		count(ctx, h.type);
+		nattr += h.type == PK_RECORD_HEADER_ATTR;
+		at += h.size;
+		off += h.size;
+		if (h.type == PK_RECORD_HEADER_TRACING_DATA && h.size >= 12) {
+			uint32_t psize; /* the payload that follows the record, 8-byte aligned */
+			memcpy(&psize, rec + 1, sizeof(psize));
+			off += ((uint64_t)psize + 7) & ~(uint64_t)7;
+		}
+	}
 }
 
 /* perf's order: user records and records without a time as they are read, the others
@@ -169,7 +215,7 @@ void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_rea
 {
 	uint64_t t = rec_time(ev, rec);
 	if (!t) {
-		dump_one(R->out, R, rd, ev, rec);
+		dump_one(R->out, R, rd, ev, rec, -1);
 		if (ev->hdr->type == PK_RECORD_FINISHED_ROUND) {
 			flush_upto(D, R->out, D->next_flush);
 			D->next_flush = D->max_time;
@@ -189,7 +235,7 @@ void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_rea
 		D->cap = nc;
 	}
 	long at = ftell(D->mf);
-	dump_one(D->mf, R, rd, ev, rec);
+	dump_one(D->mf, R, rd, ev, rec, -1);
 	long end = ftell(D->mf);
 	if (at < 0 || end < at) {
 		D->oom = true;

@@ -46,6 +46,11 @@ static void stats_count(struct stats_ctx *c, unsigned type)
 	c->nr[type]++;
 }
 
+static void stats_count_lead(void *ctx, unsigned int type)
+{
+	stats_count(ctx, type);
+}
+
 static int stats_rec(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	struct stats_ctx *c = ctx;
@@ -98,6 +103,9 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 		return -ENOMEM;
 	}
 	PK_OPTS(pk_session_ops, ops, .other = stats_rec);
+	const struct pk_data_attr *a0 = c.nr_attrs ? pk_data_reader__attr(rd, 0) : NULL;
+	if (c.dump && a0 && !a0->attr.attr.sample_id_all) /* perf's, on stdout (perf stat record) */
+		fprintf(R->out, "WARNING: No sample_id_all support, falling back to unordered processing\n");
 	if (c.dump && !R->quiet)
 		fprintf(R->out, "# To display the perf.data header info, please use "
 			"--header/--header-only options.\n#\n");
@@ -107,6 +115,8 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 		tool_error("out of memory");
 		return -ENOMEM;
 	}
+	if (c.dump)
+		rpt_dump_lead(R, rd, stats_count_lead, &c);
 	int err = rpt_run_side_session(rd, true, &ops, &c, R->input);
 	if (rpt_dump_finish(c.D, R->out) < 0) {
 		tool_error("out of memory");
@@ -123,6 +133,9 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 		else
 			fprintf(f, "%16s events: %10" PRIu64 "\n", type_names[i], c.nr[i]);
 	}
+	/* perf 6.1 -D counts no LOST_SAMPLES in an event's stats (--stats does) */
+	for (size_t i = 0; c.dump && i < c.nr_attrs; i++)
+		c.lost[i] = 0;
 	for (size_t i = 0; i < c.nr_attrs; i++) {
 		const struct pk_data_attr *a = pk_data_reader__attr(rd, i);
 		if (!a || (!c.samples[i] && !c.lost[i]))

@@ -132,6 +132,8 @@ struct rpt_dump *rpt_dump_new(void);
 void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_reader *rd,
 		  const struct pk_data_event *ev, const struct pk_record *rec);
 int rpt_dump_finish(struct rpt_dump *D, FILE *out);
+void rpt_dump_lead(const struct report *R, struct pk_data_reader *rd,
+		   void (*count)(void *ctx, unsigned int type), void *ctx);
 /* report-mmaps.c: the maps of --mmaps (fed the records --tasks reads) */
 struct rpt_maps;
 struct rpt_maps *rpt_maps_new(void);

@@ -30,6 +30,8 @@ int script_extra_opt(struct script *s, int c, const char *arg)
 		}
 		s->kallsyms = arg;
 		return 0;
+	case OPT_X_SHOW_BPF: s->show_bpf = true; return 0;
+	case OPT_X_SHOW_POKE: s->show_poke = true; return 0;
 	case 'q': s->quiet = true; return 0;
 	case 'v': s->verbose++; return 0;
 	default: return 1;

@@ -312,7 +312,8 @@ void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_
 		       : r->type == PERF_RECORD_MMAP ? r->mmap.tid
 		       : r->type == PERF_RECORD_MMAP2 ? r->mmap2.tid
 		       : r->type == PERF_RECORD_NAMESPACES ? r->namespaces.tid
-		       : r->type == PERF_RECORD_CGROUP ? r->sid.tid : r->task.tid;
+		       : r->type == PERF_RECORD_EXIT || r->type == PERF_RECORD_FORK ? r->task.tid
+		       : r->sid.tid; /* CGROUP, KSYMBOL, BPF_EVENT, TEXT_POKE: the trailer's */
 	struct obuf *o = &s->ob;
 	char *p = ob_room(o, 96);
 
@@ -325,27 +326,8 @@ void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_
 	o->len = (size_t)(p - o->buf);
 	if (tool_side_record_text(r, ob_pf, o))
 		return;
-	switch (r->type) {
-	case PERF_RECORD_NAMESPACES: {
-		static const char *const ns[] = { "net", "uts", "ipc", "pid", "user", "mnt",
-						  "cgroup" };
-		const struct pk_rec_namespaces *n = &r->namespaces;
-		ob_printf(o, "PERF_RECORD_NAMESPACES %d/%d - nr_namespaces: %" PRIu64 "\n\t\t[",
-			  (int32_t)n->pid, (int32_t)n->tid, n->nr);
-		for (uint64_t i = 0; i < n->nr && n->ns; i++) {
-			if (i && i % 4 == 0)
-				ob_puts(o, "\n\t\t ");
-			ob_printf(o, "%u/%s: %" PRIu64 "/%#" PRIx64 "%s", (unsigned)i,
-				  i < 7 ? ns[i] : "UNKNOWN", (uint64_t)n->ns[i].dev,
-				  (uint64_t)n->ns[i].ino, i + 1 != n->nr ? ", " : "]\n");
-		}
-		if (!n->nr || !n->ns)
-			ob_puts(o, "]\n");
-		break;
-	}
-	case PERF_RECORD_CGROUP:
-		ob_printf(o, "PERF_RECORD_CGROUP cgroup: %" PRIu64 " %s\n", r->cgroup.id,
-			  r->cgroup.path);
-		break;
-	}
+	/* NAMESPACES, CGROUP, KSYMBOL, BPF_EVENT, TEXT_POKE: perf's name and text */
+	ob_printf(o, "PERF_RECORD_%s", pk_record_type__name(r->type));
+	if (!tool_record_tail_text(r, a, ob_pf, o))
+		ob_putc(o, '\n');
 }

@@ -77,6 +77,7 @@ struct script {
 	bool show_task, show_mmap; /* --show-task-events, --show-mmap-events */
 	bool show_ns, show_cgroup; /* --show-namespace-events, --show-cgroup-events */
 	bool show_lost, show_round; /* --show-lost-events, --show-round-events */
+	bool show_bpf, show_poke;  /* --show-bpf-events, --show-text-poke-events */
 	int name_width;         /* the longest event name (perf aligns names to it) */
 	size_t name_width_attrs; /* attrs it was computed over (a pipe adds attrs later) */
 	char unk_comm[16];      /* ":<tid>", the comm of a thread without COMM */
@@ -127,7 +128,8 @@ struct script {
 	struct ftype { bool set; int fmode; unsigned int fields, rm; } ft[6];
 	bool typed_fields;      /* some ft[] set */
 };
-enum { OPT_X_HEADER = 450, OPT_X_HEADER_ONLY, OPT_X_DSOS, OPT_X_KALLSYMS };
+enum { OPT_X_HEADER = 450, OPT_X_HEADER_ONLY, OPT_X_DSOS, OPT_X_KALLSYMS, OPT_X_SHOW_BPF,
+       OPT_X_SHOW_POKE };
 #define SCRIPT_EXTRA_OPTS \
 	{ OPT_X_HEADER, "header", no_argument, NULL, "print the perf.data header block first" }, \
 	{ OPT_X_HEADER_ONLY, "header-only", no_argument, NULL, "print only the header block" }, \
@@ -139,6 +141,10 @@ enum { OPT_X_HEADER = 450, OPT_X_HEADER_ONLY, OPT_X_DSOS, OPT_X_KALLSYMS };
 	  "only the samples whose address is in these objects\n(file name or path)" }, \
 	{ OPT_X_KALLSYMS, "kallsyms", required_argument, "<file>", \
 	  "kernel symbols from this kallsyms file" }, \
+	{ OPT_X_SHOW_BPF, "show-bpf-events", no_argument, NULL, \
+	  "also the KSYMBOL and BPF_EVENT records (BPF programs\nloaded and unloaded)" }, \
+	{ OPT_X_SHOW_POKE, "show-text-poke-events", no_argument, NULL, \
+	  "also the TEXT_POKE and KSYMBOL records (kernel code\nmodified while recording)" }, \
 	{ 'q', "quiet", no_argument, NULL, "no warnings" }, \
 	{ 'v', "verbose", no_argument, NULL, "more messages" }
 enum { TM_ABS, TM_REL, TM_DELTA };

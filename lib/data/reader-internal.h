@@ -90,6 +90,8 @@ struct pk_data_reader {
 	/* tracing data (TRACING_DATA feature / first HEADER_TRACING_DATA payload) */
 	uint8_t *tracing;
 	size_t tracing_len;
+	uint8_t *lead;              /* pipe mode: the leading records __open consumed */
+	size_t lead_len, lead_cap;
 
 	/* payload kept for the caller */
 	void *payload;

@@ -313,6 +313,24 @@ static int open_file_mode(struct pk_data_reader *r)
 	return 0;
 }
 
+/* A copy of a leading record consumed by open_pipe_mode, for pk_data_reader__pipe_lead
+ * (at most 16 MiB of them: past that the copy stops, the records are still read) */
+static void keep_lead(struct pk_data_reader *r, const void *rec, size_t size)
+{
+	if (r->lead_len + size > (16u << 20))
+		return;
+	if (r->lead_len + size > r->lead_cap) {
+		size_t nc = PK_MAX(r->lead_cap * 2, r->lead_len + size);
+		uint8_t *n = realloc(r->lead, nc);
+		if (!n)
+			return;
+		r->lead = n;
+		r->lead_cap = nc;
+	}
+	memcpy(r->lead + r->lead_len, rec, size);
+	r->lead_len += size;
+}
+
 static int open_pipe_mode(struct pk_data_reader *r)
 {
 	r->pipe = true;
@@ -343,6 +361,7 @@ static int open_pipe_mode(struct pk_data_reader *r)
 			if (!blob)
 				return -ENOMEM;
 			uint64_t start = r->pos;
+			keep_lead(r, p, h.size);
 			r->pos += h.size;
 			if (!pk_rd_stream_copy(r, blob, psize)) {
 				free(blob);
@@ -365,6 +384,7 @@ static int open_pipe_mode(struct pk_data_reader *r)
 		int ret = pk_rd_process_user_meta(r, (const struct perf_event_header *)copy, r->pos);
 		if (ret)
 			return ret;
+		keep_lead(r, copy, h.size);
 		r->pos += h.size;
 		r->nr_records++;
 	}
@@ -602,6 +622,7 @@ PK_API void pk_data_reader__free(struct pk_data_reader *r)
 	free(r->dec);
 	free(r->payload);
 	free(r->tracing);
+	free(r->lead);
 	free(r->win);
 	free(r->scratch);
 	if (r->map)
@@ -623,6 +644,13 @@ PK_API const void *pk_data_reader__tracing_data(const struct pk_data_reader *r, 
 PK_API bool pk_data_reader__is_pipe(const struct pk_data_reader *r)
 {
 	return r && r->pipe;
+}
+
+PK_API const void *pk_data_reader__pipe_lead(const struct pk_data_reader *r, size_t *len)
+{
+	if (len)
+		*len = r && r->lead ? r->lead_len : 0;
+	return r ? r->lead : NULL;
 }
 
 PK_API const void *pk_data_reader__image(const struct pk_data_reader *r, size_t *len)

@@ -214,6 +214,26 @@ static void check_file(const char *path, const struct recs *r, const struct wcfg
 	assert_string_equal(a1->name, "task-clock");
 	assert_ptr_equal(pk_data_reader__attr_by_id(rd, 201), a1);
 	assert_true(a0->layout_ok);
+	/* the leading records the reader consumed: kept for report -D (pipe), none (file) */
+	size_t lead_len = 1;
+	const uint8_t *lead = pk_data_reader__pipe_lead(rd, &lead_len);
+	if (c->pipe) {
+		struct perf_event_header lh;
+		size_t nattr = 0;
+		assert_non_null(lead);
+		for (size_t at = 0; at + sizeof(lh) <= lead_len; at += lh.size) {
+			memcpy(&lh, lead + at, sizeof(lh));
+			assert_true(lh.size >= sizeof(lh) && lh.size <= lead_len - at);
+			assert_true(lh.type == PK_RECORD_HEADER_ATTR || lh.type == PK_RECORD_HEADER_FEATURE ||
+				    lh.type == PK_RECORD_EVENT_UPDATE ||
+				    lh.type == PK_RECORD_HEADER_TRACING_DATA);
+			nattr += lh.type == PK_RECORD_HEADER_ATTR;
+		}
+		assert_int_equal(nattr, 2);
+	} else {
+		assert_null(lead);
+		assert_int_equal(lead_len, 0);
+	}
 
 	const struct pk_data_env *env = pk_data_reader__env(rd);
 	struct utsname u;

@@ -524,6 +524,15 @@ PK_API const void *pk_data_reader__tracing_data(const struct pk_data_reader *r, 
 
 /* true for the pipe format. */
 PK_API bool pk_data_reader__is_pipe(const struct pk_data_reader *r);
+/*
+ * Pipe format: the leading HEADER_ATTR, HEADER_FEATURE, EVENT_UPDATE and
+ * HEADER_TRACING_DATA records that __open consumed (and __next will not deliver), one
+ * after the other as in the input (without a TRACING_DATA record's payload, whose size is
+ * in the record), for a caller that shows every record (perfkit report -D). At most
+ * 16 MiB of them are kept. *len receives their size. Owned by the reader; NULL (and *len
+ * 0) in file mode or when there were none.
+ */
+PK_API const void *pk_data_reader__pipe_lead(const struct pk_data_reader *r, size_t *len);
 /* true if the file was not finalised (data.size 0, or ended inside the data) */
 PK_API bool pk_data_reader__truncated(const struct pk_data_reader *r);
 
