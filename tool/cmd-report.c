@@ -11,7 +11,8 @@
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
        O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR,
-       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_VMLINUX, O_MMAPS, O_IGN_CALLEES };
+       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_VMLINUX, O_MMAPS, O_IGN_CALLEES,
+       O_HIERARCHY };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
@@ -25,6 +26,9 @@ static const struct tool_opt opts[] = {
 	{ O_CHILDREN, "children", no_argument, NULL,
 	  "accumulate callees into callers (default with callchains)" },
 	{ O_NO_CHILDREN, "no-children", no_argument, NULL, "self overhead only" },
+	{ O_HIERARCHY, "hierarchy", no_argument, NULL,
+	  "each sort key a level of a tree, indented (perf's;\n"
+	  "self overhead only, as perf, and no -F)" },
 	{ 'g', "call-graph", optional_argument, "<spec>",
 	  "graph|flat|folded|fractal|none[,threshold][,caller|callee]\n"
 	  "(default graph,0.5; caller order with --children)" },
@@ -223,6 +227,7 @@ int cmd_report(int argc, char **argv)
 		case 'F': err = rpt_parse_fields(&R, optarg); break;
 		case O_CHILDREN: R.children = 1; break;
 		case O_NO_CHILDREN: R.children = 0; break;
+		case O_HIERARCHY: R.hierarchy = true; break;
 		case 'g': err = optarg ? rpt_parse_cg(&R, optarg) : 0; R.cg_given = true; break;
 		case 'G': R.order = PK_CG_ORDER_CALLER; break;
 		case O_NO_CG: R.cg = CG_NONE; R.cg_given = true; break;
@@ -350,6 +355,18 @@ int cmd_report(int argc, char **argv)
 	}
 	if (R.children < 0)
 		R.children = any_cc ? 1 : 0;
+	if (R.hierarchy) {
+		/* perf turns children off for --hierarchy after it chose the call-graph
+		 * order by them: caller order where children were on, unless -g says */
+		if (R.fields_given) {
+			tool_error("--hierarchy and --fields cannot be used together");
+			status = 129;
+			goto out;
+		}
+		if (R.children == 1 && R.order == PK_CG_ORDER_DEFAULT)
+			R.order = PK_CG_ORDER_CALLER;
+		R.children = 0;
+	}
 	if (!R.nr_sort) {
 		R.sort[0] = PK_SORT_COMM;
 		R.sort[1] = PK_SORT_DSO;

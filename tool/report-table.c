@@ -244,7 +244,7 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 	case COL_DSO: return str_text(e->dso ? e->dso : "[unknown]", buf, len);
 	case COL_SYM: return sym_text(e, buf, len);
 	case COL_SRCLINE: return str_text(e->srcline ? e->srcline : "??:0", buf, len);
-	case COL_CPU: return snprintf(buf, len, "%03d", e->cpu);
+	case COL_CPU: return snprintf(buf, len, "%.3d", e->cpu); /* perf: -1 is "-001" */
 	case COL_PARENT: return str_text(e->parent ? e->parent : "[other]", buf, len);
 	case COL_OFFCPU_MS: {
 		uint64_t ns = R->children == 1 ? e->total_period : e->self_period;
@@ -339,6 +339,10 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 			fprintf(f, "# Off-CPU time: %.3f ms (periods are nanoseconds blocked)\n#\n",
 				(double)h->total_period / 1e6);
 	}
+	if (R->hierarchy) {
+		rpt_print_hier(R, h);
+		goto done;
+	}
 	/* widths */
 	R->comm_w = rpt_comm_width(&h, 1);
 	for (size_t c = 0; c < R->nr_cols; c++) {
@@ -352,7 +356,7 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 	for (size_t i = 0; i < h->nr_entries; i++)
 		for (size_t c = 0; c < R->nr_cols; c++) {
 			int w = rpt_col_text(R, R->cols[c], h->entries[i], buf, sizeof(buf));
-			if (w > R->width[c])
+			if (w > R->width[c] && R->cols[c] != COL_CPU) /* perf's CPU: 3 wide, "-001" too */
 				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
 		}
 	const char *sep = R->field_sep ? R->field_sep : "  ";
@@ -403,6 +407,7 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		rpt_print_callchain(R, e);
 		pk_report__callchain_release(R->rep); /* one tree in memory at a time */
 	}
+done:
 	fputs("\n\n", f);
 	if (offcpu) {
 		memcpy(R->cols, saved, sizeof(R->cols));

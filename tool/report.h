@@ -84,6 +84,7 @@ struct report {
 	bool lb_oom;
 	int color_mode;         /* --stdio-color: -1 never, 0 auto, 1 always */
 	bool color;             /* percentages in colour (perf's thresholds) */
+	bool hierarchy;         /* --hierarchy: each sort key a level (report-hier.c) */
 };
 /* report-table.c: perf's colour of a percentage ("" below 0.5%), and its reset */
 const char *rpt_pct_color(const struct report *R, double pct);
@@ -111,6 +112,8 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h);
 int rpt_print_sections(struct report *R, struct pk_data_reader *rd, struct pk_report *rep);
 uint64_t rpt_weight_self(const struct report *R, const struct pk_hist_entry *e);
 uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e);
+/* report-hier.c: one event's table in perf's --hierarchy layout (0 or -ENOMEM) */
+int rpt_print_hier(struct report *R, const struct pk_hist *h);
 /* report-tui.c: the browser over the report (0, or 1 when it cannot start) */
 int rpt_tui_run(struct report *R, struct pk_report *rep);
 /* report-stats.c: --stats and --tasks (0 or a negative errno, said) */
