@@ -112,7 +112,7 @@ static bool fixed_width(enum col c)
 /* the columns perf prints without padding in this layout */
 static bool unpadded(enum col c)
 {
-	return c == COL_SYM || c == COL_SRCLINE;
+	return c == COL_SYM || c == COL_SRCLINE || c == COL_SRCFILE || c == COL_TIME;
 }
 
 /* the level's text as perf prints it: left-aligned, padded to the column's width except
@@ -220,8 +220,11 @@ int rpt_print_hier(struct report *R, const struct pk_hist *h)
 	if (!H.txt || !H.ord)
 		goto out;
 	/* widths: each level's column as the flat report sizes it, the values' columns */
-	for (size_t l = 0; l < H.nl; l++)
+	for (size_t l = 0; l < H.nl; l++) {
 		R->width[l] = (int)strlen(rpt_col_title(R->sort_col[l]));
+		if (R->sort_col[l] == COL_TIME)
+			R->width[l] = R->ns ? 16 : 12; /* perf's */
+	}
 	for (size_t k = 0; k < nvc; k++) {
 		enum col c = R->cols[vc[k]];
 		R->width[H.nl + k] = (int)strlen(rpt_col_title(c));

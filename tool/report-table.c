@@ -104,6 +104,9 @@ const char *rpt_col_title(enum col c)
 	case COL_CPU: return "CPU";
 	case COL_PARENT: return "Parent symbol";
 	case COL_OFFCPU_MS: return "Off-CPU ms";
+	case COL_TIME: return "Time";
+	case COL_SOCKET: return "Socket";
+	case COL_SRCFILE: return "Source File";
 	}
 	return "?";
 }
@@ -246,6 +249,13 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 	case COL_SRCLINE: return str_text(e->srcline ? e->srcline : "??:0", buf, len);
 	case COL_CPU: return snprintf(buf, len, "%.3d", e->cpu); /* perf: -1 is "-001" */
 	case COL_PARENT: return str_text(e->parent ? e->parent : "[other]", buf, len);
+	case COL_TIME: /* perf's: seconds with microseconds (--ns: nanoseconds) */
+		return R->ns ? snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, e->time / 1000000000,
+					e->time % 1000000000)
+			     : snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, e->time / 1000000000,
+					e->time % 1000000000 / 1000);
+	case COL_SOCKET: return snprintf(buf, len, "%.3d", e->socket);
+	case COL_SRCFILE: return str_text(e->srcfile ? e->srcfile : "", buf, len);
 	case COL_OFFCPU_MS: {
 		uint64_t ns = R->children == 1 ? e->total_period : e->self_period;
 		return snprintf(buf, len, "%.3f", (double)ns / 1e6);
@@ -256,7 +266,8 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 
 bool rpt_col_numeric(enum col c)
 {
-	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU || c == COL_OFFCPU_MS;
+	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU || c == COL_OFFCPU_MS ||
+	       c == COL_SOCKET;
 }
 
 /* perf's percent_color: red from 5%, green above 0.5%, else none */
@@ -285,7 +296,7 @@ void rpt_put_cell(struct report *R, enum col c, const char *buf, size_t bl, size
 	} else if (rpt_col_numeric(c)) {
 		rpt_lb_fill(R, ' ', pad);
 		rpt_lb_put(R, buf, bl);
-	} else if (last && (c == COL_SYM || c == COL_SRCLINE)) {
+	} else if (last && (c == COL_SYM || c == COL_SRCLINE || c == COL_SRCFILE || c == COL_TIME)) {
 		rpt_lb_put(R, buf, bl);
 	} else {
 		rpt_lb_put(R, buf, bl);
@@ -326,6 +337,11 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 	char nb[32], buf[2048];
 	uint64_t shown, period;
 	enum col saved[16];
+	struct pk_hist one;
+	struct pk_hist_entry one_e;
+	const struct pk_hist_entry *one_p;
+	if (R->no_keys)
+		h = rpt_one_entry(h, &one, &one_e, &one_p);
 	bool offcpu = offcpu_cols(R, h, saved);
 	R->total = rpt_hist_total(R, h, &shown, &period);
 	rpt_fmt_samples(nb, sizeof(nb), shown);
@@ -352,6 +368,8 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		/* perf gives the raw counts 12 characters at least */
 		if ((R->cols[c] == COL_SAMPLES || R->cols[c] == COL_PERIOD) && R->width[c] < 12)
 			R->width[c] = 12;
+		if (R->cols[c] == COL_TIME && R->width[c] < (R->ns ? 16 : 12))
+			R->width[c] = R->ns ? 16 : 12; /* perf's */
 	}
 	for (size_t i = 0; i < h->nr_entries; i++)
 		for (size_t c = 0; c < R->nr_cols; c++) {
