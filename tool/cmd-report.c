@@ -18,7 +18,8 @@ static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
 	{ 's', "sort", required_argument, "<keys>",
 	  "sort keys: comm,pid,tid,dso,sym,srcline,srcfile,cpu,\n"
-	  "socket,parent,time; overhead,sample,period add columns\n"
+	  "socket,parent,time,symoff; overhead,sample,period add\n"
+	  "columns\n"
 	  "(default comm,dso,sym; pid: per thread, shown as\n"
 	  "tid:comm like perf's, tid: the thread id alone)" },
 	{ 'F', "fields", required_argument, "<fields>",

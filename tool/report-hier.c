@@ -112,7 +112,8 @@ static bool fixed_width(enum col c)
 /* the columns perf prints without padding in this layout */
 static bool unpadded(enum col c)
 {
-	return c == COL_SYM || c == COL_SRCLINE || c == COL_SRCFILE || c == COL_TIME;
+	return c == COL_SYM || c == COL_SRCLINE || c == COL_SRCFILE || c == COL_TIME ||
+	       c == COL_SYMOFF;
 }
 
 /* the level's text as perf prints it: left-aligned, padded to the column's width except

@@ -85,6 +85,13 @@ void rpt_json_hist(struct report *R, const struct pk_hist *h)
 			case PK_SORT_SRCFILE: fprintf(f, ",\"srcfile\":"); tool_json_str(f, e->srcfile); break;
 			case PK_SORT_SOCKET: fprintf(f, ",\"socket\":%d", e->socket); break;
 			case PK_SORT_TIME: fprintf(f, ",\"time_ns\":%" PRIu64, e->time); break;
+			case PK_SORT_SYMOFF:
+				fprintf(f, ",\"symoff\":");
+				if (e->symoff)
+					tool_json_str(f, e->symoff);
+				else
+					fprintf(f, "null");
+				break;
 			default: break;
 			}
 		}

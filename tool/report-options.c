@@ -15,7 +15,7 @@ enum col rpt_key_col(enum pk_sort_key k)
 		[PK_SORT_SYM] = COL_SYM, [PK_SORT_SRCLINE] = COL_SRCLINE,
 		[PK_SORT_CPU] = COL_CPU, [PK_SORT_PARENT] = COL_PARENT,
 		[PK_SORT_TIME] = COL_TIME, [PK_SORT_SOCKET] = COL_SOCKET,
-		[PK_SORT_SRCFILE] = COL_SRCFILE,
+		[PK_SORT_SRCFILE] = COL_SRCFILE, [PK_SORT_SYMOFF] = COL_SYMOFF,
 	};
 	return (unsigned)k < PK_SORT__MAX ? kc[k] : COL_SYM;
 }
@@ -49,7 +49,7 @@ int rpt_parse_sort(struct report *R, const char *s)
 		}
 		if (k < 0) {
 			tool_error("unknown sort key '%s' (known: comm,pid,tid,dso,sym,srcline,srcfile,"
-				   "cpu,socket,parent,time, and overhead,sample,period)", keys[i]);
+				   "cpu,socket,parent,time,symoff, and overhead,sample,period)", keys[i]);
 			err = -EINVAL;
 		} else if (R->nr_sort < PK_SORT__MAX) {
 			bool dup = false;
@@ -65,6 +65,15 @@ int rpt_parse_sort(struct report *R, const char *s)
 		free(keys[i]);
 	free(keys);
 	R->no_keys = !err && outputs && !R->nr_sort;
+	bool symoff = false, src = false;
+	for (size_t i = 0; i < R->nr_sort; i++) {
+		symoff |= R->sort[i] == PK_SORT_SYMOFF;
+		src |= R->sort[i] == PK_SORT_SRCLINE || R->sort[i] == PK_SORT_SRCFILE;
+	}
+	if (!err && symoff && src) {
+		tool_error("the symoff key does not go with srcline or srcfile: use one of them");
+		err = -EINVAL;
+	}
 	return err;
 }
 

@@ -107,6 +107,7 @@ const char *rpt_col_title(enum col c)
 	case COL_TIME: return "Time";
 	case COL_SOCKET: return "Socket";
 	case COL_SRCFILE: return "Source File";
+	case COL_SYMOFF: return "Symbol Offset";
 	}
 	return "?";
 }
@@ -256,6 +257,10 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 					e->time % 1000000000 / 1000);
 	case COL_SOCKET: return snprintf(buf, len, "%.3d", e->socket);
 	case COL_SRCFILE: return str_text(e->srcfile ? e->srcfile : "", buf, len);
+	case COL_SYMOFF: /* later perf's: "[.] sym+0x1f", the symbol's text when unresolved */
+		if (!e->symoff)
+			return sym_text(e, buf, len);
+		return snprintf(buf, len, "[%c] %s", e->kernel ? 'k' : '.', e->symoff);
 	case COL_OFFCPU_MS: {
 		uint64_t ns = R->children == 1 ? e->total_period : e->self_period;
 		return snprintf(buf, len, "%.3f", (double)ns / 1e6);
@@ -296,7 +301,8 @@ void rpt_put_cell(struct report *R, enum col c, const char *buf, size_t bl, size
 	} else if (rpt_col_numeric(c)) {
 		rpt_lb_fill(R, ' ', pad);
 		rpt_lb_put(R, buf, bl);
-	} else if (last && (c == COL_SYM || c == COL_SRCLINE || c == COL_SRCFILE || c == COL_TIME)) {
+	} else if (last && (c == COL_SYM || c == COL_SRCLINE || c == COL_SRCFILE || c == COL_TIME ||
+			    c == COL_SYMOFF)) {
 		rpt_lb_put(R, buf, bl);
 	} else {
 		rpt_lb_put(R, buf, bl);

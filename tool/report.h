@@ -27,7 +27,7 @@ enum col {
 	COL_CHILDREN, COL_SELF, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
 	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU, COL_PARENT,
 	COL_OFFCPU_MS, /* the offcpu-time section's blocked time (added by rpt_print_hist) */
-	COL_TIME, COL_SOCKET, COL_SRCFILE,
+	COL_TIME, COL_SOCKET, COL_SRCFILE, COL_SYMOFF,
 };
 
 struct report {

@@ -41,8 +41,9 @@ static uint64_t hkey_hash(const struct hkey *k)
 	h = pk_mix64(h ^ ((uint64_t)k->tid << 32 | k->cpu));
 	h = pk_mix64(h ^ ((uint64_t)k->frame << 32 | k->dso));
 	h = pk_mix64(h ^ ((uint64_t)k->parent << 32 | k->srcline));
-	return k->time | k->socket | k->srcfile
-	       ? pk_mix64(h ^ ((uint64_t)k->time << 32 | k->socket) ^ ((uint64_t)k->srcfile << 17))
+	return k->time | k->socket | k->srcfile | k->symoff
+	       ? pk_mix64(h ^ ((uint64_t)k->time << 32 | k->socket) ^
+			  ((uint64_t)k->srcfile << 17) ^ ((uint64_t)k->symoff << 40))
 	       : h;
 }
 
@@ -875,7 +876,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	if (err)
 		return err;
 	rep->self_frame = fid;
-	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_srcline_of(rep, re, fid) : 0;
+	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_src_of(rep, re, fid) : 0;
 	rep->cip_valid = true;
 	if (!has_chain) {
 		rep->cip[0] = s->ip;
@@ -907,7 +908,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 				if (err)
 					return err;
 			}
-			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_srcline_of(rep, re, fid) : 0;
+			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_src_of(rep, re, fid) : 0;
 			const uint32_t *ifr = NULL;
 			/* perf 6.1 expands only DWARF-unwound frames */
 			size_t ni = rep->inlines && (rep->inlines_all ||

@@ -5,7 +5,7 @@
  * the recording's HEADER_CPU_TOPOLOGY) and srcfile (the file part of the srcline).
  * Each gives a 32-bit word of the entry key (0: key off) and the entry's public field.
  */
-#include "report-internal.h"
+#include "resolve.h"
 
 /* a time slice's id (>= 1), made at its first use */
 static uint32_t time_id(struct pk_report *rep, uint64_t t)
@@ -77,6 +77,30 @@ void pk_rep_keys_of(struct pk_report *rep, struct hkey *k, int32_t cpu, uint32_t
 		k->socket = (uint32_t)(socket_of(rep, cpu) + 2);
 	if (rep->key_on[PK_SORT_SRCFILE])
 		k->srcfile = srcfile_id(rep, srcline);
+	if (rep->symoff_key)
+		k->symoff = srcline;
+}
+
+uint32_t pk_rep_src_of(struct pk_report *rep, struct rent *re, uint32_t fid)
+{
+	if (!rep->symoff_key)
+		return pk_rep_srcline_of(rep, re, fid);
+	/* (re->srcline holds the symoff id: srclines are not looked up with this key) */
+	if (re && re->srcline)
+		return re->srcline;
+	const struct frame *f = &rep->frames[fid];
+	char buf[600];
+	uint32_t id = 0;
+	if (f->sym && re && re->dso_addr >= f->sym_start)
+		snprintf(buf, sizeof(buf), "%.500s+0x%" PRIx64, pk_str_get(&rep->strs, f->sym),
+			 re->dso_addr - f->sym_start);
+	else
+		buf[0] = 0; /* unresolved: the frame is keyed by its address already */
+	if (pk_str_intern(&rep->strs, buf, &id))
+		return 0;
+	if (re)
+		re->srcline = id;
+	return id;
 }
 
 int pk_rep_keys_publish(struct pk_report *rep, const struct hkey *k, int32_t cpu,
@@ -85,6 +109,11 @@ int pk_rep_keys_publish(struct pk_report *rep, const struct hkey *k, int32_t cpu
 	p->time = k->time && k->time <= rep->nr_tslice ? rep->tslice[k->time - 1] : 0;
 	p->socket = k->socket ? (int32_t)k->socket - 2 : socket_of(rep, cpu);
 	p->srcfile = NULL;
+	p->symoff = NULL;
+	if (rep->symoff_key && k->symoff) {
+		const char *s = pk_str_get(&rep->strs, k->symoff);
+		p->symoff = s && *s ? s : NULL;
+	}
 	if (rep->key_on[PK_SORT_SRCFILE]) {
 		uint32_t id = k->srcfile ? k->srcfile : srcfile_id(rep, srcline);
 		p->srcfile = pk_str_get(&rep->strs, id);

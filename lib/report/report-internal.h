@@ -67,7 +67,8 @@ struct rent {
 
 struct hkey {
 	uint32_t comm, pid, tid, cpu, frame, dso, srcline, parent;
-	uint32_t time, socket, srcfile; /* (keys.c) time slice id, socket + 1, file id */
+	uint32_t time, socket, srcfile; /* (keys.c) time slice id, socket + 2, file id */
+	uint32_t symoff;        /* (keys.c) the "sym+0x.." string id */
 };
 
 struct ent {
@@ -149,7 +150,7 @@ struct pk_report {
 	uint64_t time_quantum, cur_time, *tslice;
 	size_t nr_tslice, cap_tslice;
 	struct pk_u64map tidx;
-	bool direct, src_for_file;
+	bool direct, src_for_file, symoff_key;
 	uint32_t cur_parent;    /* the parent key of the chain being aggregated */
 	enum pk_cg_order order;
 	unsigned int max_stack;
@@ -324,5 +325,8 @@ void pk_rep_keys_of(struct pk_report *rep, struct hkey *k, int32_t cpu, uint32_t
 int pk_rep_keys_publish(struct pk_report *rep, const struct hkey *k, int32_t cpu,
 			uint32_t srcline, struct pk_hist_entry *p);
 void pk_rep_keys_release(struct pk_report *rep);
+/* (keys.c) the srcline id of a resolved address, or with the symoff key its "sym+0x.."
+ * string id, which then takes the srcline's place (the two keys do not go together) */
+uint32_t pk_rep_src_of(struct pk_report *rep, struct rent *re, uint32_t fid);
 
 #endif

@@ -9,7 +9,7 @@ static const char *const sort_names[PK_SORT__MAX] = {
 	[PK_SORT_COMM] = "comm", [PK_SORT_PID] = "pid", [PK_SORT_TID] = "tid",
 	[PK_SORT_DSO] = "dso", [PK_SORT_SYM] = "sym", [PK_SORT_SRCLINE] = "srcline",
 	[PK_SORT_CPU] = "cpu", [PK_SORT_PARENT] = "parent", [PK_SORT_TIME] = "time",
-	[PK_SORT_SOCKET] = "socket", [PK_SORT_SRCFILE] = "srcfile",
+	[PK_SORT_SOCKET] = "socket", [PK_SORT_SRCFILE] = "srcfile", [PK_SORT_SYMOFF] = "symoff",
 };
 
 int pk_sort_key__parse(const char *name)
@@ -88,8 +88,13 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 	for (size_t i = 0; i < rep->nr_sort; i++)
 		rep->key_on[rep->sort[i]] = true;
 	/* srcfile: the srcline machinery finds the lines, the key keeps their files */
-	rep->src_for_file = rep->key_on[PK_SORT_SRCFILE] && !rep->key_on[PK_SORT_SRCLINE];
-	if (rep->key_on[PK_SORT_SRCFILE])
+	if (rep->key_on[PK_SORT_SYMOFF] &&
+	    (rep->key_on[PK_SORT_SRCFILE] || rep->key_on[PK_SORT_SRCLINE]))
+		goto inval; /* (one per-address string per frame) */
+	rep->symoff_key = rep->key_on[PK_SORT_SYMOFF];
+	rep->src_for_file = (rep->key_on[PK_SORT_SRCFILE] || rep->symoff_key) &&
+			    !rep->key_on[PK_SORT_SRCLINE];
+	if (rep->key_on[PK_SORT_SRCFILE] || rep->symoff_key)
 		rep->key_on[PK_SORT_SRCLINE] = true;
 	rep->direct = rep->key_on[PK_SORT_TIME] || rep->key_on[PK_SORT_SOCKET];
 	rep->time_quantum = PK_OPTS_GET(o, time_quantum, (uint64_t)0);

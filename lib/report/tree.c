@@ -65,6 +65,7 @@ static int ent_cmp(const void *pa, const void *pb, void *arg)
 		case PK_SORT_TIME: c = (a->time > b->time) - (a->time < b->time); break;
 		case PK_SORT_SOCKET: c = (a->socket > b->socket) - (a->socket < b->socket); break;
 		case PK_SORT_SRCFILE: c = strcmp0(a->srcfile, b->srcfile); break;
+		case PK_SORT_SYMOFF: c = strcmp0(a->symoff, b->symoff); break;
 		case PK_SORT_PARENT: /* as perf: by name, [other] after the others */
 			if (a->parent && b->parent)
 				c = strcmp(a->parent, b->parent);

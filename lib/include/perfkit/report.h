@@ -39,11 +39,13 @@ enum pk_sort_key {
 	PK_SORT_TIME,           /* perf's time: the sample time cut to time_quantum */
 	PK_SORT_SOCKET,         /* the CPU's socket (HEADER_CPU_TOPOLOGY; -1 unknown) */
 	PK_SORT_SRCFILE,        /* the source file of the sampled address ("" unknown) */
+	PK_SORT_SYMOFF,         /* symbol and offset of the address (later perf's symoff; not
+				 * with srcline or srcfile) */
 	PK_SORT__MAX,
 };
 
 /* Key name ("comm", "pid", "tid", "dso", "sym"/"symbol", "srcline", "cpu", "parent",
- * "time", "socket", "srcfile") -> key, or -EINVAL. */
+ * "time", "socket", "srcfile", "symoff") -> key, or -EINVAL. */
 PK_API int pk_sort_key__parse(const char *name);
 /* Canonical name of a key ("sym" for PK_SORT_SYM), or NULL. */
 PK_API const char *pk_sort_key__name(enum pk_sort_key k);
@@ -153,6 +155,7 @@ struct pk_hist_entry {
 	uint64_t time;
 	int32_t socket;         /* socket key: the socket of cpu (-1: unknown) */
 	const char *srcfile;    /* srcfile key: the source file of srcline ("" unknown), else NULL */
+	const char *symoff;     /* symoff key: "sym+0x1f" (NULL: unresolved, or key off) */
 };
 
 struct pk_hist {
