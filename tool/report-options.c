@@ -146,6 +146,8 @@ int rpt_parse_fields(struct report *R, const char *s)
 		{ "dso", COL_DSO, PK_SORT_DSO }, { "sym", COL_SYM, PK_SORT_SYM },
 		{ "symbol", COL_SYM, PK_SORT_SYM }, { "srcline", COL_SRCLINE, PK_SORT_SRCLINE },
 		{ "cpu", COL_CPU, PK_SORT_CPU }, { "parent", COL_PARENT, PK_SORT_PARENT },
+		{ "time", COL_TIME, PK_SORT_TIME }, { "socket", COL_SOCKET, PK_SORT_SOCKET },
+		{ "srcfile", COL_SRCFILE, PK_SORT_SRCFILE }, { "symoff", COL_SYMOFF, PK_SORT_SYMOFF },
 	};
 	char **f = NULL;
 	size_t n = 0;
