@@ -44,14 +44,54 @@ static uint64_t node_weight(const struct report *R, const struct hnode *n)
 }
 
 static const struct report *kid_sort_R;
+static size_t kid_sort_level;
 
-/* perf's order of one level: by overhead, then (ties) as the flat report orders them */
+static int str_cmp(const char *a, const char *b)
+{
+	return a == b ? 0 : strcmp(a ? a : "", b ? b : "");
+}
+
+#define NUM_CMP(x, y) (((x) > (y)) - ((x) < (y)))
+
+/* the order of two rows tied on overhead by one key's values, as the library's (and
+ * perf's) sort of the flat rows */
+static int key_cmp(enum pk_sort_key k, const struct pk_hist_entry *a, const struct pk_hist_entry *b)
+{
+	switch (k) {
+	case PK_SORT_COMM: return str_cmp(a->comm, b->comm);
+	case PK_SORT_PID: return NUM_CMP(a->pid, b->pid);
+	case PK_SORT_TID: return NUM_CMP(a->tid, b->tid);
+	case PK_SORT_CPU: return NUM_CMP(a->cpu, b->cpu);
+	case PK_SORT_DSO: return str_cmp(a->dso, b->dso);
+	case PK_SORT_SYM:
+		if (a->sym && b->sym)
+			return str_cmp(a->sym, b->sym);
+		if (a->sym || b->sym)
+			return a->sym ? -1 : 1;
+		return NUM_CMP(a->addr, b->addr);
+	case PK_SORT_SRCLINE: return str_cmp(a->srcline, b->srcline);
+	case PK_SORT_PARENT:
+		if (a->parent && b->parent)
+			return strcmp(a->parent, b->parent);
+		return a->parent || b->parent ? (a->parent ? -1 : 1) : 0;
+	case PK_SORT_TIME: return NUM_CMP(a->time, b->time);
+	case PK_SORT_SOCKET: return NUM_CMP(a->socket, b->socket);
+	case PK_SORT_SRCFILE: return str_cmp(a->srcfile, b->srcfile);
+	case PK_SORT_SYMOFF: return str_cmp(a->symoff, b->symoff);
+	default: return 0;
+	}
+}
+
+/* perf's order of one level: by overhead, then (ties) by the level's key */
 static int kid_cmp(const void *pa, const void *pb)
 {
 	const struct hnode *a = pa, *b = pb;
 	uint64_t x = node_weight(kid_sort_R, a), y = node_weight(kid_sort_R, b);
 	if (x != y)
 		return x > y ? -1 : 1;
+	int c = key_cmp(kid_sort_R->sort[kid_sort_level], a->e, b->e);
+	if (c)
+		return c;
 	return (a->first > b->first) - (a->first < b->first);
 }
 
@@ -86,6 +126,7 @@ static int build(struct hier *H, struct hnode *parent, size_t l, size_t lo, size
 		start = i;
 	}
 	kid_sort_R = H->R;
+	kid_sort_level = l;
 	qsort(parent->kid, parent->nkid, sizeof(*parent->kid), kid_cmp);
 	return 0;
 }
