@@ -27,7 +27,7 @@ bool rpt_lb_reserve(struct report *R, size_t n)
 
 void rpt_lb_put(struct report *R, const char *s, size_t n)
 {
-	if (!rpt_lb_reserve(R, n))
+	if (!n || !rpt_lb_reserve(R, n)) /* (nothing: the buffer may not exist yet) */
 		return;
 	memcpy(R->lb + R->lbn, s, n);
 	R->lbn += n;
@@ -42,7 +42,7 @@ void rpt_lb_putc(struct report *R, char c)
 
 void rpt_lb_fill(struct report *R, char c, size_t n)
 {
-	if (!rpt_lb_reserve(R, n))
+	if (!n || !rpt_lb_reserve(R, n))
 		return;
 	memset(R->lb + R->lbn, c, n);
 	R->lbn += n;
