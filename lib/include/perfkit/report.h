@@ -2,7 +2,7 @@
 /*
  * perfkit/report.h - the aggregation behind `perfkit report`, a client of the session
  * (perfkit/session.h): histogram entries keyed by sort keys (comm, pid, tid, dso, sym,
- * srcline, cpu), self and children (cumulative through call chains) periods and sample
+ * srcline, cpu, parent, time, socket, srcfile, symoff), self and children (cumulative through call chains) periods and sample
  * counts, call-graph trees per entry, and filters.
  *
  * Report protocol:
