@@ -11,12 +11,15 @@
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
        O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR,
-       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_VMLINUX, O_MMAPS, O_IGN_CALLEES };
+       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_VMLINUX, O_MMAPS, O_IGN_CALLEES,
+       O_HIERARCHY, O_QUANTUM };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "input file (default perf.data; '-' reads stdin)" },
 	{ 's', "sort", required_argument, "<keys>",
-	  "sort keys: comm,pid,tid,dso,sym,srcline,cpu\n"
+	  "sort keys: comm,pid,tid,dso,sym,srcline,srcfile,cpu,\n"
+	  "socket,parent,time,symoff; overhead,sample,period add\n"
+	  "columns\n"
 	  "(default comm,dso,sym; pid: per thread, shown as\n"
 	  "tid:comm like perf's, tid: the thread id alone)" },
 	{ 'F', "fields", required_argument, "<fields>",
@@ -25,6 +28,9 @@ static const struct tool_opt opts[] = {
 	{ O_CHILDREN, "children", no_argument, NULL,
 	  "accumulate callees into callers (default with callchains)" },
 	{ O_NO_CHILDREN, "no-children", no_argument, NULL, "self overhead only" },
+	{ O_HIERARCHY, "hierarchy", no_argument, NULL,
+	  "each sort key a level of a tree, indented (perf's;\n"
+	  "self overhead only, as perf, and no -F)" },
 	{ 'g', "call-graph", optional_argument, "<spec>",
 	  "graph|flat|folded|fractal|none[,threshold][,caller|callee]\n"
 	  "(default graph,0.5; caller order with --children)" },
@@ -39,7 +45,9 @@ static const struct tool_opt opts[] = {
 	{ 't', "field-separator", required_argument, "<sep>",
 	  "separate the columns with sep, numbers unpadded (as perf)" },
 	{ O_NO_DEMANGLE, "no-demangle", no_argument, NULL, "C++/Rust symbol names as mangled" },
-	{ O_NS, "ns", no_argument, NULL, "times in nanoseconds (perf's: no effect on these columns)" },
+	{ O_NS, "ns", no_argument, NULL, "the time key's column in nanoseconds" },
+	{ O_QUANTUM, "time-quantum", required_argument, "<n[ns|us|ms|s]>",
+	  "the time key's slice (default 100ms; unit ms)" },
 	{ O_KALLSYMS, "kallsyms", required_argument, "<file>",
 	  "kernel symbols from this kallsyms file instead of\n/proc/kallsyms (recordings of this boot)" },
 	{ O_VMLINUX, "vmlinux", required_argument, "<file>",
@@ -224,6 +232,7 @@ int cmd_report(int argc, char **argv)
 		case 'F': err = rpt_parse_fields(&R, optarg); break;
 		case O_CHILDREN: R.children = 1; break;
 		case O_NO_CHILDREN: R.children = 0; break;
+		case O_HIERARCHY: R.hierarchy = true; break;
 		case 'g': err = optarg ? rpt_parse_cg(&R, optarg) : 0; R.cg_given = true; break;
 		case 'G': R.order = PK_CG_ORDER_CALLER; break;
 		case O_NO_CG: R.cg = CG_NONE; R.cg_given = true; break;
@@ -231,7 +240,8 @@ int cmd_report(int argc, char **argv)
 		case 'n': R.show_nr = true; break;
 		case O_TOTAL_PERIOD: R.show_period = true; break;
 		case O_NO_DEMANGLE: R.no_demangle = true; break;
-		case O_NS: break; /* perf 6.1: only the time key's column, not one of ours */
+		case O_NS: R.ns = true; break; /* perf 6.1: only the time key's column */
+		case O_QUANTUM: err = rpt_parse_quantum(&R, optarg); break;
 		case O_KALLSYMS: R.kallsyms = optarg; break;
 		case O_VMLINUX: R.vmlinux = optarg; break;
 		case 'T': R.threads = true; break;
@@ -351,7 +361,21 @@ int cmd_report(int argc, char **argv)
 	}
 	if (R.children < 0)
 		R.children = any_cc ? 1 : 0;
-	if (!R.nr_sort) {
+	if (R.hierarchy) {
+		/* perf turns children off for --hierarchy after it chose the call-graph
+		 * order by them: caller order where children were on, unless -g says */
+		if (R.fields_given) {
+			tool_error("--hierarchy and --fields cannot be used together");
+			status = 129;
+			goto out;
+		}
+		if (R.children == 1 && R.order == PK_CG_ORDER_DEFAULT)
+			R.order = PK_CG_ORDER_CALLER;
+		R.children = 0;
+	}
+	if (R.no_keys)
+		R.cg = CG_NONE; /* (one entry made by the tool: no tree of its own) */
+	if (!R.nr_sort && !R.no_keys) {
 		R.sort[0] = PK_SORT_COMM;
 		R.sort[1] = PK_SORT_DSO;
 		R.sort[2] = PK_SORT_SYM;
@@ -373,8 +397,7 @@ int cmd_report(int argc, char **argv)
 			R.cols[R.nr_cols++] = COL_SAMPLES;
 		if (R.show_period)
 			R.cols[R.nr_cols++] = COL_PERIOD;
-		for (size_t k = 0; k < R.nr_sort; k++)
-			R.cols[R.nr_cols++] = R.sort_col[k];
+		rpt_add_key_cols(&R);
 	} else if (!R.nr_sort) {
 		R.sort[R.nr_sort++] = PK_SORT_SYM;
 	}
@@ -417,6 +440,7 @@ int cmd_report(int argc, char **argv)
 		.time_start = t0, .time_end = t1, .lazy_callchains = true,
 		.kallsyms = R.kallsyms, .hide_unresolved = R.hide_unresolved, .parent_regex = R.parent_re,
 		.exclude_other = R.exclude_other && R.parent_on, .ignore_callees = R.ignore_callees,
+		.time_quantum = R.time_quantum,
 		.machine_opts = rpt_machine_opts(&R));
 	if (R.order == PK_CG_ORDER_DEFAULT)
 		R.order = R.children == 1 ? PK_CG_ORDER_CALLER : PK_CG_ORDER_CALLEE;

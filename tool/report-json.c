@@ -33,6 +33,11 @@ void rpt_json_hist(struct report *R, const struct pk_hist *h)
 {
 	FILE *f = R->out;
 	char buf[2048];
+	struct pk_hist one;
+	struct pk_hist_entry one_e;
+	const struct pk_hist_entry *one_p;
+	if (R->no_keys) /* -s sample/period/overhead alone: one entry */
+		h = rpt_one_entry(h, &one, &one_e, &one_p);
 	R->total = R->by_samples ? h->nr_samples : h->total_period;
 	fprintf(f, "{\"event\":");
 	tool_json_str(f, h->name);
@@ -77,6 +82,16 @@ void rpt_json_hist(struct report *R, const struct pk_hist *h)
 				fprintf(f, ",\"kernel\":%s", e->kernel ? "true" : "false");
 				break;
 			case PK_SORT_SRCLINE: fprintf(f, ",\"srcline\":"); tool_json_str(f, e->srcline); break;
+			case PK_SORT_SRCFILE: fprintf(f, ",\"srcfile\":"); tool_json_str(f, e->srcfile); break;
+			case PK_SORT_SOCKET: fprintf(f, ",\"socket\":%d", e->socket); break;
+			case PK_SORT_TIME: fprintf(f, ",\"time_ns\":%" PRIu64, e->time); break;
+			case PK_SORT_SYMOFF:
+				fprintf(f, ",\"symoff\":");
+				if (e->symoff)
+					tool_json_str(f, e->symoff);
+				else
+					fprintf(f, "null");
+				break;
 			default: break;
 			}
 		}

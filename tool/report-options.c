@@ -14,6 +14,8 @@ enum col rpt_key_col(enum pk_sort_key k)
 		[PK_SORT_TID] = COL_TID, [PK_SORT_DSO] = COL_DSO,
 		[PK_SORT_SYM] = COL_SYM, [PK_SORT_SRCLINE] = COL_SRCLINE,
 		[PK_SORT_CPU] = COL_CPU, [PK_SORT_PARENT] = COL_PARENT,
+		[PK_SORT_TIME] = COL_TIME, [PK_SORT_SOCKET] = COL_SOCKET,
+		[PK_SORT_SRCFILE] = COL_SRCFILE, [PK_SORT_SYMOFF] = COL_SYMOFF,
 	};
 	return (unsigned)k < PK_SORT__MAX ? kc[k] : COL_SYM;
 }
@@ -24,7 +26,20 @@ int rpt_parse_sort(struct report *R, const char *s)
 	size_t n = 0;
 	int err = tool_split_list(s, &keys, &n);
 	R->nr_sort = 0;
+	R->nr_xcol = 0;
+	R->no_keys = false;
+	bool outputs = false;
 	for (size_t i = 0; !err && i < n; i++) {
+		/* perf's output fields, accepted as sort keys: a column, no key */
+		if (!strcmp(keys[i], "overhead") || !strcmp(keys[i], "sample") ||
+		    !strcmp(keys[i], "period")) {
+			outputs = true;
+			if (keys[i][0] != 'o' && R->nr_xcol < 8) {
+				R->xcol[R->nr_xcol] = keys[i][0] == 's' ? COL_SAMPLES : COL_PERIOD;
+				R->xpos[R->nr_xcol++] = R->nr_sort;
+			}
+			continue;
+		}
 		int k = pk_sort_key__parse(keys[i]);
 		enum col col = k >= 0 ? rpt_key_col((enum pk_sort_key)k) : COL_SYM;
 		if (!strcmp(keys[i], "pid")) {
@@ -33,8 +48,8 @@ int rpt_parse_sort(struct report *R, const char *s)
 			col = COL_PID;
 		}
 		if (k < 0) {
-			tool_error("unknown sort key '%s' (known: comm,pid,tid,dso,sym,srcline,cpu)",
-				      keys[i]);
+			tool_error("unknown sort key '%s' (known: comm,pid,tid,dso,sym,srcline,srcfile,"
+				   "cpu,socket,parent,time,symoff, and overhead,sample,period)", keys[i]);
 			err = -EINVAL;
 		} else if (R->nr_sort < PK_SORT__MAX) {
 			bool dup = false;
@@ -49,7 +64,75 @@ int rpt_parse_sort(struct report *R, const char *s)
 	for (size_t i = 0; i < n; i++)
 		free(keys[i]);
 	free(keys);
+	R->no_keys = !err && outputs && !R->nr_sort;
+	bool symoff = false, src = false;
+	for (size_t i = 0; i < R->nr_sort; i++) {
+		symoff |= R->sort[i] == PK_SORT_SYMOFF;
+		src |= R->sort[i] == PK_SORT_SRCLINE || R->sort[i] == PK_SORT_SRCFILE;
+	}
+	if (!err && symoff && src) {
+		tool_error("the symoff key does not go with srcline or srcfile: use one of them");
+		err = -EINVAL;
+	}
 	return err;
+}
+
+void rpt_add_key_cols(struct report *R)
+{
+	size_t x = 0, cap = sizeof(R->cols) / sizeof(R->cols[0]);
+	for (size_t k = 0; k <= R->nr_sort; k++) {
+		for (; x < R->nr_xcol && R->xpos[x] == k; x++) {
+			bool dup = false;
+			for (size_t c = 0; c < R->nr_cols; c++)
+				dup |= R->cols[c] == R->xcol[x];
+			if (!dup && R->nr_cols < cap)
+				R->cols[R->nr_cols++] = R->xcol[x];
+		}
+		if (k < R->nr_sort && R->nr_cols < cap)
+			R->cols[R->nr_cols++] = R->sort_col[k];
+	}
+}
+
+int rpt_parse_quantum(struct report *R, const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t mul = 1000000;
+	if (end == s || errno || *s == '-')
+		return -EINVAL;
+	if (!strcmp(end, "ns"))
+		mul = 1;
+	else if (!strcmp(end, "us"))
+		mul = 1000;
+	else if (!strcmp(end, "s"))
+		mul = 1000000000;
+	else if (*end && strcmp(end, "ms"))
+		return -EINVAL;
+	if (!v || v > UINT64_MAX / mul) {
+		tool_error("--time-quantum '%s': must be above 0 (and below 2^64 ns)", s);
+		return -EINVAL;
+	}
+	R->time_quantum = (uint64_t)v * mul;
+	return 0;
+}
+
+const struct pk_hist *rpt_one_entry(const struct pk_hist *h, struct pk_hist *one,
+				    struct pk_hist_entry *e, const struct pk_hist_entry **ep)
+{
+	*one = *h;
+	memset(e, 0, sizeof(*e));
+	for (size_t i = 0; i < h->nr_entries; i++) {
+		e->self_period += h->entries[i]->self_period;
+		e->self_samples += h->entries[i]->self_samples;
+	}
+	/* every sample is in the one entry once, through its chain too */
+	e->total_period = e->self_period;
+	e->total_samples = e->self_samples;
+	*ep = e;
+	one->entries = ep;
+	one->nr_entries = h->nr_entries ? 1 : 0;
+	return one;
 }
 
 int rpt_parse_fields(struct report *R, const char *s)
@@ -63,6 +146,8 @@ int rpt_parse_fields(struct report *R, const char *s)
 		{ "dso", COL_DSO, PK_SORT_DSO }, { "sym", COL_SYM, PK_SORT_SYM },
 		{ "symbol", COL_SYM, PK_SORT_SYM }, { "srcline", COL_SRCLINE, PK_SORT_SRCLINE },
 		{ "cpu", COL_CPU, PK_SORT_CPU }, { "parent", COL_PARENT, PK_SORT_PARENT },
+		{ "time", COL_TIME, PK_SORT_TIME }, { "socket", COL_SOCKET, PK_SORT_SOCKET },
+		{ "srcfile", COL_SRCFILE, PK_SORT_SRCFILE }, { "symoff", COL_SYMOFF, PK_SORT_SYMOFF },
 	};
 	char **f = NULL;
 	size_t n = 0;

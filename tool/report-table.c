@@ -27,7 +27,7 @@ bool rpt_lb_reserve(struct report *R, size_t n)
 
 void rpt_lb_put(struct report *R, const char *s, size_t n)
 {
-	if (!rpt_lb_reserve(R, n))
+	if (!n || !rpt_lb_reserve(R, n)) /* (nothing: the buffer may not exist yet) */
 		return;
 	memcpy(R->lb + R->lbn, s, n);
 	R->lbn += n;
@@ -42,7 +42,7 @@ void rpt_lb_putc(struct report *R, char c)
 
 void rpt_lb_fill(struct report *R, char c, size_t n)
 {
-	if (!rpt_lb_reserve(R, n))
+	if (!n || !rpt_lb_reserve(R, n))
 		return;
 	memset(R->lb + R->lbn, c, n);
 	R->lbn += n;
@@ -104,6 +104,10 @@ const char *rpt_col_title(enum col c)
 	case COL_CPU: return "CPU";
 	case COL_PARENT: return "Parent symbol";
 	case COL_OFFCPU_MS: return "Off-CPU ms";
+	case COL_TIME: return "Time";
+	case COL_SOCKET: return "Socket";
+	case COL_SRCFILE: return "Source File";
+	case COL_SYMOFF: return "Symbol Offset";
 	}
 	return "?";
 }
@@ -244,8 +248,19 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 	case COL_DSO: return str_text(e->dso ? e->dso : "[unknown]", buf, len);
 	case COL_SYM: return sym_text(e, buf, len);
 	case COL_SRCLINE: return str_text(e->srcline ? e->srcline : "??:0", buf, len);
-	case COL_CPU: return snprintf(buf, len, "%03d", e->cpu);
+	case COL_CPU: return snprintf(buf, len, "%.3d", e->cpu); /* perf: -1 is "-001" */
 	case COL_PARENT: return str_text(e->parent ? e->parent : "[other]", buf, len);
+	case COL_TIME: /* perf's: seconds with microseconds (--ns: nanoseconds) */
+		return R->ns ? snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, e->time / 1000000000,
+					e->time % 1000000000)
+			     : snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, e->time / 1000000000,
+					e->time % 1000000000 / 1000);
+	case COL_SOCKET: return snprintf(buf, len, "%.3d", e->socket);
+	case COL_SRCFILE: return str_text(e->srcfile ? e->srcfile : "", buf, len);
+	case COL_SYMOFF: /* later perf's: "[.] sym+0x1f", the symbol's text when unresolved */
+		if (!e->symoff)
+			return sym_text(e, buf, len);
+		return snprintf(buf, len, "[%c] %s", e->kernel ? 'k' : '.', e->symoff);
 	case COL_OFFCPU_MS: {
 		uint64_t ns = R->children == 1 ? e->total_period : e->self_period;
 		return snprintf(buf, len, "%.3f", (double)ns / 1e6);
@@ -256,7 +271,8 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 
 bool rpt_col_numeric(enum col c)
 {
-	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU || c == COL_OFFCPU_MS;
+	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU || c == COL_OFFCPU_MS ||
+	       c == COL_SOCKET;
 }
 
 /* perf's percent_color: red from 5%, green above 0.5%, else none */
@@ -285,7 +301,8 @@ void rpt_put_cell(struct report *R, enum col c, const char *buf, size_t bl, size
 	} else if (rpt_col_numeric(c)) {
 		rpt_lb_fill(R, ' ', pad);
 		rpt_lb_put(R, buf, bl);
-	} else if (last && (c == COL_SYM || c == COL_SRCLINE)) {
+	} else if (last && (c == COL_SYM || c == COL_SRCLINE || c == COL_SRCFILE || c == COL_TIME ||
+			    c == COL_SYMOFF)) {
 		rpt_lb_put(R, buf, bl);
 	} else {
 		rpt_lb_put(R, buf, bl);
@@ -326,6 +343,11 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 	char nb[32], buf[2048];
 	uint64_t shown, period;
 	enum col saved[16];
+	struct pk_hist one;
+	struct pk_hist_entry one_e;
+	const struct pk_hist_entry *one_p;
+	if (R->no_keys)
+		h = rpt_one_entry(h, &one, &one_e, &one_p);
 	bool offcpu = offcpu_cols(R, h, saved);
 	R->total = rpt_hist_total(R, h, &shown, &period);
 	rpt_fmt_samples(nb, sizeof(nb), shown);
@@ -339,6 +361,10 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 			fprintf(f, "# Off-CPU time: %.3f ms (periods are nanoseconds blocked)\n#\n",
 				(double)h->total_period / 1e6);
 	}
+	if (R->hierarchy) {
+		rpt_print_hier(R, h);
+		goto done;
+	}
 	/* widths */
 	R->comm_w = rpt_comm_width(&h, 1);
 	for (size_t c = 0; c < R->nr_cols; c++) {
@@ -348,11 +374,13 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		/* perf gives the raw counts 12 characters at least */
 		if ((R->cols[c] == COL_SAMPLES || R->cols[c] == COL_PERIOD) && R->width[c] < 12)
 			R->width[c] = 12;
+		if (R->cols[c] == COL_TIME && R->width[c] < (R->ns ? 16 : 12))
+			R->width[c] = R->ns ? 16 : 12; /* perf's */
 	}
 	for (size_t i = 0; i < h->nr_entries; i++)
 		for (size_t c = 0; c < R->nr_cols; c++) {
 			int w = rpt_col_text(R, R->cols[c], h->entries[i], buf, sizeof(buf));
-			if (w > R->width[c])
+			if (w > R->width[c] && R->cols[c] != COL_CPU) /* perf's CPU: 3 wide, "-001" too */
 				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
 		}
 	const char *sep = R->field_sep ? R->field_sep : "  ";
@@ -403,6 +431,7 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		rpt_print_callchain(R, e);
 		pk_report__callchain_release(R->rep); /* one tree in memory at a time */
 	}
+done:
 	fputs("\n\n", f);
 	if (offcpu) {
 		memcpy(R->cols, saved, sizeof(R->cols));

@@ -27,6 +27,7 @@ enum col {
 	COL_CHILDREN, COL_SELF, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
 	COL_COMM, COL_PID, COL_TID, COL_DSO, COL_SYM, COL_SRCLINE, COL_CPU, COL_PARENT,
 	COL_OFFCPU_MS, /* the offcpu-time section's blocked time (added by rpt_print_hist) */
+	COL_TIME, COL_SOCKET, COL_SRCFILE, COL_SYMOFF,
 };
 
 struct report {
@@ -84,6 +85,14 @@ struct report {
 	bool lb_oom;
 	int color_mode;         /* --stdio-color: -1 never, 0 auto, 1 always */
 	bool color;             /* percentages in colour (perf's thresholds) */
+	bool hierarchy;         /* --hierarchy: each sort key a level (report-hier.c) */
+	bool ns;                /* --ns: the time key in nanoseconds */
+	uint64_t time_quantum;  /* --time-quantum, ns (0: perf's 100 ms) */
+	/* perf's output fields given as sort keys (-s sample,period,overhead): columns at
+	 * their place among the keys' (xcol[i] before key xpos[i]); no_keys: none other */
+	enum col xcol[8];
+	size_t xpos[8], nr_xcol;
+	bool no_keys;
 };
 /* report-table.c: perf's colour of a percentage ("" below 0.5%), and its reset */
 const char *rpt_pct_color(const struct report *R, double pct);
@@ -111,6 +120,8 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h);
 int rpt_print_sections(struct report *R, struct pk_data_reader *rd, struct pk_report *rep);
 uint64_t rpt_weight_self(const struct report *R, const struct pk_hist_entry *e);
 uint64_t rpt_weight_total(const struct report *R, const struct pk_hist_entry *e);
+/* report-hier.c: one event's table in perf's --hierarchy layout (0 or -ENOMEM) */
+int rpt_print_hier(struct report *R, const struct pk_hist *h);
 /* report-tui.c: the browser over the report (0, or 1 when it cannot start) */
 int rpt_tui_run(struct report *R, struct pk_report *rep);
 /* report-stats.c: --stats and --tasks (0 or a negative errno, said) */
@@ -150,6 +161,14 @@ int rpt_parse_cg(struct report *R, const char *s);
 void rpt_config_defaults(struct report *R);
 int rpt_parse_fields(struct report *R, const char *s);
 int rpt_parse_sort(struct report *R, const char *s);
+/* the default columns of the sort keys (and -s's output fields among them), after the
+ * percentages */
+void rpt_add_key_cols(struct report *R);
+/* --time-quantum N[ns|us|ms|s] (default unit ms, as perf) */
+int rpt_parse_quantum(struct report *R, const char *s);
+/* with no_keys: h as one entry of all its samples (in *one, *e, *ep) */
+const struct pk_hist *rpt_one_entry(const struct pk_hist *h, struct pk_hist *one,
+				    struct pk_hist_entry *e, const struct pk_hist_entry **ep);
 /* --percentage relative|absolute (-EINVAL, said, for another word) */
 int rpt_parse_percentage(struct report *R, const char *s);
 /* the total percentages are of: the event's, or with --percentage relative the sum of

@@ -40,7 +40,11 @@ static uint64_t hkey_hash(const struct hkey *k)
 	uint64_t h = pk_mix64((uint64_t)k->comm << 32 | k->pid);
 	h = pk_mix64(h ^ ((uint64_t)k->tid << 32 | k->cpu));
 	h = pk_mix64(h ^ ((uint64_t)k->frame << 32 | k->dso));
-	return pk_mix64(h ^ ((uint64_t)k->parent << 32 | k->srcline));
+	h = pk_mix64(h ^ ((uint64_t)k->parent << 32 | k->srcline));
+	return k->time | k->socket | k->srcfile | k->symoff
+	       ? pk_mix64(h ^ ((uint64_t)k->time << 32 | k->socket) ^
+			  ((uint64_t)k->srcfile << 17) ^ ((uint64_t)k->symoff << 40))
+	       : h;
 }
 
 static int node_new(struct pk_report *rep, uint32_t parent, uint32_t frame, uint32_t *id)
@@ -390,10 +394,11 @@ static void make_key(struct pk_report *rep, struct hkey *k, uint32_t comm, int32
 		k->frame = fid + 1;
 	else if (rep->key_on[PK_SORT_DSO])
 		k->dso = rep->frames[fid].dso;
-	if (rep->key_on[PK_SORT_SRCLINE])
+	if (rep->key_on[PK_SORT_SRCLINE] && !rep->src_for_file)
 		k->srcline = srcline;
 	if (rep->key_on[PK_SORT_PARENT])
 		k->parent = rep->cur_parent;
+	pk_rep_keys_of(rep, k, cpu, srcline);
 }
 
 /* perf's parent: the first frame of the chain, in the display order, whose symbol matches
@@ -775,6 +780,7 @@ int pk_report__add_sample(struct pk_report *rep, const struct pk_report_sample *
 	rep->self_frame = rep->cframes[0];
 	rep->cip_valid = false;
 	int err = pk_rep_flush_pending(rep);
+	rep->cur_time = time;
 	if (!err)
 		err = aggregate(rep, h, pk_rep_comm_id(rep, (uint32_t)tid, comm, 0), pid, tid, cpu, period, 1,
 				n, nr_frames > 1, rep->self_frame, rep->cframes, NULL,
@@ -870,7 +876,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	if (err)
 		return err;
 	rep->self_frame = fid;
-	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_srcline_of(rep, re, fid) : 0;
+	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_src_of(rep, re, fid) : 0;
 	rep->cip_valid = true;
 	if (!has_chain) {
 		rep->cip[0] = s->ip;
@@ -902,7 +908,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 				if (err)
 					return err;
 			}
-			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_srcline_of(rep, re, fid) : 0;
+			uint32_t src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_src_of(rep, re, fid) : 0;
 			const uint32_t *ifr = NULL;
 			/* perf 6.1 expands only DWARF-unwound frames */
 			size_t ni = rep->inlines && (rep->inlines_all ||
@@ -927,6 +933,15 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 			uint32_t fi = rep->cframes[i];
 			rep->cabs[i] = rep->frames[fi].sym ? fi : frame_abs(rep, fi, rep->cip[i]);
 		}
+	}
+	if (rep->direct) {
+		/* time and socket keys: aggregated at once, with the sample's time */
+		rep->cur_time = s->time;
+		err = pk_rep_flush_pending(rep);
+		return err ? err : aggregate(rep, h, cid, pid, tid, cpu, period, 1, n, has_chain,
+					     rep->self_frame, rep->cframes,
+					     rep->children && has_chain ? rep->cabs : NULL,
+					     rep->key_on[PK_SORT_SRCLINE] ? rep->csrc : NULL);
 	}
 	size_t klen = pending_key(rep, h, cid, pid, tid, cpu, n, has_chain);
 	/* a frame made while resolving this sample makes the key one never seen */

@@ -67,6 +67,8 @@ struct rent {
 
 struct hkey {
 	uint32_t comm, pid, tid, cpu, frame, dso, srcline, parent;
+	uint32_t time, socket, srcfile; /* (keys.c) time slice id, socket + 2, file id */
+	uint32_t symoff;        /* (keys.c) the "sym+0x.." string id */
 };
 
 struct ent {
@@ -142,6 +144,13 @@ struct pk_report {
 	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread,
 	     hide_unresolved, exclude_other, has_parent_re, has_ignore_re;
 	regex_t parent_re, ignore_re;
+	/* keys.c: the time key's slices (id - 1 indexes tslice; tidx: slice + 1 -> id),
+	 * the time of the sample being aggregated at once (direct: time or socket keys,
+	 * which the pending key does not hold), srcline ids only looked up for srcfile */
+	uint64_t time_quantum, cur_time, *tslice;
+	size_t nr_tslice, cap_tslice;
+	struct pk_u64map tidx;
+	bool direct, src_for_file, symoff_key;
 	uint32_t cur_parent;    /* the parent key of the chain being aggregated */
 	enum pk_cg_order order;
 	unsigned int max_stack;
@@ -310,5 +319,14 @@ int pk_rep_on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
  * finish the report (pk_report__process and pk_report__process_live) */
 int pk_rep_process(struct pk_report *rep, struct pk_data_reader *r,
 		   const struct pk_session_opts *so, const struct pk_session_ops *ops, void *ctx);
+/* (keys.c) the time, socket and srcfile keys: a key word of each (0 when off), the
+ * public fields of an entry from its key, their release */
+void pk_rep_keys_of(struct pk_report *rep, struct hkey *k, int32_t cpu, uint32_t srcline);
+int pk_rep_keys_publish(struct pk_report *rep, const struct hkey *k, int32_t cpu,
+			uint32_t srcline, struct pk_hist_entry *p);
+void pk_rep_keys_release(struct pk_report *rep);
+/* (keys.c) the srcline id of a resolved address, or with the symoff key its "sym+0x.."
+ * string id, which then takes the srcline's place (the two keys do not go together) */
+uint32_t pk_rep_src_of(struct pk_report *rep, struct rent *re, uint32_t fid);
 
 #endif

@@ -8,7 +8,8 @@
 static const char *const sort_names[PK_SORT__MAX] = {
 	[PK_SORT_COMM] = "comm", [PK_SORT_PID] = "pid", [PK_SORT_TID] = "tid",
 	[PK_SORT_DSO] = "dso", [PK_SORT_SYM] = "sym", [PK_SORT_SRCLINE] = "srcline",
-	[PK_SORT_CPU] = "cpu", [PK_SORT_PARENT] = "parent",
+	[PK_SORT_CPU] = "cpu", [PK_SORT_PARENT] = "parent", [PK_SORT_TIME] = "time",
+	[PK_SORT_SOCKET] = "socket", [PK_SORT_SRCFILE] = "srcfile", [PK_SORT_SYMOFF] = "symoff",
 };
 
 int pk_sort_key__parse(const char *name)
@@ -86,6 +87,19 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 	}
 	for (size_t i = 0; i < rep->nr_sort; i++)
 		rep->key_on[rep->sort[i]] = true;
+	/* srcfile: the srcline machinery finds the lines, the key keeps their files */
+	if (rep->key_on[PK_SORT_SYMOFF] &&
+	    (rep->key_on[PK_SORT_SRCFILE] || rep->key_on[PK_SORT_SRCLINE]))
+		goto inval; /* (one per-address string per frame) */
+	rep->symoff_key = rep->key_on[PK_SORT_SYMOFF];
+	rep->src_for_file = (rep->key_on[PK_SORT_SRCFILE] || rep->symoff_key) &&
+			    !rep->key_on[PK_SORT_SRCLINE];
+	if (rep->key_on[PK_SORT_SRCFILE] || rep->symoff_key)
+		rep->key_on[PK_SORT_SRCLINE] = true;
+	rep->direct = rep->key_on[PK_SORT_TIME] || rep->key_on[PK_SORT_SOCKET];
+	rep->time_quantum = PK_OPTS_GET(o, time_quantum, (uint64_t)0);
+	if (!rep->time_quantum)
+		rep->time_quantum = 100000000; /* perf's default, 100 ms */
 	rep->children = PK_OPTS_GET(o, children, false);
 	rep->callgraph = PK_OPTS_GET(o, callgraph, false);
 	rep->order = PK_OPTS_GET(o, order, PK_CG_ORDER_DEFAULT);
@@ -218,6 +232,7 @@ void pk_report__free(struct pk_report *rep)
 	pk_machine__free(rep->m);
 	pk_str_release(&rep->strs);
 	pk_u64map_release(&rep->dso_seq);
+	pk_rep_keys_release(rep);
 	pk_arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
 	pk_index_release(&rep->fidx);
 	pk_rep_rents_release(rep);

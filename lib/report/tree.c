@@ -62,6 +62,10 @@ static int ent_cmp(const void *pa, const void *pb, void *arg)
 				c = (a->addr > b->addr) - (a->addr < b->addr);
 			break;
 		case PK_SORT_SRCLINE: c = strcmp0(a->srcline, b->srcline); break;
+		case PK_SORT_TIME: c = (a->time > b->time) - (a->time < b->time); break;
+		case PK_SORT_SOCKET: c = (a->socket > b->socket) - (a->socket < b->socket); break;
+		case PK_SORT_SRCFILE: c = strcmp0(a->srcfile, b->srcfile); break;
+		case PK_SORT_SYMOFF: c = strcmp0(a->symoff, b->symoff); break;
 		case PK_SORT_PARENT: /* as perf: by name, [other] after the others */
 			if (a->parent && b->parent)
 				c = strcmp(a->parent, b->parent);
@@ -461,6 +465,8 @@ int pk_report__finish(struct pk_report *rep)
 			p->kernel = e->kernel;
 			p->srcline = pk_str_get(&rep->strs, e->srcline);
 			p->parent = e->k.parent ? pk_str_get(&rep->strs, e->k.parent) : NULL;
+			if (pk_rep_keys_publish(rep, &e->k, e->cpu, e->srcline, p))
+				return pk_err(-ENOMEM);
 			p->self_period = e->self_period;
 			p->self_samples = e->self_samples;
 			p->total_period = rep->children ? e->total_period : e->self_period;

@@ -396,6 +396,56 @@ static void test_parent_key(void **state)
 	assert_int_equal(pk_sort_key__parse("parent"), PK_SORT_PARENT);
 }
 
+/* the time key (slices of time_quantum), srcfile (the file of each srcline) and socket
+ * (no topology without a recording: -1) */
+static void test_time_srcfile_socket_keys(void **state)
+{
+	(void)state;
+	enum pk_sort_key kt[] = { PK_SORT_TIME };
+	PK_OPTS(pk_report_opts, o, .sort = kt, .nr_sort = 1, .time_quantum = 100000000);
+	struct pk_report *rep = pk_report__new(&o);
+	assert_non_null(rep);
+	const struct pk_report_frame f[] = { { .sym = "f", .dso = "x", .srcline = "a.c:1" } };
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 150000000, 2, f, 1), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 199999999, 3, f, 1), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 200000000, 4, f, 1), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	const struct pk_hist *h = pk_report__hist(rep, 0);
+	assert_non_null(h);
+	assert_int_equal(h->nr_entries, 2);
+	assert_int_equal(h->entries[0]->time, 100000000);
+	assert_int_equal(h->entries[0]->self_period, 5);
+	assert_int_equal(h->entries[1]->time, 200000000);
+	assert_int_equal(h->entries[1]->self_period, 4);
+	pk_report__free(rep);
+
+	enum pk_sort_key kf[] = { PK_SORT_SRCFILE, PK_SORT_SOCKET };
+	PK_OPTS(pk_report_opts, o2, .sort = kf, .nr_sort = 2);
+	rep = pk_report__new(&o2);
+	assert_non_null(rep);
+	const struct pk_report_frame a1[] = { { .sym = "f", .dso = "x", .srcline = "a.c:1" } };
+	const struct pk_report_frame a2[] = { { .sym = "g", .dso = "x", .srcline = "a.c:7" } };
+	const struct pk_report_frame b[] = { { .sym = "h", .dso = "x", .srcline = "b.c:3" } };
+	const struct pk_report_frame u[] = { { .sym = "k", .dso = "x", .srcline = "k+12" } };
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 1, 2, a1, 1), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 2, 3, a2, 1), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 3, 4, b, 1), 0);
+	assert_int_equal(add_sample(rep, 0, "ev", "c", 1, 1, 0, 4, 1, u, 1), 0);
+	assert_int_equal(pk_report__finish(rep), 0);
+	h = pk_report__hist(rep, 0);
+	assert_non_null(h);
+	assert_int_equal(h->nr_entries, 3);
+	assert_string_equal(h->entries[0]->srcfile, "a.c");
+	assert_int_equal(h->entries[0]->self_period, 5);
+	assert_string_equal(h->entries[1]->srcfile, "b.c");
+	assert_string_equal(h->entries[2]->srcfile, ""); /* no line: perf's "" */
+	assert_int_equal(h->entries[0]->socket, -1);
+	pk_report__free(rep);
+	assert_int_equal(pk_sort_key__parse("time"), PK_SORT_TIME);
+	assert_int_equal(pk_sort_key__parse("socket"), PK_SORT_SOCKET);
+	assert_int_equal(pk_sort_key__parse("srcfile"), PK_SORT_SRCFILE);
+}
+
 /* ignore_callees (perf --ignore-callees): in callee order the outermost matching frame
  * takes the sample and its callees leave the chain */
 static void test_ignore_callees(void **state)
@@ -1679,6 +1729,7 @@ int main(void)
 		cmocka_unit_test(test_script_pid_minus_one),
 		cmocka_unit_test(test_script_maps_per_process),
 		cmocka_unit_test(test_decay),
+		cmocka_unit_test(test_time_srcfile_socket_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

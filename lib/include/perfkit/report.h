@@ -2,7 +2,7 @@
 /*
  * perfkit/report.h - the aggregation behind `perfkit report`, a client of the session
  * (perfkit/session.h): histogram entries keyed by sort keys (comm, pid, tid, dso, sym,
- * srcline, cpu), self and children (cumulative through call chains) periods and sample
+ * srcline, cpu, parent, time, socket, srcfile, symoff), self and children (cumulative through call chains) periods and sample
  * counts, call-graph trees per entry, and filters.
  *
  * Report protocol:
@@ -36,11 +36,16 @@ enum pk_sort_key {
 	PK_SORT_SRCLINE,
 	PK_SORT_CPU,
 	PK_SORT_PARENT,         /* perf's parent: the chain's first symbol matching parent_regex */
+	PK_SORT_TIME,           /* perf's time: the sample time cut to time_quantum */
+	PK_SORT_SOCKET,         /* the CPU's socket (HEADER_CPU_TOPOLOGY; -1 unknown) */
+	PK_SORT_SRCFILE,        /* the source file of the sampled address ("" unknown) */
+	PK_SORT_SYMOFF,         /* symbol and offset of the address (later perf's symoff; not
+				 * with srcline or srcfile) */
 	PK_SORT__MAX,
 };
 
-/* Key name ("comm", "pid", "tid", "dso", "sym"/"symbol", "srcline", "cpu") -> key, or
- * -EINVAL. */
+/* Key name ("comm", "pid", "tid", "dso", "sym"/"symbol", "srcline", "cpu", "parent",
+ * "time", "socket", "srcfile", "symoff") -> key, or -EINVAL. */
 PK_API int pk_sort_key__parse(const char *name);
 /* Canonical name of a key ("sym" for PK_SORT_SYM), or NULL. */
 PK_API const char *pk_sort_key__name(enum pk_sort_key k);
@@ -104,6 +109,9 @@ struct pk_report_opts {
 	 * the outermost match; in caller order, as perf 6.1, the innermost, its callers
 	 * dropped). NULL: none. */
 	const char *ignore_callees;
+	/* The time key's unit in nanoseconds (perf's --time-quantum; 0: perf's 100 ms).
+	 * Reports keyed on time or socket aggregate each sample as it comes (slower). */
+	uint64_t time_quantum;
 	size_t :0;
 };
 
@@ -143,6 +151,11 @@ struct pk_hist_entry {
 	 * Command column by. `comm` when the thread is unknown. */
 	const char *thread_comm;
 	const char *parent;     /* parent key: the matching symbol, NULL: perf's "[other]" */
+	/* time key: the start of the entry's time slice (ns, a multiple of time_quantum) */
+	uint64_t time;
+	int32_t socket;         /* socket key: the socket of cpu (-1: unknown) */
+	const char *srcfile;    /* srcfile key: the source file of srcline ("" unknown), else NULL */
+	const char *symoff;     /* symoff key: "sym+0x1f" (NULL: unresolved, or key off) */
 };
 
 struct pk_hist {
