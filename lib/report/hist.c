@@ -1004,7 +1004,13 @@ static void on_progress(void *ctx, uint64_t offset, uint64_t nr)
 int pk_rep_on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
 {
 	struct pk_report *rep = ctx;
-	return r && ev->attr ? do_read_sample(rep, ev->attr, &r->sample) : 0;
+	if (!r || !ev->attr)
+		return 0;
+	/* (most samples read no counters: straight to do_sample, without the frame of
+	 * do_read_sample's loop) */
+	if (!(r->sample.type & PERF_SAMPLE_READ))
+		return do_sample(rep, ev->attr, &r->sample);
+	return do_read_sample(rep, ev->attr, &r->sample);
 }
 
 /* Every other record (the session gave it to the machine first) */
