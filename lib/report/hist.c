@@ -1024,7 +1024,9 @@ int pk_rep_on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 		/* COMM, FORK, EXIT, ... may rename a thread; on wrap-around no entry is current */
 		for (size_t i = 0; i < PK_ARRAY_SIZE(rep->ccache); i++)
 			rep->ccache[i].epoch = 0;
-		rep->gc_epoch = rep->kg_epoch = 0;
+		for (size_t i = 0; i < PK_ARRAY_SIZE(rep->gcache); i++)
+			rep->gcache[i].epoch = 0;
+		rep->kg_epoch = 0;
 		rep->cepoch = 1;
 	}
 	switch (r->type) {
