@@ -881,7 +881,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		/* every recorded entry and max_stack unwound ones, then perf's cut */
 		size_t cap = PK_MIN((size_t)s->callchain.nr + rep->max_stack, (size_t)MAX_CHAIN);
 		int nc = pk_machine__callchain(rep->m, s, rep->chain, cap);
-		if (nc > 0)
+		if (nc > 0 && (unsigned int)nc > rep->max_stack) /* (no cut below the limit) */
 			nc = pk_callchain__cut(rep->chain, (size_t)nc, rep->max_stack);
 		if (nc <= 0) {
 			rep->chain[0].ip = s->ip;
