@@ -872,18 +872,24 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	rep->self_frame = fid;
 	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_srcline_of(rep, re, fid) : 0;
 	rep->cip_valid = true;
+	int nc = 0;
+	if (has_chain) {
+		/* every recorded entry and max_stack unwound ones, then perf's cut */
+		size_t cap = PK_MIN((size_t)s->callchain.nr + rep->max_stack, (size_t)MAX_CHAIN);
+		nc = pk_machine__callchain(rep->m, s, rep->chain, cap);
+		if (nc > 0 && (unsigned int)nc > rep->max_stack) /* (no cut below the limit) */
+			nc = pk_callchain__cut(rep->chain, (size_t)nc, rep->max_stack);
+		/* a corrupted chain (0 entries): perf counts the sample as one without */
+		if (!nc)
+			has_chain = false;
+	}
 	if (!has_chain) {
 		rep->cip[0] = s->ip;
 		rep->cframes[0] = fid;
 		rep->csrc[0] = self_src;
 		n = 1;
 	} else {
-		/* every recorded entry and max_stack unwound ones, then perf's cut */
-		size_t cap = PK_MIN((size_t)s->callchain.nr + rep->max_stack, (size_t)MAX_CHAIN);
-		int nc = pk_machine__callchain(rep->m, s, rep->chain, cap);
-		if (nc > 0 && (unsigned int)nc > rep->max_stack) /* (no cut below the limit) */
-			nc = pk_callchain__cut(rep->chain, (size_t)nc, rep->max_stack);
-		if (nc <= 0) {
+		if (nc < 0) {
 			rep->chain[0].ip = s->ip;
 			rep->chain[0].cpumode = s->cpumode;
 			rep->chain[0].flags = 0;

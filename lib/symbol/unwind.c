@@ -964,6 +964,12 @@ static __attribute__((noinline)) int pk_callchain_dwarf(struct pk_machine *m,
 			/* (markers are the top 4095 values: most entries are not one) */
 			enum pk_callchain_ctx c = ip < (uint64_t)PERF_CONTEXT_MAX ? PK_CTX_NONE
 						  : pk_callchain__context(ip);
+			if (c == PK_CTX_UNKNOWN) {
+				/* corrupted: the recorded entries are dropped, the user stack is
+				 * still unwound (perf) */
+				n = nfpu = 0;
+				break;
+			}
 			if (c != PK_CTX_NONE) {
 				mode = pk_ctx_mode(c, mode);
 				continue;
@@ -1016,6 +1022,8 @@ PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s
 			uint64_t ip = s->callchain.ips[i];
 			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 				enum pk_callchain_ctx c = pk_callchain__context(ip);
+				if (c == PK_CTX_UNKNOWN)
+					return 0; /* corrupted: perf discards the whole chain */
 				if (c != PK_CTX_NONE) {
 					if (n > from && mode_is_kernel(mode))
 						chain_modes(m, out + from, n - from);
