@@ -89,6 +89,8 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 		return c->err;
 	}
 	int n = pk_machine__callchain(c->m, s, c->chain, sizeof(c->chain) / sizeof(c->chain[0]));
+	if (!n) /* a corrupted chain, dropped: the sampled location still is a hit */
+		note(c, s->pid, s->tid, s->ip, s->cpumode);
 	for (int i = 0; i < n; i++)
 		note(c, s->pid, s->tid, c->chain[i].ip, c->chain[i].cpumode);
 	return c->err;

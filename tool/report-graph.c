@@ -135,15 +135,18 @@ static void graph_level(struct report *R, const struct pk_callnode *first, uint6
 	}
 }
 
-static void print_graph(struct report *R, const struct pk_callnode *root)
+/* (eperiod: the entry's period, children included) */
+static void print_graph(struct report *R, const struct pk_callnode *root, uint64_t eperiod)
 {
 	const struct pk_callnode *first = root->child;
 	int lm = 0;
 	const struct pk_callnode *c = first;
 	uint64_t total = R->cg == CG_FRACTAL ? root->period : R->total;
 	bool printed = false;
-	if (first && !first->next && printable(R, first, total)) {
-		/* one top-level chain: printed with '---' */
+	if (first && !first->next && printable(R, first, total) && first->period == eperiod) {
+		/* one top-level chain that holds all of the entry: printed with '---' (perf
+		 * shows the share of one that does not: samples of a dropped chain count in
+		 * the entry, not in its tree) */
 		const struct pk_callnode *end = run_end(first);
 		int i = 0;
 		for (c = first;; c = c->child, i++) {
@@ -232,7 +235,7 @@ void rpt_print_callchain(struct report *R, const struct pk_hist_entry *e)
 	if (!root)
 		return;
 	if (R->cg == CG_GRAPH || R->cg == CG_FRACTAL) {
-		print_graph(R, root);
+		print_graph(R, root, e->total_period);
 		return;
 	}
 	const struct pk_callnode **stack = calloc(1024, sizeof(*stack));

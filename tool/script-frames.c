@@ -55,6 +55,8 @@ static int raw_chain(struct script *s, const struct pk_sample *smp)
 	for (uint64_t i = 0; i < smp->callchain.nr && n < 512; i++) {
 		uint64_t ip = smp->callchain.ips[i];
 		enum pk_callchain_ctx c = pk_callchain__context(ip);
+		if (c == PK_CTX_UNKNOWN)
+			return 0; /* corrupted (pk_machine__callchain) */
 		if (c == PK_CTX_KERNEL)
 			cm = PK_CPUMODE_KERNEL;
 		else if (c == PK_CTX_USER)
@@ -77,8 +79,11 @@ int sample_chain(struct script *s, const struct pk_sample *smp)
 	size_t cap = sizeof(s->chain) / sizeof(s->chain[0]);
 	if ((smp->type & PERF_SAMPLE_CALLCHAIN) && smp->callchain.nr + s->max_stack < cap)
 		cap = (size_t)smp->callchain.nr + s->max_stack;
-	if (s->m && cap && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)))
+	if (s->m && cap && (smp->type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER))) {
 		n = pk_machine__callchain(s->m, smp, s->chain, cap);
+		if (!n)
+			return 0; /* a corrupted chain: perf prints no frame */
+	}
 	if (n <= 0)
 		n = raw_chain(s, smp);
 	n = pk_callchain__cut(s->chain, (size_t)n, s->max_stack);

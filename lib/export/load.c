@@ -277,6 +277,10 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 		nr = pk_machine__callchain(L->m, s, L->chain, MAX_CHAIN);
 		if (nr < 0)
 			nr = 0;
+		if (!nr) { /* a corrupted chain, dropped: the sampled location alone */
+			L->chain[0] = (struct pk_chain_entry){ s->ip, s->cpumode, 0 };
+			nr = 1;
+		}
 	}
 	size_t nids = 0;
 	/* the frame cache's keys: the generations of the maps each mode searches (the

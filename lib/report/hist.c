@@ -878,18 +878,24 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	rep->self_frame = fid;
 	uint32_t self_src = rep->key_on[PK_SORT_SRCLINE] ? pk_rep_src_of(rep, re, fid) : 0;
 	rep->cip_valid = true;
+	int nc = 0;
+	if (has_chain) {
+		/* every recorded entry and max_stack unwound ones, then perf's cut */
+		size_t cap = PK_MIN((size_t)s->callchain.nr + rep->max_stack, (size_t)MAX_CHAIN);
+		nc = pk_machine__callchain(rep->m, s, rep->chain, cap);
+		if (nc > 0 && (unsigned int)nc > rep->max_stack) /* (no cut below the limit) */
+			nc = pk_callchain__cut(rep->chain, (size_t)nc, rep->max_stack);
+		/* a corrupted chain (0 entries): perf counts the sample as one without */
+		if (!nc)
+			has_chain = false;
+	}
 	if (!has_chain) {
 		rep->cip[0] = s->ip;
 		rep->cframes[0] = fid;
 		rep->csrc[0] = self_src;
 		n = 1;
 	} else {
-		/* every recorded entry and max_stack unwound ones, then perf's cut */
-		size_t cap = PK_MIN((size_t)s->callchain.nr + rep->max_stack, (size_t)MAX_CHAIN);
-		int nc = pk_machine__callchain(rep->m, s, rep->chain, cap);
-		if (nc > 0)
-			nc = pk_callchain__cut(rep->chain, (size_t)nc, rep->max_stack);
-		if (nc <= 0) {
+		if (nc < 0) {
 			rep->chain[0].ip = s->ip;
 			rep->chain[0].cpumode = s->cpumode;
 			rep->chain[0].flags = 0;
@@ -1019,7 +1025,13 @@ static void on_progress(void *ctx, uint64_t offset, uint64_t nr)
 int pk_rep_on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *r)
 {
 	struct pk_report *rep = ctx;
-	return r && ev->attr ? do_read_sample(rep, ev->attr, &r->sample) : 0;
+	if (!r || !ev->attr)
+		return 0;
+	/* (most samples read no counters: straight to do_sample, without the frame of
+	 * do_read_sample's loop) */
+	if (!(r->sample.type & PERF_SAMPLE_READ))
+		return do_sample(rep, ev->attr, &r->sample);
+	return do_read_sample(rep, ev->attr, &r->sample);
 }
 
 /* Every other record (the session gave it to the machine first) */
@@ -1033,7 +1045,9 @@ int pk_rep_on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 		/* COMM, FORK, EXIT, ... may rename a thread; on wrap-around no entry is current */
 		for (size_t i = 0; i < PK_ARRAY_SIZE(rep->ccache); i++)
 			rep->ccache[i].epoch = 0;
-		rep->gc_epoch = rep->kg_epoch = 0;
+		for (size_t i = 0; i < PK_ARRAY_SIZE(rep->gcache); i++)
+			rep->gcache[i].epoch = 0;
+		rep->kg_epoch = 0;
 		rep->cepoch = 1;
 	}
 	switch (r->type) {

@@ -185,11 +185,12 @@ struct pk_report {
 	struct pk_index nidx;
 	struct hist *hists;
 	size_t nr_hists;
-	/* the last gen_of answers (a thread's map generation, the kernel's), valid while
-	 * cepoch is gc_epoch / kg_epoch: only records other than samples change the
-	 * machine's maps, and each starts a cepoch */
-	uint64_t gc_gen, kg_gen;
-	uint32_t gc_pid, gc_tid, gc_epoch, kg_epoch;
+	/* gen_of answers (a thread's map generation, per tid, direct-mapped: samples of
+	 * a few threads interleave; the kernel's), valid while cepoch is their epoch: only
+	 * records other than samples change the machine's maps, and each starts a cepoch */
+	struct gcache { uint64_t gen; uint32_t pid, tid, epoch; } gcache[64];
+	uint64_t kg_gen;
+	uint32_t kg_epoch;
 	/* comm cache per tid; an entry of epoch cepoch is current without a look at the
 	 * thread (records other than samples may rename a thread: each starts an epoch) */
 	struct ccache { uint32_t tid, id, epoch; char comm[32]; bool used; } ccache[1024];

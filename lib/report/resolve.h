@@ -38,13 +38,14 @@ int pk_rep_chain_key_inline(struct pk_report *rep, uint32_t frame, uint32_t name
  * of both its maps and the kernel's (a chain may hold addresses of either mode) */
 static inline uint64_t pk_rep_gen_of(struct pk_report *rep, uint32_t pid, uint32_t tid)
 {
-	if (rep->gc_epoch == rep->cepoch && rep->gc_tid == tid && rep->gc_pid == pid)
-		return rep->gc_gen;
-	rep->gc_gen = pk_machine__maps_gen(rep->m, pid, tid, PK_CPUMODE_UNKNOWN);
-	rep->gc_pid = pid;
-	rep->gc_tid = tid;
-	rep->gc_epoch = rep->cepoch;
-	return rep->gc_gen;
+	struct gcache *g = &rep->gcache[tid & (PK_ARRAY_SIZE(rep->gcache) - 1)];
+	if (g->epoch == rep->cepoch && g->tid == tid && g->pid == pid)
+		return g->gen;
+	g->gen = pk_machine__maps_gen(rep->m, pid, tid, PK_CPUMODE_UNKNOWN);
+	g->pid = pid;
+	g->tid = tid;
+	g->epoch = rep->cepoch;
+	return g->gen;
 }
 
 /* the kernel's map generation: kernel addresses resolve alike in every process */

@@ -52,14 +52,26 @@ static int ent_cmp(const void *pa, const void *pb, void *arg)
 		case PK_SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
 		case PK_SORT_TID: c = (a->tid > b->tid) - (a->tid < b->tid); break;
 		case PK_SORT_CPU: c = (a->cpu > b->cpu) - (a->cpu < b->cpu); break;
-		case PK_SORT_DSO: c = strcmp0(a->dso, b->dso); break;
+		case PK_SORT_DSO: {
+			/* perf: an entry outside every map (no dso; shown "[unknown]") after
+			 * those with one */
+			const struct ent *ea = &sort_hist->ents[a - sort_hist->pub_ents];
+			const struct ent *eb = &sort_hist->ents[b - sort_hist->pub_ents];
+			bool na = sort_ctx->frames[ea->frame].nomap;
+			bool nb = sort_ctx->frames[eb->frame].nomap;
+			c = na != nb ? (na ? 1 : -1) : na ? 0 : strcmp0(a->dso, b->dso);
+			break;
+		}
 		case PK_SORT_SYM:
 			if (a->sym && b->sym)
 				c = a->sym == b->sym ? 0 : strcmp(a->sym, b->sym);
 			else if (a->sym || b->sym)
 				c = a->sym ? -1 : 1;
-			else
-				c = (a->addr > b->addr) - (a->addr < b->addr);
+			else { /* perf: by the sign of the difference (an address above
+				* 2^63 comes before one more than 2^63 below it) */
+				int64_t d = (int64_t)(a->addr - b->addr);
+				c = (d > 0) - (d < 0);
+			}
 			break;
 		case PK_SORT_SRCLINE: c = strcmp0(a->srcline, b->srcline); break;
 		case PK_SORT_TIME: c = (a->time > b->time) - (a->time < b->time); break;

@@ -138,22 +138,37 @@ static void preload(struct pk_session *s)
 	}
 }
 
+/* The callbacks of one process() call, looked up once by record type (types from 128 on,
+ * user records above the kernel's, all take ops->other) */
+#define PK_DISPATCH_TYPES 128
+struct dispatch {
+	pk_session_fn fn[PK_DISPATCH_TYPES];
+	pk_session_fn other;
+};
+
+static void dispatch_init(struct dispatch *d, const struct pk_session_ops *ops)
+{
+	for (uint32_t t = 0; t < PK_DISPATCH_TYPES; t++)
+		d->fn[t] = ops ? callback_of(ops, t) : NULL;
+	d->other = ops ? callback_of(ops, UINT32_MAX) : NULL;
+}
+
 /* One record: the machine first (a callback sees the state the record leaves), then the
  * record's callback. */
-static int deliver(struct pk_session *s, const struct pk_session_ops *ops, void *ctx,
-		   const struct pk_data_event *ev, const struct pk_record *rec)
+static inline int deliver(struct pk_session *s, const struct dispatch *d, void *ctx,
+			  const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	uint32_t type = ev->hdr->type;
-	if (rec && type != PERF_RECORD_SAMPLE && s->m &&
+	if (type != PERF_RECORD_SAMPLE && rec && s->m &&
 	    pk_machine__process(s->m, rec) == -ENOMEM)
 		return -ENOMEM;
-	pk_session_fn fn = ops ? callback_of(ops, type) : NULL;
+	pk_session_fn fn = type < PK_DISPATCH_TYPES ? d->fn[type] : d->other;
 	return fn ? fn(ctx, ev, rec) : 0;
 }
 
 /* --file-order: the reader's records as they come, decoded here */
 static int process_file_order(struct pk_session *s, const struct pk_session_ops *ops,
-			      void *ctx)
+			      const struct dispatch *d, void *ctx)
 {
 	void (*progress)(void *, uint64_t, uint64_t) = PK_OPTS_GET(ops, progress, NULL);
 	struct pk_data_event ev;
@@ -165,7 +180,7 @@ static int process_file_order(struct pk_session *s, const struct pk_session_ops 
 		bool ok = ev.hdr->type < 64 &&
 			  !pk_record__decode(a && a->layout_ok ? &a->layout : NULL, ev.hdr, &rec,
 					     NULL);
-		err = deliver(s, ops, ctx, &ev, ok ? &rec : NULL);
+		err = deliver(s, d, ctx, &ev, ok ? &rec : NULL);
 		if (err)
 			break;
 		if (progress && !(++nrec & 0xffff))
@@ -182,8 +197,10 @@ PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops
 	if (s->done)
 		return pk_err(-EALREADY);
 	s->done = true;
+	struct dispatch d;
+	dispatch_init(&d, ops);
 	if (s->file_order) {
-		int err = process_file_order(s, ops, ctx);
+		int err = process_file_order(s, ops, &d, ctx);
 		if (err == PK_SESSION_STOP)
 			err = 0;
 		return err < 0 ? pk_err(err) : 0;
@@ -199,7 +216,7 @@ PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops
 	const struct pk_feed_item *it;
 	uint64_t nrec = 0;
 	while ((err = pk_feed__next(f, &it)) > 0) {
-		err = deliver(s, ops, ctx, &it->ev, it->dec ? NULL : &it->rec);
+		err = deliver(s, &d, ctx, &it->ev, it->dec ? NULL : &it->rec);
 		if (err)
 			break;
 		if (progress && !(++nrec & 0xffff))

@@ -544,8 +544,11 @@ int pk_plt_view_apply(struct pk_dso *d, struct pk_plt_view *p, struct pk_sym **v
 		return 0;
 	if (p->err)
 		return p->err;
-	/* the symbol table's entries (pk_plt_view_note), then room for perf's PLT ones */
-	size_t nst = p->nn, room = nst + p->nr + 1;
+	/* the symbol table's entries (pk_plt_view_note), then room for perf's PLT ones.
+	 * perf synthesizes those only when its symbol table gave it at least one symbol
+	 * (dso__load: "ret > 0"): a stripped program whose .dynsym defines nothing has no
+	 * "func@plt" either, its PLT is [unknown] */
+	size_t nst = p->nn, nplt = nst ? p->nr : 0, room = nst + nplt + 1;
 	if (room > p->cap) {
 		struct node *n = realloc(p->nodes, room * sizeof(*n));
 		if (!n)
@@ -555,7 +558,7 @@ int pk_plt_view_apply(struct pk_dso *d, struct pk_plt_view *p, struct pk_sym **v
 	}
 	struct node *nodes = p->nodes;
 	memset(nodes + nst, 0, (room - nst) * sizeof(*nodes));
-	uint64_t *cuts = malloc((3 * (nst + p->nr) + 2) * sizeof(*cuts));
+	uint64_t *cuts = malloc((3 * (nst + nplt) + 2) * sizeof(*cuts));
 	const struct node **res = NULL;
 	struct ordkey *ord = NULL;
 	int err = -ENOMEM;
@@ -588,7 +591,7 @@ int pk_plt_view_apply(struct pk_dso *d, struct pk_plt_view *p, struct pk_sym **v
 		ord[nk++] = ord[k];
 	}
 	/* then perf's PLT symbols (inserted after those: right of equal starts) */
-	for (size_t i = 0; i < p->nr; i++) {
+	for (size_t i = 0; i < nplt; i++) {
 		struct node *n = &nodes[nn++];
 		n->start = p->ents[i].off;
 		n->end = p->ents[i].off + p->ents[i].size;

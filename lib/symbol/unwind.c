@@ -741,6 +741,19 @@ static uint8_t chain_mode(const struct pk_machine *m, uint8_t mode, uint64_t ip)
 	return mode == PK_CPUMODE_KERNEL ? PK_CPUMODE_USER : PK_CPUMODE_GUEST_USER;
 }
 
+/* chain_mode() of the entries e[0..n), entered in one kernel mode (the test stays out of
+ * the loop over the chain, where most entries are user ones) */
+static void chain_modes(const struct pk_machine *m, struct pk_chain_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		e[i].cpumode = chain_mode(m, e[i].cpumode, e[i].ip);
+}
+
+static bool mode_is_kernel(uint8_t mode)
+{
+	return mode == PK_CPUMODE_KERNEL || mode == PK_CPUMODE_GUEST_KERNEL;
+}
+
 static int pk_unwind_user(struct pk_machine *m, struct pk_mapset *ms, const struct pk_sample *s,
 			  const struct pk_uw_arch *arch, uint64_t *ips, size_t max)
 {
@@ -951,6 +964,12 @@ static __attribute__((noinline)) int pk_callchain_dwarf(struct pk_machine *m,
 			/* (markers are the top 4095 values: most entries are not one) */
 			enum pk_callchain_ctx c = ip < (uint64_t)PERF_CONTEXT_MAX ? PK_CTX_NONE
 						  : pk_callchain__context(ip);
+			if (c == PK_CTX_UNKNOWN) {
+				/* corrupted: the recorded entries are dropped, the user stack is
+				 * still unwound (perf) */
+				n = nfpu = 0;
+				break;
+			}
 			if (c != PK_CTX_NONE) {
 				mode = pk_ctx_mode(c, mode);
 				continue;
@@ -996,21 +1015,28 @@ PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s
 		return pk_err(-EINVAL);
 	if (pk_sample_has_user_stack(s))
 		return pk_callchain_dwarf(m, s, out, max);
-	size_t n = 0;
+	size_t n = 0, from = 0; /* out[from..n) were all entered in the current mode */
 	uint8_t mode = s->cpumode;
 	if ((s->type & PERF_SAMPLE_CALLCHAIN) && s->callchain.nr) {
 		for (uint64_t i = 0; i < s->callchain.nr; i++) {
 			uint64_t ip = s->callchain.ips[i];
 			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 				enum pk_callchain_ctx c = pk_callchain__context(ip);
+				if (c == PK_CTX_UNKNOWN)
+					return 0; /* corrupted: perf discards the whole chain */
 				if (c != PK_CTX_NONE) {
+					if (n > from && mode_is_kernel(mode))
+						chain_modes(m, out + from, n - from);
+					from = n;
 					mode = pk_ctx_mode(c, mode);
 					continue;
 				}
 			}
 			if (n < max)
-				out[n++] = (struct pk_chain_entry){ ip, chain_mode(m, mode, ip), 0 };
+				out[n++] = (struct pk_chain_entry){ ip, mode, 0 };
 		}
+		if (n > from && mode_is_kernel(mode))
+			chain_modes(m, out + from, n - from);
 	} else if (n < max) {
 		out[n++] = (struct pk_chain_entry){ s->ip, s->cpumode, 0 };
 	}

@@ -377,7 +377,10 @@ PK_API int pk_machine__unwind(struct pk_machine *m, const struct pk_sample *s, u
  * removed, cpumode tracked), then the user part from DWARF unwinding when the sample has
  * REGS_USER + STACK_USER (falling back to the frame-pointer entries of s->callchain when
  * the unwinder gives fewer frames), else the callchain as recorded; without a callchain,
- * just s->ip. Returns the number of entries written (<= max).
+ * just s->ip. Returns the number of entries written (<= max). A recorded chain holding a
+ * value in the marker range that is no context marker (PK_CTX_UNKNOWN: a corrupted chain)
+ * is dropped whole, as perf drops it: 0 entries (but the unwound user frames of a
+ * `--call-graph dwarf` sample, which perf unwinds all the same).
  */
 PK_API int pk_machine__callchain(struct pk_machine *m, const struct pk_sample *s,
 				 struct pk_chain_entry *out, size_t max);
