@@ -106,20 +106,23 @@ void fc_flush(struct script *s)
 	s->arena_len = 0;
 }
 
-static inline size_t fc_hash(uint64_t ip, uint64_t mgen, uint8_t cm)
+static inline size_t fc_hash(uint64_t ip, uint64_t mgen, uint8_t cm, uint8_t kind)
 {
-	uint64_t h = ip ^ (mgen * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56);
+	uint64_t h = ip ^ (mgen * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56) ^
+		     ((uint64_t)kind << 48);
 	h *= 0xbf58476d1ce4e5b9ull;
 	return (size_t)(h ^ (h >> 31));
 }
 
 /* The entry of a key, or the free slot where it goes (gen != s->fc_gen). */
-static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint64_t mgen, uint8_t cm)
+static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint64_t mgen, uint8_t cm,
+				       uint8_t kind)
 {
-	size_t mask = s->fc_cap - 1, j = fc_hash(ip, mgen, cm) & mask;
+	size_t mask = s->fc_cap - 1, j = fc_hash(ip, mgen, cm, kind) & mask;
 	for (;;) {
 		struct frag_ent *e = &s->fc[j];
-		if (e->gen != s->fc_gen || (e->ip == ip && e->mgen == mgen && e->cm == cm))
+		if (e->gen != s->fc_gen ||
+		    (e->ip == ip && e->mgen == mgen && e->cm == cm && e->kind == kind))
 			return e;
 		j = (j + 1) & mask;
 	}
@@ -166,7 +169,7 @@ static void fc_make_room(struct script *s)
 	for (size_t i = 0; i < ocap; i++) {
 		if (old[i].gen != gen)
 			continue;
-		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].mgen, old[i].cm);
+		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].mgen, old[i].cm, old[i].kind);
 		*e = old[i];
 		e->gen = 1;
 	}
@@ -312,9 +315,9 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		put_nomap(s, ip, kind, &r);
 		return;
 	}
-	struct frag_ent *e = fc_slot(s, ip, mg, cm);
-	if (e->gen == s->fc_gen && e->len[kind] != UINT32_MAX) {
-		ob_put(&s->ob, s->arena + e->off[kind], e->len[kind]);
+	struct frag_ent *e = fc_slot(s, ip, mg, cm, (uint8_t)kind);
+	if (e->gen == s->fc_gen) {
+		ob_put(&s->ob, s->arena + e->off, e->len);
 		return;
 	}
 
@@ -370,25 +373,20 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 			s->arena_cap = ncap;
 		}
 	}
-	if (e->gen != s->fc_gen || e->ip != ip || e->mgen != mg || e->cm != cm) {
-		/* new entry (the table may have been flushed or grown meanwhile) */
-		fc_make_room(s);
-		e = fc_slot(s, ip, mg, cm);
-		if (e->gen != s->fc_gen) {
-			e->gen = s->fc_gen;
-			e->ip = ip;
-			e->mgen = mg;
-			e->cm = cm;
-			for (int k = 0; k < FR_NR; k++)
-				e->len[k] = UINT32_MAX;
-			s->fc_nr++;
-		}
-	}
+	/* a new entry (the table may have been flushed or grown meanwhile) */
+	fc_make_room(s);
+	e = fc_slot(s, ip, mg, cm, (uint8_t)kind);
+	e->gen = s->fc_gen;
+	e->ip = ip;
+	e->mgen = mg;
+	e->cm = cm;
+	e->kind = (uint8_t)kind;
+	s->fc_nr++;
 	char *p0 = s->arena + s->arena_len;
 	char *p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p0)
 				 : build_frag(s, kind, ip, &r, sl, p0);
-	e->off[kind] = (uint32_t)s->arena_len;
-	e->len[kind] = (uint32_t)(p - p0);
+	e->off = (uint32_t)s->arena_len;
+	e->len = (uint32_t)(p - p0);
 	s->arena_len += (size_t)(p - p0);
 	ob_put(&s->ob, p0, (size_t)(p - p0));
 }
