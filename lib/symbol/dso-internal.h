@@ -37,6 +37,8 @@ void pk_preload_queue(struct pk_machine *m, struct pk_dso *d);
  * for if it is being read), *err its result; false: the caller reads it itself (d
  * taken out of the queue if it was in it). */
 bool pk_preload_take(struct pk_dso *d, int *err);
+/* d's PK_PRE_* (read under the preloader's lock) */
+int pk_preload_state(struct pk_dso *d);
 /* Stop the thread (after the object it is reading, if any) and free its state. */
 void pk_preload_stop(struct pk_machine *m);
 

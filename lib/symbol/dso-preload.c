@@ -14,9 +14,11 @@
  * being read, it is waited for; still queued, it is taken back and read there. Every
  * message is said by pk_dso_ensure_loaded, on the machine's thread, as without preload.
  *
- * Ownership: an object's fields belong to the thread that moved its pstate from QUEUED
- * to LOADING until it stores DONE (release; the machine's thread reads it with acquire),
- * and to the machine's thread otherwise. pk_machine__free stops the thread first.
+ * Ownership: pstate changes under the preloader's mutex only; an object's other fields
+ * belong to the thread that moved its pstate from QUEUED to LOADING until it sets DONE,
+ * and to the machine's thread otherwise (the mutex orders the two). pk_machine__free
+ * stops the thread first. libelf's elf_version() stores its global on every call (the
+ * same value) from both threads: a race on paper that tools report, harmless.
  */
 #include <gelf.h>
 #include <pthread.h>
@@ -46,47 +48,52 @@ static void *pk_preload_main(void *arg)
 		if (p->stop)
 			break;
 		struct pk_dso *d = p->q[p->head++];
-		int want = PK_PRE_QUEUED;
-		if (!__atomic_compare_exchange_n(&d->pstate, &want, PK_PRE_LOADING, false,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (d->pstate != PK_PRE_QUEUED)
 			continue; /* taken back by the machine's thread */
+		d->pstate = PK_PRE_LOADING;
 		pthread_mutex_unlock(&p->mu);
 		int err = pk_dso_load_elf(d);
 		pthread_mutex_lock(&p->mu);
 		d->pre_err = err;
-		__atomic_store_n(&d->pstate, PK_PRE_DONE, __ATOMIC_RELEASE);
+		d->pstate = PK_PRE_DONE;
 		pthread_cond_broadcast(&p->done);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
+static struct pk_preload *pk_preload_start(struct pk_machine *m)
+{
+	struct pk_preload *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+	if (pthread_create(&p->th, NULL, pk_preload_main, p)) {
+		pthread_cond_destroy(&p->done);
+		pthread_cond_destroy(&p->work);
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+		return NULL;
+	}
+	m->pre = p;
+	return p;
+}
+
 void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
 {
-	if (!m->preload || !d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len ||
-	    __atomic_load_n(&d->pstate, __ATOMIC_ACQUIRE) != PK_PRE_NONE)
+	if (!m->preload || !d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len)
 		return;
 	struct pk_preload *p = m->pre;
-	if (!p) {
-		if (!(p = calloc(1, sizeof(*p)))) {
-			m->preload = false;
-			return;
-		}
-		pthread_mutex_init(&p->mu, NULL);
-		pthread_cond_init(&p->work, NULL);
-		pthread_cond_init(&p->done, NULL);
-		if (pthread_create(&p->th, NULL, pk_preload_main, p)) {
-			/* no thread: the objects are read where they are used, as without */
-			pthread_cond_destroy(&p->done);
-			pthread_cond_destroy(&p->work);
-			pthread_mutex_destroy(&p->mu);
-			free(p);
-			m->preload = false;
-			return;
-		}
-		m->pre = p;
+	if (!p && !(p = pk_preload_start(m))) {
+		/* no thread: the objects are read where they are used, as without */
+		m->preload = false;
+		return;
 	}
 	pthread_mutex_lock(&p->mu);
+	if (d->pstate != PK_PRE_NONE)
+		goto out;
 	if (p->nr == p->cap) {
 		/* drop what the thread has taken, then grow */
 		if (p->head) {
@@ -97,40 +104,48 @@ void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
 		if (p->nr == p->cap) {
 			size_t ncap = p->cap ? p->cap * 2 : 64;
 			struct pk_dso **nq = realloc(p->q, ncap * sizeof(*nq));
-			if (!nq) {
-				pthread_mutex_unlock(&p->mu);
-				return; /* not queued: read where it is used */
-			}
+			if (!nq)
+				goto out; /* not queued: read where it is used */
 			p->q = nq;
 			p->cap = ncap;
 		}
 	}
-	__atomic_store_n(&d->pstate, PK_PRE_QUEUED, __ATOMIC_RELEASE);
+	d->pstate = PK_PRE_QUEUED;
 	p->q[p->nr++] = d;
 	pthread_cond_signal(&p->work);
+out:
 	pthread_mutex_unlock(&p->mu);
+}
+
+int pk_preload_state(struct pk_dso *d)
+{
+	struct pk_preload *p = d->machine->pre;
+	if (!p)
+		return PK_PRE_NONE; /* nothing was ever queued */
+	pthread_mutex_lock(&p->mu);
+	int st = d->pstate;
+	pthread_mutex_unlock(&p->mu);
+	return st;
 }
 
 bool pk_preload_take(struct pk_dso *d, int *err)
 {
-	int st = __atomic_load_n(&d->pstate, __ATOMIC_ACQUIRE);
-	if (st == PK_PRE_NONE)
+	struct pk_preload *p = d->machine->pre;
+	if (!p)
 		return false;
-	if (st == PK_PRE_QUEUED &&
-	    __atomic_compare_exchange_n(&d->pstate, &st, PK_PRE_NONE, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE))
-		return false; /* the thread had not started it: read here */
-	if (st != PK_PRE_DONE) {
-		struct pk_preload *p = d->machine->pre;
-		pthread_mutex_lock(&p->mu);
-		while (__atomic_load_n(&d->pstate, __ATOMIC_ACQUIRE) != PK_PRE_DONE)
+	bool taken = false;
+	pthread_mutex_lock(&p->mu);
+	if (d->pstate == PK_PRE_QUEUED) {
+		d->pstate = PK_PRE_NONE; /* the thread had not started it: read here */
+	} else if (d->pstate != PK_PRE_NONE) {
+		while (d->pstate != PK_PRE_DONE)
 			pthread_cond_wait(&p->done, &p->mu);
-		pthread_mutex_unlock(&p->mu);
+		*err = d->pre_err;
+		taken = true;
 	}
-	*err = d->pre_err;
-	return true;
+	pthread_mutex_unlock(&p->mu);
+	return taken;
 }
-
 void pk_preload_stop(struct pk_machine *m)
 {
 	struct pk_preload *p = m->pre;

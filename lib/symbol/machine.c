@@ -466,7 +466,7 @@ PK_API int pk_machine__add_build_id(struct pk_machine *m, const char *filename,
 	struct pk_dso *d = pk_dso_findnew(m, filename);
 	if (!d)
 		return pk_err(-ENOMEM);
-	if (d->loaded || __atomic_load_n(&d->pstate, __ATOMIC_ACQUIRE) != PK_PRE_NONE)
+	if (d->loaded || pk_preload_state(d) != PK_PRE_NONE)
 		return 0;   /* too late to matter for this DSO (read, or being read ahead) */
 	d->want_bid_len = PK_MIN(len, sizeof(d->want_bid));
 	memcpy(d->want_bid, build_id, d->want_bid_len);

@@ -109,7 +109,8 @@ struct pk_dso {
 	struct pk_plt_view *plt_view; /* plt-perf.c: read at open, used at load */
 	bool debug_warn;        /* loaded from a debug file for a changed file: said at
 				 * the end of pk_dso_ensure_loaded (on the machine's thread) */
-	/* dso-preload.c: PK_PRE_* (atomic), and the preloader's pk_dso_load_elf result */
+	/* dso-preload.c: PK_PRE_* (under the preloader's mutex), and its pk_dso_load_elf
+	 * result */
 	int pstate;
 	int pre_err;
 };

@@ -502,17 +502,16 @@ static void test_preload(void **state)
 		struct pk_dso *d = preload_map(m, exe, mode != 3);
 		if (mode == 3) {
 			/* no build-id known: read where it is used */
-			assert_int_equal(d->pstate, PK_PRE_NONE);
+			assert_int_equal(pk_preload_state(d), PK_PRE_NONE);
 		} else {
-			assert_int_not_equal(d->pstate, PK_PRE_NONE);
+			assert_int_not_equal(pk_preload_state(d), PK_PRE_NONE);
 		}
 		if (mode == 1) {
 			/* read ahead: wait (at most 10 s) until the thread is done with it */
 			for (int i = 0; i < 10000 &&
-			     __atomic_load_n(&d->pstate, __ATOMIC_ACQUIRE) != PK_PRE_DONE; i++)
+			     pk_preload_state(d) != PK_PRE_DONE; i++)
 				usleep(1000);
-			assert_int_equal(__atomic_load_n(&d->pstate, __ATOMIC_ACQUIRE),
-					 PK_PRE_DONE);
+			assert_int_equal(pk_preload_state(d), PK_PRE_DONE);
 			assert_false(d->loaded); /* not taken yet */
 		}
 		if (mode == 2) {
