@@ -91,10 +91,13 @@ const struct pk_machine_opts *script_machine_opts(const struct script *s)
 {
 	static struct pk_machine_opts mo;
 
-	if (!s->kallsyms)
-		return tool_machine_opts();
-	/* the given kernel symbols are used whatever machine the file comes from */
 	mo = *tool_machine_opts();
+	/* symbol tables read on a thread of their own, ahead of the samples that need
+	 * them (the same output; not with PERFKIT_NO_THREADS) */
+	mo.preload = tool_threads_allowed();
+	if (!s->kallsyms)
+		return &mo;
+	/* the given kernel symbols are used whatever machine the file comes from */
 	mo.kallsyms = s->kallsyms;
 	mo.host = true;
 	return &mo;

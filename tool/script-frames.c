@@ -111,20 +111,23 @@ void fc_flush(struct script *s)
 	s->arena_len = 0;
 }
 
-static inline size_t fc_hash(uint64_t ip, uint64_t mgen, uint8_t cm)
+static inline size_t fc_hash(uint64_t ip, uint64_t mgen, uint8_t cm, uint8_t kind)
 {
-	uint64_t h = ip ^ (mgen * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56);
+	uint64_t h = ip ^ (mgen * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56) ^
+		     ((uint64_t)kind << 48);
 	h *= 0xbf58476d1ce4e5b9ull;
 	return (size_t)(h ^ (h >> 31));
 }
 
 /* The entry of a key, or the free slot where it goes (gen != s->fc_gen). */
-static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint64_t mgen, uint8_t cm)
+static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint64_t mgen, uint8_t cm,
+				       uint8_t kind)
 {
-	size_t mask = s->fc_cap - 1, j = fc_hash(ip, mgen, cm) & mask;
+	size_t mask = s->fc_cap - 1, j = fc_hash(ip, mgen, cm, kind) & mask;
 	for (;;) {
 		struct frag_ent *e = &s->fc[j];
-		if (e->gen != s->fc_gen || (e->ip == ip && e->mgen == mgen && e->cm == cm))
+		if (e->gen != s->fc_gen ||
+		    (e->ip == ip && e->mgen == mgen && e->cm == cm && e->kind == kind))
 			return e;
 		j = (j + 1) & mask;
 	}
@@ -171,7 +174,7 @@ static void fc_make_room(struct script *s)
 	for (size_t i = 0; i < ocap; i++) {
 		if (old[i].gen != gen)
 			continue;
-		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].mgen, old[i].cm);
+		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].mgen, old[i].cm, old[i].kind);
 		*e = old[i];
 		e->gen = 1;
 	}
@@ -182,19 +185,36 @@ static void fc_make_room(struct script *s)
 /*
  * An address as perf 6.1 prints it in a call chain: for a user map, the address within
  * the map (ip - map start + file offset: perf's map_ip), except in the maps perf maps
- * one to one (anonymous memory, the stack, the heap, SysV shared memory); kernel
+ * one to one (anonymous memory, the stack, the heap, SysV shared memory, perf-PID.map
+ * JIT code: "//anon", "/dev/zero", "/anon_hugepage", "[stack", "/SYSV", "[heap]",
+ * "/tmp/perf-" at the start of the name); kernel
  * addresses and addresses no map covers as they are. Call chains of frame pointers and
  * of DWARF unwinding print the same; the sample's own address is printed absolute.
  */
+static bool identity_map(const char *d)
+{
+	/* by the first two bytes, so that a file's path costs one comparison, not seven */
+	switch (d[0]) {
+	case '/':
+		switch (d[1]) {
+		case '/': return !strncmp(d, "//anon", 6);
+		case 'd': return !strncmp(d, "/dev/zero", 9);
+		case 'a': return !strncmp(d, "/anon_hugepage", 14);
+		case 'S': return !strncmp(d, "/SYSV", 5);
+		case 't': return !strncmp(d, "/tmp/perf-", 10);
+		default: return false;
+		}
+	case '[':
+		return !strncmp(d, "[stack", 6) || !strncmp(d, "[heap]", 6);
+	default:
+		return false;
+	}
+}
+
 static uint64_t shown_ip(const struct symres *r, uint64_t ip)
 {
-	static const char *const identity[] = { "//anon", "/dev/zero", "/anon_hugepage",
-						"[stack", "/SYSV", "[heap]", "/tmp/perf-" };
-	if (!r->loc.dso || r->loc.kernel)
+	if (!r->loc.dso || r->loc.kernel || identity_map(r->dso))
 		return ip;
-	for (size_t i = 0; i < sizeof(identity) / sizeof(identity[0]); i++)
-		if (!strncmp(r->dso, identity[i], strlen(identity[i])))
-			return ip;
 	return ip - r->loc.map_start + r->loc.map_pgoff;
 }
 
@@ -317,9 +337,9 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		put_nomap(s, ip, kind, &r);
 		return;
 	}
-	struct frag_ent *e = fc_slot(s, ip, mg, cm);
-	if (e->gen == s->fc_gen && e->len[kind] != UINT32_MAX) {
-		ob_put(&s->ob, s->arena + e->off[kind], e->len[kind]);
+	struct frag_ent *e = fc_slot(s, ip, mg, cm, (uint8_t)kind);
+	if (e->gen == s->fc_gen) {
+		ob_put(&s->ob, s->arena + e->off, e->len);
 		return;
 	}
 
@@ -375,25 +395,20 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 			s->arena_cap = ncap;
 		}
 	}
-	if (e->gen != s->fc_gen || e->ip != ip || e->mgen != mg || e->cm != cm) {
-		/* new entry (the table may have been flushed or grown meanwhile) */
-		fc_make_room(s);
-		e = fc_slot(s, ip, mg, cm);
-		if (e->gen != s->fc_gen) {
-			e->gen = s->fc_gen;
-			e->ip = ip;
-			e->mgen = mg;
-			e->cm = cm;
-			for (int k = 0; k < FR_NR; k++)
-				e->len[k] = UINT32_MAX;
-			s->fc_nr++;
-		}
-	}
+	/* a new entry (the table may have been flushed or grown meanwhile) */
+	fc_make_room(s);
+	e = fc_slot(s, ip, mg, cm, (uint8_t)kind);
+	e->gen = s->fc_gen;
+	e->ip = ip;
+	e->mgen = mg;
+	e->cm = cm;
+	e->kind = (uint8_t)kind;
+	s->fc_nr++;
 	char *p0 = s->arena + s->arena_len;
 	char *p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p0)
 				 : build_frag(s, kind, ip, &r, sl, p0);
-	e->off[kind] = (uint32_t)s->arena_len;
-	e->len[kind] = (uint32_t)(p - p0);
+	e->off = (uint32_t)s->arena_len;
+	e->len = (uint32_t)(p - p0);
 	s->arena_len += (size_t)(p - p0);
 	ob_put(&s->ob, p0, (size_t)(p - p0));
 }

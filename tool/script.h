@@ -42,17 +42,19 @@ enum { FM_DEFAULT, FM_SET, FM_CHANGE };
  * lines of a DWARF-unwound frame */
 enum { FR_FRAME, FR_CHAIN, FR_TOP, FR_UNW, FR_NR };
 
-/* One cached frame: valid while gen is the cache's generation. */
+/* One cached frame text, of one kind (FR_*): valid while gen is the cache's generation.
+ * 32 bytes, two to a cache line: on recordings with many distinct addresses nearly
+ * every look-up misses the CPU's caches, so the table's size is its speed. */
 struct frag_ent {
 	uint64_t ip;
 	uint64_t mgen;          /* the machine's map generation it was resolved under */
 	uint32_t gen;
-	uint32_t off[FR_NR], len[FR_NR]; /* in the arena; len UINT32_MAX: not formatted yet */
-	uint8_t cm;
+	uint32_t off, len;      /* the text, in the arena */
+	uint8_t cm, kind;
 };
 
 #define FC_MIN ((size_t)1 << 12)
-#define FC_MAX ((size_t)1 << 16)      /* entries (2.5 MiB) */
+#define FC_MAX ((size_t)1 << 16)      /* slots (2 MiB) */
 #define ARENA_MAX ((size_t)8 << 20)   /* bytes of frame text */
 
 struct script {

@@ -21,6 +21,27 @@ char *pk_build_id_cache_path(const char *dir, const uint8_t *id, size_t len, boo
 /* debuginfo.c: does the ELF file at path carry this build-id? */
 bool pk_file_has_build_id(const char *path, const uint8_t *id, size_t len);
 
+/* dso-load.c: read the ELF file of d (PK_DSO_ELF or PK_DSO_VDSO) into its tables;
+ * touches d alone (and reads the machine's settings), says nothing: callable from the
+ * preloader's thread. 0 or -errno. */
+int pk_dso_load_elf(struct pk_dso *d);
+
+/* dso-preload.c: tables read ahead on a thread of the machine's (opts.preload).
+ * PK_PRE_NONE: not queued (or taken back); QUEUED: waiting for the thread; LOADING: the
+ * thread reads it; DONE: read, pre_err is pk_dso_load_elf's result. */
+enum { PK_PRE_NONE, PK_PRE_QUEUED, PK_PRE_LOADING, PK_PRE_DONE };
+struct pk_machine;
+/* Queue d if the machine preloads and d qualifies (see pk_machine_opts.preload). */
+void pk_preload_queue(struct pk_machine *m, struct pk_dso *d);
+/* On the machine's thread, before loading d: true when the thread read it (waited
+ * for if it is being read), *err its result; false: the caller reads it itself (d
+ * taken out of the queue if it was in it). */
+bool pk_preload_take(struct pk_dso *d, int *err);
+/* d's PK_PRE_* (read under the preloader's lock) */
+int pk_preload_state(struct pk_dso *d);
+/* Stop the thread (after the object it is reading, if any) and free its state. */
+void pk_preload_stop(struct pk_machine *m);
+
 /* srcline.c: free the DSO's scope trees (pk_dso_free) */
 void pk_scope_cus_free(struct pk_dso *d);
 

@@ -378,7 +378,7 @@ static void pk_dso_demangle_aliases(struct pk_dso *d, struct pk_sym *v, size_t n
 	}
 }
 
-static int pk_dso_load_elf(struct pk_dso *d)
+int pk_dso_load_elf(struct pk_dso *d)
 {
 	struct pk_symvec sv = { 0 };
 	const char *path = d->name;
@@ -447,8 +447,7 @@ static int pk_dso_load_elf(struct pk_dso *d)
 		if (err)
 			err = -ESTALE;
 		else
-			pk_warn("build-id mismatch for '%s' (the file changed since the "
-				"recording): using the debug file '%s'", d->name, dp);
+			d->debug_warn = true; /* said by pk_dso_ensure_loaded */
 		free(dp);
 	}
 	if (err) {
@@ -526,7 +525,11 @@ int pk_dso_ensure_loaded(struct pk_dso *d)
 	switch (d->kind) {
 	case PK_DSO_ELF:
 	case PK_DSO_VDSO:
-		err = pk_dso_load_elf(d);
+		if (!pk_preload_take(d, &err))
+			err = pk_dso_load_elf(d);
+		if (!err && d->debug_warn)
+			pk_warn("build-id mismatch for '%s' (the file changed since the "
+				"recording): using the debug file '%s'", d->name, d->load_path);
 		break;
 	case PK_DSO_KERNEL:
 	case PK_DSO_MODULE:

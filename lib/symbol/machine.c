@@ -12,6 +12,7 @@
 #include <string.h>
 #include "internal.h"
 #include "symbol-internal.h"
+#include "dso-internal.h"
 
 #define PK_PID_NONE ((uint32_t)-1)
 
@@ -228,6 +229,8 @@ PK_API struct pk_machine *pk_machine__new(const struct pk_machine_opts *opts)
 	m->scopes_libdw = PK_OPTS_GET(opts, scopes_libdw, false);
 	m->no_data_syms = PK_OPTS_GET(opts, no_data_symbols, false);
 	m->close_files = PK_OPTS_GET(opts, close_files, false);
+	m->preload = PK_OPTS_GET(opts, preload, false) &&
+		     !PK_OPTS_GET(opts, find_debuginfo, NULL);
 	const char *ks = PK_OPTS_GET(opts, kallsyms, NULL);
 	const char *jd = PK_OPTS_GET(opts, jit_dir, NULL);
 	const char *dd = PK_OPTS_GET(opts, debug_dir, NULL);
@@ -280,6 +283,7 @@ PK_API void pk_machine__free(struct pk_machine *m)
 {
 	if (!m)
 		return;
+	pk_preload_stop(m);
 	for (size_t i = 0; i < m->threads.cap; i++)
 		if (m->threads.vals[i])
 			pk_thread_free(m->threads.vals[i]);
@@ -449,6 +453,8 @@ PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev
 	if (err)
 		return pk_err(err);
 	pk_mapset_touch(m, ms);
+	if (!ev->data && !ev->kernel && ev->pid != PK_PID_NONE)
+		pk_preload_queue(m, e.dso);
 	return 0;
 }
 
@@ -460,8 +466,8 @@ PK_API int pk_machine__add_build_id(struct pk_machine *m, const char *filename,
 	struct pk_dso *d = pk_dso_findnew(m, filename);
 	if (!d)
 		return pk_err(-ENOMEM);
-	if (d->loaded)
-		return 0;   /* too late to matter for this DSO */
+	if (d->loaded || pk_preload_state(d) != PK_PRE_NONE)
+		return 0;   /* too late to matter for this DSO (read, or being read ahead) */
 	d->want_bid_len = PK_MIN(len, sizeof(d->want_bid));
 	memcpy(d->want_bid, build_id, d->want_bid_len);
 	return 0;

@@ -107,6 +107,12 @@ struct pk_dso {
 	struct pk_u64map scope_cus;
 	struct pk_scope_cu *scope_list;
 	struct pk_plt_view *plt_view; /* plt-perf.c: read at open, used at load */
+	bool debug_warn;        /* loaded from a debug file for a changed file: said at
+				 * the end of pk_dso_ensure_loaded (on the machine's thread) */
+	/* dso-preload.c: PK_PRE_* (under the preloader's mutex), and its pk_dso_load_elf
+	 * result */
+	int pstate;
+	int pre_err;
 };
 
 /* ---- maps and threads ---- */
@@ -186,6 +192,8 @@ struct pk_machine {
 	bool no_data_syms;      /* opts.no_data_symbols: no STT_OBJECT tables */
 	bool close_files;       /* opts.close_files: end a DSO's libdwfl session once its
 				 * symbols are read (pk_dso_module opens it again) */
+	bool preload;           /* opts.preload (and no find_debuginfo) */
+	struct pk_preload *pre; /* dso-preload.c: the loader thread, once started */
 };
 
 /* dso.c (objects), dso-load.c (pk_dso_ensure_loaded), syms.c (pk_syms_*) */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "symbol/symbol-internal.h"
+#include "symbol/dso-internal.h"
 #include "testutil.h"
 
 #define KTEXT 0xffffffff81000000ULL
@@ -465,6 +466,70 @@ static void test_close_files(void **state)
 	pk_machine__free(m);
 }
 
+/* A code mapping of this program, whose build-id the recording listed, for pid 7 */
+static struct pk_dso *preload_map(struct pk_machine *m, const char *exe, bool with_bid)
+{
+	uint8_t bid[20];
+	size_t bl = sizeof(bid);
+	assert_int_equal(pk_build_id__read(exe, bid, &bl), 0);
+	if (with_bid)
+		assert_int_equal(pk_machine__add_build_id(m, exe, bid, bl), 0);
+	struct pk_mmap_event ev = { .pid = 7, .tid = 7, .addr = 0x400000, .len = 0x100000,
+				    .filename = exe, .prot = 5 };
+	assert_int_equal(pk_machine__mmap(m, &ev), 0);
+	struct pk_dso *d = pk_machine__dso(m, exe);
+	assert_non_null(d);
+	return d;
+}
+
+/* With preload the tables are read on the machine's thread, or ahead of their first
+ * use, or taken back while still queued: the same symbols each way; objects without a
+ * recorded build-id are not queued; a machine freed with work queued stops cleanly. */
+static void test_preload(void **state)
+{
+	(void)state;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_bias, &bias);
+	uint64_t addr = (uint64_t)(uintptr_t)test_preload - bias;
+	for (int mode = 0; mode < 4; mode++) {
+		PK_OPTS(pk_machine_opts, o, .preload = true, .buildid_dir = "");
+		struct pk_machine *m = pk_machine__new(&o);
+		assert_non_null(m);
+		struct pk_dso *d = preload_map(m, exe, mode != 3);
+		if (mode == 3) {
+			/* no build-id known: read where it is used */
+			assert_int_equal(pk_preload_state(d), PK_PRE_NONE);
+		} else {
+			assert_int_not_equal(pk_preload_state(d), PK_PRE_NONE);
+		}
+		if (mode == 1) {
+			/* read ahead: wait (at most 10 s) until the thread is done with it */
+			for (int i = 0; i < 10000 &&
+			     pk_preload_state(d) != PK_PRE_DONE; i++)
+				usleep(1000);
+			assert_int_equal(pk_preload_state(d), PK_PRE_DONE);
+			assert_false(d->loaded); /* not taken yet */
+		}
+		if (mode == 2) {
+			pk_machine__free(m); /* queued or being read: stopped, then freed */
+			continue;
+		}
+		uint64_t fs = 0, fz = 0;
+		assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_preload");
+		assert_true(d->loaded);
+		assert_int_equal(d->load_err, 0);
+		/* a build-id given once the object is read changes nothing */
+		uint8_t other[20] = { 1 };
+		assert_int_equal(pk_machine__add_build_id(m, exe, other, sizeof(other)), 0);
+		assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_preload");
+		pk_machine__free(m);
+	}
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -478,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_maps_gen),
 		cmocka_unit_test(test_no_data_symbols),
 		cmocka_unit_test(test_close_files),
+		cmocka_unit_test(test_preload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,6 +108,16 @@ struct pk_machine_opts {
 	 * resident set, system-wide). A file replaced in between by one with another
 	 * build-id is not used. */
 	bool close_files;
+	/* Load the symbol tables of objects on a thread of the machine's own, ahead of the
+	 * samples that need them: an object is queued when a code mapping of it is added
+	 * (pk_machine__mmap) and its build-id is known by then (the recording's build-id
+	 * list names the objects with samples), so that its table is read while the
+	 * caller works through the records in between. What the caller sees is the same
+	 * as without (messages included, on the caller's thread, at the first use); a
+	 * build-id given (pk_machine__add_build_id) after the object was queued is
+	 * ignored. Not with find_debuginfo (the caller's finder is called on the caller's
+	 * thread only). All calls on the machine must still come from one thread. */
+	bool preload;
 	size_t :0;
 };
 

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/symbol/dso-preload.c - symbol tables read ahead on a thread of the machine's own
+ * (pk_machine_opts.preload).
+ *
+ * A reader meets the MMAP record of an object before the samples that fall in it; the
+ * first of those samples used to wait for the object's ELF file to be read (a
+ * system-wide recording's 88 objects: a fifth of `perfkit script`). With preload, the
+ * machine queues an object when a code mapping of it is added and its build-id is
+ * already known (the recording's build-id list names the objects with samples, so the
+ * thread reads no table nobody asks for), and one thread reads the queued objects in
+ * turn with pk_dso_load_elf, which touches the object alone. The machine's thread takes
+ * the result at the object's first use (pk_dso_ensure_loaded): done, it is used as is;
+ * being read, it is waited for; still queued, it is taken back and read there. Every
+ * message is said by pk_dso_ensure_loaded, on the machine's thread, as without preload.
+ *
+ * Ownership: pstate changes under the preloader's mutex only; an object's other fields
+ * belong to the thread that moved its pstate from QUEUED to LOADING until it sets DONE,
+ * and to the machine's thread otherwise (the mutex orders the two). pk_machine__free
+ * stops the thread first. libelf's elf_version() stores its global on every call (the
+ * same value) from both threads: a race on paper that tools report, harmless.
+ */
+#include <gelf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "symbol-internal.h"
+#include "dso-internal.h"
+
+struct pk_preload {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	struct pk_dso **q;      /* queued objects, q[head .. nr) not taken yet */
+	size_t head, nr, cap;
+	bool stop;
+};
+
+static void *pk_preload_main(void *arg)
+{
+	struct pk_preload *p = arg;
+	elf_version(EV_CURRENT);
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->stop && p->head == p->nr)
+			pthread_cond_wait(&p->work, &p->mu);
+		if (p->stop)
+			break;
+		struct pk_dso *d = p->q[p->head++];
+		if (d->pstate != PK_PRE_QUEUED)
+			continue; /* taken back by the machine's thread */
+		d->pstate = PK_PRE_LOADING;
+		pthread_mutex_unlock(&p->mu);
+		int err = pk_dso_load_elf(d);
+		pthread_mutex_lock(&p->mu);
+		d->pre_err = err;
+		d->pstate = PK_PRE_DONE;
+		pthread_cond_broadcast(&p->done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+static struct pk_preload *pk_preload_start(struct pk_machine *m)
+{
+	struct pk_preload *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+	if (pthread_create(&p->th, NULL, pk_preload_main, p)) {
+		pthread_cond_destroy(&p->done);
+		pthread_cond_destroy(&p->work);
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+		return NULL;
+	}
+	m->pre = p;
+	return p;
+}
+
+void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
+{
+	if (!m->preload || !d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len)
+		return;
+	struct pk_preload *p = m->pre;
+	if (!p && !(p = pk_preload_start(m))) {
+		/* no thread: the objects are read where they are used, as without */
+		m->preload = false;
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	if (d->pstate != PK_PRE_NONE)
+		goto out;
+	if (p->nr == p->cap) {
+		/* drop what the thread has taken, then grow */
+		if (p->head) {
+			memmove(p->q, p->q + p->head, (p->nr - p->head) * sizeof(*p->q));
+			p->nr -= p->head;
+			p->head = 0;
+		}
+		if (p->nr == p->cap) {
+			size_t ncap = p->cap ? p->cap * 2 : 64;
+			struct pk_dso **nq = realloc(p->q, ncap * sizeof(*nq));
+			if (!nq)
+				goto out; /* not queued: read where it is used */
+			p->q = nq;
+			p->cap = ncap;
+		}
+	}
+	d->pstate = PK_PRE_QUEUED;
+	p->q[p->nr++] = d;
+	pthread_cond_signal(&p->work);
+out:
+	pthread_mutex_unlock(&p->mu);
+}
+
+int pk_preload_state(struct pk_dso *d)
+{
+	struct pk_preload *p = d->machine->pre;
+	if (!p)
+		return PK_PRE_NONE; /* nothing was ever queued */
+	pthread_mutex_lock(&p->mu);
+	int st = d->pstate;
+	pthread_mutex_unlock(&p->mu);
+	return st;
+}
+
+bool pk_preload_take(struct pk_dso *d, int *err)
+{
+	struct pk_preload *p = d->machine->pre;
+	if (!p)
+		return false;
+	bool taken = false;
+	pthread_mutex_lock(&p->mu);
+	if (d->pstate == PK_PRE_QUEUED) {
+		d->pstate = PK_PRE_NONE; /* the thread had not started it: read here */
+	} else if (d->pstate != PK_PRE_NONE) {
+		while (d->pstate != PK_PRE_DONE)
+			pthread_cond_wait(&p->done, &p->mu);
+		*err = d->pre_err;
+		taken = true;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return taken;
+}
+void pk_preload_stop(struct pk_machine *m)
+{
+	struct pk_preload *p = m->pre;
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->th, NULL);
+	pthread_cond_destroy(&p->done);
+	pthread_cond_destroy(&p->work);
+	pthread_mutex_destroy(&p->mu);
+	free(p->q);
+	free(p);
+	m->pre = NULL;
+}
