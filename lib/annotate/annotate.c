@@ -352,8 +352,9 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
+	/* a sample's ip, pid/tid and period are all it takes: its fixed fields */
 	PK_OPTS(pk_session_opts, so, .reader_thread = PK_OPTS_GET(o, reader_thread, false),
-		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL));
+		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL), .sample_prefix = true);
 	A->ses = pk_session__new(r, &so);
 	if (!A->ses) {
 		err = -errno;
