@@ -32,8 +32,9 @@ struct ann_sym {
 };
 
 /* (maps generation, cpumode, address) -> what a sample there counts for: the memo that
- * spares all but the first sample of an address its resolution (pk_machine__maps_gen:
- * one generation resolves an address alike) */
+ * spares the samples of an address seen before their resolution (pk_machine__maps_gen:
+ * one generation resolves an address alike). 512 KiB: it stays in a core's L2 cache. */
+#define ANN_MEMO_SLOTS ((size_t)1 << 14)
 enum { MEMO_EMPTY, MEMO_HIT, MEMO_UNRES };
 struct ann_memo {
 	uint64_t gen, ip;
@@ -68,8 +69,7 @@ struct pk_annotate {
 	struct ann_unres { const char *dso_name; uint64_t samples; } *unres;
 	size_t nr_unres, cap_unres;
 	struct pk_u64map unres_of;      /* dso pointer -> index + 1 into unres */
-	struct ann_memo *memo;
-	size_t memo_mask, memo_used;
+	struct ann_memo *memo;  /* ANN_MEMO_SLOTS */
 	/* the maps generation of the last sample's thread and mode, until the next record
 	 * that is not a sample (only such records change the machine) */
 	bool gen_ok;
@@ -193,37 +193,17 @@ static uint64_t memo_hash(uint64_t gen, uint64_t ip, uint8_t cpumode)
 	return h ^ (h >> 29);
 }
 
-/* the memo's slot of (gen, ip, cpumode), found or free; grows the table as needed */
+/* the memo's slot of (gen, ip, cpumode): direct-mapped, so a new address takes the place
+ * of the one it collides with (hot addresses stay; a long tail of cold ones, such as the
+ * short-lived processes of a system-wide profile, costs a resolution each, not a table
+ * that outgrows the caches) */
 static struct ann_memo *memo_slot(struct pk_annotate *A, uint64_t gen, uint64_t ip,
 				  uint8_t cpumode)
 {
-	if (!A->memo || (A->memo_used + 1) * 4 > (A->memo_mask + 1) * 3) {
-		size_t n = A->memo ? (A->memo_mask + 1) * 2 : 4096;
-		struct ann_memo *nt = calloc(n, sizeof(*nt));
-		if (!nt)
-			return NULL;
-		for (size_t i = 0; A->memo && i <= A->memo_mask; i++) {
-			const struct ann_memo *o = &A->memo[i];
-			if (o->kind == MEMO_EMPTY)
-				continue;
-			size_t j = memo_hash(o->gen, o->ip, o->cpumode) & (n - 1);
-			while (nt[j].kind != MEMO_EMPTY)
-				j = (j + 1) & (n - 1);
-			nt[j] = *o;
-		}
-		free(A->memo);
-		A->memo = nt;
-		A->memo_mask = n - 1;
-	}
-	for (size_t j = memo_hash(gen, ip, cpumode) & A->memo_mask;; j = (j + 1) & A->memo_mask) {
-		struct ann_memo *e = &A->memo[j];
-		if (e->kind == MEMO_EMPTY ||
-		    (e->ip == ip && e->gen == gen && e->cpumode == cpumode))
-			return e;
-	}
+	return &A->memo[memo_hash(gen, ip, cpumode) & (ANN_MEMO_SLOTS - 1)];
 }
 
-/* resolve the address of a memo slot seen first (e: its free slot) */
+/* resolve the address of a sample whose memo slot holds another (or none): e its slot */
 static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_sample *s,
 		     uint64_t gen)
 {
@@ -243,7 +223,6 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_
 		return err;
 	*e = (struct ann_memo){ .gen = gen, .ip = s->ip, .sym = sym, .hit = hit,
 				.cpumode = s->cpumode, .kind = kind };
-	A->memo_used++;
 	return 0;
 }
 
@@ -273,9 +252,7 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 	}
 	uint64_t gen = A->gen;
 	struct ann_memo *e = memo_slot(A, gen, s->ip, s->cpumode);
-	if (!e)
-		return -ENOMEM;
-	if (e->kind == MEMO_EMPTY) {
+	if (e->kind == MEMO_EMPTY || e->ip != s->ip || e->gen != gen || e->cpumode != s->cpumode) {
 		int err = memo_fill(A, e, s, gen);
 		if (err)
 			return err;
@@ -352,6 +329,11 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
+	A->memo = calloc(ANN_MEMO_SLOTS, sizeof(*A->memo));
+	if (!A->memo) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	/* a sample's ip, pid/tid and period are all it takes: its fixed fields */
 	PK_OPTS(pk_session_opts, so, .reader_thread = PK_OPTS_GET(o, reader_thread, false),
 		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL), .sample_prefix = true);
