@@ -8,6 +8,8 @@
 #   makes them there first (PK_BENCH_RECORD_ONLY=1).
 #   RUNS (default 5) runs of each tool per file, alternating perf, perfkit, perf, ...;
 #   each run's input read once untimed before it (the page cache of a VM may lose it).
+#   PERFKIT_NO_THREADS=1 in the environment measures perfkit without its reader thread
+#   (on a loaded machine the faster of the two; see docs/perfkit-annotate.md).
 # Prints per file the symbols each tool annotated, the median wall time and CPU time
 # (user + system, children included: perf's objdump) of each, and the ratios. Exit
 # status 0 either way (not a ctest test: timings depend on the machine).

@@ -112,6 +112,15 @@ struct perf_event_header;
 struct pk_record;
 int pk_record_decode_sample_again(const struct pk_sample_layout *l,
 				  const struct perf_event_header *rec, struct pk_record *out);
+/* (decode.c) A SAMPLE's fixed fields only, IDENTIFIER..PERIOD (id, ip, pid/tid, time,
+ * addr, stream_id, cpu, period, and the header's cpumode); every later field (read
+ * values, call chain, raw data, branches, registers, stack, ...) stays zero and is
+ * neither read nor checked, so a sample whose tail is malformed still decodes. `again`:
+ * `out` holds the last prefix decode of a sample (nothing is cleared first). Other
+ * records: as pk_record__decode. */
+int pk_record_decode_sample_prefix(const struct pk_sample_layout *l,
+				   const struct perf_event_header *rec, struct pk_record *out,
+				   bool again);
 /*
  * Binary search in a sorted array of n elements: the index of the first element whose
  * key is above x, i.e. the number of elements with key <= x. LE is an expression in

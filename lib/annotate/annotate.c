@@ -31,6 +31,17 @@ struct ann_sym {
 	size_t nr_hits, cap_hits;
 };
 
+/* (maps generation, cpumode, address) -> what a sample there counts for: the memo that
+ * spares the samples of an address seen before their resolution (pk_machine__maps_gen:
+ * one generation resolves an address alike). 512 KiB: it stays in a core's L2 cache. */
+#define ANN_MEMO_SLOTS ((size_t)1 << 14)
+enum { MEMO_EMPTY, MEMO_HIT, MEMO_UNRES };
+struct ann_memo {
+	uint64_t gen, ip;
+	uint32_t sym, hit;      /* MEMO_HIT: syms[sym].hits[hit]; MEMO_UNRES: unres[sym] */
+	uint8_t cpumode, kind;
+};
+
 /* (dso, dso address) -> (symbol, hit): one open-addressing table for every sample */
 struct ann_slot {
 	const struct pk_dso *dso;
@@ -58,6 +69,13 @@ struct pk_annotate {
 	struct ann_unres { const char *dso_name; uint64_t samples; } *unres;
 	size_t nr_unres, cap_unres;
 	struct pk_u64map unres_of;      /* dso pointer -> index + 1 into unres */
+	struct ann_memo *memo;  /* ANN_MEMO_SLOTS */
+	/* the maps generation of the last sample's thread and mode, until the next record
+	 * that is not a sample (only such records change the machine) */
+	bool gen_ok;
+	uint32_t gen_pid, gen_tid;
+	uint8_t gen_mode;
+	uint64_t gen;
 };
 
 static uint64_t ann_hash(const void *p, uint64_t a)
@@ -96,7 +114,9 @@ static int ann_lookup(struct ann_slot **tab, size_t *mask, size_t *used, const s
 	}
 }
 
-static int ann_add(struct pk_annotate *A, const struct pk_addr_loc *loc, uint64_t period)
+/* the symbol and hit of a resolved address (made on first sight): *sym, *hit */
+static int ann_add(struct pk_annotate *A, const struct pk_addr_loc *loc, uint32_t *sym,
+		   uint32_t *hit)
 {
 	struct ann_slot *hs;
 	int err = ann_lookup(&A->slots, &A->mask, &A->nr_slots_used, loc->dso, loc->dso_addr, &hs);
@@ -139,16 +159,14 @@ static int ann_add(struct pk_annotate *A, const struct pk_addr_loc *loc, uint64_
 					 .hit = (uint32_t)S->nr_hits++, .used = true };
 		A->nr_slots_used++;
 	}
-	struct ann_sym *S = &A->syms[hs->sym];
-	S->samples++;
-	S->period += period;
-	S->hits[hs->hit].samples++;
-	S->hits[hs->hit].period += period;
+	*sym = hs->sym;
+	*hit = hs->hit;
 	return 0;
 }
 
-/* one more sample without a symbol in object d (NULL: outside every map) */
-static int count_unresolved(struct pk_annotate *A, const struct pk_dso *d, const char *name)
+/* the entry of the samples without a symbol in object d (NULL: outside every map) */
+static int unresolved_of(struct pk_annotate *A, const struct pk_dso *d, const char *name,
+			 uint32_t *idx)
 {
 	uintptr_t i = (uintptr_t)pk_u64map_get(&A->unres_of, (uintptr_t)d);
 	if (!i) {
@@ -165,7 +183,46 @@ static int count_unresolved(struct pk_annotate *A, const struct pk_dso *d, const
 		if (pk_u64map_put(&A->unres_of, (uintptr_t)d, (void *)i))
 			return -ENOMEM;
 	}
-	A->unres[i - 1].samples++;
+	*idx = (uint32_t)(i - 1);
+	return 0;
+}
+
+static uint64_t memo_hash(uint64_t gen, uint64_t ip, uint8_t cpumode)
+{
+	uint64_t h = (gen * 0x9e3779b97f4a7c15ULL) ^ (ip * 0xc2b2ae3d27d4eb4fULL) ^ cpumode;
+	return h ^ (h >> 29);
+}
+
+/* the memo's slot of (gen, ip, cpumode): direct-mapped, so a new address takes the place
+ * of the one it collides with (hot addresses stay; a long tail of cold ones, such as the
+ * short-lived processes of a system-wide profile, costs a resolution each, not a table
+ * that outgrows the caches) */
+static struct ann_memo *memo_slot(struct pk_annotate *A, uint64_t gen, uint64_t ip,
+				  uint8_t cpumode)
+{
+	return &A->memo[memo_hash(gen, ip, cpumode) & (ANN_MEMO_SLOTS - 1)];
+}
+
+/* resolve the address of a sample whose memo slot holds another (or none): e its slot */
+static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_sample *s,
+		     uint64_t gen)
+{
+	struct pk_addr_loc loc;
+	memset(&loc, 0, sizeof(loc));
+	uint32_t sym = 0, hit = 0;
+	uint8_t kind = MEMO_HIT;
+	int err;
+	if (pk_machine__resolve(A->m, s->pid, s->tid, s->ip, s->cpumode, &loc) != 0 ||
+	    !loc.sym || !loc.dso) {
+		kind = MEMO_UNRES;
+		err = unresolved_of(A, loc.dso, loc.dso ? loc.dso_name : NULL, &sym);
+	} else {
+		err = ann_add(A, &loc, &sym, &hit);
+	}
+	if (err)
+		return err;
+	*e = (struct ann_memo){ .gen = gen, .ip = s->ip, .sym = sym, .hit = hit,
+				.cpumode = s->cpumode, .kind = kind };
 	return 0;
 }
 
@@ -185,14 +242,41 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 		period = at->attr.attr.sample_period;
 	A->st.samples++;
 	A->st.period += period;
-	struct pk_addr_loc loc;
-	memset(&loc, 0, sizeof(loc));
-	if (pk_machine__resolve(A->m, s->pid, s->tid, s->ip, s->cpumode, &loc) != 0 ||
-	    !loc.sym || !loc.dso) {
-		A->st.unresolved++;
-		return count_unresolved(A, loc.dso, loc.dso ? loc.dso_name : NULL);
+	if (!A->gen_ok || A->gen_pid != s->pid || A->gen_tid != s->tid ||
+	    A->gen_mode != s->cpumode) {
+		A->gen = pk_machine__maps_gen(A->m, s->pid, s->tid, s->cpumode);
+		A->gen_pid = s->pid;
+		A->gen_tid = s->tid;
+		A->gen_mode = s->cpumode;
+		A->gen_ok = true;
 	}
-	return ann_add(A, &loc, period);
+	uint64_t gen = A->gen;
+	struct ann_memo *e = memo_slot(A, gen, s->ip, s->cpumode);
+	if (e->kind == MEMO_EMPTY || e->ip != s->ip || e->gen != gen || e->cpumode != s->cpumode) {
+		int err = memo_fill(A, e, s, gen);
+		if (err)
+			return err;
+	}
+	if (e->kind == MEMO_UNRES) {
+		A->st.unresolved++;
+		A->unres[e->sym].samples++;
+		return 0;
+	}
+	struct ann_sym *S = &A->syms[e->sym];
+	S->samples++;
+	S->period += period;
+	S->hits[e->hit].samples++;
+	S->hits[e->hit].period += period;
+	return 0;
+}
+
+/* every record but a sample: the machine may have changed */
+static int on_other(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
+{
+	(void)ev;
+	(void)rec;
+	((struct pk_annotate *)ctx)->gen_ok = false;
+	return 0;
 }
 
 static int hit_cmp(const void *pa, const void *pb)
@@ -245,15 +329,21 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
+	A->memo = calloc(ANN_MEMO_SLOTS, sizeof(*A->memo));
+	if (!A->memo) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	/* a sample's ip, pid/tid and period are all it takes: its fixed fields */
 	PK_OPTS(pk_session_opts, so, .reader_thread = PK_OPTS_GET(o, reader_thread, false),
-		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL));
+		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL), .sample_prefix = true);
 	A->ses = pk_session__new(r, &so);
 	if (!A->ses) {
 		err = -errno;
 		goto fail;
 	}
 	A->m = pk_session__machine(A->ses);
-	PK_OPTS(pk_session_ops, ops, .sample = on_sample);
+	PK_OPTS(pk_session_ops, ops, .sample = on_sample, .other = on_other);
 	err = pk_session__process(A->ses, &ops, A);
 	if (err == -ENOMEM)
 		goto fail;
@@ -268,7 +358,9 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	/* the tables' indices are stale after sorting and no longer needed */
 	free(A->slots);
 	free(A->sslots);
+	free(A->memo);
 	A->slots = A->sslots = NULL;
+	A->memo = NULL;
 	return A;
 fail:
 	pk_annotate__free(A);
@@ -285,6 +377,7 @@ PK_API void pk_annotate__free(struct pk_annotate *a)
 	free(a->syms);
 	free(a->slots);
 	free(a->sslots);
+	free(a->memo);
 	free(a->attr_ok);
 	free(a->unres);
 	pk_u64map_release(&a->unres_of);

@@ -477,6 +477,70 @@ int pk_record_decode_sample_again(const struct pk_sample_layout *l,
 	return err;
 }
 
+int pk_record_decode_sample_prefix(const struct pk_sample_layout *l,
+				   const struct perf_event_header *rec, struct pk_record *out,
+				   bool again)
+{
+	if (!l || rec->type != PERF_RECORD_SAMPLE || rec->size < sizeof(*rec) ||
+	    ((uintptr_t)rec & 7))
+		return pk_record__decode(l, rec, out, NULL);
+	if (!again)
+		memset(out, 0, sizeof(*out));
+	out->hdr = rec;
+	out->type = rec->type;
+	out->misc = rec->misc;
+	out->size = rec->size;
+	out->cpumode = (uint8_t)pk_misc__cpumode(rec->misc);
+	/* min_sample_size covers every fixed field: no field needs a check of its own */
+	if (rec->size < l->min_sample_size)
+		return pk_err(-PK_ERR_FORMAT);
+	struct pk_sample *s = &out->sample;
+	const uint64_t st = l->sample_type;
+	const uint8_t *p = (const uint8_t *)rec + sizeof(*rec);
+	s->type = st;
+	s->misc = rec->misc;
+	s->cpumode = out->cpumode;
+	s->exact_ip = !!(rec->misc & PERF_RECORD_MISC_EXACT_IP);
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		s->id = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_IP) {
+		s->ip = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		s->pid = ld32(p);
+		s->tid = ld32(p + 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		s->time = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ADDR) {
+		s->addr = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		if (!(st & PERF_SAMPLE_IDENTIFIER))
+			s->id = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		s->stream_id = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		s->cpu = ld32(p);
+		s->cpu_res = ld32(p + 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_PERIOD)
+		s->period = ld64(p);
+	return 0;
+}
+
 PK_API int pk_sample__read_values(const struct pk_sample_layout *l, const struct pk_sample *s,
 				  struct pk_count_value *out, size_t max)
 {

@@ -71,6 +71,7 @@ struct pk_feed {
 	int end;                /* 0 running, 1 end, < 0 error: nothing more */
 	/* the consumer's decoded record (single-threaded: the caller's thread reads too) */
 	struct pk_feed_item one;
+	bool sample_prefix;     /* samples: the fixed fields only (pk_feed_sample_prefix) */
 	/* how the reader thread waited (written by it alone, read after the join) */
 	struct pk_feed_waits waits;
 };
@@ -160,7 +161,7 @@ static bool consumer_may_k(struct pk_feed *f, size_t k)
  * of the same layout only writes the fields of that layout: clearing the whole decoded
  * record (416 bytes) first was a third of the reader thread's time on call-graph files,
  * the item's cache lines having last been read by the other thread. */
-static void decode_item(struct pk_feed_item *it)
+static void decode_item(struct pk_feed_item *it, bool prefix)
 {
 	const struct perf_event_header *hdr = it->ev.hdr;
 	const struct pk_data_attr *a = it->ev.attr;
@@ -171,8 +172,12 @@ static void decode_item(struct pk_feed_item *it)
 	it->z = false;
 	if (hdr->type >= 64 || !hdr->type)
 		return;
-	int d = again ? pk_record_decode_sample_again(l, hdr, &it->rec)
-		      : pk_record__decode(l, hdr, &it->rec, NULL);
+	int d;
+	if (prefix && hdr->type == PERF_RECORD_SAMPLE)
+		d = pk_record_decode_sample_prefix(l, hdr, &it->rec, again);
+	else
+		d = again ? pk_record_decode_sample_again(l, hdr, &it->rec)
+			  : pk_record__decode(l, hdr, &it->rec, NULL);
 	it->dec = d != 0;
 	if (!d && hdr->type == PERF_RECORD_SAMPLE) {
 		it->z = true;
@@ -334,7 +339,7 @@ int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it)
 		int err = pk_ordered__next(f->q, f->r, &f->one.ev);
 		if (err <= 0)
 			return err;
-		decode_item(&f->one);
+		decode_item(&f->one, f->sample_prefix);
 		*it = &f->one;
 		return 1;
 	}
@@ -343,7 +348,7 @@ int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it)
 			return f->end < 0 ? f->end : 0;
 		if (f->cur && f->pos < f->cur->n) {
 			f->one.ev = f->cur->items[f->pos++];
-			decode_item(&f->one);
+			decode_item(&f->one, f->sample_prefix);
 			*it = &f->one;
 			return 1;
 		}
@@ -364,6 +369,11 @@ int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it)
 		f->cur = &f->b[atomic_load_explicit(&f->consumed, memory_order_relaxed) % NR_BATCHES];
 		f->pos = 0;
 	}
+}
+
+void pk_feed_sample_prefix(struct pk_feed *f)
+{
+	f->sample_prefix = true;
 }
 
 uint64_t pk_feed_full_sleeps(const struct pk_feed *f)

@@ -32,6 +32,8 @@ int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded
 /* The next record: 1 (*it valid until the next call), 0 at the end, < 0 an error of the
  * reader (after every record before it was given). */
 int pk_feed__next(struct pk_feed *f, const struct pk_feed_item **it);
+/* From now on decode samples only up to PERIOD (pk_record_decode_sample_prefix). */
+void pk_feed_sample_prefix(struct pk_feed *f);
 /* Stop (early or at the end), join the reader thread, free; *st = ordering statistics. */
 void pk_feed__stop(struct pk_feed *f, struct pk_ordered_stats *st);
 /* How the reader thread waited for the consumer: counted, so that a test can check the

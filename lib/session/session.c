@@ -17,6 +17,7 @@ struct pk_session {
 	bool own_machine;
 	bool reader_thread;
 	bool file_order;
+	bool sample_prefix;
 	bool done;
 	size_t max_bytes;
 	struct pk_ordered_stats ost;
@@ -38,6 +39,7 @@ PK_API struct pk_session *pk_session__new(struct pk_data_reader *r,
 	s->reader_thread = PK_OPTS_GET(opts, reader_thread, false);
 	s->max_bytes = PK_OPTS_GET(opts, max_queued_bytes, (size_t)0);
 	s->file_order = PK_OPTS_GET(opts, file_order, false);
+	s->sample_prefix = PK_OPTS_GET(opts, sample_prefix, false);
 	s->m = PK_OPTS_GET(opts, machine, NULL);
 	const struct pk_data_env *env = pk_data_reader__env(r);
 	if (PK_OPTS_GET(opts, no_machine, false)) {
@@ -211,6 +213,8 @@ PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops
 	int err = pk_feed__start(&f, s->r, threaded, s->max_bytes);
 	if (err)
 		return pk_err(err);
+	if (s->sample_prefix)
+		pk_feed_sample_prefix(f);
 	if (threaded && s->m)
 		preload(s);
 	const struct pk_feed_item *it;

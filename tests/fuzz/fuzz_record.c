@@ -11,13 +11,16 @@
  *   [6]    sample_regs_user (registers 0..7)
  *   [7]    sample_regs_intr (registers 0..7)
  * The stream is decoded record by record (each copied to a buffer of exactly
- * header.size bytes so that ASan catches any read past it), then the same bytes are
- * placed in a synthetic ring buffer and read through pk_ring.
+ * header.size bytes so that ASan catches any read past it), also by the fixed-fields-only
+ * decode of a session's sample_prefix (which must agree with the full decode wherever
+ * that succeeds), then the same bytes are placed in a synthetic ring buffer and read
+ * through pk_ring.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <perfkit/perfkit.h>
+#include "internal.h"
 
 static volatile uint64_t sink;
 
@@ -57,6 +60,34 @@ static void use_sample(const struct pk_sample_layout *l, const struct pk_sample 
 		touch(s->aux.data, s->aux.size);
 }
 
+/* pk_record_decode_sample_prefix: fresh and "again" decodes alike; the fixed fields as
+ * the full decode `full` gives them (when it succeeded) */
+static struct pk_record prev;
+static bool prev_ok; /* prev: a prefix decode of a sample of this input's layout */
+
+static void check_prefix(const struct pk_sample_layout *l, const struct perf_event_header *h,
+			 const struct pk_record *full, bool full_ok)
+{
+	struct pk_record p;
+	int err = pk_record_decode_sample_prefix(l, h, &p, false);
+	if (h->type == PERF_RECORD_SAMPLE && prev_ok) {
+		/* over the last prefix decode of a sample of this layout */
+		int e2 = pk_record_decode_sample_prefix(l, h, &prev, true);
+		if (e2 != err || (!err && memcmp(&prev, &p, sizeof(p))))
+			abort();
+	}
+	prev = p;
+	prev_ok = !err && h->type == PERF_RECORD_SAMPLE;
+	if (!full_ok || full->type != PERF_RECORD_SAMPLE)
+		return;
+	const struct pk_sample *a = &full->sample, *b = &p.sample;
+	if (err || a->ip != b->ip || a->pid != b->pid || a->tid != b->tid ||
+	    a->time != b->time || a->id != b->id || a->addr != b->addr ||
+	    a->stream_id != b->stream_id || a->cpu != b->cpu || a->period != b->period ||
+	    a->cpumode != b->cpumode || b->callchain.nr || b->stack_user.size)
+		abort();
+}
+
 static void use_record(const struct pk_sample_layout *l, const struct perf_event_header *h)
 {
 	struct pk_record r;
@@ -67,7 +98,9 @@ static void use_record(const struct pk_sample_layout *l, const struct perf_event
 	(void)pk_sample_layout__record_id(l, h, &id);
 	(void)pk_record__sample_id(l, h, &sid);
 	sink += pk_record_type__name(h->type) != NULL;
-	if (pk_record__decode(l, h, &r, &bad) != 0)
+	int derr = pk_record__decode(l, h, &r, &bad);
+	check_prefix(l, h, &r, derr == 0);
+	if (derr != 0)
 		return;
 	switch (r.type) {
 	case PERF_RECORD_SAMPLE:
@@ -188,6 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pk_sample_layout l;
 	if (pk_sample_layout__init(&l, &a) != 0)
 		return 0;
+	prev_ok = false; /* a layout of its own */
 
 	const uint8_t *p = data + 8;
 	size_t left = size - 8;

@@ -3,7 +3,9 @@
  * lib/annotate: disassembly of known x86-64 and AArch64 byte sequences (mnemonics,
  * direct branch targets, indirect ones left alone, undecodable bytes), and of a function
  * of this test binary read from its ELF file through pk_dso__read, where the call to its
- * callee must be named after it.
+ * callee must be named after it; and the counts of pk_annotate__load over a written file
+ * whose samples alternate between one function and more distinct unmapped addresses than
+ * the memo of resolved addresses has slots.
  */
 #include <elf.h>
 #include <errno.h>
@@ -206,6 +208,142 @@ static void test_own_elf(void **state)
 #endif
 }
 
+static void put_rec(struct pk_data_writer *w, const uint64_t *u)
+{
+	assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+}
+
+/* a user-mode sample (IP, TID, TIME) of process 100 */
+static void put_sample(struct pk_data_writer *w, uint64_t time, uint64_t ip)
+{
+	uint64_t u[4];
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+				       .size = sizeof(u) };
+	memcpy(&u[0], &h, 8);
+	u[1] = ip;
+	u[2] = (uint64_t)100 << 32 | 100;
+	u[3] = time;
+	put_rec(w, u);
+}
+
+struct sum {
+	uint64_t samples, period, first_samples;
+	size_t n;
+};
+
+static int sum_insn(void *ctx, const struct pk_annotate_insn *in)
+{
+	struct sum *s = ctx;
+	if (!s->n++)
+		s->first_samples = in->samples;
+	s->samples += in->samples;
+	s->period += in->period;
+	return 0;
+}
+
+#define NR_COLD 100000 /* more than the memo's slots: hot entries get evicted */
+
+static void test_load_counts(void **state)
+{
+	(void)state;
+	/* the mapping of this binary that holds pk_ann_caller, as the process has it */
+	uint64_t ip = (uint64_t)(uintptr_t)&pk_ann_caller;
+	FILE *mf = fopen("/proc/self/maps", "r");
+	assert_non_null(mf);
+	char line[4096], path[PATH_MAX] = "";
+	unsigned long long lo = 0, hi = 0, off = 0;
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), mf)) {
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &lo, &hi, &off, path) == 4 &&
+		    ip >= lo && ip < hi)
+			found = true;
+	}
+	fclose(mf);
+	if (!found || path[0] != '/')
+		PK_SKIP("no file mapping of this binary's code in /proc/self/maps");
+	char *dir = pk_test_mkdtemp("annotate");
+	char file[PATH_MAX];
+	snprintf(file, sizeof(file), "%s/a.data", dir);
+	struct pk_attr at;
+	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	struct pk_data_writer *w = pk_data_writer__open(file, NULL);
+	assert_non_null(w);
+	uint64_t id = 1;
+	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	/* MMAP of the code into process 100, with its sample_id trailer (TID, TIME) */
+	uint64_t u[8 + PATH_MAX / 8];
+	memset(u, 0, sizeof(u));
+	size_t flen = (strlen(path) + 1 + 7) / 8 * 8;
+	struct perf_event_header h = { .type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_USER,
+				       .size = (uint16_t)(8 + 32 + flen + 16) };
+	memcpy(&u[0], &h, 8);
+	u[1] = (uint64_t)100 << 32 | 100;
+	u[2] = lo;
+	u[3] = hi - lo;
+	u[4] = off;
+	memcpy(&u[5], path, strlen(path));
+	u[5 + flen / 8] = (uint64_t)100 << 32 | 100;
+	u[6 + flen / 8] = 1;
+	put_rec(w, u);
+	uint64_t t = 2;
+	for (uint64_t i = 0; i < NR_COLD; i++) {
+		put_sample(w, t++, ip);
+		/* no map there: samples without a symbol */
+		put_sample(w, t++, 0x100000000000ull + i * 16);
+		if (i == NR_COLD / 2) {
+			/* a record between samples: the machine may have changed */
+			uint64_t c[6] = { 0 };
+			struct perf_event_header ch = { .type = PERF_RECORD_COMM, .size = sizeof(c) };
+			memcpy(&c[0], &ch, 8);
+			c[1] = (uint64_t)100 << 32 | 100;
+			snprintf((char *)&c[2], 16, "%s", "annotated");
+			c[4] = (uint64_t)100 << 32 | 100;
+			c[5] = t++;
+			put_rec(w, c);
+		}
+		if (!(i % 1000))
+			assert_int_equal(pk_data_writer__finish_round(w), 0);
+	}
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
+	for (int threaded = 0; threaded < 2; threaded++) {
+		struct pk_data_reader *r = pk_data_reader__open(file, NULL);
+		assert_non_null(r);
+		PK_OPTS(pk_annotate_opts, o, .reader_thread = threaded);
+		struct pk_annotate *a = pk_annotate__load(r, &o);
+		assert_non_null(a);
+		struct pk_annotate_stats st = { .sz = sizeof(st) };
+		pk_annotate__stats(a, &st);
+		assert_int_equal(st.samples, 2 * NR_COLD);
+		assert_int_equal(st.period, 2 * NR_COLD * 1000);
+		assert_int_equal(st.unresolved, NR_COLD);
+		assert_int_equal(st.reader_error, 0);
+		assert_int_equal(pk_annotate__nr_unresolved(a), 1);
+		uint64_t n = 0;
+		assert_string_equal(pk_annotate__unresolved(a, 0, &n), "[unknown]");
+		assert_int_equal(n, NR_COLD);
+		assert_int_equal(pk_annotate__nr_symbols(a), 1);
+		struct pk_annotate_sym sym = { .sz = sizeof(sym) };
+		assert_int_equal(pk_annotate__symbol(a, 0, &sym), 0);
+		assert_string_equal(sym.name, "pk_ann_caller");
+		assert_int_equal(sym.samples, NR_COLD);
+		assert_int_equal(sym.period, NR_COLD * 1000);
+#ifdef __x86_64__
+		/* every sample on the function's first instruction */
+		struct sum s = { 0 };
+		assert_int_equal(pk_annotate__disasm(a, 0, sum_insn, &s), 0);
+		assert_true(s.n > 1);
+		assert_int_equal(s.samples, NR_COLD);
+		assert_int_equal(s.first_samples, NR_COLD);
+		assert_int_equal(s.period, NR_COLD * 1000);
+#endif
+		pk_annotate__free(a);
+		pk_data_reader__free(r);
+	}
+	pk_test_sh("rm -rf '%s'", dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_aarch64_bytes),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_own_elf),
+		cmocka_unit_test(test_load_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -610,6 +610,90 @@ static void test_sample_decode_again(void **state)
 	assert_memory_equal(&x, &y, sizeof(x));
 }
 
+/* pk_record_decode_sample_prefix (internal, a session's sample_prefix): the fixed fields
+ * as a full decode gives them, nothing past them, and "again" as a fresh decode */
+static void test_sample_decode_prefix(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		uint64_t st = rnd() & ((1ull << 25) - 1);
+		if ((st & PERF_SAMPLE_WEIGHT) && (st & PERF_SAMPLE_WEIGHT_STRUCT))
+			st &= ~(uint64_t)PERF_SAMPLE_WEIGHT;
+		uint64_t rf = rnd() & ALL_RF;
+		struct shape sh = default_shape;
+		sh.read_nr = rnd() % 4;
+		sh.regs_abi = (rnd() & 1) ? PERF_SAMPLE_REGS_ABI_64 : PERF_SAMPLE_REGS_ABI_NONE;
+		struct pk_sample_layout l;
+		struct perf_event_attr a = { .sample_type = st, .read_format = rf,
+					     .sample_regs_user = 0x7, .sample_regs_intr = 0x3 };
+		assert_int_equal(pk_sample_layout__init(&l, &a), 0);
+		const struct perf_event_header *ha = build_sample(&R2, st, rf, &sh,
+								  PERF_RECORD_MISC_USER);
+		const struct perf_event_header *hb = build_sample(&R, st, rf, &sh,
+								  PERF_RECORD_MISC_KERNEL);
+		struct pk_record full, x, y;
+		assert_int_equal(pk_record__decode(&l, ha, &full, NULL), 0);
+		memset(&x, 0xa5, sizeof(x));
+		assert_int_equal(pk_record_decode_sample_prefix(&l, ha, &x, false), 0);
+		assert_ptr_equal(x.hdr, ha);
+		assert_int_equal(x.size, full.size);
+		assert_int_equal(x.cpumode, full.cpumode);
+		const struct pk_sample *f = &full.sample, *p = &x.sample;
+		assert_int_equal(p->type, f->type);
+		assert_int_equal(p->misc, f->misc);
+		assert_int_equal(p->cpumode, f->cpumode);
+		assert_int_equal(p->exact_ip, f->exact_ip);
+		assert_int_equal(p->id, f->id);
+		assert_int_equal(p->ip, f->ip);
+		assert_int_equal(p->pid, f->pid);
+		assert_int_equal(p->tid, f->tid);
+		assert_int_equal(p->time, f->time);
+		assert_int_equal(p->addr, f->addr);
+		assert_int_equal(p->stream_id, f->stream_id);
+		assert_int_equal(p->cpu, f->cpu);
+		assert_int_equal(p->cpu_res, f->cpu_res);
+		assert_int_equal(p->period, f->period);
+		/* nothing after PERIOD */
+		assert_int_equal(p->callchain.nr, 0);
+		assert_null(p->callchain.ips);
+		assert_int_equal(p->read.size, 0);
+		assert_int_equal(p->raw.size, 0);
+		assert_int_equal(p->stack_user.size, 0);
+		/* again, over the decode of another sample of the layout: as a fresh one */
+		assert_int_equal(pk_record_decode_sample_prefix(&l, hb, &x, true), 0);
+		memset(&y, 0x5a, sizeof(y));
+		assert_int_equal(pk_record_decode_sample_prefix(&l, hb, &y, false), 0);
+		assert_memory_equal(&x, &y, sizeof(x));
+	}
+	/* a malformed tail is not looked at; a record shorter than the fixed fields fails */
+	struct pk_sample_layout l;
+	layout_for(&l, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN, 0, false);
+	rb_start(&R, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	p64(&R, 0x401000);
+	p32(&R, 7);
+	p32(&R, 8);
+	p64(&R, 1000); /* callchain.nr with no entries */
+	struct pk_record x;
+	assert_int_not_equal(pk_record__decode(&l, rb_end(&R), &x, NULL), 0);
+	assert_int_equal(pk_record_decode_sample_prefix(&l, rb_end(&R), &x, false), 0);
+	assert_int_equal(x.sample.ip, 0x401000);
+	assert_int_equal(x.sample.pid, 7);
+	assert_int_equal(x.sample.tid, 8);
+	assert_int_equal(x.sample.callchain.nr, 0);
+	rb_start(&R, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	p64(&R, 0x401000);
+	assert_int_equal(pk_record_decode_sample_prefix(&l, rb_end(&R), &x, false),
+			 -PK_ERR_FORMAT);
+	/* other records: a plain decode */
+	rb_start(&R, PERF_RECORD_EXIT, 0);
+	for (int k = 0; k < 3; k++)
+		p64(&R, (uint64_t)k);
+	struct pk_record y;
+	assert_int_equal(pk_record_decode_sample_prefix(&l, rb_end(&R), &x, false), 0);
+	assert_int_equal(pk_record__decode(&l, rb_end(&R), &y, NULL), 0);
+	assert_memory_equal(&x, &y, sizeof(x));
+}
+
 static void test_sample_read_formats(void **state)
 {
 	for (uint64_t rf = 0; rf <= ALL_RF; rf++) {
@@ -1346,6 +1430,7 @@ int main(void)
 		cmocka_unit_test(test_sample_all_bits),
 		cmocka_unit_test(test_sample_combinations),
 		cmocka_unit_test(test_sample_decode_again),
+		cmocka_unit_test(test_sample_decode_prefix),
 		cmocka_unit_test(test_sample_read_formats),
 		cmocka_unit_test(test_read_delta),
 		cmocka_unit_test(test_sample_callchain),

@@ -90,6 +90,7 @@ struct seen {
 	int stop_at;            /* a sample callback returns `stop_ret` at this sample (1-based) */
 	int stop_ret;
 	int samples;
+	bool prefix;            /* sessions opts.sample_prefix */
 };
 
 static void note(struct seen *x, const char *fmt, unsigned long long v, const char *str)
@@ -107,6 +108,9 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 	/* the thread's name as the machine knows it at this time */
 	note(x, "S%llu:%s ", (unsigned long long)r->sample.time,
 	     pk_machine__comm_of(pk_session__machine(x->s), r->sample.tid));
+	/* the writer's samples: time T (decimal) at ip 0x1T (hex), process 100 */
+	assert_int_equal(r->sample.ip, 0x1000 + r->sample.time / 10 * 16 + r->sample.time % 10);
+	assert_int_equal(r->sample.pid, 100);
 	if (++x->samples == x->stop_at)
 		return x->stop_ret;
 	return 0;
@@ -149,7 +153,7 @@ static int run(const char *path, bool threaded, bool with_lost, struct seen *x)
 {
 	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
 	assert_non_null(r);
-	PK_OPTS(pk_session_opts, so, .reader_thread = threaded);
+	PK_OPTS(pk_session_opts, so, .reader_thread = threaded, .sample_prefix = x->prefix);
 	x->s = pk_session__new(r, &so);
 	assert_non_null(x->s);
 	assert_ptr_equal(pk_session__reader(x->s), r);
@@ -190,6 +194,10 @@ static void test_session_order_and_routing(void **state)
 		struct seen x = { 0 };
 		assert_int_equal(run(path, threaded, true, &x), 0);
 		assert_string_equal(x.log, want);
+		/* samples decoded up to PERIOD only: the same records, in the same order */
+		struct seen p = { .prefix = true };
+		assert_int_equal(run(path, threaded, true, &p), 0);
+		assert_string_equal(p.log, want);
 	}
 	/* no lost callback: the LOST record goes to other */
 	struct seen y = { 0 };

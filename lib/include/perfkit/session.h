@@ -139,6 +139,13 @@ struct pk_session_opts {
 	/* No machine model: records are not given to one and pk_session__machine is NULL
 	 * (a client that never resolves addresses saves the work). */
 	bool no_machine;
+	/* Decode each sample's fixed fields only, IDENTIFIER..PERIOD (id, ip, pid/tid, time,
+	 * addr, stream_id, cpu, period; cpumode from the header): the later ones (read
+	 * values, call chain, raw data, branch stack, registers, stack, ...) stay zero and
+	 * are neither read nor checked, so a sample whose tail is malformed is still
+	 * delivered. For a client that needs no more (annotate counts where samples fell):
+	 * a DWARF sample's tail is kilobytes away. Ignored with file_order. */
+	bool sample_prefix;
 	size_t :0;
 };
 
