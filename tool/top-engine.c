@@ -209,6 +209,11 @@ static int on_round(void *ctx, struct pk_report *rep)
 	e->new_samples = 0;
 	e->last_ns = now;
 	e->next_ns = now + (uint64_t)(e->o->delay * 1e9);
+	/* the symbol tables of objects no process has mapped for ~4 s (they are read again
+	 * if they come back) and the kallsyms cache's pages: system-wide, new programs come
+	 * all the time (the other jobs' builds and tests) and each one's tables were kept
+	 * to the end */
+	pk_machine__trim(pk_report__machine(rep), e->o->delay >= 4 ? 0 : (unsigned)(4 / e->o->delay));
 	/* what the refresh freed (entries decayed to nothing, the previous snapshot, a
 	 * symbol load's scratch) back to the system: glibc keeps freed pages of its arenas
 	 * otherwise, and the peak of a long run would be the sum of its bursts */

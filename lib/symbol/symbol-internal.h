@@ -17,10 +17,17 @@
 /* ---- string arena: many small strings freed together ---- */
 struct pk_arena {
 	struct pk_arena_chunk *head;
+	size_t chunk;           /* the next chunk's size (0: the default, 32 KiB) */
 };
 char *pk_arena_strdup(struct pk_arena *a, const char *s);
 void *pk_arena_alloc(struct pk_arena *a, size_t len);   /* 8-byte aligned, zeroed */
 void pk_arena_release(struct pk_arena *a);
+/* Bytes the arena holds (its chunks). */
+size_t pk_arena_size(const struct pk_arena *a);
+/* Copy the strings *strs[0 .. nr) into one chunk of their exact size, point them there,
+ * and free everything else the arena held (what a load left: aliases dropped, scratch
+ * copies, alignment, the last chunk's tail). 0 or -ENOMEM (then nothing changed). */
+int pk_arena_pack(struct pk_arena *a, const char **strs[], size_t nr);
 
 /* ---- symbols ---- */
 struct pk_sym {
@@ -107,6 +114,9 @@ struct pk_dso {
 	struct pk_u64map scope_cus;
 	struct pk_scope_cu *scope_list;
 	struct pk_plt_view *plt_view; /* plt-perf.c: read at open, used at load */
+	/* trim.c: the last pk_machine__trim that found it mapped by a live thread, and how
+	 * many calls in a row have not */
+	uint32_t trim_seen, trim_idle;
 };
 
 /* ---- maps and threads ---- */
@@ -126,6 +136,7 @@ struct pk_mapset {
 	uint32_t pid;
 	struct pk_unwind_ctx *unwind; /* per-process libdwfl session */
 	struct pk_mapset *data; /* the process's data mappings (record -d), or NULL */
+	uint32_t trim_seen;     /* trim.c: the last pk_machine__trim that walked it */
 };
 
 struct pk_thread {
@@ -186,6 +197,7 @@ struct pk_machine {
 	bool no_data_syms;      /* opts.no_data_symbols: no STT_OBJECT tables */
 	bool close_files;       /* opts.close_files: end a DSO's libdwfl session once its
 				 * symbols are read (pk_dso_module opens it again) */
+	uint32_t trim_stamp;    /* pk_machine__trim's calls */
 };
 
 /* dso.c (objects), dso-load.c (pk_dso_ensure_loaded), syms.c (pk_syms_*) */
@@ -293,6 +305,9 @@ bool pk_ksym_view_find(const struct pk_ksym_view *kv, uint64_t addr, struct pk_s
 int pk_ksym_cache_decode(const void *data, size_t len, const uint8_t key[PK_KSYM_KEY_LEN],
 			 struct pk_arena *arena, struct pk_sym **out, size_t *nr_out,
 			 uint64_t *text_addr);
+
+/* trim.c: the names of a loaded DSO's tables packed into one block of their size */
+int pk_dso_pack_names(struct pk_dso *d);
 
 /* machine.c */
 struct pk_thread *pk_machine_thread(struct pk_machine *m, uint32_t pid, uint32_t tid,

@@ -465,6 +465,74 @@ static void test_close_files(void **state)
 	pk_machine__free(m);
 }
 
+/* pk_machine__trim: an object's symbol table is freed once no live thread has mapped it
+ * for more than `idle` calls, read again when an address of it is looked up; one whose
+ * code was read (its file open) keeps it; names are packed into one block at the load. */
+static void test_trim(void **state)
+{
+	(void)state;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_bias, &bias);
+	uint64_t addr = (uint64_t)(uintptr_t)test_trim - bias;
+	PK_OPTS(pk_machine_opts, o, .close_files = true, .buildid_dir = "");
+	struct pk_machine *m = pk_machine__new(&o);
+	assert_non_null(m);
+	assert_int_equal(pk_machine__trim(NULL, 0), 0);
+	assert_int_equal(pk_machine__comm(m, 100, 100, "prog", true), 0);
+	mmap_user(m, 100, 100, 0x400000, 0x100000, 0, exe);
+	struct pk_dso *d = pk_machine__dso(m, exe);
+	assert_non_null(d);
+	uint64_t fs = 0, fz = 0;
+	assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_trim");
+	uint64_t fs0 = fs, fz0 = fz;
+	assert_non_null(d->syms);
+	/* packed: the names' bytes, and a small block for the name looked up since (the
+	 * chunks' headers aside) */
+	size_t names = 0;
+	for (size_t i = 0; i < d->nr_syms; i++)
+		names += strlen(d->syms[i].name) + 1;
+	for (size_t i = 0; i < d->nr_dsyms; i++)
+		names += strlen(d->dsyms[i].name) + 1;
+	assert_true(pk_arena_size(&d->arena) <= names + 1024 + 128);
+	/* mapped by a live thread: kept however often it is asked */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pk_machine__trim(m, 1), 0);
+	assert_non_null(d->syms);
+	/* its last process exits: kept for `idle` calls, then freed */
+	assert_int_equal(pk_machine__exit(m, 100, 100), 0);
+	assert_int_equal(pk_machine__trim(m, 1), 0);
+	assert_non_null(d->syms);
+	assert_int_equal(pk_machine__trim(m, 1), 1);
+	assert_null(d->syms);
+	assert_null(d->arena.head);
+	assert_int_equal(pk_machine__trim(m, 1), 0); /* (nothing left to free) */
+	/* read again on demand: the same answer */
+	fs = fz = 0;
+	assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_trim");
+	assert_int_equal(fs, fs0);
+	assert_int_equal(fz, fz0);
+	assert_non_null(d->syms);
+	/* a process mapping it again keeps it */
+	assert_int_equal(pk_machine__comm(m, 200, 200, "prog", true), 0);
+	mmap_user(m, 200, 200, 0x400000, 0x100000, 0, exe);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pk_machine__trim(m, 0), 0);
+	assert_non_null(d->syms);
+	/* once its code was read (its file open for that), it is kept even unmapped */
+	uint8_t buf[16];
+	uint16_t mach = 0;
+	assert_int_equal(pk_dso__read(d, addr, buf, sizeof(buf), &mach), (long)sizeof(buf));
+	assert_int_equal(pk_machine__exit(m, 200, 200), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pk_machine__trim(m, 0), 0);
+	assert_non_null(d->syms);
+	pk_machine__free(m);
+}
+
 int main(void)
 {
 	pk_test_quiet_log();
@@ -478,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_maps_gen),
 		cmocka_unit_test(test_no_data_symbols),
 		cmocka_unit_test(test_close_files),
+		cmocka_unit_test(test_trim),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

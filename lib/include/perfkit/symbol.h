@@ -175,6 +175,19 @@ PK_API uint64_t pk_machine__maps_gen(struct pk_machine *m, uint32_t pid, uint32_
 /* The command name of a thread, or NULL if the tid is unknown. */
 PK_API const char *pk_machine__comm_of(struct pk_machine *m, uint32_t tid);
 
+/*
+ * Give back what a long-lived machine (a live profile of the system) no longer needs: the
+ * symbol tables of the objects that no live thread (one whose EXIT has not come) has
+ * mapped at the last idle + 1 calls in a row are freed, and read again, from the file
+ * then at the object's path, when an address of theirs is looked up; and the pages of the
+ * kallsyms cache that look-ups touched go back to the page cache. Objects whose source
+ * lines, inline frames or code were asked for keep their tables. Symbol names given out
+ * for a freed object (pk_dso__symbol, pk_machine__resolve) are invalid after the call:
+ * copy what outlives it. Call it between records, on the thread that feeds the machine.
+ * Returns the number of objects whose tables were freed.
+ */
+PK_API size_t pk_machine__trim(struct pk_machine *m, unsigned int idle);
+
 /* Result of an address lookup. Strings are owned by the machine. */
 struct pk_addr_loc {
 	struct pk_dso *dso;     /* NULL when no map covers the address */
