@@ -114,9 +114,10 @@ struct pk_dso {
 	struct pk_u64map scope_cus;
 	struct pk_scope_cu *scope_list;
 	struct pk_plt_view *plt_view; /* plt-perf.c: read at open, used at load */
-	/* trim.c: the last pk_machine__trim that found it mapped by a live thread, and how
-	 * many calls in a row have not */
+	/* trim.c: the last pk_machine__trim that found it mapped by a live thread, how
+	 * many calls in a row have not, and how often its tables were freed */
 	uint32_t trim_seen, trim_idle;
+	uint8_t trim_drops;
 };
 
 /* ---- maps and threads ---- */
@@ -142,6 +143,7 @@ struct pk_mapset {
 struct pk_thread {
 	uint32_t pid, tid;
 	bool dead;
+	uint32_t trim_dead;     /* trim.c: pk_machine__trim calls since it died */
 	char comm[32];
 	struct pk_mapset *maps;
 };
@@ -313,6 +315,8 @@ int pk_dso_pack_names(struct pk_dso *d);
 struct pk_thread *pk_machine_thread(struct pk_machine *m, uint32_t pid, uint32_t tid,
 				    bool create);
 const struct pk_mapent *pk_mapset_find(const struct pk_mapset *ms, uint64_t addr);
+/* A dead thread's maps replaced by an empty set (its share of them let go); -ENOMEM. */
+int pk_thread_drop_maps(struct pk_machine *m, struct pk_thread *t);
 
 /* debuginfo.c: libdwfl callbacks with our hostile-safe debuginfo finder */
 const Dwfl_Callbacks *pk_dwfl_callbacks(void);

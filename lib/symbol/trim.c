@@ -72,20 +72,37 @@ PK_API size_t pk_machine__trim(struct pk_machine *m, unsigned int idle)
 		stamp = ++m->trim_stamp; /* (0 is never a walk's) */
 	for (size_t i = 0; i < m->threads.cap; i++) {
 		struct pk_thread *t = m->threads.vals[i];
-		if (t && !t->dead)
+		if (!t)
+			continue;
+		if (!t->dead) {
 			pk_trim_mark(t->maps, stamp);
+			continue;
+		}
+		/* its maps, once no late sample can come for it any more (the thread itself
+		 * stays, with its command name): those of a process that exited were kept
+		 * to the end, a map set (and libdwfl session, -g dwarf) per process */
+		if (t->trim_dead < UINT32_MAX)
+			t->trim_dead++;
+		if (t->trim_dead > idle && t->maps && (t->maps->nr || t->maps->data))
+			pk_thread_drop_maps(m, t);
 	}
 	pk_trim_mark(m->kmaps, stamp);
 	size_t dropped = 0;
 	for (size_t i = 0; i < m->dso_hash_cap; i++) {
 		for (struct pk_dso *d = m->dso_hash[i]; d; d = d->hnext) {
-			if (d->trim_seen == stamp) {
+			/* (counted while loaded: a table read again starts over) */
+			if (d->trim_seen == stamp || !d->loaded) {
 				d->trim_idle = 0;
 				continue;
 			}
 			if (d->trim_idle < UINT32_MAX)
 				d->trim_idle++;
-			if (d->trim_idle > idle && pk_trim_may_drop(d)) {
+			/* an object that comes back (a program run again and again: the
+			 * assembler of a build) waits twice as long at each drop */
+			uint64_t wait = ((uint64_t)idle + 1) << PK_MIN(d->trim_drops, 16);
+			if (d->trim_idle >= wait && pk_trim_may_drop(d)) {
+				if (d->trim_drops < UINT8_MAX)
+					d->trim_drops++;
 				pk_trim_drop(d);
 				dropped++;
 			}

@@ -506,8 +506,12 @@ static void test_trim(void **state)
 	assert_int_equal(pk_machine__exit(m, 100, 100), 0);
 	assert_int_equal(pk_machine__trim(m, 1), 0);
 	assert_non_null(d->syms);
+	assert_string_equal(dso_at(m, 100, 100, 0x400000), exe); /* (late samples) */
 	assert_int_equal(pk_machine__trim(m, 1), 1);
 	assert_null(d->syms);
+	/* the dead thread's maps are let go with it, its name stays */
+	assert_string_equal(dso_at(m, 100, 100, 0x400000), "-");
+	assert_string_equal(pk_machine__comm_of(m, 100), "prog");
 	assert_null(d->arena.head);
 	assert_int_equal(pk_machine__trim(m, 1), 0); /* (nothing left to free) */
 	/* read again on demand: the same answer */
@@ -516,6 +520,12 @@ static void test_trim(void **state)
 	assert_int_equal(fs, fs0);
 	assert_int_equal(fz, fz0);
 	assert_non_null(d->syms);
+	/* freed once already: unmapped, it now waits twice as long (4 calls) */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pk_machine__trim(m, 1), 0);
+	assert_int_equal(pk_machine__trim(m, 1), 1);
+	assert_null(d->syms);
+	assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_trim");
 	/* a process mapping it again keeps it */
 	assert_int_equal(pk_machine__comm(m, 200, 200, "prog", true), 0);
 	mmap_user(m, 200, 200, 0x400000, 0x100000, 0, exe);
