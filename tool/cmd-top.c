@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include "builtin.h"
 #include "top.h"
@@ -226,7 +227,7 @@ void top_print_table(FILE *f, const struct top_opts *o, const char *event,
 		fprintf(f, "------------------------------------------------------------------------"
 			   "-------\n\n");
 	}
-	uint64_t total = 0;
+	uint64_t total = s->rest_period;
 	for (size_t i = 0; i < s->nr; i++)
 		if (top_row_visible(v, &s->rows[i]))
 			total += s->rows[i].period;
@@ -327,17 +328,32 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
+/* The rows of a table on a terminal: its height less the header's lines, as perf top
+ * --stdio prints them (25 lines when the terminal does not say) */
+static long tty_rows(void)
+{
+	struct winsize ws;
+	long lines = ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_row ? ws.ws_row : 25;
+	return lines > 6 ? lines - 5 : 1;
+}
+
 static int run_stdio(struct top_opts *o, struct top_engine *e)
 {
 	struct top_view v = { .hide_kernel = o->hide_kernel, .hide_user = o->hide_user,
 			      .zoom_tid = -1 };
 	bool tty = isatty(1), final = false;
+	long rows = o->rows ? o->rows : tty ? tty_rows() : 0;
+	/* the snapshots then hold only the rows printed */
+	top_engine__set_rows(e, rows);
 	while (!got_signal) {
 		struct top_snap *s = top_engine__take(e);
 		if (s) {
 			if (tty)
 				fputs("\033[H\033[2J", stdout); /* perf top --stdio clears too */
-			top_print_table(stdout, o, s->event, s, &v, o->rows, true);
+			top_print_table(stdout, o, s->event, s, &v, rows, true);
+			long now = tty && !o->rows ? tty_rows() : rows;
+			if (now != rows)
+				top_engine__set_rows(e, rows = now); /* resized */
 			fputc('\n', stdout);
 			fflush(stdout);
 			top_snap__free(s);

@@ -134,17 +134,32 @@ const struct pk_hist *top_main_hist(struct pk_report *rep)
 struct top_snap *top_snap__build(struct pk_report *rep, const struct pk_hist *h,
 				 size_t max_cc_rows, bool skip_own_frame)
 {
+	return top_snap__build_some(rep, h, max_cc_rows, skip_own_frame, NULL, 0);
+}
+
+struct top_snap *top_snap__build_some(struct pk_report *rep, const struct pk_hist *h,
+				      size_t max_cc_rows, bool skip_own_frame,
+				      const struct top_view *v, size_t max_rows)
+{
 	struct top_snap *s = calloc(1, sizeof(*s));
 	if (!s || !h)
 		return s;
 	snprintf(s->event, sizeof(s->event), "%s", h->name ? h->name : "?");
 	s->total_period = h->total_period;
 	s->has_cc = h->has_callchains;
-	s->rows = calloc(h->nr_entries + 1, sizeof(*s->rows));
+	size_t cap = max_rows && max_rows < h->nr_entries ? max_rows : h->nr_entries;
+	s->rows = calloc(cap + 1, sizeof(*s->rows));
 	for (size_t i = 0; s->rows && i < h->nr_entries; i++) {
 		const struct pk_hist_entry *he = h->entries[i];
 		if (!he->total_period)
 			break; /* sorted: the rest are zero too */
+		if (v && ((v->hide_kernel && he->kernel) || (v->hide_user && !he->kernel)))
+			continue; /* never shown: only the shares of the rows shown count */
+		if (s->nr == cap) {
+			/* past the rows shown: only their weight, for the shares */
+			s->rest_period += he->total_period;
+			continue;
+		}
 		struct top_row *r = &s->rows[s->nr++];
 		r->comm = xstrdup(he->thread_comm ? he->thread_comm : he->comm);
 		r->dso = xstrdup(he->dso);

@@ -44,6 +44,7 @@ struct top_engine {
 	pthread_mutex_t mu;
 	struct top_snap *ready;
 	atomic_bool stop, kick, zero, done, round_wanted, drained_once;
+	atomic_long rows;               /* top_engine__set_rows */
 	char *ann_dso, *ann_sym;        /* asked by the screen (mu) */
 	bool ann_changed;
 	struct ann_state ann;           /* the aggregation thread's */
@@ -160,7 +161,11 @@ static struct top_snap *snapshot(struct top_engine *e, uint64_t now)
 	struct top_snap *s;
 	if (pk_report__finish(rep))
 		return NULL;
-	s = top_snap__build(rep, top_main_hist(rep), MAX_CC_ROWS, true);
+	long rows = atomic_load(&e->rows);
+	struct top_view v = { .hide_kernel = e->o->hide_kernel, .hide_user = e->o->hide_user,
+			      .zoom_tid = -1 };
+	s = top_snap__build_some(rep, top_main_hist(rep), MAX_CC_ROWS, true, rows ? &v : NULL,
+				 rows > 0 ? (size_t)rows : 0);
 	if (!s)
 		return NULL;
 	s->new_samples = e->new_samples;
@@ -204,6 +209,11 @@ static int on_round(void *ctx, struct pk_report *rep)
 	e->new_samples = 0;
 	e->last_ns = now;
 	e->next_ns = now + (uint64_t)(e->o->delay * 1e9);
+	/* the symbol tables of objects no process has mapped for ~4 s (they are read again
+	 * if they come back) and the kallsyms cache's pages: system-wide, new programs come
+	 * all the time (the other jobs' builds and tests) and each one's tables were kept
+	 * to the end */
+	pk_machine__trim(pk_report__machine(rep), e->o->delay >= 4 ? 0 : (unsigned)(4 / e->o->delay));
 	/* what the refresh freed (entries decayed to nothing, the previous snapshot, a
 	 * symbol load's scratch) back to the system: glibc keeps freed pages of its arenas
 	 * otherwise, and the peak of a long run would be the sum of its bursts */
@@ -424,6 +434,11 @@ void top_engine__annotate(struct top_engine *e, const char *dso_long, const char
 	e->ann_sym = xstrdup(sym);
 	e->ann_changed = true;
 	pthread_mutex_unlock(&e->mu);
+}
+
+void top_engine__set_rows(struct top_engine *e, long rows)
+{
+	atomic_store(&e->rows, rows);
 }
 
 void top_engine__set_zero(struct top_engine *e, bool zero)

@@ -40,6 +40,7 @@ struct top_snap {
 	struct top_row *rows;   /* sorted, hottest first, zero rows left out */
 	size_t nr;
 	uint64_t total_period;  /* of the event (decayed) */
+	uint64_t rest_period;   /* of the visible entries left out (top_snap__build_some) */
 	uint64_t new_samples;   /* samples since the previous refresh */
 	double secs;            /* length of that interval */
 	uint64_t lost, lost_samples, throttle, samples_all;
@@ -92,6 +93,8 @@ struct top_snap *top_engine__take(struct top_engine *e);
 void top_engine__kick(struct top_engine *e);
 /* Ask for the annotate view of a symbol (NULL: none); comes with the next snapshots. */
 void top_engine__annotate(struct top_engine *e, const char *dso_long, const char *sym);
+/* Snapshots of only the first rows (0: all) that -K/-U show. */
+void top_engine__set_rows(struct top_engine *e, long rows);
 /* Decay (7/8) or zero at each refresh. */
 void top_engine__set_zero(struct top_engine *e, bool zero);
 /* Whether the targets are gone (the command exited, -p processes ended). */
@@ -113,6 +116,13 @@ const struct pk_hist *top_main_hist(struct pk_report *rep);
  * own frame. Only the rows, event, totals and has_cc are filled. NULL on ENOMEM. */
 struct top_snap *top_snap__build(struct pk_report *rep, const struct pk_hist *h,
 				 size_t max_cc_rows, bool skip_own_frame);
+/* The same, of the rows a view v (-K/-U only; NULL: all) shows, and of those only the
+ * first max_rows (0: all) copied: the weight of the others is rest_period (what a table
+ * of max_rows rows needs: system-wide, the entries are tens of thousands). */
+struct top_view;
+struct top_snap *top_snap__build_some(struct pk_report *rep, const struct pk_hist *h,
+				      size_t max_cc_rows, bool skip_own_frame,
+				      const struct top_view *v, size_t max_rows);
 /* The call graph of entry he into row r (after pk_report__finish); 0 or -ENOMEM. */
 int top_row__fill_cc(struct pk_report *rep, const struct pk_hist_entry *he, struct top_row *r,
 		     bool skip_own_frame);

@@ -477,6 +477,10 @@ int pk_dso_load_elf(struct pk_dso *d)
 	pk_dso_demangle_aliases(d, dv.v, dv.nr);
 	d->nr_dsyms = pk_syms_finish(dv.v, dv.nr, false);
 	d->dsyms = pk_syms_shrink(dv.v, d->nr_dsyms);
+	/* a long-lived machine keeps the tables of many objects: their names without the
+	 * load's slack (without memory for the copy they stay where they are) */
+	if (d->machine->close_files)
+		pk_dso_pack_names(d);
 	if (d->machine->close_files && d->dwfl) {
 		dwfl_end(d->dwfl);
 		d->dwfl = NULL;

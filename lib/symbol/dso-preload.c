@@ -142,6 +142,9 @@ bool pk_preload_take(struct pk_dso *d, int *err)
 			pthread_cond_wait(&p->done, &p->mu);
 		*err = d->pre_err;
 		taken = true;
+		/* consumed: an object whose tables pk_machine__trim frees later is read
+		 * again, not handed this old result */
+		d->pstate = PK_PRE_NONE;
 	}
 	pthread_mutex_unlock(&p->mu);
 	return taken;

@@ -158,6 +158,16 @@ static void pk_thread_free(struct pk_thread *t)
 	free(t);
 }
 
+int pk_thread_drop_maps(struct pk_machine *m, struct pk_thread *t)
+{
+	struct pk_mapset *ms = pk_mapset_new(m, t->maps ? t->maps->pid : t->pid);
+	if (!ms)
+		return -ENOMEM;
+	pk_mapset_put(t->maps);
+	t->maps = ms;
+	return 0;
+}
+
 static struct pk_thread *pk_thread_new(struct pk_machine *m, uint32_t pid, uint32_t tid)
 {
 	struct pk_thread *t = calloc(1, sizeof(*t));
@@ -327,6 +337,7 @@ PK_API int pk_machine__comm(struct pk_machine *m, uint32_t pid, uint32_t tid, co
 		pk_mapset_put(t->maps);
 		t->maps = ms;
 		t->dead = false;
+		t->trim_dead = 0;
 	}
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	return 0;

@@ -17,10 +17,17 @@
 /* ---- string arena: many small strings freed together ---- */
 struct pk_arena {
 	struct pk_arena_chunk *head;
+	size_t chunk;           /* the next chunk's size (0: the default, 32 KiB) */
 };
 char *pk_arena_strdup(struct pk_arena *a, const char *s);
 void *pk_arena_alloc(struct pk_arena *a, size_t len);   /* 8-byte aligned, zeroed */
 void pk_arena_release(struct pk_arena *a);
+/* Bytes the arena holds (its chunks). */
+size_t pk_arena_size(const struct pk_arena *a);
+/* Copy the strings *strs[0 .. nr) into one chunk of their exact size, point them there,
+ * and free everything else the arena held (what a load left: aliases dropped, scratch
+ * copies, alignment, the last chunk's tail). 0 or -ENOMEM (then nothing changed). */
+int pk_arena_pack(struct pk_arena *a, const char **strs[], size_t nr);
 
 /* ---- symbols ---- */
 struct pk_sym {
@@ -113,6 +120,10 @@ struct pk_dso {
 	 * result */
 	int pstate;
 	int pre_err;
+	/* trim.c: the last pk_machine__trim that found it mapped by a live thread, how
+	 * many calls in a row have not, and how often its tables were freed */
+	uint32_t trim_seen, trim_idle;
+	uint8_t trim_drops;
 };
 
 /* ---- maps and threads ---- */
@@ -132,11 +143,13 @@ struct pk_mapset {
 	uint32_t pid;
 	struct pk_unwind_ctx *unwind; /* per-process libdwfl session */
 	struct pk_mapset *data; /* the process's data mappings (record -d), or NULL */
+	uint32_t trim_seen;     /* trim.c: the last pk_machine__trim that walked it */
 };
 
 struct pk_thread {
 	uint32_t pid, tid;
 	bool dead;
+	uint32_t trim_dead;     /* trim.c: pk_machine__trim calls since it died */
 	char comm[32];
 	struct pk_mapset *maps;
 };
@@ -194,6 +207,7 @@ struct pk_machine {
 				 * symbols are read (pk_dso_module opens it again) */
 	bool preload;           /* opts.preload (and no find_debuginfo) */
 	struct pk_preload *pre; /* dso-preload.c: the loader thread, once started */
+	uint32_t trim_stamp;    /* pk_machine__trim's calls */
 };
 
 /* dso.c (objects), dso-load.c (pk_dso_ensure_loaded), syms.c (pk_syms_*) */
@@ -302,10 +316,15 @@ int pk_ksym_cache_decode(const void *data, size_t len, const uint8_t key[PK_KSYM
 			 struct pk_arena *arena, struct pk_sym **out, size_t *nr_out,
 			 uint64_t *text_addr);
 
+/* trim.c: the names of a loaded DSO's tables packed into one block of their size */
+int pk_dso_pack_names(struct pk_dso *d);
+
 /* machine.c */
 struct pk_thread *pk_machine_thread(struct pk_machine *m, uint32_t pid, uint32_t tid,
 				    bool create);
 const struct pk_mapent *pk_mapset_find(const struct pk_mapset *ms, uint64_t addr);
+/* A dead thread's maps replaced by an empty set (its share of them let go); -ENOMEM. */
+int pk_thread_drop_maps(struct pk_machine *m, struct pk_thread *t);
 
 /* debuginfo.c: libdwfl callbacks with our hostile-safe debuginfo finder */
 const Dwfl_Callbacks *pk_dwfl_callbacks(void);

@@ -486,6 +486,10 @@ static struct pk_dso *preload_map(struct pk_machine *m, const char *exe, bool wi
  * use, or taken back while still queued: the same symbols each way; objects without a
  * recorded build-id are not queued; a machine freed with work queued stops cleanly. */
 static void test_preload(void **state)
+/* pk_machine__trim: an object's symbol table is freed once no live thread has mapped it
+ * for more than `idle` calls, read again when an address of it is looked up; one whose
+ * code was read (its file open) keeps it; names are packed into one block at the load. */
+static void test_trim(void **state)
 {
 	(void)state;
 	char exe[PATH_MAX];
@@ -528,6 +532,70 @@ static void test_preload(void **state)
 		assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_preload");
 		pk_machine__free(m);
 	}
+	uint64_t addr = (uint64_t)(uintptr_t)test_trim - bias;
+	PK_OPTS(pk_machine_opts, o, .close_files = true, .buildid_dir = "");
+	struct pk_machine *m = pk_machine__new(&o);
+	assert_non_null(m);
+	assert_int_equal(pk_machine__trim(NULL, 0), 0);
+	assert_int_equal(pk_machine__comm(m, 100, 100, "prog", true), 0);
+	mmap_user(m, 100, 100, 0x400000, 0x100000, 0, exe);
+	struct pk_dso *d = pk_machine__dso(m, exe);
+	assert_non_null(d);
+	uint64_t fs = 0, fz = 0;
+	assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_trim");
+	uint64_t fs0 = fs, fz0 = fz;
+	assert_non_null(d->syms);
+	/* packed: the names' bytes, and a small block for the name looked up since (the
+	 * chunks' headers aside) */
+	size_t names = 0;
+	for (size_t i = 0; i < d->nr_syms; i++)
+		names += strlen(d->syms[i].name) + 1;
+	for (size_t i = 0; i < d->nr_dsyms; i++)
+		names += strlen(d->dsyms[i].name) + 1;
+	assert_true(pk_arena_size(&d->arena) <= names + 1024 + 128);
+	/* mapped by a live thread: kept however often it is asked */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pk_machine__trim(m, 1), 0);
+	assert_non_null(d->syms);
+	/* its last process exits: kept for `idle` calls, then freed */
+	assert_int_equal(pk_machine__exit(m, 100, 100), 0);
+	assert_int_equal(pk_machine__trim(m, 1), 0);
+	assert_non_null(d->syms);
+	assert_string_equal(dso_at(m, 100, 100, 0x400000), exe); /* (late samples) */
+	assert_int_equal(pk_machine__trim(m, 1), 1);
+	assert_null(d->syms);
+	/* the dead thread's maps are let go with it, its name stays */
+	assert_string_equal(dso_at(m, 100, 100, 0x400000), "-");
+	assert_string_equal(pk_machine__comm_of(m, 100), "prog");
+	assert_null(d->arena.head);
+	assert_int_equal(pk_machine__trim(m, 1), 0); /* (nothing left to free) */
+	/* read again on demand: the same answer */
+	fs = fz = 0;
+	assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_trim");
+	assert_int_equal(fs, fs0);
+	assert_int_equal(fz, fz0);
+	assert_non_null(d->syms);
+	/* freed once already: unmapped, it now waits twice as long (4 calls) */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pk_machine__trim(m, 1), 0);
+	assert_int_equal(pk_machine__trim(m, 1), 1);
+	assert_null(d->syms);
+	assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_trim");
+	/* a process mapping it again keeps it */
+	assert_int_equal(pk_machine__comm(m, 200, 200, "prog", true), 0);
+	mmap_user(m, 200, 200, 0x400000, 0x100000, 0, exe);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pk_machine__trim(m, 0), 0);
+	assert_non_null(d->syms);
+	/* once its code was read (its file open for that), it is kept even unmapped */
+	uint8_t buf[16];
+	uint16_t mach = 0;
+	assert_int_equal(pk_dso__read(d, addr, buf, sizeof(buf), &mach), (long)sizeof(buf));
+	assert_int_equal(pk_machine__exit(m, 200, 200), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pk_machine__trim(m, 0), 0);
+	assert_non_null(d->syms);
+	pk_machine__free(m);
 }
 
 int main(void)
@@ -544,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_no_data_symbols),
 		cmocka_unit_test(test_close_files),
 		cmocka_unit_test(test_preload),
+		cmocka_unit_test(test_trim),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

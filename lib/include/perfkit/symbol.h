@@ -143,7 +143,7 @@ PK_API int pk_machine__comm(struct pk_machine *m, uint32_t pid, uint32_t tid,
 PK_API int pk_machine__fork(struct pk_machine *m, uint32_t pid, uint32_t ppid,
 			    uint32_t tid, uint32_t ptid);
 /* EXIT: the thread is retired (its maps stay readable for late samples until the tid is
- * reused by a later FORK/COMM). */
+ * reused by a later FORK/COMM, or pk_machine__trim lets them go). */
 PK_API int pk_machine__exit(struct pk_machine *m, uint32_t pid, uint32_t tid);
 
 struct pk_mmap_event {
@@ -184,6 +184,23 @@ PK_API uint64_t pk_machine__maps_gen(struct pk_machine *m, uint32_t pid, uint32_
 
 /* The command name of a thread, or NULL if the tid is unknown. */
 PK_API const char *pk_machine__comm_of(struct pk_machine *m, uint32_t tid);
+
+/*
+ * Give back what a long-lived machine (a live profile of the system) no longer needs:
+ * - the symbol tables of the objects that no live thread (one whose EXIT has not come)
+ *   has mapped at the last idle + 1 calls in a row (twice as many calls for an object
+ *   each time its tables were freed before: programs run again and again) are freed, and
+ *   read again, from the file then at the object's path, when an address of theirs is
+ *   looked up; objects whose source lines, inline frames or code were asked for keep
+ *   theirs;
+ * - the maps of threads that exited idle + 1 calls ago (their addresses then resolve to
+ *   no map; the threads keep their command names);
+ * - the pages of the kallsyms cache that look-ups touched (back to the page cache).
+ * Symbol names given out for a freed object (pk_dso__symbol, pk_machine__resolve) are
+ * invalid after the call: copy what outlives it. Call it between records, on the thread
+ * that feeds the machine. Returns the number of objects whose tables were freed.
+ */
+PK_API size_t pk_machine__trim(struct pk_machine *m, unsigned int idle);
 
 /* Result of an address lookup. Strings are owned by the machine. */
 struct pk_addr_loc {
