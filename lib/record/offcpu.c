@@ -22,10 +22,11 @@
  * wake-ups, and LOST/EXIT/FORK, which are written too) into a spool; the switch-out
  * records (their samples say the same) are dropped there. The decoding and pairing of the
  * spool waits until it is nearly full at the end of a pass (or full during one), a batch
- * is asked for (a rotation), or the end:
- * on a context-switch-heavy target the recorder then costs the target's CPUs a copy per
- * switch, not a decode, a sort and a synthesis (bench/offcpu-overhead.sh). Memory: the
- * spool, at most `cap` bytes.
+ * is asked for (a rotation), or the end: on a context-switch-heavy target the recorder
+ * then costs the target's CPUs a copy per switch, not a decode, a sort and a synthesis
+ * (bench/offcpu-overhead.sh). The ends of the passes are marked in the spool, so that its
+ * replay pairs up to the same horizon as the passes would have. Memory: the spool, at
+ * most `cap` bytes, and the switches of about one pass decoded.
  *
  * The rings of the CPUs are drained one after the other, so a thread that left CPU 0 and
  * came back on CPU 1 may show its switch-in before its switch-out, or a later switch-in
@@ -116,9 +117,11 @@ struct pk_rec_offcpu {
 	int wk_flags_off;            /* of common_flags, or -1 */
 	uint64_t wk_out_id, woken;
 	/* deferred decoding (pk_rec_offcpu__set_spool): whole records, 8-aligned; a bare
-	 * header of type 0 marks the start of a ring's bytes */
+	 * header of type 0 marks the start of a ring's bytes (misc 0) or the end of a drain
+	 * pass (SPOOL_PASS_END) */
 	uint8_t *spool;
 	size_t slen, scap, spool_cap;
+	uint64_t spool_pass_max;     /* replaying: the newest time at the last pass's end */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -531,6 +534,7 @@ bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_hea
 }
 
 static void spool_replay(struct pk_rec_offcpu *oc);
+#define SPOOL_PASS_END 1
 
 /* Room for `size` more bytes in the spool, which never grows past its cap. */
 static bool spool_room(struct pk_rec_offcpu *oc, size_t size)
@@ -551,9 +555,9 @@ static bool spool_room(struct pk_rec_offcpu *oc, size_t size)
 }
 
 /* The start of a ring's bytes in the spool; false: no room (decode now instead). */
-static bool spool_mark(struct pk_rec_offcpu *oc)
+static bool spool_mark(struct pk_rec_offcpu *oc, uint16_t misc)
 {
-	struct perf_event_header h = { 0, 0, sizeof(h) };
+	struct perf_event_header h = { 0, misc, sizeof(h) };
 	if (!spool_room(oc, sizeof(h))) {
 		spool_replay(oc);
 		if (!spool_room(oc, sizeof(h)))
@@ -607,10 +611,16 @@ static void spool_replay(struct pk_rec_offcpu *oc)
 	size_t off = 0;
 	while (off + sizeof(struct perf_event_header) <= oc->slen) {
 		const struct perf_event_header *h = (const void *)(oc->spool + off);
-		if (h->type == 0)
+		if (h->type == 0 && h->misc == SPOOL_PASS_END) {
+			/* what flush would have done at that pass's end: pair up to the
+			 * previous pass's newest time */
+			oc->horizon = oc->spool_pass_max;
+			oc->spool_pass_max = oc->max_time;
+		} else if (h->type == 0) {
 			oc->last_time = 0;
-		else
+		} else {
 			(void)pk_rec_offcpu__record(oc, h);
+		}
 		off += h->size;
 	}
 	oc->slen = 0;
@@ -638,7 +648,7 @@ int pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c,
 	int err = 0;
 
 	bool spool = oc->spool_cap > 0;
-	if (!spool || !spool_mark(oc))
+	if (!spool || !spool_mark(oc, 0))
 		oc->last_time = 0; /* a loss at the start of this ring is older than all of it */
 
 	while (off + sizeof(struct perf_event_header) <= total) {
@@ -745,7 +755,8 @@ void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, int mode)
 		/* deferred: decoded when the spool is nearly full, a batch is due, or at
 		 * the end (a later pass still brings nothing older than the previous
 		 * flush's newest time, so the horizon holds across the passes spooled) */
-		if (mode == PK_OFFCPU_PASS && oc->slen < oc->spool_cap - oc->spool_cap / 8)
+		if (mode == PK_OFFCPU_PASS && oc->slen < oc->spool_cap - oc->spool_cap / 8 &&
+		    spool_mark(oc, SPOOL_PASS_END))
 			return;
 		spool_replay(oc);
 	}
@@ -782,7 +793,7 @@ void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, int mode)
 	}
 	oc->nq = keep;
 	oc->alen = alen;
-	oc->horizon = oc->max_time;
+	oc->horizon = oc->spool_pass_max = oc->max_time;
 }
 
 uint64_t pk_rec_offcpu__wakers(const struct pk_rec_offcpu *oc)

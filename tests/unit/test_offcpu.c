@@ -443,6 +443,37 @@ static void test_spool(void **state)
 	pk_rec_offcpu__free(oc);
 }
 
+/* the ends of the passes are marked in the spool: its replay pairs up to the horizon
+ * the passes would have reached (test_passes, deferred) */
+static void test_spool_horizon(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct pk_rec_offcpu *oc = make(0, &oa);
+	struct ring r = { .n = 0 };
+	struct got g[8];
+
+	pk_rec_offcpu__set_spool(oc, 1 << 20);
+	out(&r, 8, 100, SW_ID);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_PASS);
+	sw(&r, 8, 400, false);
+	out(&r, 8, 450, SW_ID);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_PASS);
+	sw(&r, 8, 470, false);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_PASS);
+	assert_int_equal(output(oc, &oa, g, 8), 0);  /* all spooled */
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_BATCH);   /* up to 450, as the third pass */
+	assert_int_equal(output(oc, &oa, g, 8), 1);
+	assert_int_equal(g[0].period, 300);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_ALL);
+	assert_int_equal(output(oc, &oa, g, 8), 1);
+	assert_int_equal(g[0].period, 20);
+	pk_rec_offcpu__free(oc);
+}
+
 /* a spool that fills: replayed in order, the losses still cut intervals */
 static void test_spool_full(void **state)
 {
@@ -513,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_thresh_lost_exit),
 		cmocka_unit_test(test_open_and_wakers),
 		cmocka_unit_test(test_spool),
+		cmocka_unit_test(test_spool_horizon),
 		cmocka_unit_test(test_spool_full),
 		cmocka_unit_test(test_garbage),
 	};
