@@ -234,16 +234,20 @@ struct throttle {
 	pid_t pid;              /* the command's, or 0: none */
 	const struct trace_pump *pump;
 	size_t high, low;       /* bytes queued in it: stop above, continue below */
+	size_t ring;            /* bytes of one ring */
+	uint64_t drained;       /* ring bytes drained so far */
+	bool busy;              /* the last pass found bytes: the next follows at once */
 	bool stopped;
 	unsigned long stops;
 };
 
 static void throttle_init(struct throttle *t, pid_t pid, const struct trace_pump *pump,
-			  size_t ring_bytes)
+			  size_t ring, size_t ring_bytes)
 {
 	size_t cap = trace_pump_cap(pump);
 	t->pid = pump ? pid : 0;
 	t->pump = pump;
+	t->ring = ring;
 	/* a pass writes at most what the rings hold: room for it above the high mark */
 	t->high = cap > 2 * ring_bytes ? cap - 2 * ring_bytes : cap / 4;
 	if (t->high > cap / 2)
@@ -251,18 +255,27 @@ static void throttle_init(struct throttle *t, pid_t pid, const struct trace_pump
 	t->low = t->high / 4;
 }
 
-/* After a drain pass: stop or continue the command. */
-static void throttle_check(struct throttle *t)
+/* After a drain pass (n: what pk_recorder__drain returned): stop or continue the command.
+ * The recorder itself can be the slower one (a sanitizer build, a slow CPU): a pass that
+ * follows a pass at once and still finds a quarter of a ring means the rings fill faster
+ * than they are drained, and the command is held back until the passes find little. */
+static void throttle_check(struct throttle *t, const struct pk_recorder *r, int n)
 {
 	if (t->pid <= 0)
 		return;
+	PK_OPTS(pk_recorder_stats, st);
+	pk_recorder__stats(r, &st);
+	uint64_t pass = st.bytes - t->drained;
+	bool behind = t->busy && pass > t->ring / 4;
+	t->drained = st.bytes;
+	t->busy = n == 1;
 	size_t queued = trace_pump_queued(t->pump);
-	if (!t->stopped && queued > t->high) {
+	if (!t->stopped && (queued > t->high || behind)) {
 		if (kill(t->pid, SIGSTOP) == 0) {
 			t->stopped = true;
 			t->stops++;
 		}
-	} else if (t->stopped && queued <= t->low) {
+	} else if (t->stopped && queued <= t->low && pass <= t->ring / 16) {
 		t->stopped = kill(t->pid, SIGCONT) != 0;
 	}
 }
@@ -455,6 +468,7 @@ static int run_live(struct trace_opts *o)
 	struct throttle thr = { 0 };
 	if (w && o->argv) /* not with -a and a command: other processes fill the rings too */
 		throttle_init(&thr, o->system_wide ? 0 : pk_workload__pid(w), pump,
+			      ro.mmap_pages * (size_t)sysconf(_SC_PAGESIZE),
 			      (size_t)sysconf(_SC_NPROCESSORS_ONLN) * ro.mmap_pages *
 			      (size_t)sysconf(_SC_PAGESIZE));
 	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
@@ -475,7 +489,7 @@ static int run_live(struct trace_opts *o)
 		done = tool_run_over(n, got_signal, &got_chld, w, &wstatus, &child_done);
 		if (child_done) /* reaped: its pid is no longer ours to signal */
 			thr.pid = 0;
-		throttle_check(&thr);
+		throttle_check(&thr, r, n);
 	}
 	throttle_end(&thr); /* never leave it stopped, whatever ends it */
 	if (o->verbose && thr.stops)
