@@ -10,7 +10,9 @@
 # Measured 2026-11-26 (2-vCPU VM shared with other jobs), single runs: alone 0.59 s;
 # perfkit trace -s 1.4-3.0 s (2.4-5x) but 108k-330k of the 2M events lost (the session
 # reading the pipe is the bottleneck at ~1.5M events/s); perf trace -s 66 s (112x, 69
-# events lost); strace -c -f 12.3 s (21x, exact).
+# events lost); strace -c -f 12.3 s (21x, exact). Later (the pump, the hold-back of the
+# command and the real-time recorder; load 15-19), medians of 3 rounds: alone 0.25 s,
+# perfkit 3.02 s (12.1x, exact), perf trace 101.8 s (407x), strace 16.9 s (67.7x).
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-5}

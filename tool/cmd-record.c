@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,6 +391,13 @@ static int run(struct rec_opts *o)
 
 	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
 	child_done = status != 0;
+	if (o->ro.off_cpu) {
+		/* every context switch of the targets makes work for this thread: it runs
+		 * batch, never preempting a target that shares its CPU on a wake-up (the
+		 * workload was forked before, and keeps its policy) */
+		struct sched_param sp = { 0 };
+		(void)sched_setscheduler(0, SCHED_BATCH, &sp);
+	}
 	rec_extra_started(o); /* -D counts from the command's start, as perf */
 
 	/* Wake at least every DRAIN_INTERVAL_MS even without a ring wake-up, so that what the

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "builtin.h"
 #include "workload.h"
@@ -176,7 +177,7 @@ static void *consumer_main(void *arg)
  * of the pipe would otherwise feed the trace that they read), and the -e list when it is
  * short (the calls not shown then cost no sample at all). NULL: none needed.
  */
-static char *kernel_filter(const struct trace_opts *o, pid_t consumer)
+static char *kernel_filter(const struct trace_opts *o, pid_t consumer, pid_t pump)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -187,6 +188,8 @@ static char *kernel_filter(const struct trace_opts *o, pid_t consumer)
 		return NULL;
 	if (o->system_wide) {
 		fprintf(f, "common_pid != %d && common_pid != %d", (int)getpid(), (int)consumer);
+		if (pump)
+			fprintf(f, " && common_pid != %d", (int)pump);
 		sep = " && ";
 	}
 	if (o->filter) {
@@ -210,6 +213,106 @@ static char *kernel_filter(const struct trace_opts *o, pid_t consumer)
 		return NULL;
 	}
 	return buf;
+}
+
+/*
+ * Back-pressure on a launched command. The kernel never waits for a reader: what the rings
+ * cannot hold is dropped. A syscall-bound command makes events faster than the session
+ * decodes them when the reader does not have a CPU of its own (a shared or loaded
+ * machine), and no bounded buffer absorbs an arbitrarily long backlog. So the command
+ * (ours: launched by us) is stopped (SIGSTOP) while the pump's buffer between the
+ * recorder and the reader (trace-pump.c, PUMP_BYTES) is more than half full, and
+ * continued (SIGCONT) once it is down to an eighth: the rings, drained after every pass
+ * into the half still free, never fill, and the counts are exact with a bounded buffer. Its cost is the command's time while stopped, which only
+ * a reader slower than the command makes. A call blocked when the stop comes is
+ * interrupted and restarted by the kernel, as under strace. -p/-t/-a targets are not
+ * ours to stop: they can still lose events (a warning says how many).
+ */
+#define PUMP_BYTES ((size_t)64 << 20)
+
+struct throttle {
+	pid_t pid;              /* the command's, or 0: none */
+	const struct trace_pump *pump;
+	size_t high, low;       /* bytes queued in it: stop above, continue below */
+	size_t ring;            /* bytes of one ring */
+	uint64_t drained;       /* ring bytes drained so far */
+	bool busy;              /* the last pass found bytes: the next follows at once */
+	bool stopped;
+	unsigned long stops;
+};
+
+static void throttle_init(struct throttle *t, pid_t pid, const struct trace_pump *pump,
+			  size_t ring, size_t ring_bytes)
+{
+	size_t cap = trace_pump_cap(pump);
+	t->pid = pump ? pid : 0;
+	t->pump = pump;
+	t->ring = ring;
+	/* a pass writes at most what the rings hold: room for it above the high mark */
+	t->high = cap > 2 * ring_bytes ? cap - 2 * ring_bytes : cap / 4;
+	if (t->high > cap / 2)
+		t->high = cap / 2;
+	t->low = t->high / 4;
+}
+
+/* After a drain pass (n: what pk_recorder__drain returned): stop or continue the command.
+ * The recorder itself can be the slower one (a sanitizer build, a slow CPU): a pass that
+ * follows a pass at once and still finds a quarter of a ring means the rings fill faster
+ * than they are drained, and the command is held back until the passes find little. */
+static void throttle_check(struct throttle *t, const struct pk_recorder *r, int n)
+{
+	if (t->pid <= 0)
+		return;
+	PK_OPTS(pk_recorder_stats, st);
+	pk_recorder__stats(r, &st);
+	uint64_t pass = st.bytes - t->drained;
+	bool behind = t->busy && pass > t->ring / 4;
+	t->drained = st.bytes;
+	t->busy = n == 1;
+	size_t queued = trace_pump_queued(t->pump);
+	if (!t->stopped && (queued > t->high || behind)) {
+		if (kill(t->pid, SIGSTOP) == 0) {
+			t->stopped = true;
+			t->stops++;
+		}
+	} else if (t->stopped && queued <= t->low && pass <= t->ring / 16) {
+		t->stopped = kill(t->pid, SIGCONT) != 0;
+	}
+}
+
+static void throttle_end(struct throttle *t)
+{
+	if (t->pid > 0 && t->stopped)
+		kill(t->pid, SIGCONT);
+	t->stopped = false;
+	t->pid = 0;
+}
+
+/*
+ * The threads that move the bytes (this one, draining the rings, and the pump) run
+ * SCHED_FIFO where allowed (root, or CAP_SYS_NICE within RLIMIT_RTPRIO): on a loaded
+ * machine a thread of the normal class can wait longer for a CPU than a ring lasts at the
+ * rate of a syscall-bound command (8 MB: about 40 ms), and the kernel then drops what
+ * does not fit (bench/trace-overhead.sh: 1-30 % of the events lost in most runs at a load
+ * of 15 on 2 CPUs, none with these two real-time). Their work is bounded (a copy, then
+ * they wait), so they take little from the others. Without the permission, they stay as
+ * they are. True if both are.
+ */
+static bool realtime(const struct trace_opts *o, const struct trace_pump *pump)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	if (!pump)
+		return false;
+	if (sched_setscheduler(trace_pump_tid(pump), SCHED_FIFO, &sp) < 0)
+		return false;
+	if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
+		sp.sched_priority = 0;
+		sched_setscheduler(trace_pump_tid(pump), SCHED_OTHER, &sp);
+		return false;
+	}
+	if (o->verbose)
+		fprintf(stderr, "perfkit trace: recording with real-time priority\n");
+	return true;
 }
 
 static volatile sig_atomic_t got_signal, got_chld;
@@ -266,7 +369,8 @@ static int run_live(struct trace_opts *o)
 	struct consumer cons = { .o = o, .fd = -1 };
 	pthread_t th;
 	bool started = false, child_done = false, done;
-	int pfd[2] = { -1, -1 }, status = 1, wstatus = 0, err;
+	int pfd[2] = { -1, -1 }, qfd[2] = { -1, -1 }, status = 1, wstatus = 0, err;
+	struct trace_pump *pump = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
 	sigset_t orig;
@@ -300,16 +404,19 @@ static int run_live(struct trace_opts *o)
 	}
 	if (o->system_wide)
 		o->self = getpid();
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
+	if (pipe2(pfd, O_CLOEXEC) < 0 || pipe2(qfd, O_CLOEXEC) < 0) {
 		tool_error("cannot create a pipe: %s", strerror(errno));
 		goto out;
 	}
 	/* Slack between the rings and the reader: the session decodes about 1.5M events/s,
-	 * fewer than a syscall-bound workload makes; what it has not read yet waits in
-	 * the pipe instead of overflowing the rings. 64 MB where allowed (pipe-max-size, or
-	 * CAP_SYS_RESOURCE), else the largest that is; pages are taken only when used. */
+	 * fewer than a syscall-bound workload makes; what it has not read yet waits in the
+	 * pump's buffer (PUMP_BYTES) and the pipes instead of overflowing the rings. The
+	 * pipes as large as allowed (pipe-max-size, or CAP_SYS_RESOURCE): fewer passes. */
 	for (int sz = 64 << 20; sz >= 1 << 20; sz /= 2)
 		if (fcntl(pfd[1], F_SETPIPE_SZ, sz) >= 0)
+			break;
+	for (int sz = 64 << 20; sz >= 1 << 20; sz /= 2)
+		if (fcntl(qfd[1], F_SETPIPE_SZ, sz) >= 0)
 			break;
 	sigemptyset(&sa.sa_mask);
 	tool_catch_signals(&sa, sigs, 3, &orig);
@@ -323,7 +430,14 @@ static int run_live(struct trace_opts *o)
 		tool_error("cannot set up the trace: %s", strerror(errno));
 		goto out;
 	}
-	cons.fd = pfd[0];
+	/* without the pump (no memory for it), the reader reads the recorder's pipe */
+	pump = trace_pump_start(pfd[0], qfd[1], PUMP_BYTES);
+	if (pump) {
+		qfd[1] = -1; /* the pump's now: it closes it at the end of the stream */
+		cons.fd = qfd[0];
+	} else {
+		cons.fd = pfd[0];
+	}
 	if ((err = pthread_create(&th, NULL, consumer_main, &cons))) {
 		tool_error("cannot start a thread: %s", strerror(err));
 		goto out;
@@ -331,7 +445,7 @@ static int run_live(struct trace_opts *o)
 	started = true;
 	while (!__atomic_load_n(&cons.tid, __ATOMIC_ACQUIRE))
 		sched_yield();
-	filter = kernel_filter(o, cons.tid);
+	filter = kernel_filter(o, cons.tid, trace_pump_tid(pump));
 	ro.tp_filter = filter;
 	pk_recorder__free(r);
 	r = pk_recorder__new(&ro);
@@ -351,15 +465,36 @@ static int run_live(struct trace_opts *o)
 		goto out;
 	}
 	tool_block_signals(&sa, sigs, 4);
+	struct throttle thr = { 0 };
+	if (w && o->argv) /* not with -a and a command: other processes fill the rings too */
+		throttle_init(&thr, o->system_wide ? 0 : pk_workload__pid(w), pump,
+			      ro.mmap_pages * (size_t)sysconf(_SC_PAGESIZE),
+			      (size_t)sysconf(_SC_NPROCESSORS_ONLN) * ro.mmap_pages *
+			      (size_t)sysconf(_SC_PAGESIZE));
 	status = w ? tool_workload_start(&w, o->argv[0]) : 0;
 	child_done = status != 0;
 	done = child_done;
+	bool rt = realtime(o, pump);
 	for (;;) {
-		int n = pk_recorder__drain(r, done ? 0 : 250);
+		/* stopped: look at the buffer often, the command waits for it */
+		int n = pk_recorder__drain(r, done ? 0 : thr.stopped ? 2 : 250);
 		if (n < 0 || done)
 			break;
+		if (rt && n == 1) {
+			/* real-time: never busy on a CPU while the targets keep the rings
+			 * filling; a millisecond is a small part of what a ring holds */
+			struct timespec ms = { 0, 1000000 };
+			nanosleep(&ms, NULL);
+		}
 		done = tool_run_over(n, got_signal, &got_chld, w, &wstatus, &child_done);
+		if (child_done) /* reaped: its pid is no longer ours to signal */
+			thr.pid = 0;
+		throttle_check(&thr, r, n);
 	}
+	throttle_end(&thr); /* never leave it stopped, whatever ends it */
+	if (o->verbose && thr.stops)
+		fprintf(stderr, "perfkit trace: the command was held back %lu time(s) for the "
+			"reader to catch up\n", thr.stops);
 	if (w)
 		status = tool_workload_end(w, child_done, got_signal ? got_signal : SIGTERM,
 					   &wstatus, o->argv[0]);
@@ -368,7 +503,12 @@ static int run_live(struct trace_opts *o)
 out:
 	pk_recorder__free(r);
 	if (pfd[1] >= 0)
-		close(pfd[1]); /* the end of the stream for the consumer */
+		close(pfd[1]); /* the end of the stream for the pump, then for the consumer */
+	if (!started && pump)
+		drain_rest(qfd[0]); /* no consumer: what the pump passes on goes nowhere */
+	trace_pump_join(pump);
+	if (qfd[1] >= 0)
+		close(qfd[1]);
 	if (started) {
 		pthread_join(th, NULL);
 		if (cons.err < 0 && cons.err != -ENOENT && status != 1) {
@@ -383,6 +523,8 @@ out:
 	pk_data_reader__free(cons.r);
 	if (pfd[0] >= 0)
 		close(pfd[0]);
+	if (qfd[0] >= 0)
+		close(qfd[0]);
 	pk_workload__free(w);
 	pk_event_list__free(events);
 	free(filter);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <perfkit/perfkit.h>
 
 struct trace_opts {
@@ -46,5 +47,16 @@ int trace_on_fault(void *ctx, const struct pk_syscall_fault *f);
 void trace_print_summary(struct trace_opts *o);
 /* Parse -e's list ("openat,read", "!getppid"): 0, or an exit status after a message. */
 int trace_parse_filter(struct trace_opts *o, const char *list);
+
+/* trace-pump.c: a thread moving the bytes of the pipe `in` (non-blocking from then on) to
+ * `out` through a buffer of `cap` bytes, until `in` ends; `out` is closed then. NULL with
+ * errno. */
+struct trace_pump;
+struct trace_pump *trace_pump_start(int in, int out, size_t cap);
+pid_t trace_pump_tid(const struct trace_pump *p);   /* the pump thread's */
+size_t trace_pump_queued(const struct trace_pump *p); /* bytes in the buffer now */
+size_t trace_pump_cap(const struct trace_pump *p);
+/* Wait for the end of the stream (the writer of `in` closed it), free the pump. */
+void trace_pump_join(struct trace_pump *p);
 
 #endif

@@ -17,6 +17,17 @@
  * "offcpu-waker" sample (the waker's pid/tid, the blocked ns, the woken thread in RAW).
  * A block still pending when its thread exits, or at the end, is closed there.
  *
+ * Deferred (pk_rec_offcpu__set_spool): while the targets run, a drain only sorts records
+ * out by header and id and copies the ones needed (switch-out samples, switch-in records,
+ * wake-ups, and LOST/EXIT/FORK, which are written too) into a spool; the switch-out
+ * records (their samples say the same) are dropped there. The decoding and pairing of the
+ * spool waits until it is nearly full at the end of a pass (or full during one), a batch
+ * is asked for (a rotation), or the end: on a context-switch-heavy target the recorder
+ * then costs the target's CPUs a copy per switch, not a decode, a sort and a synthesis
+ * (bench/offcpu-overhead.sh). The ends of the passes are marked in the spool, so that its
+ * replay pairs up to the same horizon as the passes would have. Memory: the spool, at
+ * most `cap` bytes, and the switches of about one pass decoded.
+ *
  * The rings of the CPUs are drained one after the other, so a thread that left CPU 0 and
  * came back on CPU 1 may show its switch-in before its switch-out, or a later switch-in
  * before the switch-out that precedes it. The switches of one drain pass are therefore
@@ -44,9 +55,11 @@
 #define WAKER_TYPE                                                                        \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
 	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
+/* perf's BPF profiler has PERF_SAMPLE_ID too: the IDENTIFIER says the same, 8 bytes less
+ * per blocked interval */
 #define OUT_TYPE                                                                          \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
-	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
 
 enum { T_FREE = 0, T_LIVE, T_DEAD };
 
@@ -103,6 +116,12 @@ struct pk_rec_offcpu {
 	uint32_t wk_pid_off;
 	int wk_flags_off;            /* of common_flags, or -1 */
 	uint64_t wk_out_id, woken;
+	/* deferred decoding (pk_rec_offcpu__set_spool): whole records, 8-aligned; a bare
+	 * header of type 0 marks the start of a ring's bytes (misc 0) or the end of a drain
+	 * pass (SPOOL_PASS_END) */
+	uint8_t *spool;
+	size_t slen, scap, spool_cap;
+	uint64_t spool_pass_max;     /* replaying: the newest time at the last pass's end */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -162,7 +181,18 @@ void pk_rec_offcpu__free(struct pk_rec_offcpu *oc)
 	free(oc->q);
 	free(oc->arena);
 	free(oc->wk_ids);
+	free(oc->spool);
 	free(oc);
+}
+
+void pk_rec_offcpu__set_spool(struct pk_rec_offcpu *oc, size_t cap)
+{
+	oc->spool_cap = cap;
+}
+
+bool pk_rec_offcpu__deferred(const struct pk_rec_offcpu *oc)
+{
+	return oc->slen > 0;
 }
 
 int pk_rec_offcpu__set_waker(struct pk_rec_offcpu *oc, const struct perf_event_attr *wk,
@@ -298,7 +328,7 @@ static void emit_waker(struct pk_rec_offcpu *oc, const struct oc_thread *t, uint
 static void emit(struct pk_rec_offcpu *oc, struct oc_thread *t, uint64_t t_in)
 {
 	uint64_t period = t_in - t->t_out;
-	size_t size = sizeof(struct perf_event_header) + 7 * 8 + t->tail_len;
+	size_t size = sizeof(struct perf_event_header) + 6 * 8 + t->tail_len;
 
 	t->out = false;
 	if (period < oc->thresh || size > 65535 || !room(oc, size)) {
@@ -314,7 +344,6 @@ static void emit(struct pk_rec_offcpu *oc, struct oc_thread *t, uint64_t t_in)
 	put64(&p, t->ip);                                    /* IP */
 	put64(&p, (uint64_t)t->pid | (uint64_t)t->tid << 32); /* TID */
 	put64(&p, t_in);                                     /* TIME */
-	put64(&p, oc->out_id);                               /* ID */
 	put64(&p, (uint64_t)t->cpu);                         /* CPU */
 	put64(&p, period);                                   /* PERIOD */
 	memcpy(p, t->tail, t->tail_len);                     /* CALLCHAIN, REGS, STACK */
@@ -504,6 +533,99 @@ bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_hea
 	}
 }
 
+static void spool_replay(struct pk_rec_offcpu *oc);
+#define SPOOL_PASS_END 1
+
+/* Room for `size` more bytes in the spool, which never grows past its cap. */
+static bool spool_room(struct pk_rec_offcpu *oc, size_t size)
+{
+	if (oc->slen + size <= oc->scap)
+		return true;
+	size_t ncap = oc->scap ? oc->scap : PK_MIN(oc->spool_cap, (size_t)1 << 20);
+	while (ncap && ncap < oc->slen + size)
+		ncap *= 2;
+	if (ncap < oc->slen + size || ncap > oc->spool_cap)
+		return false;
+	uint8_t *n = realloc(oc->spool, ncap);
+	if (!n)
+		return false;
+	oc->spool = n;
+	oc->scap = ncap;
+	return true;
+}
+
+/* The start of a ring's bytes in the spool; false: no room (decode now instead). */
+static bool spool_mark(struct pk_rec_offcpu *oc, uint16_t misc)
+{
+	struct perf_event_header h = { 0, misc, sizeof(h) };
+	if (!spool_room(oc, sizeof(h))) {
+		spool_replay(oc);
+		if (!spool_room(oc, sizeof(h)))
+			return false;
+	}
+	memcpy(oc->spool + oc->slen, &h, sizeof(h));
+	oc->slen += sizeof(h);
+	return true;
+}
+
+/* What __record does, deferred: true if the record is not to be written. The record is
+ * copied if __record will need it; without room in the spool it is read now. */
+static bool spool_record(struct pk_rec_offcpu *oc, const struct perf_event_header *h)
+{
+	bool consumed = false;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		if (!our_id(oc, h))
+			return false;
+		consumed = true;
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (our_id(oc, h) != 1)
+			return false;
+		if (h->misc & MISC_SWITCH_OUT)
+			return true; /* its sample is the switch-out */
+		consumed = true;
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+		break;
+	default:
+		return false;
+	}
+	if (!spool_room(oc, h->size)) {
+		spool_replay(oc); /* full: what it holds first, in order */
+		if (!spool_room(oc, h->size))
+			return pk_rec_offcpu__record(oc, h);
+	}
+	memcpy(oc->spool + oc->slen, h, h->size);
+	oc->slen += h->size;
+	return consumed;
+}
+
+/* Decode the spool's records into the queue, as their drains would have. */
+static void spool_replay(struct pk_rec_offcpu *oc)
+{
+	size_t off = 0;
+	while (off + sizeof(struct perf_event_header) <= oc->slen) {
+		const struct perf_event_header *h = (const void *)(oc->spool + off);
+		if (h->type == 0 && h->misc == SPOOL_PASS_END) {
+			/* what flush would have done at that pass's end: pair up to the
+			 * previous pass's newest time */
+			oc->horizon = oc->spool_pass_max;
+			oc->spool_pass_max = oc->max_time;
+		} else if (h->type == 0) {
+			oc->last_time = 0;
+		} else {
+			(void)pk_rec_offcpu__record(oc, h);
+		}
+		off += h->size;
+	}
+	oc->slen = 0;
+}
+
 /* Write bytes [from, to) of the one or two spans. */
 static int put_span(const struct pk_ring_chunk *c, int n, size_t from, size_t to,
 		    int (*write)(const void *p, size_t len, void *ctx), void *ctx)
@@ -525,7 +647,9 @@ int pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c,
 	size_t first = c[0].len, total = first + (n > 1 ? c[1].len : 0), off = 0, keep = 0;
 	int err = 0;
 
-	oc->last_time = 0; /* a loss at the start of this ring is older than all of it */
+	bool spool = oc->spool_cap > 0;
+	if (!spool || !spool_mark(oc, 0))
+		oc->last_time = 0; /* a loss at the start of this ring is older than all of it */
 
 	while (off + sizeof(struct perf_event_header) <= total) {
 		const struct perf_event_header *h =
@@ -540,7 +664,7 @@ int pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c,
 			memcpy(oc->scratch + (first - off), c[1].ptr, size - (first - off));
 			h = (const void *)oc->scratch;
 		}
-		if (pk_rec_offcpu__record(oc, h)) {
+		if (spool ? spool_record(oc, h) : pk_rec_offcpu__record(oc, h)) {
 			/* the switches themselves are not kept: the samples made of them are */
 			if (!err)
 				err = put_span(c, n, keep, off, write, ctx);
@@ -622,10 +746,20 @@ static void process(struct pk_rec_offcpu *oc, const struct oc_event *e)
 	}
 }
 
-void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all)
+void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, int mode)
 {
 	size_t i, keep = 0, alen = 0;
+	bool all = mode == PK_OFFCPU_ALL;
 
+	if (oc->slen) {
+		/* deferred: decoded when the spool is nearly full, a batch is due, or at
+		 * the end (a later pass still brings nothing older than the previous
+		 * flush's newest time, so the horizon holds across the passes spooled) */
+		if (mode == PK_OFFCPU_PASS && oc->slen < oc->spool_cap - oc->spool_cap / 8 &&
+		    spool_mark(oc, SPOOL_PASS_END))
+			return;
+		spool_replay(oc);
+	}
 	if (oc->nq > 1)
 		qsort(oc->q, oc->nq, sizeof(*oc->q), cmp_event);
 	for (i = 0; i < oc->nq && (all || oc->q[i].time <= oc->horizon); i++)
@@ -659,7 +793,7 @@ void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all)
 	}
 	oc->nq = keep;
 	oc->alen = alen;
-	oc->horizon = oc->max_time;
+	oc->horizon = oc->spool_pass_max = oc->max_time;
 }
 
 uint64_t pk_rec_offcpu__wakers(const struct pk_rec_offcpu *oc)

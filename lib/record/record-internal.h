@@ -85,9 +85,17 @@ int pk_rec_offcpu__set_waker(struct pk_rec_offcpu *oc, const struct perf_event_a
 int pk_rec_offcpu__scan(struct pk_rec_offcpu *oc, const struct pk_ring_chunk *c, int n,
 			int (*write)(const void *p, size_t len, void *ctx), void *ctx);
 bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_header *h);
-/* End of a drain pass: pair the queued switches up to the previous pass's newest time
- * (all of them at the end); the samples synthesised are kept until __consumed. */
-void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, bool all);
+/* Defer the decoding of the records a scan keeps to a flush, in a spool of at most
+ * `cap` bytes (0: decode at the scan, the default). */
+void pk_rec_offcpu__set_spool(struct pk_rec_offcpu *oc, size_t cap);
+/* Records spooled and not decoded yet: the samples made of them are still to come. */
+bool pk_rec_offcpu__deferred(const struct pk_rec_offcpu *oc);
+/* End of a drain pass (PK_OFFCPU_PASS): pair the queued switches up to the previous pass's
+ * newest time (deferred: only once the spool is nearly full); PK_OFFCPU_BATCH: the same,
+ * spool or not; PK_OFFCPU_ALL: every switch (the end). The samples synthesised are kept
+ * until __consumed. */
+enum { PK_OFFCPU_PASS = 0, PK_OFFCPU_ALL = 1, PK_OFFCPU_BATCH = 2 };
+void pk_rec_offcpu__flush(struct pk_rec_offcpu *oc, int mode);
 const void *pk_rec_offcpu__output(const struct pk_rec_offcpu *oc, size_t *len);
 void pk_rec_offcpu__consumed(struct pk_rec_offcpu *oc);
 /* offcpu-waker samples written */

@@ -55,6 +55,8 @@ struct pk_recorder {
 
 /* The sample id of the synthesised offcpu-time samples: kernel ids count up from 1. */
 #define OFFCPU_ID ((1ULL << 63) | 0x0ffcULL)
+/* The bytes of switches an off-CPU recording keeps undecoded while the targets run. */
+#define OFFCPU_SPOOL ((size_t)64 << 20)
 #define WAKER_ID ((1ULL << 63) | 0x0ffdULL)
 
 /* file-state.c */

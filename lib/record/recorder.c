@@ -278,6 +278,8 @@ static int add_attrs(struct pk_recorder *r, struct pk_evlist *el, bool sideband,
 						   &r->oc_attr);
 			if (!r->oc)
 				err = -ENOMEM;
+			else /* the switches are decoded and paired off the targets' time */
+				pk_rec_offcpu__set_spool(r->oc, OFFCPU_SPOOL);
 		}
 		if (err >= 0 && !again && !sideband && i - 1 == r->ev.waker_idx && r->oc)
 			err = waker_setup(r, &a->attr, ids, n);
@@ -711,19 +713,27 @@ static int64_t drain_ring(struct pk_recorder *r, struct pk_ring *ring)
 }
 
 /* The end of a pass: the off-CPU samples of the blocked intervals that can be paired. */
-static int write_offcpu(struct pk_recorder *r, bool all)
+static int write_offcpu(struct pk_recorder *r, int mode)
 {
 	size_t olen;
 	int err = 0;
 
 	if (!r->oc)
 		return 0;
-	pk_rec_offcpu__flush(r->oc, all);
+	pk_rec_offcpu__flush(r->oc, mode);
 	const void *ob = pk_rec_offcpu__output(r->oc, &olen);
 	if (olen)
 		err = write_bytes(r, ob, olen);
 	pk_rec_offcpu__consumed(r->oc);
 	return err;
+}
+
+/* Off-CPU switches spooled, not yet decoded: their samples will come later with older
+ * times, so no round may end (a reader flushes what a round ended; perf warns of "out of
+ * order events"): the rounds resume once the spool is decoded. */
+static bool offcpu_deferred(const struct pk_recorder *r)
+{
+	return r->oc && pk_rec_offcpu__deferred(r->oc);
 }
 
 static int64_t drain_set(struct pk_recorder *r, struct pk_evlist_mmap *mm)
@@ -736,7 +746,7 @@ static int64_t drain_set(struct pk_recorder *r, struct pk_evlist_mmap *mm)
 		total += n;
 	}
 	if (total > 0 && mm == r->mm) {
-		int err = write_offcpu(r, false);
+		int err = write_offcpu(r, PK_OFFCPU_PASS);
 		if (err < 0)
 			return err;
 	}
@@ -765,12 +775,17 @@ PK_API int pk_recorder__drain(struct pk_recorder *r, int timeout_ms)
 	if (wrote < 0)
 		return write_failed(r);
 	if (wrote > 0) {
-		if (!r->o.overwrite)
+		if (!r->o.overwrite && !offcpu_deferred(r))
 			pk_data_writer__finish_round(r->w);
-		return 1;
-	}
-	if (timeout_ms <= 0)
+		/* off-CPU: every context switch of the targets writes, so the rings are never
+		 * empty for long; the next pass waits for a ring's wake-up (half full) or the
+		 * timeout rather than following the targets switch by switch, which takes the
+		 * CPUs they switch on (bench/offcpu-overhead.sh) */
+		if (!r->oc || timeout_ms <= 0)
+			return 1;
+	} else if (timeout_ms <= 0) {
 		return 0;
+	}
 	struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
 	int n = ppoll(r->pfds, (nfds_t)r->npfds, &ts, r->has_mask ? &r->mask : NULL);
 	if (n > 0) {
@@ -783,7 +798,7 @@ PK_API int pk_recorder__drain(struct pk_recorder *r, int timeout_ms)
 		}
 	}
 	/* every target thread has gone (-p/-t, a workload); system-wide fds never hang up */
-	return r->nlive == 0 ? PK_RECORDER_HUNGUP : 0;
+	return r->nlive == 0 ? PK_RECORDER_HUNGUP : wrote > 0;
 }
 
 PK_API int pk_recorder__snapshot(struct pk_recorder *r)
@@ -869,8 +884,9 @@ PK_API int pk_recorder__finish_as(struct pk_recorder *r, const char *rename_to,
 			drain_set(r, r->mm);
 		}
 		while ((n = drain_set(r, o->overwrite ? r->sb_mm : r->mm)) > 0)
-			pk_data_writer__finish_round(r->w);
-		if (r->oc && write_offcpu(r, true) == 0)
+			if (!offcpu_deferred(r))
+				pk_data_writer__finish_round(r->w);
+		if (r->oc && write_offcpu(r, PK_OFFCPU_ALL) == 0)
 			pk_data_writer__finish_round(r->w);
 	}
 	err = close_file(r, rename_to, closed);
@@ -930,7 +946,10 @@ PK_API int pk_recorder__switch_output(struct pk_recorder *r, const char *rename_
 	int64_t wrote = drain_set(r, o->overwrite ? r->sb_mm : r->mm);
 	if (wrote < 0)
 		return write_failed(r);
-	if (wrote > 0)
+	/* the off-CPU samples of the switches spooled so far belong to this file */
+	if (write_offcpu(r, PK_OFFCPU_BATCH) < 0)
+		return write_failed(r);
+	if (wrote > 0 || r->oc)
 		pk_data_writer__finish_round(r->w);
 	err = close_file(r, rename_to, closed);
 	if (err < 0 && r->write_err)

@@ -375,6 +375,143 @@ static void test_open_and_wakers(void **state)
 	pk_rec_offcpu__free(oc);
 }
 
+/* deferred (a spool): a pass only copies; the pairing waits for a batch, a nearly full
+ * spool or the end, and gives what the scans would have given at once */
+static void spool_passes(struct pk_rec_offcpu *oc, struct ring *r)
+{
+	out(r, 7, 100, SW_ID);   /* CPU 0's ring */
+	sw(r, 7, 101, true);     /* a switch-out record: dropped, the sample says it */
+	rec(r, PERF_RECORD_COMM, 7, 102);
+	sw(r, 7, 900, false);
+	scan(oc, r, 0);
+	sw(r, 7, 300, false);    /* CPU 1's ring: the earlier switch-in */
+	out(r, 7, 800, SW_ID);
+	scan(oc, r, 5 * 8 + 8);
+}
+
+static void test_spool(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct got g[8];
+	struct ring r = { .n = 0 };
+
+	/* at the end */
+	struct pk_rec_offcpu *oc = make(0, &oa);
+	pk_rec_offcpu__set_spool(oc, 1 << 20);
+	spool_passes(oc, &r);
+	assert_int_equal(npassed, 4 * 8);       /* the COMM only */
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_PASS);
+	assert_int_equal(output(oc, &oa, g, 8), 0);
+	uint64_t emitted, dropped, filtered;
+	pk_rec_offcpu__stats(oc, &emitted, &dropped, &filtered);
+	assert_int_equal(filtered, 0);          /* not even decoded yet */
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_ALL);
+	assert_int_equal(output(oc, &oa, g, 8), 2);
+	assert_int_equal(g[0].period, 200);
+	assert_int_equal(g[0].time, 300);
+	assert_int_equal(g[0].nr, 4);
+	assert_int_equal(g[0].user_ip, 0x400007);
+	assert_int_equal(g[1].period, 100);
+	pk_rec_offcpu__stats(oc, &emitted, &dropped, &filtered);
+	assert_int_equal(emitted, 2);
+	assert_int_equal(filtered, 2);
+	pk_rec_offcpu__free(oc);
+
+	/* a batch (a rotation) pairs up to the previous flush's newest time, as a pass
+	 * does without a spool: here nothing yet, then all at the end */
+	oc = make(0, &oa);
+	pk_rec_offcpu__set_spool(oc, 1 << 20);
+	spool_passes(oc, &r);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_BATCH);
+	assert_int_equal(output(oc, &oa, g, 8), 0);
+	out(&r, 7, 1000, SW_ID);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_BATCH); /* up to 900 */
+	assert_int_equal(output(oc, &oa, g, 8), 2);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_ALL);   /* the last one, blocked until the end */
+	assert_int_equal(output(oc, &oa, g, 8), 0);
+	pk_rec_offcpu__free(oc);
+
+	/* a spool too small for anything: read at the scan, as without one */
+	oc = make(0, &oa);
+	pk_rec_offcpu__set_spool(oc, 16);
+	spool_passes(oc, &r);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_ALL);
+	assert_int_equal(output(oc, &oa, g, 8), 2);
+	assert_int_equal(g[0].period, 200);
+	pk_rec_offcpu__free(oc);
+}
+
+/* the ends of the passes are marked in the spool: its replay pairs up to the horizon
+ * the passes would have reached (test_passes, deferred) */
+static void test_spool_horizon(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct pk_rec_offcpu *oc = make(0, &oa);
+	struct ring r = { .n = 0 };
+	struct got g[8];
+
+	pk_rec_offcpu__set_spool(oc, 1 << 20);
+	out(&r, 8, 100, SW_ID);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_PASS);
+	sw(&r, 8, 400, false);
+	out(&r, 8, 450, SW_ID);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_PASS);
+	sw(&r, 8, 470, false);
+	scan(oc, &r, 0);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_PASS);
+	assert_int_equal(output(oc, &oa, g, 8), 0);  /* all spooled */
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_BATCH);   /* up to 450, as the third pass */
+	assert_int_equal(output(oc, &oa, g, 8), 1);
+	assert_int_equal(g[0].period, 300);
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_ALL);
+	assert_int_equal(output(oc, &oa, g, 8), 1);
+	assert_int_equal(g[0].period, 20);
+	pk_rec_offcpu__free(oc);
+}
+
+/* a spool that fills: replayed in order, the losses still cut intervals */
+static void test_spool_full(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct got g[64];
+	struct ring r = { .n = 0 };
+	struct pk_rec_offcpu *oc = make(0, &oa);
+	uint64_t t = 1000;
+
+	pk_rec_offcpu__set_spool(oc, 1024); /* 7 switches */
+	for (int i = 0; i < 40; i++) {
+		out(&r, 9, t, SW_ID);
+		sw(&r, 9, t + 10, false);
+		t += 100;
+		if (i == 20) {
+			out(&r, 9, t, SW_ID); /* a loss between a switch-out and its switch-in */
+			size_t at = r.n;
+			put(&r, 0);
+			put(&r, 1);
+			put(&r, 5);
+			header(&r, at, PERF_RECORD_LOST, 0);
+			sw(&r, 9, t + 50, false);
+			t += 100;
+		}
+		if (i % 10 == 9) { /* 10 switches a pass: more than the spool holds */
+			scan(oc, &r, 0);
+			pk_rec_offcpu__flush(oc, PK_OFFCPU_PASS);
+		}
+	}
+	pk_rec_offcpu__flush(oc, PK_OFFCPU_ALL);
+	size_t n = output(oc, &oa, g, 64);
+	assert_int_equal(n, 40);               /* 41 switch-outs, one lost its switch-in */
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(g[i].period, 10);
+	pk_rec_offcpu__free(oc);
+}
+
 /* garbage in the ring: no crash, nothing made of it */
 static void test_garbage(void **state)
 {
@@ -406,6 +543,9 @@ int main(void)
 		cmocka_unit_test(test_passes),
 		cmocka_unit_test(test_thresh_lost_exit),
 		cmocka_unit_test(test_open_and_wakers),
+		cmocka_unit_test(test_spool),
+		cmocka_unit_test(test_spool_horizon),
+		cmocka_unit_test(test_spool_full),
 		cmocka_unit_test(test_garbage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

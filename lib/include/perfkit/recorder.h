@@ -234,7 +234,9 @@ PK_API void pk_recorder__failure(const struct pk_recorder *r, struct pk_recorder
  * the record headers counts samples and losses and notes MMAP file names); a
  * FINISHED_ROUND follows. In overwrite mode only the side-band rings are drained (the
  * data rings at pk_recorder__snapshot and __finish). When nothing was pending, waits up to
- * timeout_ms (0: no wait) for a ring wake-up, with opts.sigmask.
+ * timeout_ms (0: no wait) for a ring wake-up, with opts.sigmask; with opts.off_cpu, after a
+ * pass that wrote too (every context switch of the targets writes: the next pass waits
+ * for a ring half full or the time-out instead of following them switch by switch).
  * Returns 1 when bytes were written, 0 when nothing was pending (after the wait),
  * PK_RECORDER_HUNGUP when every target has gone (all fds hung up: -p/-t threads exited;
  * never system-wide), or a negative errno when the file cannot be written (-EPIPE: the
