@@ -37,18 +37,23 @@ struct frame {
 	uint64_t ip;            /* not part of the identity: the first sampled address of
 				 * this frame, as sampled (perf's call-graph text shows it) */
 	uint32_t sym_len;       /* (a size beyond 4 GiB, only in a hostile file, is cut) */
-	/* not part of the identity: */
+	uint8_t kernel : 1;
+	uint8_t nomap : 1;      /* no map covered the address */
+	uint8_t inlined : 1;    /* an inline pseudo-frame: keyed by name too */
+};
+_Static_assert(sizeof(struct frame) == 48, "one frame per 48 bytes (a few hundred thousand "
+	       "of them in a recording through garbage callers)");
+
+/* What the aggregation notes per frame (rep->fagg, by frame id), apart from the frame:
+ * frames are written once, by the resolving side, and only read after, so that the
+ * aggregation can run on a worker thread beside it (aggw.c) */
+struct fagg {
 	uint32_t node1;         /* the first call-chain node made for this frame (NONE32
 				 * none); the others are in nidx */
 	uint32_t ent1;          /* the first entry made for it (NONE32 none), in hist
 				 * ent1_hist, when entries are keyed by frame; others in eidx */
 	uint16_t ent1_hist;
-	uint8_t kernel : 1;
-	uint8_t nomap : 1;      /* no map covered the address */
-	uint8_t inlined : 1;    /* an inline pseudo-frame: keyed by name too */
 };
-_Static_assert(sizeof(struct frame) == 56, "one frame per 56 bytes (a few hundred thousand "
-	       "of them in a recording through garbage callers)");
 
 /* ---- resolved address cache ---- */
 
@@ -162,6 +167,13 @@ struct pk_report {
 	struct pk_strtab strs;
 	struct frame *frames;
 	size_t nr_frames, cap_frames;
+	/* the aggregation's view of the frames (frames as of the pending samples it
+	 * aggregates: the array may have been replaced since, see aggw.c) and its notes */
+	const struct frame *afr;
+	struct fagg *fagg;
+	size_t nr_fagg, cap_fagg;
+	struct aggw *aw;        /* the aggregation worker, NULL: none (aggw.c) */
+	bool agg_async;         /* pending samples may be aggregated by the worker */
 	struct pk_index fidx;
 	struct rent *rents;
 	size_t nr_rents, cap_rents;
@@ -301,6 +313,16 @@ void pk_rep_rents_release(struct pk_report *rep);
 void pk_rep_agg_release(struct pk_report *rep);
 uint32_t pk_rep_comm_id(struct pk_report *rep, uint32_t tid, const char *comm, uint32_t epoch);
 int pk_rep_flush_pending(struct pk_report *rep);
+/* (hist.c) aggregate the pending samples pch[0..n) with keys in pool, in order */
+int pk_rep_aggregate_pending(struct pk_report *rep, const uint32_t *pool,
+			     const struct pchain *pch, size_t n);
+/* (aggw.c) the worker: wait until it is idle (its error, 0 if none), stop it, hand it
+ * the pending samples (swapping buffers with rep's: 1 handed, 0 not: aggregate them
+ * here), and the room for a frame while it may be reading the frames array */
+int pk_rep_aggw_wait(struct pk_report *rep);
+void pk_rep_aggw_stop(struct pk_report *rep);
+int pk_rep_aggw_hand(struct pk_report *rep);
+int pk_rep_frames_grow(struct pk_report *rep);
 /* (hist.c) a hist for every attr of r; the session's callbacks of pk_report__process
  * (ctx: the report) */
 void pk_rep_hists_of_reader(struct pk_report *rep, struct pk_data_reader *r);

@@ -208,6 +208,7 @@ void pk_report__free(struct pk_report *rep)
 {
 	if (!rep)
 		return;
+	pk_rep_aggw_stop(rep);
 	pk_rep_cc_release(rep);
 	if (rep->has_parent_re)
 		regfree(&rep->parent_re);
@@ -219,6 +220,7 @@ void pk_report__free(struct pk_report *rep)
 	pk_str_release(&rep->strs);
 	pk_u64map_release(&rep->dso_seq);
 	pk_arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
+	pk_arr_free(rep->fagg, rep->cap_fagg * sizeof(*rep->fagg));
 	pk_index_release(&rep->fidx);
 	pk_rep_rents_release(rep);
 	pk_arr_free(rep->nodes, rep->cap_nodes * sizeof(*rep->nodes));
