@@ -22,9 +22,13 @@ static struct hist *hist_get(struct pk_report *rep, int idx, const char *name)
 		/* (the worker reads the array: it must be idle) */
 		if (pk_rep_aggw_wait(rep))
 			return NULL;
-		struct hist *n = realloc(rep->hists, ((size_t)idx + 1) * sizeof(*n));
+		/* (aligned: each hist's entries on lines of their own, see struct hist) */
+		struct hist *n = aligned_alloc(_Alignof(struct hist), ((size_t)idx + 1) * sizeof(*n));
 		if (!n)
 			return NULL;
+		if (rep->nr_hists)
+			memcpy(n, rep->hists, rep->nr_hists * sizeof(*n));
+		free(rep->hists);
 		memset(n + rep->nr_hists, 0, ((size_t)idx + 1 - rep->nr_hists) * sizeof(*n));
 		rep->hists = n;
 		rep->nr_hists = (size_t)idx + 1;

@@ -101,11 +101,13 @@ struct node {
 	uint64_t period, samples;
 };
 
+/* (the entries, written by the aggregation, on cache lines apart from pub, whose counts
+ * the resolving thread updates at every sample: see aggw.c) */
 struct hist {
 	struct pk_hist pub;
 	bool used;
 	char *name;
-	struct ent *ents;
+	_Alignas(64) struct ent *ents;
 	size_t nr_ents, cap_ents;
 	struct ent_cc *ccs;     /* nr_ents, allocated at the first lazy tree */
 	struct pk_index eidx;
@@ -147,7 +149,6 @@ struct pk_report {
 	bool children, callgraph, no_callchain, inlines, inlines_all, host, lazy_cc, reader_thread,
 	     hide_unresolved, exclude_other, has_parent_re, has_ignore_re;
 	regex_t parent_re, ignore_re;
-	uint32_t cur_parent;    /* the parent key of the chain being aggregated */
 	enum pk_cg_order order;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];
@@ -183,9 +184,6 @@ struct pk_report {
 	 * without a look at the maps; rent = index + 1, 0 = empty. Past it, the maps are
 	 * searched and the entry found by DSO address (dcache) */
 	struct rhot { uint64_t ip, gen; uint32_t rent, frame; uint8_t cm; } *rhot;
-	struct node *nodes;
-	size_t nr_nodes, cap_nodes;
-	struct pk_index nidx;
 	struct hist *hists;
 	size_t nr_hists;
 	/* the last gen_of answers (a thread's map generation, the kernel's), valid while
@@ -198,18 +196,12 @@ struct pk_report {
 	struct ccache { uint32_t tid, id, epoch; char comm[32]; bool used; } ccache[1024];
 	uint32_t cepoch;        /* >= 1 */
 	struct pk_u64map dso_seq;       /* dso_long string id -> pk_dso_seq + 1 */
-	struct udso *udsos;
-	size_t nr_udsos, cap_udsos;
-	uint32_t serial;
-	bool finished;
 	/* scratch */
 	struct pk_chain_entry chain[MAX_CHAIN];
 	uint32_t cframes[MAX_CHAIN];
 	uint32_t csrc[MAX_CHAIN];
 	uint64_t cip[MAX_CHAIN];
 	bool cip_valid;
-	uint32_t seq[MAX_CHAIN];
-	uint32_t hu_fr[MAX_CHAIN], hu_fa[MAX_CHAIN], hu_src[MAX_CHAIN]; /* hide_unresolved */
 	struct pk_callnode *pub_nodes;
 	/* lazy_callchains: children of node i are kid[kid_off[i] .. kid_off[i + 1]) */
 	uint32_t *kid_off, *kid;
@@ -263,8 +255,21 @@ struct pk_report {
 	 * and the first real (out-of-line) symbol frame of the name */
 	struct nkey { uint32_t canon, name; } *nkey;
 	size_t nr_nkey, cap_nkey;
+	/* ---- written by the aggregation, which may run on the worker thread (aggw.c): on
+	 * cache lines of their own, apart from what the resolving thread writes at every
+	 * sample (a line both write travels between the CPUs at each write of either) */
+	_Alignas(64) struct node *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct pk_index nidx;
 	struct iname { uint32_t name, inl, real; } *iname;
 	size_t iname_mask, iname_n;
+	struct udso *udsos;
+	size_t nr_udsos, cap_udsos;
+	uint32_t serial;
+	bool finished;
+	uint32_t cur_parent;    /* the parent key of the chain being aggregated */
+	uint32_t seq[MAX_CHAIN];
+	uint32_t hu_fr[MAX_CHAIN], hu_fa[MAX_CHAIN], hu_src[MAX_CHAIN]; /* hide_unresolved */
 };
 
 /*

@@ -64,9 +64,12 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 {
 	if (!PK_OPTS_VALID(o, pk_report_opts))
 		return pk_err_ptr(-EINVAL);
-	struct pk_report *rep = calloc(1, sizeof(*rep));
+	/* (aligned: the aggregation's fields on cache lines of their own, see struct
+	 * pk_report) */
+	struct pk_report *rep = aligned_alloc(_Alignof(struct pk_report), sizeof(*rep));
 	if (!rep)
 		return pk_err_ptr(-ENOMEM);
+	memset(rep, 0, sizeof(*rep));
 	size_t nr_sort = PK_OPTS_GET(o, nr_sort, 0);
 	const enum pk_sort_key *sort = PK_OPTS_GET(o, sort, NULL);
 	if (!sort || !nr_sort) {
