@@ -690,7 +690,8 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 			}
 		}
 	}
-	if (rep->nr_ppool + len > PPOOL_FLUSH_WORDS && rep->nr_pch) {
+	if (rep->nr_ppool + len > (rep->agg_async ? PPOOL_ASYNC_WORDS : PPOOL_FLUSH_WORDS) &&
+	    rep->nr_pch) {
 		int err = flush_full(rep);
 		if (err)
 			return err;
