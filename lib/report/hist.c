@@ -19,9 +19,16 @@ static struct hist *hist_get(struct pk_report *rep, int idx, const char *name)
 	if (idx < 0 || idx > 65535)
 		return NULL;
 	if ((size_t)idx >= rep->nr_hists) {
-		struct hist *n = realloc(rep->hists, ((size_t)idx + 1) * sizeof(*n));
+		/* (the worker reads the array: it must be idle) */
+		if (pk_rep_aggw_wait(rep))
+			return NULL;
+		/* (aligned: each hist's entries on lines of their own, see struct hist) */
+		struct hist *n = aligned_alloc(_Alignof(struct hist), ((size_t)idx + 1) * sizeof(*n));
 		if (!n)
 			return NULL;
+		if (rep->nr_hists)
+			memcpy(n, rep->hists, rep->nr_hists * sizeof(*n));
+		free(rep->hists);
 		memset(n + rep->nr_hists, 0, ((size_t)idx + 1 - rep->nr_hists) * sizeof(*n));
 		rep->hists = n;
 		rep->nr_hists = (size_t)idx + 1;
@@ -79,20 +86,20 @@ static int node_child(struct pk_report *rep, uint32_t parent, uint32_t frame, ui
 		if (node_new(rep, parent, frame, id))
 			return -ENOMEM;
 		rep->nodes[parent].kid1 = *id;
-		if (rep->frames[frame].node1 == NONE32)
-			rep->frames[frame].node1 = *id;
+		if (rep->fagg[frame].node1 == NONE32)
+			rep->fagg[frame].node1 = *id;
 		return 0;
 	}
 	if (rep->nodes[k1].frame == frame) {
 		*id = k1;
 		return 0;
 	}
-	uint32_t first = rep->frames[frame].node1;
+	uint32_t first = rep->fagg[frame].node1;
 	if (first == NONE32) {
 		/* no node of this frame yet */
 		if (node_new(rep, parent, frame, id))
 			return -ENOMEM;
-		rep->frames[frame].node1 = *id;
+		rep->fagg[frame].node1 = *id;
 		return 0;
 	}
 	if (rep->nodes[first].parent == parent) {
@@ -125,7 +132,7 @@ static uint32_t node_find(struct pk_report *rep, uint32_t parent, uint32_t frame
 		return NONE32;
 	if (rep->nodes[k1].frame == frame)
 		return k1;
-	uint32_t first = rep->frames[frame].node1;
+	uint32_t first = rep->fagg[frame].node1;
 	if (first == NONE32)
 		return NONE32;
 	if (rep->nodes[first].parent == parent)
@@ -190,8 +197,8 @@ static int chain_child(struct pk_report *rep, uint32_t parent, uint32_t frame, u
 		name = rep->nkey[frame].name;
 		frame = rep->nkey[frame].canon;
 		inl = true;
-	} else if (rep->nr_nkey && rep->frames[frame].sym && !rep->frames[frame].kernel) {
-		name = rep->frames[frame].sym;
+	} else if (rep->nr_nkey && rep->afr[frame].sym && !rep->afr[frame].kernel) {
+		name = rep->afr[frame].sym;
 	}
 	if (!name)
 		return node_child(rep, parent, frame, id);
@@ -211,6 +218,10 @@ static int chain_child(struct pk_report *rep, uint32_t parent, uint32_t frame, u
 /* Record inline frame `frame` of function `name` (inlines_of). */
 int pk_rep_chain_key_inline(struct pk_report *rep, uint32_t frame, uint32_t name)
 {
+	/* (the worker reads the inline keys: it must be idle) */
+	int err = pk_rep_aggw_wait(rep);
+	if (err)
+		return err;
 	if (frame >= rep->nr_nkey) {
 		if (pk_grow((void **)&rep->nkey, &rep->cap_nkey, (size_t)frame + 1, sizeof(*rep->nkey)))
 			return -ENOMEM;
@@ -268,7 +279,7 @@ static struct ent *entry_get(struct pk_report *rep, struct hist *h, const struct
 	bool by_frame = k->frame != 0;
 	bool indexed = true;
 	if (by_frame) {
-		const struct frame *fr = &rep->frames[frame];
+		const struct fagg *fr = &rep->fagg[frame];
 		if (fr->ent1 == NONE32) {
 			indexed = false;
 		} else if (fr->ent1_hist == hi) {
@@ -298,12 +309,12 @@ static struct ent *entry_get(struct pk_report *rep, struct hist *h, const struct
 	struct ent *e = &h->ents[nid];
 	*e = (struct ent){ .k = *k, .comm_id = comm_id, .pid = pid, .tid = tid, .cpu = cpu,
 			   .frame = frame, .srcline = srcline, .root = NONE32, .last_seen = 0,
-			   .kernel = rep->frames[frame].kernel };
+			   .kernel = rep->afr[frame].kernel };
 	if (indexed) {
 		pk_index_put(&h->eidx, hh, (uint32_t)nid);
 	} else {
-		rep->frames[frame].ent1 = (uint32_t)nid;
-		rep->frames[frame].ent1_hist = hi;
+		rep->fagg[frame].ent1 = (uint32_t)nid;
+		rep->fagg[frame].ent1_hist = hi;
 	}
 	rep->finished = false;
 	return e;
@@ -353,7 +364,7 @@ static uint32_t frame_abs(struct pk_report *rep, uint32_t fid, uint64_t ip)
 /* Entry filters (--dso, --symbols) on a frame. */
 static bool frame_passes(struct pk_report *rep, uint32_t fid)
 {
-	const struct frame *f = &rep->frames[fid];
+	const struct frame *f = &rep->afr[fid];
 	if (rep->nr_dsos && !match_str(rep->dsos, rep->nr_dsos, pk_str_get(&rep->strs, f->dso)) &&
 	    !match_str(rep->dsos, rep->nr_dsos, pk_str_get(&rep->strs, f->dso_long)))
 		return false;
@@ -364,7 +375,7 @@ static bool frame_passes(struct pk_report *rep, uint32_t fid)
 
 static void count_unresolved(struct pk_report *rep, uint32_t fid, uint64_t w)
 {
-	const struct frame *f = &rep->frames[fid];
+	const struct frame *f = &rep->afr[fid];
 	if (f->sym)
 		return;
 	for (size_t i = 0; i < rep->nr_udsos; i++) {
@@ -393,7 +404,7 @@ static void make_key(struct pk_report *rep, struct hkey *k, uint32_t comm, int32
 	if (rep->key_on[PK_SORT_SYM])
 		k->frame = fid + 1;
 	else if (rep->key_on[PK_SORT_DSO])
-		k->dso = rep->frames[fid].dso;
+		k->dso = rep->afr[fid].dso;
 	if (rep->key_on[PK_SORT_SRCLINE] && !rep->src_for_file)
 		k->srcline = srcline;
 	if (rep->key_on[PK_SORT_PARENT])
@@ -407,7 +418,7 @@ static uint32_t chain_parent(struct pk_report *rep, const uint32_t *fr, size_t n
 {
 	bool caller = rep->order == PK_CG_ORDER_CALLER;
 	for (size_t j = 0; j < n; j++) {
-		uint32_t s = rep->frames[fr[caller ? n - 1 - j : j]].sym;
+		uint32_t s = rep->afr[fr[caller ? n - 1 - j : j]].sym;
 		if (s && !regexec(&rep->parent_re, pk_str_get(&rep->strs, s), 0, NULL, 0))
 			return s;
 	}
@@ -434,7 +445,7 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 	struct hkey k;
 	struct ent *self = NULL;
 	count_unresolved(rep, sf, w);
-	if (rep->hide_unresolved && !rep->frames[sf].sym) {
+	if (rep->hide_unresolved && !rep->afr[sf].sym) {
 		/* perf -U: as if the samples were never there */
 		h->pub.nr_samples -= w;
 		h->pub.total_period -= period;
@@ -445,7 +456,7 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 		 * to its cursor) */
 		size_t m = 0;
 		for (size_t i = 0; i < n && i < MAX_CHAIN; i++) {
-			if (!rep->frames[fr[i]].sym)
+			if (!rep->afr[fr[i]].sym)
 				continue;
 			rep->hu_fr[m] = fr[i];
 			rep->hu_fa[m] = fa ? fa[i] : fr[i];
@@ -466,7 +477,7 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 		bool caller_walk = rep->order == PK_CG_ORDER_CALLER;
 		size_t hit = n;
 		for (size_t i = 0; i < n; i++) {
-			uint32_t s = rep->frames[fr[i]].sym;
+			uint32_t s = rep->afr[fr[i]].sym;
 			if (s && !regexec(&rep->ignore_re, pk_str_get(&rep->strs, s), 0, NULL, 0)) {
 				hit = i;
 				if (caller_walk)
@@ -513,12 +524,12 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 		return 0;
 	/* cumulative entries: each distinct entry of the chain once, in display order
 	 * (perf walks its cursor the same way), getting the rest of the chain as its tree */
-	bool level = rep->frames[sf].kernel;
+	bool level = rep->afr[sf].kernel;
 	for (size_t j = 0; j < n; j++) {
 		size_t i = caller ? n - 1 - j : j; /* chain index of seq[j] */
 		uint32_t fi = fa ? fa[i] : fr[i];
-		if (!rep->frames[fi].nomap)
-			level = rep->frames[fi].kernel;
+		if (!rep->afr[fi].nomap)
+			level = rep->afr[fi].kernel;
 		if (!frame_passes(rep, fi))
 			continue;
 		uint32_t sl = src ? src[i] : 0;
@@ -543,6 +554,7 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 /* What only aggregation needs (pending samples, lookup indexes): released at finish. */
 void pk_rep_agg_release(struct pk_report *rep)
 {
+	pk_rep_aggw_stop(rep);
 	pk_arr_free(rep->ppool, rep->cap_ppool * sizeof(*rep->ppool));
 	pk_arr_free(rep->pch, rep->cap_pch * sizeof(*rep->pch));
 	rep->ppool = NULL;
@@ -555,28 +567,51 @@ void pk_rep_agg_release(struct pk_report *rep)
 		pk_index_release(&rep->hists[i].eidx);
 }
 
-/* Aggregate everything pending, in the order each key first appeared (so entries and
- * nodes are created in sample order, exactly as if each sample were aggregated at once). */
-int pk_rep_flush_pending(struct pk_report *rep)
+/* Aggregate the pending samples pch[0..n) (keys in pool), in the order each key first
+ * appeared (so entries and nodes are created in sample order, exactly as if each sample
+ * were aggregated at once). On the caller's thread or the worker's (aggw.c): it reads
+ * the frames through rep->afr and writes only the aggregation's state. */
+int pk_rep_aggregate_pending(struct pk_report *rep, const uint32_t *pool,
+			     const struct pchain *pch, size_t n)
 {
 	int err = 0;
-	for (size_t i = 0; i < rep->nr_pch && !err; i++) {
-		const struct pchain *c = &rep->pch[i];
-		const uint32_t *k = rep->ppool + c->off;
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct pchain *c = &pch[i];
+		const uint32_t *k = pool + c->off;
 		uint32_t fl = k[PK_FLAGS];
-		size_t n = k[PK_N];
+		size_t nk = k[PK_N];
 		const uint32_t *fr = k + PK_HDR;
-		const uint32_t *p = fr + n;
+		const uint32_t *p = fr + nk;
 		const uint32_t *fa = NULL, *src = NULL;
 		if (fl & PF_ABS) {
 			fa = p;
-			p += n;
+			p += nk;
 		}
 		if (fl & PF_SRC)
 			src = p;
 		err = aggregate(rep, &rep->hists[k[PK_HIST]], k[PK_COMM], c->pid, c->tid, c->cpu,
-				c->period, c->samples, n, fl & PF_CHAIN, k[PK_SELF], fr, fa, src);
+				c->period, c->samples, nk, fl & PF_CHAIN, k[PK_SELF], fr, fa, src);
 	}
+	return err;
+}
+
+/* The aggregation's notes for every frame made so far, and its view of the frames (the
+ * worker is idle). */
+static int agg_prepare(struct pk_report *rep)
+{
+	if (rep->nr_fagg < rep->nr_frames) {
+		if (pk_grow((void **)&rep->fagg, &rep->cap_fagg, rep->nr_frames, sizeof(*rep->fagg)))
+			return -ENOMEM;
+		for (size_t i = rep->nr_fagg; i < rep->nr_frames; i++)
+			rep->fagg[i] = (struct fagg){ NONE32, NONE32, 0 };
+		rep->nr_fagg = rep->nr_frames;
+	}
+	rep->afr = rep->frames;
+	return 0;
+}
+
+static void pending_reset(struct pk_report *rep)
+{
 	rep->nr_pch = 0;
 	rep->nr_ppool = 0;
 	rep->flush_epoch++;
@@ -584,6 +619,37 @@ int pk_rep_flush_pending(struct pk_report *rep)
 		memset(rep->pidx.slot, 0, (rep->pidx.mask + 1) * sizeof(*rep->pidx.slot));
 		rep->pidx.n = 0;
 	}
+}
+
+/* Aggregate everything pending, here, once the worker (if any) is done. */
+int pk_rep_flush_pending(struct pk_report *rep)
+{
+	int err = pk_rep_aggw_wait(rep);
+	if (!err)
+		err = agg_prepare(rep);
+	if (!err)
+		err = pk_rep_aggregate_pending(rep, rep->ppool, rep->pch, rep->nr_pch);
+	pending_reset(rep);
+	return err;
+}
+
+/* The pending pool is full: its samples to the worker, which aggregates them while more
+ * samples are resolved here (or here, without a worker). */
+static int flush_full(struct pk_report *rep)
+{
+	if (!rep->agg_async)
+		return pk_rep_flush_pending(rep);
+	int err = pk_rep_aggw_wait(rep);
+	if (!err)
+		err = agg_prepare(rep);
+	if (!err) {
+		int h = pk_rep_aggw_hand(rep);
+		if (h < 0)
+			err = h;
+		else if (!h)
+			err = pk_rep_aggregate_pending(rep, rep->ppool, rep->pch, rep->nr_pch);
+	}
+	pending_reset(rep);
 	return err;
 }
 
@@ -629,8 +695,9 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 			}
 		}
 	}
-	if (rep->nr_ppool + len > PPOOL_FLUSH_WORDS && rep->nr_pch) {
-		int err = pk_rep_flush_pending(rep);
+	if (rep->nr_ppool + len > (rep->agg_async ? PPOOL_ASYNC_WORDS : PPOOL_FLUSH_WORDS) &&
+	    rep->nr_pch) {
+		int err = flush_full(rep);
 		if (err)
 			return err;
 	}
@@ -1087,7 +1154,17 @@ int pk_report__process(struct pk_report *rep, struct pk_data_reader *r,
 	PK_OPTS(pk_session_opts, so, .reader_thread = rep->reader_thread, .machine = rep->m);
 	PK_OPTS(pk_session_ops, ops, .sample = pk_rep_on_sample, .other = pk_rep_on_record,
 		.progress = progress ? on_progress : NULL);
-	return pk_rep_process(rep, r, &so, &ops, rep);
+	/* aggregation on a worker thread (aggw.c), unless the aggregation reads strings
+	 * (filters, regular expressions) or changes the totals (-U) */
+	rep->agg_async = rep->reader_thread && pk_online_cpus() >= 2 &&
+			 (rep->callgraph || rep->children) && !rep->nr_dsos && !rep->nr_symbols &&
+			 !rep->has_parent_re && !rep->has_ignore_re && !rep->hide_unresolved &&
+			 /* keys.c's time, socket, srcfile and symoff keys aggregate with the
+			  * sample's own time or look strings up: on this thread */
+			 !rep->direct && !rep->src_for_file && !rep->symoff_key;
+	int err = pk_rep_process(rep, r, &so, &ops, rep);
+	rep->agg_async = false;
+	return err;
 }
 
 int pk_rep_process(struct pk_report *rep, struct pk_data_reader *r,

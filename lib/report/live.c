@@ -78,8 +78,8 @@ static void drop_zero_entries(struct pk_report *rep)
 			any = ent_zero(&rep->hists[i].ents[j]);
 	if (!any)
 		return;
-	for (size_t i = 0; i < rep->nr_frames; i++)
-		rep->frames[i].ent1 = NONE32;
+	for (size_t i = 0; i < rep->nr_fagg; i++)
+		rep->fagg[i].ent1 = NONE32;
 	for (size_t i = 0; i < rep->nr_hists; i++) {
 		struct hist *h = &rep->hists[i];
 		size_t n = 0;
@@ -89,9 +89,9 @@ static void drop_zero_entries(struct pk_report *rep)
 			if (n != j)
 				h->ents[n] = h->ents[j];
 			struct ent *e = &h->ents[n];
-			if (e->k.frame && rep->frames[e->frame].ent1 == NONE32) {
-				rep->frames[e->frame].ent1 = (uint32_t)n;
-				rep->frames[e->frame].ent1_hist = (uint16_t)i;
+			if (e->k.frame && rep->fagg[e->frame].ent1 == NONE32) {
+				rep->fagg[e->frame].ent1 = (uint32_t)n;
+				rep->fagg[e->frame].ent1_hist = (uint16_t)i;
 			}
 			n++;
 		}

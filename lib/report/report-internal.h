@@ -37,18 +37,23 @@ struct frame {
 	uint64_t ip;            /* not part of the identity: the first sampled address of
 				 * this frame, as sampled (perf's call-graph text shows it) */
 	uint32_t sym_len;       /* (a size beyond 4 GiB, only in a hostile file, is cut) */
-	/* not part of the identity: */
+	uint8_t kernel : 1;
+	uint8_t nomap : 1;      /* no map covered the address */
+	uint8_t inlined : 1;    /* an inline pseudo-frame: keyed by name too */
+};
+_Static_assert(sizeof(struct frame) == 48, "one frame per 48 bytes (a few hundred thousand "
+	       "of them in a recording through garbage callers)");
+
+/* What the aggregation notes per frame (rep->fagg, by frame id), apart from the frame:
+ * frames are written once, by the resolving side, and only read after, so that the
+ * aggregation can run on a worker thread beside it (aggw.c) */
+struct fagg {
 	uint32_t node1;         /* the first call-chain node made for this frame (NONE32
 				 * none); the others are in nidx */
 	uint32_t ent1;          /* the first entry made for it (NONE32 none), in hist
 				 * ent1_hist, when entries are keyed by frame; others in eidx */
 	uint16_t ent1_hist;
-	uint8_t kernel : 1;
-	uint8_t nomap : 1;      /* no map covered the address */
-	uint8_t inlined : 1;    /* an inline pseudo-frame: keyed by name too */
 };
-_Static_assert(sizeof(struct frame) == 56, "one frame per 56 bytes (a few hundred thousand "
-	       "of them in a recording through garbage callers)");
 
 /* ---- resolved address cache ---- */
 
@@ -98,11 +103,13 @@ struct node {
 	uint64_t period, samples;
 };
 
+/* (the entries, written by the aggregation, on cache lines apart from pub, whose counts
+ * the resolving thread updates at every sample: see aggw.c) */
 struct hist {
 	struct pk_hist pub;
 	bool used;
 	char *name;
-	struct ent *ents;
+	_Alignas(64) struct ent *ents;
 	size_t nr_ents, cap_ents;
 	struct ent_cc *ccs;     /* nr_ents, allocated at the first lazy tree */
 	struct pk_index eidx;
@@ -151,7 +158,6 @@ struct pk_report {
 	size_t nr_tslice, cap_tslice;
 	struct pk_u64map tidx;
 	bool direct, src_for_file, symoff_key;
-	uint32_t cur_parent;    /* the parent key of the chain being aggregated */
 	enum pk_cg_order order;
 	unsigned int max_stack;
 	enum pk_sort_key sort[PK_SORT__MAX];
@@ -171,6 +177,13 @@ struct pk_report {
 	struct pk_strtab strs;
 	struct frame *frames;
 	size_t nr_frames, cap_frames;
+	/* the aggregation's view of the frames (frames as of the pending samples it
+	 * aggregates: the array may have been replaced since, see aggw.c) and its notes */
+	const struct frame *afr;
+	struct fagg *fagg;
+	size_t nr_fagg, cap_fagg;
+	struct aggw *aw;        /* the aggregation worker, NULL: none (aggw.c) */
+	bool agg_async;         /* pending samples may be aggregated by the worker */
 	struct pk_index fidx;
 	struct rent *rents;
 	size_t nr_rents, cap_rents;
@@ -180,9 +193,6 @@ struct pk_report {
 	 * without a look at the maps; rent = index + 1, 0 = empty. Past it, the maps are
 	 * searched and the entry found by DSO address (dcache) */
 	struct rhot { uint64_t ip, gen; uint32_t rent, frame; uint8_t cm; } *rhot;
-	struct node *nodes;
-	size_t nr_nodes, cap_nodes;
-	struct pk_index nidx;
 	struct hist *hists;
 	size_t nr_hists;
 	/* gen_of answers (a thread's map generation, per tid, direct-mapped: samples of
@@ -196,18 +206,12 @@ struct pk_report {
 	struct ccache { uint32_t tid, id, epoch; char comm[32]; bool used; } ccache[1024];
 	uint32_t cepoch;        /* >= 1 */
 	struct pk_u64map dso_seq;       /* dso_long string id -> pk_dso_seq + 1 */
-	struct udso *udsos;
-	size_t nr_udsos, cap_udsos;
-	uint32_t serial;
-	bool finished;
 	/* scratch */
 	struct pk_chain_entry chain[MAX_CHAIN];
 	uint32_t cframes[MAX_CHAIN];
 	uint32_t csrc[MAX_CHAIN];
 	uint64_t cip[MAX_CHAIN];
 	bool cip_valid;
-	uint32_t seq[MAX_CHAIN];
-	uint32_t hu_fr[MAX_CHAIN], hu_fa[MAX_CHAIN], hu_src[MAX_CHAIN]; /* hide_unresolved */
 	struct pk_callnode *pub_nodes;
 	/* lazy_callchains: children of node i are kid[kid_off[i] .. kid_off[i + 1]) */
 	uint32_t *kid_off, *kid;
@@ -261,8 +265,21 @@ struct pk_report {
 	 * and the first real (out-of-line) symbol frame of the name */
 	struct nkey { uint32_t canon, name; } *nkey;
 	size_t nr_nkey, cap_nkey;
+	/* ---- written by the aggregation, which may run on the worker thread (aggw.c): on
+	 * cache lines of their own, apart from what the resolving thread writes at every
+	 * sample (a line both write travels between the CPUs at each write of either) */
+	_Alignas(64) struct node *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct pk_index nidx;
 	struct iname { uint32_t name, inl, real; } *iname;
 	size_t iname_mask, iname_n;
+	struct udso *udsos;
+	size_t nr_udsos, cap_udsos;
+	uint32_t serial;
+	bool finished;
+	uint32_t cur_parent;    /* the parent key of the chain being aggregated */
+	uint32_t seq[MAX_CHAIN];
+	uint32_t hu_fr[MAX_CHAIN], hu_fa[MAX_CHAIN], hu_src[MAX_CHAIN]; /* hide_unresolved */
 };
 
 /*
@@ -300,6 +317,11 @@ struct pchain {
  * the last flush alone took 9 ms of the fp bench file's report, after the reader was
  * done; the whole report was 6-14 % slower, with no more repeats merged on the deep one.) */
 #define PPOOL_FLUSH_WORDS ((size_t)1 << 16)
+/* 64 KiB with the aggregation worker (aggw.c): the pool and its index are written here
+ * and read there, hand-overs are cheap, and a smaller index is probed faster at every
+ * sample (measured: the resolving thread 7-10 % faster than with 256 KiB on sys.data and
+ * xz.data; 32 KiB was no better) */
+#define PPOOL_ASYNC_WORDS ((size_t)1 << 14)
 
 /* (report.c) free the lazily built public trees (keep: the kid arrays stay), and every
  * call-chain structure */
@@ -311,6 +333,16 @@ void pk_rep_rents_release(struct pk_report *rep);
 void pk_rep_agg_release(struct pk_report *rep);
 uint32_t pk_rep_comm_id(struct pk_report *rep, uint32_t tid, const char *comm, uint32_t epoch);
 int pk_rep_flush_pending(struct pk_report *rep);
+/* (hist.c) aggregate the pending samples pch[0..n) with keys in pool, in order */
+int pk_rep_aggregate_pending(struct pk_report *rep, const uint32_t *pool,
+			     const struct pchain *pch, size_t n);
+/* (aggw.c) the worker: wait until it is idle (its error, 0 if none), stop it, hand it
+ * the pending samples (swapping buffers with rep's: 1 handed, 0 not: aggregate them
+ * here), and the room for a frame while it may be reading the frames array */
+int pk_rep_aggw_wait(struct pk_report *rep);
+void pk_rep_aggw_stop(struct pk_report *rep);
+int pk_rep_aggw_hand(struct pk_report *rep);
+int pk_rep_frames_grow(struct pk_report *rep);
 /* (hist.c) a hist for every attr of r; the session's callbacks of pk_report__process
  * (ctx: the report) */
 void pk_rep_hists_of_reader(struct pk_report *rep, struct pk_data_reader *r);

@@ -65,9 +65,12 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 {
 	if (!PK_OPTS_VALID(o, pk_report_opts))
 		return pk_err_ptr(-EINVAL);
-	struct pk_report *rep = calloc(1, sizeof(*rep));
+	/* (aligned: the aggregation's fields on cache lines of their own, see struct
+	 * pk_report) */
+	struct pk_report *rep = aligned_alloc(_Alignof(struct pk_report), sizeof(*rep));
 	if (!rep)
 		return pk_err_ptr(-ENOMEM);
+	memset(rep, 0, sizeof(*rep));
 	size_t nr_sort = PK_OPTS_GET(o, nr_sort, 0);
 	const enum pk_sort_key *sort = PK_OPTS_GET(o, sort, NULL);
 	if (!sort || !nr_sort) {
@@ -222,6 +225,7 @@ void pk_report__free(struct pk_report *rep)
 {
 	if (!rep)
 		return;
+	pk_rep_aggw_stop(rep);
 	pk_rep_cc_release(rep);
 	if (rep->has_parent_re)
 		regfree(&rep->parent_re);
@@ -234,6 +238,7 @@ void pk_report__free(struct pk_report *rep)
 	pk_u64map_release(&rep->dso_seq);
 	pk_rep_keys_release(rep);
 	pk_arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
+	pk_arr_free(rep->fagg, rep->cap_fagg * sizeof(*rep->fagg));
 	pk_index_release(&rep->fidx);
 	pk_rep_rents_release(rep);
 	pk_arr_free(rep->nodes, rep->cap_nodes * sizeof(*rep->nodes));

@@ -83,12 +83,10 @@ int pk_rep_frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *
 		}
 	}
 	if (pk_index_grow(&rep->fidx) ||
-	    pk_grow((void **)&rep->frames, &rep->cap_frames, rep->nr_frames + 1, sizeof(*f)))
+	    (rep->nr_frames + 1 > rep->cap_frames && pk_rep_frames_grow(rep)))
 		return -ENOMEM;
 	uint32_t nid = (uint32_t)rep->nr_frames++;
 	rep->frames[nid] = *f;
-	rep->frames[nid].node1 = NONE32;
-	rep->frames[nid].ent1 = NONE32;
 	pk_index_put(&rep->fidx, h, nid);
 	*id = nid;
 	return 0;

@@ -1205,6 +1205,108 @@ static void um_paths(const struct pk_callnode *n, char *prefix, char **out, size
 	}
 }
 
+/*
+ * The aggregation worker (lib/report/aggw.c) must give what aggregating on the caller's
+ * thread gives, entry for entry and node for node, in the same order: a file big enough
+ * for many hand-overs of pending samples, with frames made while the worker runs (new
+ * addresses in every chain) and repeated chains, reported with and without threads.
+ */
+#define AW_N 40000
+#define AW_MAXNR 12
+
+static void aw_same_tree(const struct pk_callnode *a, const struct pk_callnode *b)
+{
+	for (; a && b; a = a->next, b = b->next) {
+		assert_int_equal(a->addr, b->addr);
+		assert_int_equal(a->period, b->period);
+		assert_int_equal(a->samples, b->samples);
+		assert_int_equal(a->self_period, b->self_period);
+		assert_int_equal(a->ip, b->ip);
+		aw_same_tree(a->child, b->child);
+	}
+	assert_true(!a && !b);
+}
+
+static void test_agg_worker_same(void **state)
+{
+	(void)state;
+	char *dir = pk_test_mkdtemp("aggw");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/t.data", dir);
+	struct pk_data_writer *w = open_writer_with(path, CHAIN_SAMPLES);
+	unsigned seed = 11;
+	uint64_t next_unique = 0x7000000, prev[AW_MAXNR + 1] = { 0 };
+	for (int i = 0; i < AW_N; i++) {
+		uint64_t u[8 + AW_MAXNR];
+		memset(u, 0, sizeof(u));
+		seed = seed * 1103515245u + 12345u;
+		int nr;
+		if (i && (seed >> 16) % 3 == 0) {
+			nr = (int)prev[0]; /* a chain seen before */
+			memcpy(&u[6], &prev[1], (size_t)nr * 8);
+		} else {
+			nr = 1 + (int)((seed >> 20) % AW_MAXNR);
+			for (int k = 0; k < nr; k++) {
+				seed = seed * 1103515245u + 12345u;
+				unsigned r = (seed >> 16) % 10;
+				u[6 + k] = k == 0 ? 0x400000 + ((seed >> 12) % 64) * 0x10
+					 : r < 6 ? 0x500000 + (seed >> 8) % 40 : next_unique++;
+			}
+			prev[0] = (uint64_t)nr;
+			memcpy(&prev[1], &u[6], (size_t)nr * 8);
+		}
+		struct perf_event_header h = { .type = PERF_RECORD_SAMPLE,
+					       .misc = PERF_RECORD_MISC_USER,
+					       .size = (uint16_t)(8 + 5 * 8 + nr * 8) };
+		memcpy(&u[0], &h, 8);
+		u[1] = u[6];
+		uint64_t tid = 1 + (seed >> 4) % 3;
+		u[2] = tid << 32 | 1;
+		u[3] = 1000 + (uint64_t)i;
+		u[4] = 1 + (seed >> 10) % 7; /* period */
+		u[5] = (uint64_t)nr;
+		assert_int_equal(pk_data_writer__write_record(w, (const struct perf_event_header *)u), 0);
+		if (i % 500 == 499)
+			assert_int_equal(pk_data_writer__finish_round(w), 0);
+	}
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
+
+	for (int children = 0; children < 2; children++) {
+		struct pk_report *rep[2];
+		struct pk_data_reader *r[2];
+		const struct pk_hist *hh[2];
+		for (int t = 0; t < 2; t++) {
+			PK_OPTS(pk_report_opts, o, .callgraph = true, .children = children,
+				.no_reader_thread = !t);
+			hh[t] = report_file(path, &o, &rep[t], &r[t]);
+		}
+		assert_int_equal(hh[0]->nr_samples, AW_N);
+		assert_int_equal(hh[0]->nr_entries, hh[1]->nr_entries);
+		assert_true(hh[0]->nr_entries > (children ? 1000u : 100u));
+		for (size_t i = 0; i < hh[0]->nr_entries; i++) {
+			const struct pk_hist_entry *a = hh[0]->entries[i], *b = hh[1]->entries[i];
+			assert_int_equal(a->addr, b->addr);
+			assert_int_equal(a->pid, b->pid);
+			assert_int_equal(a->tid, b->tid);
+			assert_string_equal(a->comm, b->comm);
+			assert_int_equal(a->self_period, b->self_period);
+			assert_int_equal(a->self_samples, b->self_samples);
+			assert_int_equal(a->total_period, b->total_period);
+			assert_int_equal(a->total_samples, b->total_samples);
+			assert_true(!a->callchain == !b->callchain);
+			if (a->callchain)
+				aw_same_tree(a->callchain, b->callchain);
+		}
+		for (int t = 0; t < 2; t++) {
+			pk_report__free(rep[t]);
+			pk_data_reader__free(r[t]);
+		}
+	}
+	pk_test_rmtree(dir);
+	free(dir);
+}
+
 static void test_unmapped_callers(void **state)
 {
 	(void)state;
@@ -1725,6 +1827,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_many_processes),
 		cmocka_unit_test(test_dso_addresses_shared),
 		cmocka_unit_test(test_unmapped_callers),
+		cmocka_unit_test(test_agg_worker_same),
 		cmocka_unit_test(test_unmapped_then_mapped),
 		cmocka_unit_test(test_script_pid_minus_one),
 		cmocka_unit_test(test_script_maps_per_process),

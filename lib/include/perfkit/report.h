@@ -89,8 +89,8 @@ struct pk_report_opts {
 	 * too. perf 6.1 does not look them up; newer perf versions do. */
 	bool inlines_all;
 	/* Read, order and decode the input on the caller's thread. By default a second
-	 * thread does that when two or more CPUs are available and the input is a file
-	 * (the result is the same either way). */
+	 * thread does that when two or more CPUs are available and the input is a file,
+	 * and a third aggregates call chains (the result is the same either way). */
 	bool no_reader_thread;
 	/* The rest of the machine's options (build-id and cache directories, check knobs);
 	 * its host and kallsyms are replaced by the two fields above. NULL: the defaults
