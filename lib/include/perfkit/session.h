@@ -117,8 +117,9 @@ struct pk_session;
 
 struct pk_session_opts {
 	size_t sz;
-	/* Read, order and pre-decode on a second thread (a file, not a pipe, and only with
-	 * two CPUs or more online; otherwise the caller's thread does it all). */
+	/* Read, order and pre-decode on a second thread (a file, not a pipe, without user
+	 * stack dumps in its samples, and only with two CPUs or more online; otherwise the
+	 * caller's thread does it all). */
 	bool reader_thread;
 	/* The machine model to keep up to date (borrowed: the caller frees it after the
 	 * session). NULL: the session makes one (host = pk_data_env__same_host of the
