@@ -235,8 +235,10 @@ int cmd_annotate(int argc, char **argv)
 	struct pk_data_reader *r = tool_open_input(input, NULL);
 	if (!r)
 		return 1;
+	/* the objects that cannot hold a symbol above --min-percent are not loaded */
 	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_allowed(),
-		.machine_opts = tool_machine_opts(), .event = event);
+		.machine_opts = tool_machine_opts(), .event = event,
+		.min_percent = symbol ? 0 : min_pct);
 	struct pk_annotate *a = pk_annotate__load(r, &ao);
 	if (!a) {
 		int err = errno;
@@ -286,6 +288,24 @@ int cmd_annotate(int argc, char **argv)
 				 symbol ? symbol : dsos);
 		/* the samples without a symbol that could be what was asked for: those in the
 		 * listed objects (all of them without --dsos) */
+		if (st.skipped) {
+			/* objects left out: their unresolved samples count too (a second read,
+			 * loading every object: only on this error; its warnings, said or about
+			 * objects not needed, are not repeated) */
+			struct pk_data_reader *r2 = tool_open_input(input, NULL);
+			ao.min_percent = 0;
+			tool_setup_log(-1);
+			struct pk_annotate *a2 = r2 ? pk_annotate__load(r2, &ao) : NULL;
+			tool_setup_log(verbose);
+			if (a2) {
+				pk_annotate__free(a);
+				pk_data_reader__free(r);
+				a = a2;
+				r = r2;
+			} else {
+				pk_data_reader__free(r2);
+			}
+		}
 		uint64_t unres = 0;
 		for (size_t i = 0; i < pk_annotate__nr_unresolved(a); i++) {
 			uint64_t n = 0;

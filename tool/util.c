@@ -99,7 +99,8 @@ void tool_heap_reserve(size_t bytes)
 
 void tool_setup_log(int verbose)
 {
-	enum pk_log_level max = verbose >= 2 ? PK_LOG_DEBUG : verbose == 1 ? PK_LOG_INFO : PK_LOG_WARN;
+	enum pk_log_level max = verbose >= 2 ? PK_LOG_DEBUG : verbose == 1 ? PK_LOG_INFO
+			      : verbose == 0 ? PK_LOG_WARN : PK_LOG_ERROR;
 	pk_set_log(tool_log, NULL, max);
 }
 
