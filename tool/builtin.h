@@ -138,7 +138,6 @@ unsigned tool_test_output_pause_ms(void);
 int tool_outfile_close(struct tool_outfile *o, int err);
 /* Install library logging that prints "perfkit <cmd>: ..." for warnings (and, with
  * verbose > 0, info/debug). */
-/* log levels: verbose < 0 errors only, 0 warnings, 1 info, 2+ debug */
 void tool_setup_log(int verbose);
 /* How report and script read a perf.data file: false (the default) reads it through a
  * reused window with pread, true maps it (PERFKIT_READ=mmap). Measured in a PVM guest,

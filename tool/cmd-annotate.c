@@ -288,23 +288,11 @@ int cmd_annotate(int argc, char **argv)
 				 symbol ? symbol : dsos);
 		/* the samples without a symbol that could be what was asked for: those in the
 		 * listed objects (all of them without --dsos) */
-		if (st.skipped) {
-			/* objects left out: their unresolved samples count too (a second read,
-			 * loading every object: only on this error; its warnings, said or about
-			 * objects not needed, are not repeated) */
-			struct pk_data_reader *r2 = tool_open_input(input, NULL);
-			ao.min_percent = 0;
-			tool_setup_log(-1);
-			struct pk_annotate *a2 = r2 ? pk_annotate__load(r2, &ao) : NULL;
-			tool_setup_log(verbose);
-			if (a2) {
-				pk_annotate__free(a);
-				pk_data_reader__free(r);
-				a = a2;
-				r = r2;
-			} else {
-				pk_data_reader__free(r2);
-			}
+		/* the objects left out count too: their samples without a symbol */
+		if (st.skipped && pk_annotate__load_skipped(a) == -ENOMEM) {
+			tool_error("out of memory");
+			status = 1;
+			goto out;
 		}
 		uint64_t unres = 0;
 		for (size_t i = 0; i < pk_annotate__nr_unresolved(a); i++) {
@@ -329,6 +317,7 @@ int cmd_annotate(int argc, char **argv)
 	} else if (failed == shown) {
 		status = 1;
 	}
+out:
 	pk_annotate__free(a);
 	pk_data_reader__free(r);
 	return tool_finish_stdout(status);

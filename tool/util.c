@@ -99,8 +99,7 @@ void tool_heap_reserve(size_t bytes)
 
 void tool_setup_log(int verbose)
 {
-	enum pk_log_level max = verbose >= 2 ? PK_LOG_DEBUG : verbose == 1 ? PK_LOG_INFO
-			      : verbose == 0 ? PK_LOG_WARN : PK_LOG_ERROR;
+	enum pk_log_level max = verbose >= 2 ? PK_LOG_DEBUG : verbose == 1 ? PK_LOG_INFO : PK_LOG_WARN;
 	pk_set_log(tool_log, NULL, max);
 }
 

@@ -242,13 +242,13 @@ static double ann_pct(uint64_t part, uint64_t whole)
  * object whose samples are below min_percent of the period cannot hold a symbol at or
  * above it: its symbols are not loaded and its samples are counted as skipped.
  */
-static int resolve_raws(struct pk_annotate *A)
+static int resolve_raws(struct pk_annotate *A, bool skipped_only)
 {
 	struct pk_u64map tot = { 0 };   /* dso -> index + 1 into per */
 	uint64_t *per = NULL;
 	size_t nr_per = 0;
 	int err = 0;
-	if (A->min_percent > 0) {
+	if (A->min_percent > 0 || skipped_only) {
 		per = calloc(A->nr_raws + 1, sizeof(*per));
 		if (!per)
 			return -ENOMEM;
@@ -268,11 +268,16 @@ static int resolve_raws(struct pk_annotate *A)
 		const struct ann_raw *R = &A->raws[i];
 		if (per) {
 			uintptr_t k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)R->dso);
-			if (ann_pct(per[k - 1], A->st.period) < A->min_percent) {
+			bool below = ann_pct(per[k - 1], A->st.period) < A->min_percent;
+			if (below && !skipped_only) {
 				A->st.skipped += R->samples;
 				continue;
 			}
+			if (!below && skipped_only)
+				continue;
 		}
+		if (skipped_only)
+			A->st.skipped -= R->samples;
 		struct pk_addr_loc loc = { .dso = R->dso, .dso_name = R->dso_name,
 					   .kernel = R->kernel };
 		loc.dso_addr = R->is_offset ? pk_dso__offset_to_addr(R->dso, R->key) : R->key;
@@ -425,6 +430,44 @@ static int choose_event(struct pk_annotate *A, struct pk_data_reader *r, const c
 	return A->event[0] ? 0 : -ENOENT;
 }
 
+/*
+ * After a resolution: sort the hits of the symbols from `first` on, then all symbols.
+ * The tables' indices are stale after sorting and no longer needed; the raw counts are
+ * kept while objects were left out (pk_annotate__load_skipped resolves them).
+ */
+static void ann_finish(struct pk_annotate *A, size_t first)
+{
+	for (size_t i = first; i < A->nr_syms; i++)
+		qsort(A->syms[i].hits, A->syms[i].nr_hits, sizeof(struct ann_hit), hit_cmp);
+	if (A->nr_syms)
+		qsort(A->syms, A->nr_syms, sizeof(*A->syms), sym_cmp);
+	free(A->slots);
+	free(A->sslots);
+	free(A->rslots);
+	free(A->memo);
+	A->slots = A->sslots = A->rslots = NULL;
+	A->memo = NULL;
+	if (!A->st.skipped) {
+		free(A->raws);
+		A->raws = NULL;
+		A->nr_raws = A->cap_raws = 0;
+	}
+}
+
+PK_API int pk_annotate__load_skipped(struct pk_annotate *a)
+{
+	if (!a)
+		return -EINVAL;
+	if (!a->st.skipped)
+		return 0;
+	/* the objects resolved now are others than those before: new tables suffice */
+	size_t first = a->nr_syms;
+	int err = resolve_raws(a, true);
+	if (!err)
+		ann_finish(a, first);
+	return err;
+}
+
 PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 					     const struct pk_annotate_opts *o)
 {
@@ -465,22 +508,10 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 		/* corrupt past some point: what was read before is kept */
 		A->st.reader_error = err;
 	}
-	err = resolve_raws(A);
+	err = resolve_raws(A, false);
 	if (err)
 		goto fail;
-	for (size_t i = 0; i < A->nr_syms; i++)
-		qsort(A->syms[i].hits, A->syms[i].nr_hits, sizeof(struct ann_hit), hit_cmp);
-	if (A->nr_syms)
-		qsort(A->syms, A->nr_syms, sizeof(*A->syms), sym_cmp);
-	/* the tables' indices are stale after sorting and no longer needed */
-	free(A->slots);
-	free(A->sslots);
-	free(A->rslots);
-	free(A->memo);
-	free(A->raws);
-	A->slots = A->sslots = A->rslots = NULL;
-	A->memo = NULL;
-	A->raws = NULL;
+	ann_finish(A, 0);
 	return A;
 fail:
 	pk_annotate__free(A);

@@ -72,6 +72,12 @@ struct pk_annotate_stats {
 	uint64_t skipped;       /* samples in objects below opts.min_percent: not resolved
 				 * (neither among the symbols nor the unresolved) */
 };
+/*
+ * Resolve the objects the load left out (opts.min_percent; stats.skipped): their symbols
+ * join the list (hottest first again: indices from pk_annotate__symbol change) and their
+ * samples without a symbol the unresolved. 0 (also with nothing left out), -ENOMEM.
+ */
+PK_API int pk_annotate__load_skipped(struct pk_annotate *a);
 /* Totals of the load. */
 PK_API void pk_annotate__stats(const struct pk_annotate *a, struct pk_annotate_stats *st);
 /* The objects that samples without a symbol fell in (stats.unresolved, split): how many,
