@@ -248,12 +248,18 @@ static int resolve_raws(struct pk_annotate *A, bool skipped_only)
 	uint64_t *per = NULL;
 	size_t nr_per = 0;
 	int err = 0;
+	/* the last object's entry: addresses of one object mostly come in runs */
+	const struct pk_dso *last = NULL;
+	uintptr_t k = 0;
 	if (A->min_percent > 0 || skipped_only) {
 		per = calloc(A->nr_raws + 1, sizeof(*per));
 		if (!per)
 			return -ENOMEM;
 		for (size_t i = 0; i < A->nr_raws; i++) {
-			uintptr_t k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)A->raws[i].dso);
+			if (A->raws[i].dso != last) {
+				last = A->raws[i].dso;
+				k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)last);
+			}
 			if (!k) {
 				k = ++nr_per;
 				if (pk_u64map_put(&tot, (uintptr_t)A->raws[i].dso, (void *)k)) {
@@ -267,7 +273,10 @@ static int resolve_raws(struct pk_annotate *A, bool skipped_only)
 	for (size_t i = 0; i < A->nr_raws; i++) {
 		const struct ann_raw *R = &A->raws[i];
 		if (per) {
-			uintptr_t k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)R->dso);
+			if (R->dso != last) {
+				last = R->dso;
+				k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)last);
+			}
 			bool below = ann_pct(per[k - 1], A->st.period) < A->min_percent;
 			if (below && !skipped_only) {
 				A->st.skipped += R->samples;
