@@ -97,6 +97,10 @@ uint32_t pk_dso_seq(const struct pk_dso *d);
 struct pk_addr_loc;
 int pk_machine_resolve_map(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
 			   uint8_t cpumode, struct pk_addr_loc *loc);
+/* pk_machine_resolve_map that does not load an ELF DSO: its loc->dso_addr is then the
+ * file offset (pk_dso__offset_to_addr makes it the address) and *is_offset true. */
+int pk_machine_resolve_map_lazy(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
+				uint8_t cpumode, struct pk_addr_loc *loc, bool *is_offset);
 /* (report/hist.c) Mapped addresses a report looked the symbol up for (past its caches):
  * for tests. */
 struct pk_report;

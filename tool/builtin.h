@@ -146,6 +146,9 @@ void tool_setup_log(int verbose);
 bool tool_read_mmap(void);
 /* Whether readers of perf.data may use a second thread (PERFKIT_NO_THREADS unset). */
 bool tool_threads_allowed(void);
+/* tool_threads_allowed, and a CPU is free for the second thread: the 1-minute load
+ * average is below the CPUs online (report's rule; annotate's measurements agree). */
+bool tool_threads_worthwhile(void);
 /*
  * tool/env.c: the environment, read once (tool_env_load, before a command runs; the
  * functions below load it too if needed). It sets the library's process-wide settings

@@ -235,8 +235,10 @@ int cmd_annotate(int argc, char **argv)
 	struct pk_data_reader *r = tool_open_input(input, NULL);
 	if (!r)
 		return 1;
-	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_allowed(),
-		.machine_opts = tool_machine_opts(), .event = event);
+	/* the objects that cannot hold a symbol above --min-percent are not loaded */
+	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_worthwhile(),
+		.machine_opts = tool_machine_opts(), .event = event,
+		.min_percent = symbol ? 0 : min_pct);
 	struct pk_annotate *a = pk_annotate__load(r, &ao);
 	if (!a) {
 		int err = errno;
@@ -286,6 +288,12 @@ int cmd_annotate(int argc, char **argv)
 				 symbol ? symbol : dsos);
 		/* the samples without a symbol that could be what was asked for: those in the
 		 * listed objects (all of them without --dsos) */
+		/* the objects left out count too: their samples without a symbol */
+		if (st.skipped && pk_annotate__load_skipped(a) == -ENOMEM) {
+			tool_error("out of memory");
+			status = 1;
+			goto out;
+		}
 		uint64_t unres = 0;
 		for (size_t i = 0; i < pk_annotate__nr_unresolved(a); i++) {
 			uint64_t n = 0;
@@ -309,6 +317,7 @@ int cmd_annotate(int argc, char **argv)
 	} else if (failed == shown) {
 		status = 1;
 	}
+out:
 	pk_annotate__free(a);
 	pk_data_reader__free(r);
 	return tool_finish_stdout(status);

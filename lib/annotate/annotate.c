@@ -31,6 +31,15 @@ struct ann_sym {
 	size_t nr_hits, cap_hits;
 };
 
+/* the samples at one address of one object, before its symbol is looked up: key is the
+ * DSO address, or for an ELF file the file offset (its translation loads the file) */
+struct ann_raw {
+	struct pk_dso *dso;
+	const char *dso_name;
+	uint64_t key, samples, period;
+	bool is_offset, kernel;
+};
+
 /* (maps generation, cpumode, address) -> what a sample there counts for: the memo that
  * spares the samples of an address seen before their resolution (pk_machine__maps_gen:
  * one generation resolves an address alike). 512 KiB: it stays in a core's L2 cache. */
@@ -38,7 +47,7 @@ struct ann_sym {
 enum { MEMO_EMPTY, MEMO_HIT, MEMO_UNRES };
 struct ann_memo {
 	uint64_t gen, ip;
-	uint32_t sym, hit;      /* MEMO_HIT: syms[sym].hits[hit]; MEMO_UNRES: unres[sym] */
+	uint32_t sym, hit;      /* MEMO_HIT: raws[sym]; MEMO_UNRES: unres[sym] */
 	uint8_t cpumode, kind;
 };
 
@@ -65,6 +74,12 @@ struct pk_annotate {
 	struct ann_slot *sslots;
 	size_t smask, nr_sslots_used;
 	struct pk_annotate_stats st;
+	double min_percent;
+	/* (dso, key) -> raws index (the table's sym field) */
+	struct ann_raw *raws;
+	size_t nr_raws, cap_raws;
+	struct ann_slot *rslots;
+	size_t rmask, nr_rslots_used;
 	/* samples without a symbol, per object their address fell in (NULL: in none) */
 	struct ann_unres { const char *dso_name; uint64_t samples; } *unres;
 	size_t nr_unres, cap_unres;
@@ -187,6 +202,119 @@ static int unresolved_of(struct pk_annotate *A, const struct pk_dso *d, const ch
 	return 0;
 }
 
+/* the raw entry of a mapped address (made on first sight): *idx */
+static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is_off,
+		   uint32_t *idx)
+{
+	struct ann_slot *rs;
+	int err = ann_lookup(&A->rslots, &A->rmask, &A->nr_rslots_used, loc->dso, loc->dso_addr,
+			     &rs);
+	if (err)
+		return err;
+	if (!rs->used) {
+		if (A->nr_raws == A->cap_raws) {
+			size_t nc = A->cap_raws ? A->cap_raws * 2 : 1024;
+			struct ann_raw *n = realloc(A->raws, nc * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			A->raws = n;
+			A->cap_raws = nc;
+		}
+		A->raws[A->nr_raws] = (struct ann_raw){ .dso = loc->dso, .dso_name = loc->dso_name,
+							.key = loc->dso_addr, .is_offset = is_off,
+							.kernel = loc->kernel };
+		*rs = (struct ann_slot){ .dso = loc->dso, .addr = loc->dso_addr,
+					 .sym = (uint32_t)A->nr_raws++, .used = true };
+		A->nr_rslots_used++;
+	}
+	*idx = rs->sym;
+	return 0;
+}
+
+static double ann_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/*
+ * After the read: the symbol of every sampled address, in the order the addresses were
+ * first seen (the order of the symbols before sorting, as if resolved at once). An
+ * object whose samples are below min_percent of the period cannot hold a symbol at or
+ * above it: its symbols are not loaded and its samples are counted as skipped.
+ */
+static int resolve_raws(struct pk_annotate *A, bool skipped_only)
+{
+	struct pk_u64map tot = { 0 };   /* dso -> index + 1 into per */
+	uint64_t *per = NULL;
+	size_t nr_per = 0;
+	int err = 0;
+	/* the last object's entry: addresses of one object mostly come in runs */
+	const struct pk_dso *last = NULL;
+	uintptr_t k = 0;
+	if (A->min_percent > 0 || skipped_only) {
+		per = calloc(A->nr_raws + 1, sizeof(*per));
+		if (!per)
+			return -ENOMEM;
+		for (size_t i = 0; i < A->nr_raws; i++) {
+			if (A->raws[i].dso != last) {
+				last = A->raws[i].dso;
+				k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)last);
+			}
+			if (!k) {
+				k = ++nr_per;
+				if (pk_u64map_put(&tot, (uintptr_t)A->raws[i].dso, (void *)k)) {
+					err = -ENOMEM;
+					goto out;
+				}
+			}
+			per[k - 1] += A->raws[i].period;
+		}
+	}
+	for (size_t i = 0; i < A->nr_raws; i++) {
+		const struct ann_raw *R = &A->raws[i];
+		if (per) {
+			if (R->dso != last) {
+				last = R->dso;
+				k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)last);
+			}
+			bool below = ann_pct(per[k - 1], A->st.period) < A->min_percent;
+			if (below && !skipped_only) {
+				A->st.skipped += R->samples;
+				continue;
+			}
+			if (!below && skipped_only)
+				continue;
+		}
+		if (skipped_only)
+			A->st.skipped -= R->samples;
+		struct pk_addr_loc loc = { .dso = R->dso, .dso_name = R->dso_name,
+					   .kernel = R->kernel };
+		loc.dso_addr = R->is_offset ? pk_dso__offset_to_addr(R->dso, R->key) : R->key;
+		loc.sym = pk_dso__symbol(R->dso, loc.dso_addr, &loc.sym_start, &loc.sym_size);
+		uint32_t sym, hit;
+		if (!loc.sym) {
+			err = unresolved_of(A, R->dso, R->dso_name, &sym);
+			if (err)
+				goto out;
+			A->st.unresolved += R->samples;
+			A->unres[sym].samples += R->samples;
+			continue;
+		}
+		err = ann_add(A, &loc, &sym, &hit);
+		if (err)
+			goto out;
+		struct ann_sym *S = &A->syms[sym];
+		S->samples += R->samples;
+		S->period += R->period;
+		S->hits[hit].samples += R->samples;
+		S->hits[hit].period += R->period;
+	}
+out:
+	free(per);
+	pk_u64map_release(&tot);
+	return err;
+}
+
 static uint64_t memo_hash(uint64_t gen, uint64_t ip, uint8_t cpumode)
 {
 	uint64_t h = (gen * 0x9e3779b97f4a7c15ULL) ^ (ip * 0xc2b2ae3d27d4eb4fULL) ^ cpumode;
@@ -211,13 +339,14 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_
 	memset(&loc, 0, sizeof(loc));
 	uint32_t sym = 0, hit = 0;
 	uint8_t kind = MEMO_HIT;
+	bool is_off = false;
 	int err;
-	if (pk_machine__resolve(A->m, s->pid, s->tid, s->ip, s->cpumode, &loc) != 0 ||
-	    !loc.sym || !loc.dso) {
+	if (pk_machine_resolve_map_lazy(A->m, s->pid, s->tid, s->ip, s->cpumode, &loc,
+					&is_off) != 0 || !loc.dso) {
 		kind = MEMO_UNRES;
 		err = unresolved_of(A, loc.dso, loc.dso ? loc.dso_name : NULL, &sym);
 	} else {
-		err = ann_add(A, &loc, &sym, &hit);
+		err = raw_add(A, &loc, is_off, &sym);
 	}
 	if (err)
 		return err;
@@ -262,11 +391,9 @@ static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_
 		A->unres[e->sym].samples++;
 		return 0;
 	}
-	struct ann_sym *S = &A->syms[e->sym];
-	S->samples++;
-	S->period += period;
-	S->hits[e->hit].samples++;
-	S->hits[e->hit].period += period;
+	struct ann_raw *R = &A->raws[e->sym];
+	R->samples++;
+	R->period += period;
 	return 0;
 }
 
@@ -312,6 +439,44 @@ static int choose_event(struct pk_annotate *A, struct pk_data_reader *r, const c
 	return A->event[0] ? 0 : -ENOENT;
 }
 
+/*
+ * After a resolution: sort the hits of the symbols from `first` on, then all symbols.
+ * The tables' indices are stale after sorting and no longer needed; the raw counts are
+ * kept while objects were left out (pk_annotate__load_skipped resolves them).
+ */
+static void ann_finish(struct pk_annotate *A, size_t first)
+{
+	for (size_t i = first; i < A->nr_syms; i++)
+		qsort(A->syms[i].hits, A->syms[i].nr_hits, sizeof(struct ann_hit), hit_cmp);
+	if (A->nr_syms)
+		qsort(A->syms, A->nr_syms, sizeof(*A->syms), sym_cmp);
+	free(A->slots);
+	free(A->sslots);
+	free(A->rslots);
+	free(A->memo);
+	A->slots = A->sslots = A->rslots = NULL;
+	A->memo = NULL;
+	if (!A->st.skipped) {
+		free(A->raws);
+		A->raws = NULL;
+		A->nr_raws = A->cap_raws = 0;
+	}
+}
+
+PK_API int pk_annotate__load_skipped(struct pk_annotate *a)
+{
+	if (!a)
+		return -EINVAL;
+	if (!a->st.skipped)
+		return 0;
+	/* the objects resolved now are others than those before: new tables suffice */
+	size_t first = a->nr_syms;
+	int err = resolve_raws(a, true);
+	if (!err)
+		ann_finish(a, first);
+	return err;
+}
+
 PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 					     const struct pk_annotate_opts *o)
 {
@@ -326,6 +491,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	}
 	A->st.sz = sizeof(A->st);
 	A->intel = PK_OPTS_GET(o, intel_syntax, false);
+	A->min_percent = PK_OPTS_GET(o, min_percent, 0.0);
 	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
@@ -351,16 +517,10 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 		/* corrupt past some point: what was read before is kept */
 		A->st.reader_error = err;
 	}
-	for (size_t i = 0; i < A->nr_syms; i++)
-		qsort(A->syms[i].hits, A->syms[i].nr_hits, sizeof(struct ann_hit), hit_cmp);
-	if (A->nr_syms)
-		qsort(A->syms, A->nr_syms, sizeof(*A->syms), sym_cmp);
-	/* the tables' indices are stale after sorting and no longer needed */
-	free(A->slots);
-	free(A->sslots);
-	free(A->memo);
-	A->slots = A->sslots = NULL;
-	A->memo = NULL;
+	err = resolve_raws(A, false);
+	if (err)
+		goto fail;
+	ann_finish(A, 0);
 	return A;
 fail:
 	pk_annotate__free(A);
@@ -377,6 +537,8 @@ PK_API void pk_annotate__free(struct pk_annotate *a)
 	free(a->syms);
 	free(a->slots);
 	free(a->sslots);
+	free(a->rslots);
+	free(a->raws);
 	free(a->memo);
 	free(a->attr_ok);
 	free(a->unres);

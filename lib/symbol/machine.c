@@ -595,20 +595,28 @@ int pk_machine_preload_kernel(struct pk_machine *m)
 
 static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_t tid,
 				     uint64_t addr, uint8_t cpumode, bool *in_data,
-				     struct pk_addr_loc *loc);
+				     bool *is_offset, struct pk_addr_loc *loc);
 
 /* pk_machine__resolve without the symbol: 0 with loc->dso set, or its errors. */
 int pk_machine_resolve_map(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
 			   uint8_t cpumode, struct pk_addr_loc *loc)
 {
-	return pk_machine_resolve_map_in(m, pid, tid, addr, cpumode, NULL, loc);
+	return pk_machine_resolve_map_in(m, pid, tid, addr, cpumode, NULL, NULL, loc);
+}
+
+int pk_machine_resolve_map_lazy(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
+				uint8_t cpumode, struct pk_addr_loc *loc, bool *is_offset)
+{
+	*is_offset = false;
+	return pk_machine_resolve_map_in(m, pid, tid, addr, cpumode, NULL, is_offset, loc);
 }
 
 /* in_data: also look in the data mappings (after the code maps); *in_data tells
- * whether the map found is one */
+ * whether the map found is one. is_offset: an ELF's dso_addr is left a file offset (the
+ * translation loads the file), *is_offset set then. */
 static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_t tid,
 				     uint64_t addr, uint8_t cpumode, bool *in_data,
-				     struct pk_addr_loc *loc)
+				     bool *is_offset, struct pk_addr_loc *loc)
 {
 	if (!m || !loc)
 		return -EINVAL;
@@ -658,7 +666,10 @@ static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_
 	if (!d)
 		return -ENOMEM;
 	loc->kernel = kmode;
-	if (d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) {
+	if ((d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) && is_offset) {
+		loc->dso_addr = addr - e->start + e->pgoff;
+		*is_offset = true;
+	} else if (d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) {
 		loc->dso_addr = pk_dso__offset_to_addr(d, addr - e->start + e->pgoff);
 	} else if (d->kind == PK_DSO_ANON && t && !(in_data && *in_data) &&
 		   pk_anon_may_be_jit(d->name)) {
@@ -695,7 +706,7 @@ PK_API int pk_machine__resolve_data(struct pk_machine *m, uint32_t pid, uint32_t
 				    uint64_t addr, uint8_t cpumode, struct pk_addr_loc *loc)
 {
 	bool in_data = false;
-	int err = pk_machine_resolve_map_in(m, pid, tid, addr, cpumode, &in_data, loc);
+	int err = pk_machine_resolve_map_in(m, pid, tid, addr, cpumode, &in_data, NULL, loc);
 	if (err)
 		return pk_err(err);
 	const char *s = pk_dso_data_symbol(loc->dso, loc->dso_addr, in_data, &loc->sym_start,

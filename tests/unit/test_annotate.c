@@ -340,6 +340,38 @@ static void test_load_counts(void **state)
 		pk_annotate__free(a);
 		pk_data_reader__free(r);
 	}
+	/* min_percent: the object holds half of the period; at 50 % its symbol is kept, above
+	 * it the object is left out unresolved (its samples skipped, not unresolved) */
+	for (int above = 0; above < 2; above++) {
+		struct pk_data_reader *r = pk_data_reader__open(file, NULL);
+		assert_non_null(r);
+		PK_OPTS(pk_annotate_opts, o, .min_percent = above ? 50.5 : 50.0);
+		struct pk_annotate *a = pk_annotate__load(r, &o);
+		assert_non_null(a);
+		struct pk_annotate_stats st = { .sz = sizeof(st) };
+		pk_annotate__stats(a, &st);
+		assert_int_equal(st.samples, 2 * NR_COLD);
+		assert_int_equal(st.unresolved, NR_COLD);
+		assert_int_equal(st.skipped, above ? NR_COLD : 0);
+		assert_int_equal(pk_annotate__nr_symbols(a), above ? 0 : 1);
+		assert_int_equal(pk_annotate__nr_unresolved(a), 1);
+		/* what was left out, resolved after all: as without the threshold */
+		assert_int_equal(pk_annotate__load_skipped(a), 0);
+		pk_annotate__stats(a, &st);
+		assert_int_equal(st.skipped, 0);
+		assert_int_equal(st.unresolved, NR_COLD);
+		assert_int_equal(pk_annotate__nr_symbols(a), 1);
+		struct pk_annotate_sym sym = { .sz = sizeof(sym) };
+		assert_int_equal(pk_annotate__symbol(a, 0, &sym), 0);
+		assert_string_equal(sym.name, "pk_ann_caller");
+		assert_int_equal(sym.samples, NR_COLD);
+		assert_int_equal(sym.period, NR_COLD * 1000);
+		assert_int_equal(pk_annotate__load_skipped(a), 0);
+		assert_int_equal(pk_annotate__nr_symbols(a), 1);
+		pk_annotate__free(a);
+		pk_data_reader__free(r);
+	}
+	assert_int_equal(pk_annotate__load_skipped(NULL), -EINVAL);
 	pk_test_sh("rm -rf '%s'", dir);
 	free(dir);
 }

@@ -43,6 +43,10 @@ struct pk_annotate_opts {
 	const char *event;
 	/* x86: Intel syntax in pk_annotate__disasm (default AT&T, perf's) */
 	bool intel_syntax;
+	/* Symbols below this share of the event's period (percent) may be left out: the
+	 * symbols of an object whose samples are all below it are not loaded (its samples
+	 * count in stats.skipped). 0 (default): every symbol. */
+	double min_percent;
 	size_t :0;
 };
 
@@ -65,7 +69,15 @@ struct pk_annotate_stats {
 	uint64_t period;        /* their period */
 	uint64_t unresolved;    /* samples with no symbol (not annotated) */
 	int reader_error;       /* 0, or the reader's error that ended the file early */
+	uint64_t skipped;       /* samples in objects below opts.min_percent: not resolved
+				 * (neither among the symbols nor the unresolved) */
 };
+/*
+ * Resolve the objects the load left out (opts.min_percent; stats.skipped): their symbols
+ * join the list (hottest first again: indices from pk_annotate__symbol change) and their
+ * samples without a symbol the unresolved. 0 (also with nothing left out), -ENOMEM.
+ */
+PK_API int pk_annotate__load_skipped(struct pk_annotate *a);
 /* Totals of the load. */
 PK_API void pk_annotate__stats(const struct pk_annotate *a, struct pk_annotate_stats *st);
 /* The objects that samples without a symbol fell in (stats.unresolved, split): how many,
