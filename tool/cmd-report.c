@@ -183,23 +183,6 @@ static void free_strs(char **v, size_t n)
 static struct pk_report *volatile exit_keep_rep;
 static struct pk_data_reader *volatile exit_keep_rd;
 
-/*
- * Whether to read and aggregate on threads of their own. They shorten the report when a
- * CPU is free for them; when every CPU is busy (the load average at or above the CPUs
- * online) they only add work: the hand-overs, and the lines passed between CPUs. On a
- * loaded 2-CPU machine (load 4-6) the threaded report took 4-36 % longer than the
- * single-threaded one; with autogroup scheduling the process gets the same share of
- * the CPUs whatever its number of threads.
- */
-static bool report_threads(void)
-{
-	if (!tool_threads_allowed())
-		return false;
-	double load;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	return getloadavg(&load, 1) != 1 || cpus < 2 || load < (double)cpus;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct report R = { .input = "perf.data", .children = -1, .group = -1, .cg = CG_GRAPH,
@@ -448,7 +431,7 @@ int cmd_report(int argc, char **argv)
 		.order = R.order, .max_stack = R.max_stack, .host = pk_data_env__same_host(pk_data_reader__env(rd)),
 		.inlines = !R.no_inline,
 		.inlines_all = R.all_inline,
-		.no_reader_thread = !report_threads(),
+		.no_reader_thread = !tool_threads_worthwhile(),
 		.pids = R.pids, .nr_pids = R.nr_pids, .tids = R.tids, .nr_tids = R.nr_tids,
 		.cpus = R.cpus, .nr_cpus = R.nr_cpus,
 		.comms = (const char *const *)R.comms, .nr_comms = R.nr_comms,

@@ -101,7 +101,8 @@ void tool_heap_reserve(size_t bytes)
  * When every CPU is busy a reader thread only adds work (the hand-overs, the lines passed
  * between CPUs); with autogroup scheduling the process gets the same CPU share whatever
  * its number of threads. annotate on a 2-CPU machine at load 1.5: the thread cost 9-73 %
- * more CPU on every bench file and saved wall time on one (sys.data, 7 %).
+ * more CPU on every bench file and saved wall time on one (sys.data, 7 %); report at
+ * load 4-6: the threaded report took 4-36 % longer than the single-threaded one.
  */
 bool tool_threads_worthwhile(void)
 {
