@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "perfkit/data.h"
 #include "internal.h"
 #include "symbol-internal.h"
 #include "dso-internal.h"
@@ -115,6 +116,22 @@ void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
 	pthread_cond_signal(&p->work);
 out:
 	pthread_mutex_unlock(&p->mu);
+}
+
+void pk_machine_preload_build_ids(struct pk_machine *m, const struct pk_data_build_id *ids,
+				  size_t nr)
+{
+	size_t queued = 0;
+	for (size_t i = 0; m && m->preload && i < nr && queued < PK_PRELOAD_LISTED_MAX; i++) {
+		const struct pk_data_build_id *b = &ids[i];
+		if (!b->filename || !b->build_id_size || b->cpumode != PERF_RECORD_MISC_USER)
+			continue;
+		struct pk_dso *d = pk_dso_findnew(m, b->filename);
+		if (!d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len)
+			continue;
+		pk_preload_queue(m, d);
+		queued++;
+	}
 }
 
 int pk_preload_state(struct pk_dso *d)
