@@ -8,7 +8,8 @@
  * system-wide recording's 88 objects: a fifth of `perfkit script`). With preload, the
  * machine queues an object when a code mapping of it is added and its build-id is
  * already known (the recording's build-id list names the objects with samples, so the
- * thread reads no table nobody asks for), and one thread reads the queued objects in
+ * thread reads no table nobody asks for; a session queues that list's user objects
+ * at its opening already), and one thread reads the queued objects in
  * turn with pk_dso_load_elf, which touches the object alone. The machine's thread takes
  * the result at the object's first use (pk_dso_ensure_loaded): done, it is used as is;
  * being read, it is waited for; still queued, it is taken back and read there. Every
