@@ -88,6 +88,14 @@ bool pk_config_huge_pages(void);
  * would. */
 struct pk_machine;
 int pk_machine_preload_kernel(struct pk_machine *m);
+/* (lib/symbol/dso-preload.c) With pk_machine_opts.preload: queue the user-space objects
+ * of a recording's build-id list (the objects with samples; their build-ids given to
+ * the machine first), at most PK_PRELOAD_LISTED_MAX of them, in the list's order, so
+ * that their tables are read while the first records are worked through. */
+#define PK_PRELOAD_LISTED_MAX 256
+struct pk_data_build_id;
+void pk_machine_preload_build_ids(struct pk_machine *m, const struct pk_data_build_id *ids,
+				  size_t nr);
 struct pk_dso;
 /* The order in which the machine made DSO d (0 first): perf's dso objects, compared by
  * address where its call-graph ties are ordered, come in about that order. */

@@ -285,12 +285,15 @@ uint64_t rpt_hist_total(const struct report *R, const struct pk_hist *h, uint64_
 	return R->by_samples ? n : p;
 }
 
-const struct pk_machine_opts *rpt_machine_opts(const struct report *R)
+const struct pk_machine_opts *rpt_machine_opts(const struct report *R, bool preload)
 {
 	static struct pk_machine_opts mo;
 	const struct pk_machine_opts *t = tool_machine_opts();
 	memcpy(&mo, t, sizeof(mo));
 	mo.no_demangle = R->no_demangle;
+	/* symbol tables read on a thread of their own, ahead of the samples that need
+	 * them (the same output) */
+	mo.preload = preload;
 	return &mo;
 }
 

@@ -152,8 +152,9 @@ void rpt_maps_free(struct rpt_maps *M);
 int rpt_maps_rec(struct rpt_maps *M, const struct pk_data_event *ev, const struct pk_record *rec);
 int rpt_maps_print(const struct rpt_maps *M, FILE *f, int32_t pid, int indent);
 /* report-options.c */
-/* the tool's machine options with the report's symbol options (--no-demangle) */
-const struct pk_machine_opts *rpt_machine_opts(const struct report *R);
+/* the tool's machine options with the report's symbol options (--no-demangle); preload:
+ * symbol tables read ahead on a thread of the machine's */
+const struct pk_machine_opts *rpt_machine_opts(const struct report *R, bool preload);
 bool rpt_looks_like_cg_spec(const char *s);
 enum col rpt_key_col(enum pk_sort_key k);
 int rpt_parse_cg(struct report *R, const char *s);

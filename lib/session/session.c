@@ -73,6 +73,9 @@ PK_API struct pk_session *pk_session__new(struct pk_data_reader *r,
 		if (b->filename)
 			pk_machine__add_build_id(s->m, b->filename, b->build_id, b->build_id_size);
 	}
+	/* after every build-id is in: a name listed twice keeps the last, as without */
+	if (s->m && env)
+		pk_machine_preload_build_ids(s->m, env->build_ids, env->nr_build_ids);
 	return s;
 }
 

@@ -8,7 +8,8 @@
  * system-wide recording's 88 objects: a fifth of `perfkit script`). With preload, the
  * machine queues an object when a code mapping of it is added and its build-id is
  * already known (the recording's build-id list names the objects with samples, so the
- * thread reads no table nobody asks for), and one thread reads the queued objects in
+ * thread reads no table nobody asks for; a session queues that list's user objects
+ * at its opening already), and one thread reads the queued objects in
  * turn with pk_dso_load_elf, which touches the object alone. The machine's thread takes
  * the result at the object's first use (pk_dso_ensure_loaded): done, it is used as is;
  * being read, it is waited for; still queued, it is taken back and read there. Every
@@ -24,6 +25,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "perfkit/data.h"
 #include "internal.h"
 #include "symbol-internal.h"
 #include "dso-internal.h"
@@ -115,6 +117,22 @@ void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
 	pthread_cond_signal(&p->work);
 out:
 	pthread_mutex_unlock(&p->mu);
+}
+
+void pk_machine_preload_build_ids(struct pk_machine *m, const struct pk_data_build_id *ids,
+				  size_t nr)
+{
+	size_t queued = 0;
+	for (size_t i = 0; m && m->preload && i < nr && queued < PK_PRELOAD_LISTED_MAX; i++) {
+		const struct pk_data_build_id *b = &ids[i];
+		if (!b->filename || !b->build_id_size || b->cpumode != PERF_RECORD_MISC_USER)
+			continue;
+		struct pk_dso *d = pk_dso_findnew(m, b->filename);
+		if (!d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len)
+			continue;
+		pk_preload_queue(m, d);
+		queued++;
+	}
 }
 
 int pk_preload_state(struct pk_dso *d)

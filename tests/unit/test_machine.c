@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <perfkit/perfkit.h>
+#include "internal.h"
 #include "symbol/symbol-internal.h"
 #include "symbol/dso-internal.h"
 #include "testutil.h"
@@ -530,6 +531,64 @@ static void test_preload(void **state)
 	}
 }
 
+/* A recording's build-id list queued at once (pk_machine_preload_build_ids): user-space
+ * objects with a build-id only, at most PK_PRELOAD_LISTED_MAX of them; nothing without
+ * preload; the object queued this way gives the same symbols at its first use. */
+static void test_preload_listed(void **state)
+{
+	(void)state;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_bias, &bias);
+	uint64_t addr = (uint64_t)(uintptr_t)test_preload_listed - bias;
+	enum { NR = PK_PRELOAD_LISTED_MAX + 8 };
+	static struct pk_data_build_id ids[NR + 2];
+	static char names[NR][64];
+	memset(ids, 0, sizeof(ids));
+	size_t bl = PK_BUILD_ID_MAX;
+	assert_int_equal(pk_build_id__read(exe, ids[0].build_id, &bl), 0);
+	ids[0].build_id_size = (uint8_t)bl;
+	ids[0].cpumode = PERF_RECORD_MISC_USER;
+	ids[0].filename = exe;
+	/* a kernel-mode entry (a module's file) is not queued */
+	ids[1] = ids[0];
+	ids[1].cpumode = PERF_RECORD_MISC_KERNEL;
+	ids[1].filename = "/nonexistent/mod.ko";
+	for (size_t i = 2; i < NR + 2; i++) {
+		ids[i] = ids[0];
+		snprintf(names[i - 2], sizeof(names[0]), "/nonexistent/lib%zu.so", i);
+		ids[i].filename = names[i - 2];
+	}
+	for (int on = 0; on < 2; on++) {
+		PK_OPTS(pk_machine_opts, o, .preload = on, .buildid_dir = "");
+		struct pk_machine *m = pk_machine__new(&o);
+		assert_non_null(m);
+		for (size_t i = 0; i < NR + 2; i++)
+			assert_int_equal(pk_machine__add_build_id(m, ids[i].filename,
+								  ids[i].build_id,
+								  ids[i].build_id_size), 0);
+		pk_machine_preload_build_ids(m, ids, NR + 2);
+		size_t queued = 0;
+		for (size_t i = 0; i < NR + 2; i++) {
+			struct pk_dso *d = pk_machine__dso(m, ids[i].filename);
+			assert_non_null(d);
+			if (pk_preload_state(d) != PK_PRE_NONE) {
+				assert_int_equal(ids[i].cpumode, PERF_RECORD_MISC_USER);
+				queued++;
+			}
+		}
+		assert_int_equal(queued, on ? PK_PRELOAD_LISTED_MAX : 0);
+		struct pk_dso *d = preload_map(m, exe, false);
+		uint64_t fs = 0, fz = 0;
+		assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_preload_listed");
+		assert_int_equal(d->load_err, 0);
+		pk_machine__free(m);
+	}
+}
+
 /* pk_machine__trim: an object's symbol table is freed once no live thread has mapped it
  * for more than `idle` calls, read again when an address of it is looked up; one whose
  * code was read (its file open) keeps it; names are packed into one block at the load. */
@@ -622,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_no_data_symbols),
 		cmocka_unit_test(test_close_files),
 		cmocka_unit_test(test_preload),
+		cmocka_unit_test(test_preload_listed),
 		cmocka_unit_test(test_trim),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,7 +116,9 @@ struct pk_machine_opts {
 	 * as without (messages included, on the caller's thread, at the first use); a
 	 * build-id given (pk_machine__add_build_id) after the object was queued is
 	 * ignored. Not with find_debuginfo (the caller's finder is called on the caller's
-	 * thread only). All calls on the machine must still come from one thread. */
+	 * thread only). A pk_session queues at its opening the user-space objects of the
+	 * recording's build-id list (at most 256, in the list's order), for more lead
+	 * time. All calls on the machine must still come from one thread. */
 	bool preload;
 	size_t :0;
 };
