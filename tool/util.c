@@ -103,14 +103,32 @@ void tool_heap_reserve(size_t bytes)
  * its number of threads. annotate on a 2-CPU machine at load 1.5: the thread cost 9-73 %
  * more CPU on every bench file and saved wall time on one (sys.data, 7 %); report at
  * load 4-6: the threaded report took 4-36 % longer than the single-threaded one.
+ * Threads are used unless, besides this process, as many tasks are runnable as there
+ * are CPUs.
  */
 bool tool_threads_worthwhile(void)
 {
 	if (!tool_threads_allowed())
 		return false;
-	double load;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	return getloadavg(&load, 1) != 1 || cpus < 2 || load < (double)cpus;
+	if (cpus < 2)
+		return true; /* (the library keeps one thread there anyway) */
+	/* the tasks runnable now (the 4th field of /proc/loadavg, "running/total", this
+	 * process included), not the 1-minute average: that lags a minute behind a build
+	 * that just ended and would keep an idle machine's report on one thread */
+	char buf[128] = "";
+	FILE *f = fopen("/proc/loadavg", "re");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	double l1, l5, l15;
+	long running, total;
+	if (sscanf(buf, "%lf %lf %lf %ld/%ld", &l1, &l5, &l15, &running, &total) != 5 || running < 1)
+		return true;
+	return running - 1 < cpus; /* not every CPU taken by others (a passing kworker
+				    * must not keep an idle machine on one thread) */
 }
 
 void tool_setup_log(int verbose)
