@@ -91,6 +91,12 @@ static int take_string(struct cur *c, const char **dst, const char *field)
 /* ---------------------------------------------------------------------------------- */
 /* Layout                                                                              */
 
+/* The header and the fixed 8-byte fields IDENTIFIER..PERIOD of sample type `st`. */
+static inline uint32_t fixed_size(uint64_t st)
+{
+	return 8 + 8 * (uint32_t)__builtin_popcountll(st & FIXED_SAMPLE_BITS);
+}
+
 PK_API int pk_sample_layout__init(struct pk_sample_layout *l, const struct perf_event_attr *attr)
 {
 	if (!l || !attr)
@@ -118,7 +124,7 @@ PK_API int pk_sample_layout__init(struct pk_sample_layout *l, const struct perf_
 	l->sample_id_all = attr->sample_id_all;
 	if (l->sample_id_all)
 		l->id_size = 8 * (uint32_t)__builtin_popcountll(st & PK_SAMPLE_ID_ALL_MASK);
-	l->min_sample_size = 8 + 8 * (uint32_t)__builtin_popcountll(st & FIXED_SAMPLE_BITS);
+	l->min_sample_size = fixed_size(st);
 
 	l->id_pos = pk_sample_id_pos(st);
 	l->is_pos = l->sample_id_all ? pk_sample_is_pos(st) : -1;
@@ -294,6 +300,56 @@ static int take_regs(struct cur *c, struct pk_sample_regs *r, uint64_t mask, uin
 }
 
 /*
+ * The fixed 8-byte fields IDENTIFIER..PERIOD, from `p` (just after the header); returns
+ * where the next field starts. The caller has checked the record's size against
+ * fixed_size(st), which counts every one of them, so no field needs a check of its own.
+ * Fields the layout does not have are left as they are.
+ */
+static inline const uint8_t *take_fixed(uint64_t st, const uint8_t *p, struct pk_sample *s)
+{
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		s->id = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_IP) {
+		s->ip = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		s->pid = ld32(p);
+		s->tid = ld32(p + 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		s->time = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ADDR) {
+		s->addr = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		if (!(st & PERF_SAMPLE_IDENTIFIER))
+			s->id = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		s->stream_id = ld64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		s->cpu = ld32(p);
+		s->cpu_res = ld32(p + 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		s->period = ld64(p);
+		p += 8;
+	}
+	return p;
+}
+
+/*
  * `hw_idx_if_empty`: whether an empty branch stack (nr == 0) carries hw_idx. The kernel
  * omits it when no branch stack was captured at all, but writes it for a captured empty
  * one; the caller tries both.
@@ -315,30 +371,11 @@ static int decode_sample(const struct pk_sample_layout *l, const struct perf_eve
 	s->cpumode = (uint8_t)pk_misc__cpumode(rec->misc);
 	s->exact_ip = !!(rec->misc & PERF_RECORD_MISC_EXACT_IP);
 
-	if (rec->size < l->min_sample_size)
+	/* computed here, not taken from l->min_sample_size: a caller may have filled the
+	 * public layout by hand */
+	if (rec->size < fixed_size(st))
 		return bad(c, "sample size");
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		TAKE64(c, s->id, "identifier");
-	if (st & PERF_SAMPLE_IP)
-		TAKE64(c, s->ip, "ip");
-	if (st & PERF_SAMPLE_TID)
-		TAKE32x2(c, s->pid, s->tid, "tid");
-	if (st & PERF_SAMPLE_TIME)
-		TAKE64(c, s->time, "time");
-	if (st & PERF_SAMPLE_ADDR)
-		TAKE64(c, s->addr, "addr");
-	if (st & PERF_SAMPLE_ID) {
-		uint64_t id;
-		TAKE64(c, id, "id");
-		if (!(st & PERF_SAMPLE_IDENTIFIER))
-			s->id = id;
-	}
-	if (st & PERF_SAMPLE_STREAM_ID)
-		TAKE64(c, s->stream_id, "stream_id");
-	if (st & PERF_SAMPLE_CPU)
-		TAKE32x2(c, s->cpu, s->cpu_res, "cpu");
-	if (st & PERF_SAMPLE_PERIOD)
-		TAKE64(c, s->period, "period");
+	c->off = (size_t)(take_fixed(st, c->base + 8, s) - c->base);
 	if (st & PERF_SAMPLE_READ) {
 		size_t used = 0;
 		int n = pk_read_format__decode(l->read_format, c->base + c->off, c->end - c->off,
@@ -491,53 +528,14 @@ int pk_record_decode_sample_prefix(const struct pk_sample_layout *l,
 	out->misc = rec->misc;
 	out->size = rec->size;
 	out->cpumode = (uint8_t)pk_misc__cpumode(rec->misc);
-	/* min_sample_size covers every fixed field: no field needs a check of its own */
-	if (rec->size < l->min_sample_size)
+	if (rec->size < fixed_size(l->sample_type))
 		return pk_err(-PK_ERR_FORMAT);
 	struct pk_sample *s = &out->sample;
-	const uint64_t st = l->sample_type;
-	const uint8_t *p = (const uint8_t *)rec + sizeof(*rec);
-	s->type = st;
+	s->type = l->sample_type;
 	s->misc = rec->misc;
 	s->cpumode = out->cpumode;
 	s->exact_ip = !!(rec->misc & PERF_RECORD_MISC_EXACT_IP);
-	if (st & PERF_SAMPLE_IDENTIFIER) {
-		s->id = ld64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_IP) {
-		s->ip = ld64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_TID) {
-		s->pid = ld32(p);
-		s->tid = ld32(p + 4);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_TIME) {
-		s->time = ld64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_ADDR) {
-		s->addr = ld64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_ID) {
-		if (!(st & PERF_SAMPLE_IDENTIFIER))
-			s->id = ld64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_STREAM_ID) {
-		s->stream_id = ld64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_CPU) {
-		s->cpu = ld32(p);
-		s->cpu_res = ld32(p + 4);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_PERIOD)
-		s->period = ld64(p);
+	take_fixed(l->sample_type, (const uint8_t *)rec + sizeof(*rec), s);
 	return 0;
 }
 
