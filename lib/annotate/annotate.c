@@ -502,7 +502,8 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	}
 	/* a sample's ip, pid/tid and period are all it takes: its fixed fields */
 	PK_OPTS(pk_session_opts, so, .reader_thread = PK_OPTS_GET(o, reader_thread, false),
-		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL), .sample_prefix = true);
+		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL), .sample_prefix = true,
+		.samples_unordered = true);
 	A->ses = pk_session__new(r, &so);
 	if (!A->ses) {
 		err = -errno;

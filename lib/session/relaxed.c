@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/session/relaxed.c - pk_session_opts.samples_unordered: the session's delivery
+ * without sorting the samples.
+ *
+ * A sample's place in the time-ordered stream matters only against the records that
+ * are not samples: those change the machine model (a map, a process, a name), samples
+ * never do. So this follows the ordered queue's rule (pk_ordered: flushes at each
+ * FINISHED_ROUND up to the largest time seen before the previous one, the oldest half
+ * early when the queued bytes pass the limit, records without a time at once) exactly
+ * for the non-sample records, and decides for each sample only which of them it comes
+ * between: at a flush, the non-sample records it delivers are sorted (they are few),
+ * and each sample of the flush goes into the stretch before the first of them that is
+ * later in (time, arrival) order. The stretches are delivered in turn, and the samples
+ * of one stretch in the order they were read. A client thus sees every sample with the
+ * machine as the time-ordered delivery would leave it, and the non-sample records in the
+ * same order as that delivery, while the samples, most of the records, are neither
+ * copied nor sorted: they wait as 48-byte references into the reader's memory image
+ * (a record outside it, inflated or misaligned, is copied into an arena).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "relaxed.h"
+
+#define NO_TIME ((uint64_t)-1)
+#define NO_CHUNK UINT32_MAX
+#define RX_CHUNK ((size_t)1 << 20)
+#define RX_DEFAULT_MAX_BYTES ((size_t)256 << 20)
+#define RX_LOW_WATER_STEP ((uint64_t)1 << 20)
+
+/* a queued record: a sample, or (with ev) any other record with a time */
+struct rx_ent {
+	const struct perf_event_header *hdr;
+	const struct pk_data_attr *attr;
+	uint64_t time, seq, offset;
+	uint32_t chunk;         /* NO_CHUNK: hdr lies in the reader's image */
+	uint32_t bucket;        /* at a flush: the stretch a sample belongs to */
+};
+
+struct rx_chunk {
+	uint8_t *mem;
+	size_t size, used, live;
+};
+
+struct rx {
+	struct pk_data_reader *r;
+	const uint8_t *img;
+	size_t img_len;
+	pk_rx_deliver_fn fn;
+	void *arg;
+	bool prefix;
+	size_t max_bytes;
+	/* queued samples and other records, each in arrival order */
+	struct rx_ent *smp, *oth, *tmp, *fl;
+	size_t nr_smp, cap_smp, nr_oth, cap_oth, cap_tmp, cap_fl;
+	size_t *order;          /* flushed others, sorted (indexes into oth) */
+	size_t cap_order;
+	size_t *cnt;            /* per stretch counts at a flush */
+	size_t cap_cnt;
+	size_t bytes;
+	uint64_t seq, max_time, next_flush, last_flushed;
+	bool any_flushed;
+	struct rx_chunk *chunks;
+	size_t nr_chunks, cur;
+	/* the decode of the last sample (pk_record_decode_sample_prefix's `again`) */
+	struct pk_record rec;
+	bool z;
+	uint64_t ztype;
+	uint32_t zflags;
+	uint64_t lw_next;
+	struct pk_ordered_stats st;
+};
+
+static bool in_image(const struct rx *x, const struct perf_event_header *h)
+{
+	uintptr_t p = (uintptr_t)h, b = (uintptr_t)x->img;
+	return x->img && p >= b && p - b <= x->img_len && x->img_len - (p - b) >= h->size &&
+	       !(p & 7);
+}
+
+/* ---- copies of records outside the image ---- */
+
+static int chunk_copy(struct rx *x, const struct perf_event_header *h, struct rx_ent *e)
+{
+	size_t need = pk_align_up(h->size, 8);
+	struct rx_chunk *c = x->cur < x->nr_chunks ? &x->chunks[x->cur] : NULL;
+	if (!c || c->size - c->used < need) {
+		size_t idx = x->nr_chunks;
+		for (size_t i = 0; i < x->nr_chunks; i++) {
+			if (!x->chunks[i].live && x->chunks[i].size >= need) {
+				idx = i;
+				break;
+			}
+		}
+		if (idx == x->nr_chunks) {
+			struct rx_chunk *n = realloc(x->chunks, (x->nr_chunks + 1) * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			x->chunks = n;
+			size_t sz = PK_MAX(need, RX_CHUNK);
+			n[idx] = (struct rx_chunk){ .mem = malloc(sz), .size = sz };
+			if (!n[idx].mem)
+				return -ENOMEM;
+			x->nr_chunks++;
+		}
+		x->cur = idx;
+		c = &x->chunks[idx];
+		c->used = 0;
+	}
+	memcpy(c->mem + c->used, h, h->size);
+	e->hdr = (const struct perf_event_header *)(c->mem + c->used);
+	e->chunk = (uint32_t)x->cur;
+	c->used += need;
+	c->live++;
+	return 0;
+}
+
+static void chunk_put(struct rx *x, uint32_t ci)
+{
+	if (ci == NO_CHUNK)
+		return;
+	struct rx_chunk *c = &x->chunks[ci];
+	if (!--c->live && ci != x->cur)
+		c->used = 0;
+}
+
+/* ---- delivery ---- */
+
+static int deliver_sample(struct rx *x, const struct rx_ent *e)
+{
+	const struct pk_data_attr *a = e->attr;
+	const struct pk_sample_layout *l = a && a->layout_ok ? &a->layout : NULL;
+	bool again = x->z && l && x->ztype == l->sample_type && x->zflags == l->flags;
+	int d = x->prefix ? pk_record_decode_sample_prefix(l, e->hdr, &x->rec, again)
+			  : again ? pk_record_decode_sample_again(l, e->hdr, &x->rec)
+				  : pk_record__decode(l, e->hdr, &x->rec, NULL);
+	x->z = !d;
+	if (!d) {
+		x->ztype = l->sample_type;
+		x->zflags = l->flags;
+	}
+	struct pk_data_event ev = { .hdr = e->hdr, .attr = a, .offset = e->offset };
+	int err = x->fn(x->arg, &ev, d ? NULL : &x->rec);
+	chunk_put(x, e->chunk);
+	return err;
+}
+
+/* a record that is not a sample (decoded as the feed does) */
+static int deliver_other(struct rx *x, const struct pk_data_event *ev)
+{
+	const struct perf_event_header *h = ev->hdr;
+	const struct pk_data_attr *a = ev->attr;
+	x->z = false;
+	bool ok = h->type < 64 && h->type &&
+		  !pk_record__decode(a && a->layout_ok ? &a->layout : NULL, h, &x->rec, NULL);
+	return x->fn(x->arg, ev, ok ? &x->rec : NULL);
+}
+
+static int deliver_queued_other(struct rx *x, const struct rx_ent *e)
+{
+	struct pk_data_event ev = { .hdr = e->hdr, .attr = e->attr, .offset = e->offset };
+	int err = deliver_other(x, &ev);
+	chunk_put(x, e->chunk);
+	return err;
+}
+
+/* (time, seq) order */
+static inline bool key_le(uint64_t t, uint64_t s, uint64_t lt, uint64_t ls)
+{
+	return t < lt || (t == lt && s <= ls);
+}
+
+static int ent_cmp(const void *pa, const void *pb)
+{
+	const struct rx_ent *a = pa, *b = pb;
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap : 1024;
+	while (nc < need)
+		nc *= 2;
+	void *n = realloc(*p, nc * elem);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = nc;
+	return 0;
+}
+
+/*
+ * Deliver every queued record with (time, seq) <= (lt, ls), as the ordered queue would
+ * order them against each other where it matters: the other records in (time, seq)
+ * order, each sample before the first of them that is later than it.
+ */
+static int flush(struct rx *x, uint64_t lt, uint64_t ls)
+{
+	/* the other records of the flush, sorted; the rest stay in arrival order */
+	size_t m = 0, keep = 0;
+	for (size_t i = 0; i < x->nr_oth; i++)
+		m += key_le(x->oth[i].time, x->oth[i].seq, lt, ls);
+	if (m) {
+		if (grow((void **)&x->tmp, &x->cap_tmp, m, sizeof(*x->tmp)) ||
+		    grow((void **)&x->cnt, &x->cap_cnt, m + 2, sizeof(*x->cnt)))
+			return -ENOMEM;
+		size_t k = 0;
+		for (size_t i = 0; i < x->nr_oth; i++) {
+			const struct rx_ent *e = &x->oth[i];
+			if (key_le(e->time, e->seq, lt, ls))
+				x->tmp[k++] = *e;
+			else
+				x->oth[keep++] = *e;
+		}
+		x->nr_oth = keep;
+		qsort(x->tmp, m, sizeof(*x->tmp), ent_cmp);
+	}
+	uint64_t maxt = m ? x->tmp[m - 1].time : 0;
+	bool any = m > 0;
+	int err = 0;
+	size_t i = 0;
+	keep = 0;
+	if (!m) {
+		/* one stretch: the samples as they came */
+		for (; i < x->nr_smp; i++) {
+			const struct rx_ent *e = &x->smp[i];
+			if (!key_le(e->time, e->seq, lt, ls)) {
+				x->smp[keep++] = *e;
+				continue;
+			}
+			x->bytes -= pk_align_up(e->hdr->size, 8);
+			maxt = any && maxt > e->time ? maxt : e->time;
+			any = true;
+			if ((err = deliver_sample(x, e)) != 0) {
+				i++;
+				break;
+			}
+		}
+		/* (after an error the rest stays queued; nothing more is delivered) */
+		for (; i < x->nr_smp; i++)
+			x->smp[keep++] = x->smp[i];
+		x->nr_smp = keep;
+		goto out;
+	}
+	/* the flushed samples move to fl (their stretch noted), the kept ones up */
+	size_t n = 0;
+	for (; i < x->nr_smp; i++)
+		n += key_le(x->smp[i].time, x->smp[i].seq, lt, ls);
+	if (grow((void **)&x->fl, &x->cap_fl, n, sizeof(*x->fl)) ||
+	    grow((void **)&x->order, &x->cap_order, n, sizeof(*x->order)))
+		return -ENOMEM;
+	memset(x->cnt, 0, (m + 2) * sizeof(*x->cnt));
+	n = 0;
+	for (i = 0; i < x->nr_smp; i++) {
+		struct rx_ent *e = &x->smp[i];
+		if (!key_le(e->time, e->seq, lt, ls)) {
+			x->smp[keep++] = *e;
+			continue;
+		}
+		const struct rx_ent *o = x->tmp;
+		size_t b = PK_UPPER_BOUND(m, key_le(o[mid].time, o[mid].seq, e->time, e->seq));
+		e->bucket = (uint32_t)b;
+		x->cnt[b + 1]++;
+		x->fl[n++] = *e;
+	}
+	x->nr_smp = keep;
+	/* a stable counting sort by stretch: order[] holds indexes into fl */
+	for (size_t b = 1; b <= m + 1; b++)
+		x->cnt[b] += x->cnt[b - 1];
+	for (size_t j = 0; j < n; j++)
+		x->order[x->cnt[x->fl[j].bucket]++] = j;
+	/* (cnt[b] is now the end of stretch b) */
+	size_t j = 0;
+	for (size_t b = 0; b <= m && !err; b++) {
+		for (; j < x->cnt[b] && !err; j++) {
+			const struct rx_ent *e = &x->fl[x->order[j]];
+			x->bytes -= pk_align_up(e->hdr->size, 8);
+			maxt = maxt > e->time ? maxt : e->time;
+			err = deliver_sample(x, e);
+		}
+		if (b < m && !err) {
+			x->bytes -= pk_align_up(x->tmp[b].hdr->size, 8);
+			err = deliver_queued_other(x, &x->tmp[b]);
+		}
+	}
+out:
+	if (any && (!x->any_flushed || maxt > x->last_flushed))
+		x->last_flushed = maxt;
+	x->any_flushed |= any;
+	return err;
+}
+
+/* the ordered queue's early flush: the oldest half of what is queued */
+static int flush_half(struct rx *x)
+{
+	size_t n = x->nr_smp + x->nr_oth;
+	struct rx_ent *all = malloc(n * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	memcpy(all, x->smp, x->nr_smp * sizeof(*all));
+	memcpy(all + x->nr_smp, x->oth, x->nr_oth * sizeof(*all));
+	qsort(all, n, sizeof(*all), ent_cmp);
+	const struct rx_ent *lim = &all[(n + 1) / 2 - 1];
+	uint64_t lt = lim->time, ls = lim->seq;
+	free(all);
+	x->st.early_flushes++;
+	return flush(x, lt, ls);
+}
+
+/* queue a record with a time (a copy if it is not in the image) */
+static int enqueue(struct rx *x, const struct pk_data_event *ev, uint64_t t, bool sample)
+{
+	struct rx_ent **arr = sample ? &x->smp : &x->oth;
+	size_t *nr = sample ? &x->nr_smp : &x->nr_oth, *cap = sample ? &x->cap_smp : &x->cap_oth;
+	if (*nr == *cap && grow((void **)arr, cap, *nr + 1, sizeof(**arr)))
+		return -ENOMEM;
+	struct rx_ent *e = &(*arr)[*nr];
+	*e = (struct rx_ent){ .hdr = ev->hdr, .attr = ev->attr, .time = t, .seq = x->seq++,
+			      .offset = ev->offset, .chunk = NO_CHUNK };
+	if (!in_image(x, ev->hdr)) {
+		int err = chunk_copy(x, ev->hdr, e);
+		if (err)
+			return err;
+	}
+	(*nr)++;
+	x->bytes += pk_align_up(ev->hdr->size, 8);
+	if (x->bytes > x->st.max_queued_bytes)
+		x->st.max_queued_bytes = x->bytes;
+	return 0;
+}
+
+/* the lowest image offset still queued (dflt if none) */
+static uint64_t low_water(const struct rx *x, uint64_t dflt)
+{
+	uint64_t lw = dflt;
+	if (x->nr_smp && x->smp[0].chunk == NO_CHUNK)
+		lw = PK_MIN(lw, (uint64_t)((const uint8_t *)x->smp[0].hdr - x->img));
+	for (size_t i = 0; i < x->nr_oth; i++)
+		if (x->oth[i].chunk == NO_CHUNK)
+			lw = PK_MIN(lw, (uint64_t)((const uint8_t *)x->oth[i].hdr - x->img));
+	return lw;
+}
+
+/* the timestamp of a record (pk_ordered__timestamp) */
+static inline uint64_t rec_time(const struct perf_event_header *h, const struct pk_data_attr *a)
+{
+	if (!a || !a->layout_ok || h->type >= 64)
+		return NO_TIME;
+	const struct pk_sample_layout *l = &a->layout;
+	if (!(l->sample_type & PERF_SAMPLE_TIME))
+		return NO_TIME;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		size_t pos = (size_t)pk_sample_time_pos(l->sample_type);
+		return pos < (h->size - sizeof(*h)) / 8 ? ((const uint64_t *)(h + 1))[pos] : NO_TIME;
+	}
+	return pk_ordered__timestamp(h, a);
+}
+
+/* one record as read */
+static int one(struct rx *x, const struct pk_data_event *ev)
+{
+	const struct perf_event_header *h = ev->hdr;
+	int err;
+	if (h->type == PK_RECORD_FINISHED_ROUND) {
+		x->st.rounds++;
+		x->st.immediate++;
+		if ((err = flush(x, x->next_flush, UINT64_MAX)) != 0)
+			return err;
+		x->next_flush = x->max_time;
+		return deliver_other(x, ev);
+	}
+	uint64_t t = rec_time(h, ev->attr);
+	if (t == NO_TIME) {
+		x->st.immediate++;
+		if (h->type != PERF_RECORD_SAMPLE)
+			return deliver_other(x, ev);
+		struct rx_ent e = { .hdr = h, .attr = ev->attr, .offset = ev->offset,
+				    .chunk = NO_CHUNK };
+		return deliver_sample(x, &e);
+	}
+	x->st.queued++;
+	if (x->any_flushed && t < x->last_flushed)
+		x->st.out_of_order++;
+	if (t > x->max_time)
+		x->max_time = t;
+	if ((err = enqueue(x, ev, t, h->type == PERF_RECORD_SAMPLE)) != 0)
+		return err;
+	if (x->bytes > x->max_bytes && x->nr_smp + x->nr_oth > 1 && (err = flush_half(x)) != 0)
+		return err;
+	return 0;
+}
+
+#define RX_SPAN ((size_t)256 << 10)
+
+static int run(struct rx *x, void (*progress)(void *, uint64_t, uint64_t), void *pctx)
+{
+	struct pk_data_event ev;
+	uint64_t nrec = 0;
+	int err;
+	for (;;) {
+		/* the plain records of the image in spans; the rest through the reader */
+		const uint8_t *p;
+		uint64_t off;
+		size_t len = pk_rd_next_span(x->r, RX_SPAN, &p, &off);
+		if (len) {
+			bool one_attr = pk_data_reader__nr_attrs(x->r) == 1;
+			const struct pk_data_attr *a0 = pk_data_reader__attr(x->r, 0);
+			memset(&ev, 0, sizeof(ev));
+			for (size_t at = 0; at < len;) {
+				const struct perf_event_header *h = (const void *)(p + at);
+				ev.hdr = h;
+				ev.attr = h->type >= 64 ? NULL
+					  : one_attr ? a0 : pk_rd_span_attr(x->r, h);
+				ev.offset = off + at;
+				at += h->size;
+				if ((err = one(x, &ev)) != 0)
+					return err;
+				if (progress && !(++nrec & 0xffff))
+					progress(pctx, ev.offset, nrec);
+			}
+		} else {
+			if ((err = pk_data_reader__next(x->r, &ev)) <= 0)
+				break;
+			if ((err = one(x, &ev)) != 0)
+				return err;
+			if (progress && !(++nrec & 0xffff))
+				progress(pctx, ev.offset, nrec);
+		}
+		if (x->img && ev.offset >= x->lw_next) {
+			pk_data_reader__release_before(x->r, low_water(x, ev.offset));
+			x->lw_next = ev.offset + RX_LOW_WATER_STEP;
+		}
+	}
+	/* the end, or an error of the reader: what was read before it is delivered */
+	int ferr = flush(x, UINT64_MAX, UINT64_MAX);
+	return ferr ? ferr : err;
+}
+
+int pk_session_relaxed(struct pk_data_reader *r, size_t max_bytes, bool prefix,
+		       pk_rx_deliver_fn fn, void *arg,
+		       void (*progress)(void *, uint64_t, uint64_t), void *pctx,
+		       struct pk_ordered_stats *st)
+{
+	struct rx *x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->r = r;
+	x->img = pk_data_reader__image(r, &x->img_len);
+	x->fn = fn;
+	x->arg = arg;
+	x->prefix = prefix;
+	x->max_bytes = max_bytes ? max_bytes : RX_DEFAULT_MAX_BYTES;
+	x->cur = SIZE_MAX;
+	int err = run(x, progress, pctx);
+	if (st) {
+		x->st.sz = sizeof(x->st);
+		*st = x->st;
+	}
+	for (size_t i = 0; i < x->nr_chunks; i++)
+		free(x->chunks[i].mem);
+	free(x->chunks);
+	free(x->smp);
+	free(x->oth);
+	free(x->tmp);
+	free(x->fl);
+	free(x->order);
+	free(x->cnt);
+	free(x);
+	return err;
+}
