@@ -51,6 +51,7 @@ struct rx {
 	pk_rx_deliver_fn fn;
 	void *arg;
 	bool prefix;
+	bool little;            /* a little-endian host (fast_prefix splits u64s) */
 	size_t max_bytes;
 	/* queued samples and other records, each in arrival order */
 	struct rx_ent *smp, *oth, *tmp, *fl;
@@ -71,6 +72,12 @@ struct rx {
 	uint32_t zflags;
 	uint64_t lw_next;
 	struct pk_ordered_stats st;
+	/* the fixed fields of the last sample layout decoded (fast_prefix): u64 index of
+	 * each in the body, -1 if absent */
+	const struct pk_data_attr *fa;
+	const struct pk_data_attr *ta; /* the attr of tpos (sample_fast) */
+	int tpos;               /* u64 index of its samples' time, -1 none */
+	int8_t f_ident, f_ip, f_tid, f_time, f_addr, f_id, f_sid, f_cpu, f_period;
 };
 
 static bool in_image(const struct rx *x, const struct perf_event_header *h)
@@ -128,12 +135,87 @@ static void chunk_put(struct rx *x, uint32_t ci)
 
 /* ---- delivery ---- */
 
+/* where the fixed fields of attr a's samples are (see fast_prefix) */
+static void fast_layout(struct rx *x, const struct pk_data_attr *a)
+{
+	uint64_t st = a->layout.sample_type;
+	int8_t at = 0;
+	x->fa = a;
+#define RX_FIELD(f, bit) x->f = (st & (bit)) ? at++ : -1
+	RX_FIELD(f_ident, PERF_SAMPLE_IDENTIFIER);
+	RX_FIELD(f_ip, PERF_SAMPLE_IP);
+	RX_FIELD(f_tid, PERF_SAMPLE_TID);
+	RX_FIELD(f_time, PERF_SAMPLE_TIME);
+	RX_FIELD(f_addr, PERF_SAMPLE_ADDR);
+	RX_FIELD(f_id, PERF_SAMPLE_ID);
+	RX_FIELD(f_sid, PERF_SAMPLE_STREAM_ID);
+	RX_FIELD(f_cpu, PERF_SAMPLE_CPU);
+	RX_FIELD(f_period, PERF_SAMPLE_PERIOD);
+#undef RX_FIELD
+}
+
+/*
+ * pk_record_decode_sample_prefix for an aligned sample of attr a's layout, with the
+ * fields' places worked out once per layout (the prefix decode tests each sample_type
+ * bit per sample). Only the fields the layout has are written: the others are zero since
+ * the last memset (again == false) and no decode of this layout writes them.
+ */
+static int fast_prefix(struct rx *x, const struct pk_data_attr *a,
+		       const struct perf_event_header *h, bool again)
+{
+	const struct pk_sample_layout *l = &a->layout;
+	struct pk_record *r = &x->rec;
+	if (!again)
+		memset(r, 0, sizeof(*r));
+	if (x->fa != a)
+		fast_layout(x, a);
+	struct pk_sample *s = &r->sample;
+	r->hdr = h;
+	r->type = h->type;
+	r->misc = h->misc;
+	r->size = h->size;
+	unsigned m = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	r->cpumode = (uint8_t)(m <= PK_CPUMODE_GUEST_USER ? m : PK_CPUMODE_INVALID);
+	if (h->size < l->min_sample_size)
+		return -PK_ERR_FORMAT;
+	const uint64_t *u = (const uint64_t *)(h + 1);
+	s->type = l->sample_type;
+	s->misc = h->misc;
+	s->cpumode = r->cpumode;
+	s->exact_ip = !!(h->misc & PERF_RECORD_MISC_EXACT_IP);
+	if (x->f_ident >= 0)
+		s->id = u[x->f_ident];
+	if (x->f_ip >= 0)
+		s->ip = u[x->f_ip];
+	if (x->f_tid >= 0) {
+		s->pid = (uint32_t)u[x->f_tid];
+		s->tid = (uint32_t)(u[x->f_tid] >> 32);
+	}
+	if (x->f_time >= 0)
+		s->time = u[x->f_time];
+	if (x->f_addr >= 0)
+		s->addr = u[x->f_addr];
+	if (x->f_id >= 0 && x->f_ident < 0)
+		s->id = u[x->f_id];
+	if (x->f_sid >= 0)
+		s->stream_id = u[x->f_sid];
+	if (x->f_cpu >= 0) {
+		s->cpu = (uint32_t)u[x->f_cpu];
+		s->cpu_res = (uint32_t)(u[x->f_cpu] >> 32);
+	}
+	if (x->f_period >= 0)
+		s->period = u[x->f_period];
+	return 0;
+}
+
 static int deliver_sample(struct rx *x, const struct rx_ent *e)
 {
 	const struct pk_data_attr *a = e->attr;
 	const struct pk_sample_layout *l = a && a->layout_ok ? &a->layout : NULL;
 	bool again = x->z && l && x->ztype == l->sample_type && x->zflags == l->flags;
-	int d = x->prefix ? pk_record_decode_sample_prefix(l, e->hdr, &x->rec, again)
+	int d = x->prefix ? (l && !((uintptr_t)e->hdr & 7) && x->little
+				     ? fast_prefix(x, a, e->hdr, again)
+				     : pk_record_decode_sample_prefix(l, e->hdr, &x->rec, again))
 			  : again ? pk_record_decode_sample_again(l, e->hdr, &x->rec)
 				  : pk_record__decode(l, e->hdr, &x->rec, NULL);
 	x->z = !d;
@@ -396,6 +478,39 @@ static int one(struct rx *x, const struct pk_data_event *ev)
 	return 0;
 }
 
+/* one(), for a sample of a span (in the image, aligned, its size a multiple of 8) with
+ * a time: 0 queued, < 0 an error, 1 not such a sample (one() takes it) */
+static inline int sample_fast(struct rx *x, const struct pk_data_event *ev)
+{
+	const struct perf_event_header *h = ev->hdr;
+	if (ev->attr != x->ta) {
+		const struct pk_data_attr *a = ev->attr;
+		x->ta = a;
+		x->tpos = a->layout_ok && (a->layout.sample_type & PERF_SAMPLE_TIME)
+				  ? (int)pk_sample_time_pos(a->layout.sample_type) : -1;
+	}
+	if (x->tpos < 0 || (size_t)x->tpos >= (h->size - sizeof(*h)) / 8 ||
+	    x->nr_smp == x->cap_smp)
+		return 1;
+	uint64_t t = ((const uint64_t *)(h + 1))[x->tpos];
+	if (t == NO_TIME)
+		return 1;
+	x->st.queued++;
+	if (x->any_flushed && t < x->last_flushed)
+		x->st.out_of_order++;
+	if (t > x->max_time)
+		x->max_time = t;
+	x->smp[x->nr_smp++] = (struct rx_ent){ .hdr = h, .attr = ev->attr, .time = t,
+					       .seq = x->seq++, .offset = ev->offset,
+					       .chunk = NO_CHUNK };
+	x->bytes += h->size;
+	if (x->bytes > x->st.max_queued_bytes)
+		x->st.max_queued_bytes = x->bytes;
+	if (x->bytes > x->max_bytes && x->nr_smp + x->nr_oth > 1)
+		return flush_half(x);
+	return 0;
+}
+
 #define RX_SPAN ((size_t)256 << 10)
 
 static int run(struct rx *x, void (*progress)(void *, uint64_t, uint64_t), void *pctx)
@@ -419,8 +534,13 @@ static int run(struct rx *x, void (*progress)(void *, uint64_t, uint64_t), void 
 					  : one_attr ? a0 : pk_rd_span_attr(x->r, h);
 				ev.offset = off + at;
 				at += h->size;
-				if ((err = one(x, &ev)) != 0)
+				if (h->type == PERF_RECORD_SAMPLE && ev.attr &&
+				    (err = sample_fast(x, &ev)) <= 0) {
+					if (err)
+						return err;
+				} else if ((err = one(x, &ev)) != 0) {
 					return err;
+				}
 				if (progress && !(++nrec & 0xffff))
 					progress(pctx, ev.offset, nrec);
 			}
@@ -455,6 +575,7 @@ int pk_session_relaxed(struct pk_data_reader *r, size_t max_bytes, bool prefix,
 	x->fn = fn;
 	x->arg = arg;
 	x->prefix = prefix;
+	x->little = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 	x->max_bytes = max_bytes ? max_bytes : RX_DEFAULT_MAX_BYTES;
 	x->cur = SIZE_MAX;
 	int err = run(x, progress, pctx);
