@@ -25,18 +25,19 @@
 #include "relaxed.h"
 
 #define NO_TIME ((uint64_t)-1)
-#define NO_CHUNK UINT32_MAX
+/* seq's low bit: the record is a copy in a chunk, behind its offset and chunk index */
+#define RX_COPY 1u
 #define RX_CHUNK ((size_t)1 << 20)
 #define RX_DEFAULT_MAX_BYTES ((size_t)256 << 20)
 #define RX_LOW_WATER_STEP ((uint64_t)1 << 20)
 
-/* a queued record: a sample, or (with ev) any other record with a time */
+/* a queued record: a sample, or any other record with a time (32 bytes: the samples
+ * wait in these, about two rounds of them, and are copied once at a flush) */
 struct rx_ent {
-	const struct perf_event_header *hdr;
+	const struct perf_event_header *hdr; /* in the reader's image, or a copy */
 	const struct pk_data_attr *attr;
-	uint64_t time, seq, offset;
-	uint32_t chunk;         /* NO_CHUNK: hdr lies in the reader's image */
-	uint32_t bucket;        /* at a flush: the stretch a sample belongs to */
+	uint64_t time;
+	uint64_t seq;           /* arrival number << 1 | RX_COPY */
 };
 
 struct rx_chunk {
@@ -48,15 +49,16 @@ struct rx {
 	struct pk_data_reader *r;
 	const uint8_t *img;
 	size_t img_len;
-	pk_rx_deliver_fn fn;
-	void *arg;
+	struct pk_rx_client cl;
 	bool prefix;
 	bool little;            /* a little-endian host (fast_prefix splits u64s) */
 	size_t max_bytes;
 	/* queued samples and other records, each in arrival order */
 	struct rx_ent *smp, *oth, *tmp, *fl;
 	size_t nr_smp, cap_smp, nr_oth, cap_oth, cap_tmp, cap_fl;
-	size_t *order;          /* flushed others, sorted (indexes into oth) */
+	uint32_t *flb;          /* at a flush: the stretch of each flushed sample (fl) */
+	size_t cap_flb;
+	size_t *order;          /* flushed samples by stretch (indexes into fl) */
 	size_t cap_order;
 	size_t *cnt;            /* per stretch counts at a flush */
 	size_t cap_cnt;
@@ -89,9 +91,10 @@ static bool in_image(const struct rx *x, const struct perf_event_header *h)
 
 /* ---- copies of records outside the image ---- */
 
-static int chunk_copy(struct rx *x, const struct perf_event_header *h, struct rx_ent *e)
+static int chunk_copy(struct rx *x, const struct perf_event_header *h, uint64_t offset,
+		      struct rx_ent *e)
 {
-	size_t need = pk_align_up(h->size, 8);
+	size_t need = pk_align_up(h->size, 8) + 16; /* offset, chunk, record */
 	struct rx_chunk *c = x->cur < x->nr_chunks ? &x->chunks[x->cur] : NULL;
 	if (!c || c->size - c->used < need) {
 		size_t idx = x->nr_chunks;
@@ -116,18 +119,29 @@ static int chunk_copy(struct rx *x, const struct perf_event_header *h, struct rx
 		c = &x->chunks[idx];
 		c->used = 0;
 	}
-	memcpy(c->mem + c->used, h, h->size);
-	e->hdr = (const struct perf_event_header *)(c->mem + c->used);
-	e->chunk = (uint32_t)x->cur;
+	uint64_t pre[2] = { offset, x->cur };
+	memcpy(c->mem + c->used, pre, sizeof(pre));
+	memcpy(c->mem + c->used + sizeof(pre), h, h->size);
+	e->hdr = (const struct perf_event_header *)(c->mem + c->used + sizeof(pre));
+	e->seq |= RX_COPY;
 	c->used += need;
 	c->live++;
 	return 0;
 }
 
-static void chunk_put(struct rx *x, uint32_t ci)
+/* the file offset of a queued record */
+static uint64_t ent_offset(const struct rx *x, const struct rx_ent *e)
 {
-	if (ci == NO_CHUNK)
+	if (e->seq & RX_COPY)
+		return ((const uint64_t *)(const void *)e->hdr)[-2];
+	return (uint64_t)((const uint8_t *)e->hdr - x->img);
+}
+
+static void chunk_put(struct rx *x, const struct rx_ent *e)
+{
+	if (!(e->seq & RX_COPY))
 		return;
+	size_t ci = (size_t)((const uint64_t *)(const void *)e->hdr)[-1];
 	struct rx_chunk *c = &x->chunks[ci];
 	if (!--c->live && ci != x->cur)
 		c->used = 0;
@@ -208,7 +222,8 @@ static int fast_prefix(struct rx *x, const struct pk_data_attr *a,
 	return 0;
 }
 
-static int deliver_sample(struct rx *x, const struct rx_ent *e)
+/* a sample (e->seq: RX_COPY if it is a copy to give back) at file offset `offset` */
+static int deliver_sample(struct rx *x, const struct rx_ent *e, uint64_t offset)
 {
 	const struct pk_data_attr *a = e->attr;
 	const struct pk_sample_layout *l = a && a->layout_ok ? &a->layout : NULL;
@@ -223,9 +238,9 @@ static int deliver_sample(struct rx *x, const struct rx_ent *e)
 		x->ztype = l->sample_type;
 		x->zflags = l->flags;
 	}
-	struct pk_data_event ev = { .hdr = e->hdr, .attr = a, .offset = e->offset };
-	int err = x->fn(x->arg, &ev, d ? NULL : &x->rec);
-	chunk_put(x, e->chunk);
+	struct pk_data_event ev = { .hdr = e->hdr, .attr = a, .offset = offset };
+	int err = x->cl.sample(x->cl.sample_arg, &ev, d ? NULL : &x->rec);
+	chunk_put(x, e);
 	return err;
 }
 
@@ -237,14 +252,15 @@ static int deliver_other(struct rx *x, const struct pk_data_event *ev)
 	x->z = false;
 	bool ok = h->type < 64 && h->type &&
 		  !pk_record__decode(a && a->layout_ok ? &a->layout : NULL, h, &x->rec, NULL);
-	return x->fn(x->arg, ev, ok ? &x->rec : NULL);
+	return x->cl.other(x->cl.other_arg, ev, ok ? &x->rec : NULL);
 }
 
 static int deliver_queued_other(struct rx *x, const struct rx_ent *e)
 {
-	struct pk_data_event ev = { .hdr = e->hdr, .attr = e->attr, .offset = e->offset };
+	struct pk_data_event ev = { .hdr = e->hdr, .attr = e->attr,
+				    .offset = ent_offset(x, e) };
 	int err = deliver_other(x, &ev);
-	chunk_put(x, e->chunk);
+	chunk_put(x, e);
 	return err;
 }
 
@@ -319,7 +335,7 @@ static int flush(struct rx *x, uint64_t lt, uint64_t ls)
 			x->bytes -= pk_align_up(e->hdr->size, 8);
 			maxt = any && maxt > e->time ? maxt : e->time;
 			any = true;
-			if ((err = deliver_sample(x, e)) != 0) {
+			if ((err = deliver_sample(x, e, ent_offset(x, e))) != 0) {
 				i++;
 				break;
 			}
@@ -335,6 +351,7 @@ static int flush(struct rx *x, uint64_t lt, uint64_t ls)
 	for (; i < x->nr_smp; i++)
 		n += key_le(x->smp[i].time, x->smp[i].seq, lt, ls);
 	if (grow((void **)&x->fl, &x->cap_fl, n, sizeof(*x->fl)) ||
+	    grow((void **)&x->flb, &x->cap_flb, n, sizeof(*x->flb)) ||
 	    grow((void **)&x->order, &x->cap_order, n, sizeof(*x->order)))
 		return -ENOMEM;
 	memset(x->cnt, 0, (m + 2) * sizeof(*x->cnt));
@@ -347,7 +364,7 @@ static int flush(struct rx *x, uint64_t lt, uint64_t ls)
 		}
 		const struct rx_ent *o = x->tmp;
 		size_t b = PK_UPPER_BOUND(m, key_le(o[mid].time, o[mid].seq, e->time, e->seq));
-		e->bucket = (uint32_t)b;
+		x->flb[n] = (uint32_t)b;
 		x->cnt[b + 1]++;
 		x->fl[n++] = *e;
 	}
@@ -356,7 +373,7 @@ static int flush(struct rx *x, uint64_t lt, uint64_t ls)
 	for (size_t b = 1; b <= m + 1; b++)
 		x->cnt[b] += x->cnt[b - 1];
 	for (size_t j = 0; j < n; j++)
-		x->order[x->cnt[x->fl[j].bucket]++] = j;
+		x->order[x->cnt[x->flb[j]]++] = j;
 	/* (cnt[b] is now the end of stretch b) */
 	size_t j = 0;
 	for (size_t b = 0; b <= m && !err; b++) {
@@ -364,7 +381,7 @@ static int flush(struct rx *x, uint64_t lt, uint64_t ls)
 			const struct rx_ent *e = &x->fl[x->order[j]];
 			x->bytes -= pk_align_up(e->hdr->size, 8);
 			maxt = maxt > e->time ? maxt : e->time;
-			err = deliver_sample(x, e);
+			err = deliver_sample(x, e, ent_offset(x, e));
 		}
 		if (b < m && !err) {
 			x->bytes -= pk_align_up(x->tmp[b].hdr->size, 8);
@@ -403,10 +420,9 @@ static int enqueue(struct rx *x, const struct pk_data_event *ev, uint64_t t, boo
 	if (*nr == *cap && grow((void **)arr, cap, *nr + 1, sizeof(**arr)))
 		return -ENOMEM;
 	struct rx_ent *e = &(*arr)[*nr];
-	*e = (struct rx_ent){ .hdr = ev->hdr, .attr = ev->attr, .time = t, .seq = x->seq++,
-			      .offset = ev->offset, .chunk = NO_CHUNK };
+	*e = (struct rx_ent){ .hdr = ev->hdr, .attr = ev->attr, .time = t, .seq = x->seq++ << 1 };
 	if (!in_image(x, ev->hdr)) {
-		int err = chunk_copy(x, ev->hdr, e);
+		int err = chunk_copy(x, ev->hdr, ev->offset, e);
 		if (err)
 			return err;
 	}
@@ -421,11 +437,11 @@ static int enqueue(struct rx *x, const struct pk_data_event *ev, uint64_t t, boo
 static uint64_t low_water(const struct rx *x, uint64_t dflt)
 {
 	uint64_t lw = dflt;
-	if (x->nr_smp && x->smp[0].chunk == NO_CHUNK)
-		lw = PK_MIN(lw, (uint64_t)((const uint8_t *)x->smp[0].hdr - x->img));
+	if (x->nr_smp && !(x->smp[0].seq & RX_COPY))
+		lw = PK_MIN(lw, ent_offset(x, &x->smp[0]));
 	for (size_t i = 0; i < x->nr_oth; i++)
-		if (x->oth[i].chunk == NO_CHUNK)
-			lw = PK_MIN(lw, (uint64_t)((const uint8_t *)x->oth[i].hdr - x->img));
+		if (!(x->oth[i].seq & RX_COPY))
+			lw = PK_MIN(lw, ent_offset(x, &x->oth[i]));
 	return lw;
 }
 
@@ -462,9 +478,8 @@ static int one(struct rx *x, const struct pk_data_event *ev)
 		x->st.immediate++;
 		if (h->type != PERF_RECORD_SAMPLE)
 			return deliver_other(x, ev);
-		struct rx_ent e = { .hdr = h, .attr = ev->attr, .offset = ev->offset,
-				    .chunk = NO_CHUNK };
-		return deliver_sample(x, &e);
+		struct rx_ent e = { .hdr = h, .attr = ev->attr };
+		return deliver_sample(x, &e, ev->offset);
 	}
 	x->st.queued++;
 	if (x->any_flushed && t < x->last_flushed)
@@ -501,8 +516,7 @@ static inline int sample_fast(struct rx *x, const struct pk_data_event *ev)
 	if (t > x->max_time)
 		x->max_time = t;
 	x->smp[x->nr_smp++] = (struct rx_ent){ .hdr = h, .attr = ev->attr, .time = t,
-					       .seq = x->seq++, .offset = ev->offset,
-					       .chunk = NO_CHUNK };
+					       .seq = x->seq++ << 1 };
 	x->bytes += h->size;
 	if (x->bytes > x->st.max_queued_bytes)
 		x->st.max_queued_bytes = x->bytes;
@@ -513,8 +527,10 @@ static inline int sample_fast(struct rx *x, const struct pk_data_event *ev)
 
 #define RX_SPAN ((size_t)256 << 10)
 
-static int run(struct rx *x, void (*progress)(void *, uint64_t, uint64_t), void *pctx)
+static int run(struct rx *x)
 {
+	void (*progress)(void *, uint64_t, uint64_t) = x->cl.progress;
+	void *pctx = x->cl.progress_arg;
 	struct pk_data_event ev;
 	uint64_t nrec = 0;
 	int err;
@@ -563,22 +579,19 @@ static int run(struct rx *x, void (*progress)(void *, uint64_t, uint64_t), void 
 }
 
 int pk_session_relaxed(struct pk_data_reader *r, size_t max_bytes, bool prefix,
-		       pk_rx_deliver_fn fn, void *arg,
-		       void (*progress)(void *, uint64_t, uint64_t), void *pctx,
-		       struct pk_ordered_stats *st)
+		       const struct pk_rx_client *cl, struct pk_ordered_stats *st)
 {
 	struct rx *x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
 	x->r = r;
 	x->img = pk_data_reader__image(r, &x->img_len);
-	x->fn = fn;
-	x->arg = arg;
+	x->cl = *cl;
 	x->prefix = prefix;
 	x->little = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 	x->max_bytes = max_bytes ? max_bytes : RX_DEFAULT_MAX_BYTES;
 	x->cur = SIZE_MAX;
-	int err = run(x, progress, pctx);
+	int err = run(x);
 	if (st) {
 		x->st.sz = sizeof(x->st);
 		*st = x->st;
@@ -590,6 +603,7 @@ int pk_session_relaxed(struct pk_data_reader *r, size_t max_bytes, bool prefix,
 	free(x->oth);
 	free(x->tmp);
 	free(x->fl);
+	free(x->flb);
 	free(x->order);
 	free(x->cnt);
 	free(x);

@@ -12,16 +12,23 @@
 typedef int (*pk_rx_deliver_fn)(void *arg, const struct pk_data_event *ev,
 				const struct pk_record *rec);
 
+/* where the records go: samples to `sample` (NULL: nowhere), the others to `other` (the
+ * session's delivery: the machine, then the client's callback) */
+struct pk_rx_client {
+	pk_rx_deliver_fn sample, other;
+	void *sample_arg, *other_arg;
+	void (*progress)(void *ctx, uint64_t offset, uint64_t nr_records);
+	void *progress_arg;
+};
+
 /*
- * Read all of r, delivering every record through fn: the records that are not samples
- * in the order of the ordered queue (max_bytes: its limit, 0 its default), each sample
- * between the same of them as there, the samples between two of them in file order;
- * samples decoded up to PERIOD only with `prefix`. Returns 0 at the end, fn's nonzero
- * return, or the reader's error (after what was read before it); *st (if not NULL) the
- * counts the ordered queue would have.
+ * Read all of r, delivering every record: the records that are not samples in the order
+ * of the ordered queue (max_bytes: its limit, 0 its default), each sample between the
+ * same of them as there, the samples between two of them in file order; samples decoded
+ * up to PERIOD only with `prefix`. Returns 0 at the end, a callback's nonzero return, or
+ * the reader's error (after what was read before it); *st (if not NULL) the counts the
+ * ordered queue would have.
  */
 int pk_session_relaxed(struct pk_data_reader *r, size_t max_bytes, bool prefix,
-		       pk_rx_deliver_fn fn, void *arg,
-		       void (*progress)(void *, uint64_t, uint64_t), void *pctx,
-		       struct pk_ordered_stats *st);
+		       const struct pk_rx_client *cl, struct pk_ordered_stats *st);
 #endif

@@ -210,6 +210,14 @@ static int relaxed_deliver(void *arg, const struct pk_data_event *ev, const stru
 	return deliver(c->s, c->d, c->ctx, ev, rec);
 }
 
+static int skip_sample(void *arg, const struct pk_data_event *ev, const struct pk_record *rec)
+{
+	(void)arg;
+	(void)ev;
+	(void)rec;
+	return 0;
+}
+
 /* Samples carrying user stack dumps (DWARF call chains, kilobytes each): the reader
  * thread would move every byte to the other CPU's cache for a decode that reads a few
  * of them, which cost more than it overlapped (report and script of such a file 10-20 %
@@ -242,9 +250,14 @@ PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops
 	}
 	void (*progress)(void *, uint64_t, uint64_t) = PK_OPTS_GET(ops, progress, NULL);
 	if (s->unordered) {
+		/* samples straight to their callback (deliver() adds nothing for them) */
 		struct relaxed_ctx c = { s, &d, ctx };
-		int err = pk_session_relaxed(s->r, s->max_bytes, s->sample_prefix,
-					     relaxed_deliver, &c, progress, ctx, &s->ost);
+		struct pk_rx_client cl = {
+			.sample = d.fn[PERF_RECORD_SAMPLE] ? d.fn[PERF_RECORD_SAMPLE] : skip_sample,
+			.sample_arg = ctx, .other = relaxed_deliver, .other_arg = &c,
+			.progress = progress, .progress_arg = ctx,
+		};
+		int err = pk_session_relaxed(s->r, s->max_bytes, s->sample_prefix, &cl, &s->ost);
 		if (err == PK_SESSION_STOP)
 			err = 0;
 		return err < 0 ? pk_err(err) : 0;

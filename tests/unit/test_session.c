@@ -93,6 +93,7 @@ struct seen {
 	bool prefix;            /* sessions opts.sample_prefix */
 	bool unordered;         /* opts.samples_unordered */
 	uint64_t rounds;        /* FINISHED_ROUNDs in the file (0: 1) */
+	bool no_mmap;           /* read through the reader's window, not a mapping */
 	size_t max_bytes;       /* opts.max_queued_bytes */
 };
 
@@ -154,7 +155,8 @@ static int on_other(void *ctx, const struct pk_data_event *ev, const struct pk_r
 
 static int run(const char *path, bool threaded, bool with_lost, struct seen *x)
 {
-	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
+	PK_OPTS(pk_data_reader_opts, ro, .no_mmap = x->no_mmap);
+	struct pk_data_reader *r = pk_data_reader__open(path, &ro);
 	assert_non_null(r);
 	PK_OPTS(pk_session_opts, so, .reader_thread = threaded, .sample_prefix = x->prefix,
 		.samples_unordered = x->unordered, .max_queued_bytes = x->max_bytes);
@@ -286,18 +288,22 @@ static void test_session_unordered(void **state)
 {
 	(void)state;
 	char *path = write_file();
-	struct seen x = { .unordered = true, .prefix = true };
-	assert_int_equal(run(path, false, true, &x), 0);
-	assert_string_equal(x.log, "R C1:first S10:first C20:renamed S30:renamed S25:renamed "
-				   "S40:renamed L7 S50:renamed ");
+	for (int no_mmap = 0; no_mmap < 2; no_mmap++) {
+		struct seen x = { .unordered = true, .prefix = true, .no_mmap = no_mmap };
+		assert_int_equal(run(path, false, true, &x), 0);
+		assert_string_equal(x.log, "R C1:first S10:first C20:renamed S30:renamed "
+					   "S25:renamed S40:renamed L7 S50:renamed ");
+	}
 	free(path);
 	path = write_file_many();
 	size_t limits[] = { 0, 1, 64, 200, 1000, 4000 };
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-		for (int prefix = 0; prefix < 2; prefix++) {
-			struct seen o = { .prefix = prefix, .max_bytes = limits[i], .rounds = 12 };
-			struct seen u = { .prefix = prefix, .max_bytes = limits[i], .rounds = 12,
-					  .unordered = true };
+		/* (without a mapping every queued record is a copy) */
+		for (int prefix = 0; prefix < 4; prefix++) {
+			struct seen o = { .prefix = prefix & 1, .max_bytes = limits[i],
+					  .rounds = 12 };
+			struct seen u = { .prefix = prefix & 1, .max_bytes = limits[i],
+					  .rounds = 12, .unordered = true, .no_mmap = prefix & 2 };
 			assert_int_equal(run(path, false, true, &o), 0);
 			assert_int_equal(run(path, false, true, &u), 0);
 			static char co[8192], cu[8192];
