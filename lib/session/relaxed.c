@@ -356,27 +356,32 @@ static int flush(struct rx *x, uint64_t lt, uint64_t ls)
 		return -ENOMEM;
 	memset(x->cnt, 0, (m + 2) * sizeof(*x->cnt));
 	n = 0;
+	const struct rx_ent *o = x->tmp;
+	size_t b = 0;
 	for (i = 0; i < x->nr_smp; i++) {
 		struct rx_ent *e = &x->smp[i];
 		if (!key_le(e->time, e->seq, lt, ls)) {
 			x->smp[keep++] = *e;
 			continue;
 		}
-		const struct rx_ent *o = x->tmp;
-		size_t b = PK_UPPER_BOUND(m, key_le(o[mid].time, o[mid].seq, e->time, e->seq));
+		/* the stretch: others o[0..b) before the sample, o[b..m) after; samples come
+		 * nearly in time order, so first the previous sample's stretch */
+		if ((b && !key_le(o[b - 1].time, o[b - 1].seq, e->time, e->seq)) ||
+		    (b < m && key_le(o[b].time, o[b].seq, e->time, e->seq)))
+			b = PK_UPPER_BOUND(m, key_le(o[mid].time, o[mid].seq, e->time, e->seq));
 		x->flb[n] = (uint32_t)b;
 		x->cnt[b + 1]++;
 		x->fl[n++] = *e;
 	}
 	x->nr_smp = keep;
 	/* a stable counting sort by stretch: order[] holds indexes into fl */
-	for (size_t b = 1; b <= m + 1; b++)
-		x->cnt[b] += x->cnt[b - 1];
+	for (size_t k = 1; k <= m + 1; k++)
+		x->cnt[k] += x->cnt[k - 1];
 	for (size_t j = 0; j < n; j++)
 		x->order[x->cnt[x->flb[j]]++] = j;
 	/* (cnt[b] is now the end of stretch b) */
 	size_t j = 0;
-	for (size_t b = 0; b <= m && !err; b++) {
+	for (b = 0; b <= m && !err; b++) {
 		for (; j < x->cnt[b] && !err; j++) {
 			const struct rx_ent *e = &x->fl[x->order[j]];
 			x->bytes -= pk_align_up(e->hdr->size, 8);
