@@ -14,6 +14,7 @@
 #include <perfkit/session.h>
 #include "internal.h"
 #include "core/intern.h"
+#include "session/relaxed.h"
 
 /* a symbol larger than this is not disassembled (no function is; a corrupt size is) */
 #define ANN_MAX_SYM_BYTES (16u << 20)
@@ -95,6 +96,10 @@ struct pk_annotate {
 	uint32_t gen_pid, gen_tid;
 	uint8_t gen_mode;
 	uint64_t gen;
+	/* on_raw: the attr whose field places follow (raw_layout) */
+	const struct pk_data_attr *ra;
+	int r_ip, r_tid, r_period;
+	uint64_t r_dflt_period;
 };
 
 static uint64_t ann_hash(const void *p, uint64_t a)
@@ -342,8 +347,8 @@ static struct ann_memo *memo_slot(struct pk_annotate *A, uint64_t gen, uint64_t 
 }
 
 /* resolve the address of a sample whose memo slot holds another (or none): e its slot */
-static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_sample *s,
-		     uint64_t gen)
+static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, uint32_t tid,
+		     uint64_t ip, uint8_t cpumode, uint64_t gen)
 {
 	struct pk_addr_loc loc;
 	memset(&loc, 0, sizeof(loc));
@@ -351,8 +356,8 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_
 	uint8_t kind = MEMO_HIT;
 	bool is_off = false;
 	int err;
-	if (pk_machine_resolve_map_lazy(A->m, s->pid, s->tid, s->ip, s->cpumode, &loc,
-					&is_off) != 0 || !loc.dso) {
+	if (pk_machine_resolve_map_lazy(A->m, pid, tid, ip, cpumode, &loc, &is_off) != 0 ||
+	    !loc.dso) {
 		kind = MEMO_UNRES;
 		err = unresolved_of(A, loc.dso, loc.dso ? loc.dso_name : NULL, &sym);
 	} else {
@@ -360,39 +365,68 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_
 	}
 	if (err)
 		return err;
-	*e = (struct ann_memo){ .gen = gen, .ip = s->ip, .sym = sym, .hit = hit,
-				.cpumode = s->cpumode, .kind = kind };
+	*e = (struct ann_memo){ .gen = gen, .ip = ip, .sym = sym, .hit = hit,
+				.cpumode = cpumode, .kind = kind };
 	return 0;
 }
 
-static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
+/* where attr a's samples keep what annotate reads: u64 indexes in the body, -1 none */
+static void raw_layout(struct pk_annotate *A, const struct pk_data_attr *a)
+{
+	uint64_t st = a->layout.sample_type;
+	int at = !!(st & PERF_SAMPLE_IDENTIFIER);
+	A->ra = a;
+	A->r_ip = (st & PERF_SAMPLE_IP) ? at++ : -1;
+	A->r_tid = (st & PERF_SAMPLE_TID) ? at++ : -1;
+	at += !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) + !!(st & PERF_SAMPLE_ID) +
+	      !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU);
+	A->r_period = (st & PERF_SAMPLE_PERIOD) ? at : -1;
+	A->r_dflt_period = !a->attr.attr.freq && a->attr.attr.sample_period
+				   ? a->attr.attr.sample_period : 1;
+}
+
+/*
+ * A sample as it lies in the file (pk_session_process_raw): its ip, pid/tid, period and
+ * cpumode read at places worked out once per attr, the same values and the same samples
+ * left out (no layout, shorter than its fixed fields, no IP) as the sample_prefix decode
+ * gave; the decode into a pk_record and the callbacks in between were half of the
+ * work per sample.
+ */
+static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_data_attr *at)
 {
 	struct pk_annotate *A = ctx;
-	const struct pk_data_attr *at = ev->attr;
-	if (!rec || !at || (size_t)at->idx >= A->nr_attrs || !A->attr_ok[at->idx])
+	if (!at || (size_t)at->idx >= A->nr_attrs || !A->attr_ok[at->idx] || !at->layout_ok ||
+	    h->size < at->layout.min_sample_size)
 		return 0;
-	const struct pk_sample *s = &rec->sample;
-	if (!(s->type & PERF_SAMPLE_IP))
+	if (at != A->ra)
+		raw_layout(A, at);
+	if (A->r_ip < 0)
 		return 0;
-	uint64_t period = 1;
-	if (s->type & PERF_SAMPLE_PERIOD)
-		period = s->period;
-	else if (!at->attr.attr.freq && at->attr.attr.sample_period)
-		period = at->attr.attr.sample_period;
+	const uint8_t *b = (const uint8_t *)(h + 1);
+	uint64_t ip, period = A->r_dflt_period;
+	uint32_t pid = 0, tid = 0;
+	memcpy(&ip, b + 8 * A->r_ip, 8);
+	if (A->r_tid >= 0) {
+		memcpy(&pid, b + 8 * A->r_tid, 4);
+		memcpy(&tid, b + 8 * A->r_tid + 4, 4);
+	}
+	if (A->r_period >= 0)
+		memcpy(&period, b + 8 * A->r_period, 8);
+	unsigned m = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	uint8_t cpumode = (uint8_t)(m <= PK_CPUMODE_GUEST_USER ? m : PK_CPUMODE_INVALID);
 	A->st.samples++;
 	A->st.period += period;
-	if (!A->gen_ok || A->gen_pid != s->pid || A->gen_tid != s->tid ||
-	    A->gen_mode != s->cpumode) {
-		A->gen = pk_machine__maps_gen(A->m, s->pid, s->tid, s->cpumode);
-		A->gen_pid = s->pid;
-		A->gen_tid = s->tid;
-		A->gen_mode = s->cpumode;
+	if (!A->gen_ok || A->gen_pid != pid || A->gen_tid != tid || A->gen_mode != cpumode) {
+		A->gen = pk_machine__maps_gen(A->m, pid, tid, cpumode);
+		A->gen_pid = pid;
+		A->gen_tid = tid;
+		A->gen_mode = cpumode;
 		A->gen_ok = true;
 	}
 	uint64_t gen = A->gen;
-	struct ann_memo *e = memo_slot(A, gen, s->ip, s->cpumode);
-	if (e->kind == MEMO_EMPTY || e->ip != s->ip || e->gen != gen || e->cpumode != s->cpumode) {
-		int err = memo_fill(A, e, s, gen);
+	struct ann_memo *e = memo_slot(A, gen, ip, cpumode);
+	if (e->kind == MEMO_EMPTY || e->ip != ip || e->gen != gen || e->cpumode != cpumode) {
+		int err = memo_fill(A, e, pid, tid, ip, cpumode, gen);
 		if (err)
 			return err;
 	}
@@ -519,8 +553,8 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 		goto fail;
 	}
 	A->m = pk_session__machine(A->ses);
-	PK_OPTS(pk_session_ops, ops, .sample = on_sample, .other = on_other);
-	err = pk_session__process(A->ses, &ops, A);
+	PK_OPTS(pk_session_ops, ops, .other = on_other);
+	err = pk_session_process_raw(A->ses, &ops, A, on_raw, A);
 	if (err == -ENOMEM)
 		goto fail;
 	if (err) {

@@ -226,6 +226,11 @@ static int fast_prefix(struct rx *x, const struct pk_data_attr *a,
 static int deliver_sample(struct rx *x, const struct rx_ent *e, uint64_t offset)
 {
 	const struct pk_data_attr *a = e->attr;
+	if (x->cl.raw_sample) {
+		int err = x->cl.raw_sample(x->cl.sample_arg, e->hdr, a);
+		chunk_put(x, e);
+		return err;
+	}
 	const struct pk_sample_layout *l = a && a->layout_ok ? &a->layout : NULL;
 	bool again = x->z && l && x->ztype == l->sample_type && x->zflags == l->flags;
 	int d = x->prefix ? (l && !((uintptr_t)e->hdr & 7) && x->little

@@ -14,7 +14,12 @@ typedef int (*pk_rx_deliver_fn)(void *arg, const struct pk_data_event *ev,
 
 /* where the records go: samples to `sample` (NULL: nowhere), the others to `other` (the
  * session's delivery: the machine, then the client's callback) */
+/* a sample as it lies in the file (8-byte aligned), with its attr (NULL: unknown) */
+typedef int (*pk_rx_raw_fn)(void *arg, const struct perf_event_header *h,
+			    const struct pk_data_attr *a);
+
 struct pk_rx_client {
+	pk_rx_raw_fn raw_sample; /* if set, samples go here undecoded (not to `sample`) */
 	pk_rx_deliver_fn sample, other;
 	void *sample_arg, *other_arg;
 	void (*progress)(void *ctx, uint64_t offset, uint64_t nr_records);
@@ -31,4 +36,12 @@ struct pk_rx_client {
  */
 int pk_session_relaxed(struct pk_data_reader *r, size_t max_bytes, bool prefix,
 		       const struct pk_rx_client *cl, struct pk_ordered_stats *st);
+/*
+ * (session.c) pk_session__process with samples_unordered, the samples handed to `raw`
+ * undecoded: for a client inside the library that reads a sample's few fixed fields
+ * itself (annotate: the decode into a pk_record and the callback chain were half of its
+ * work per sample). The other records go to ops as with pk_session__process.
+ */
+int pk_session_process_raw(struct pk_session *s, const struct pk_session_ops *ops,
+			   void *ctx, pk_rx_raw_fn raw, void *raw_arg);
 #endif

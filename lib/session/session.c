@@ -232,6 +232,38 @@ static bool stack_dumps(struct pk_data_reader *r)
 	return false;
 }
 
+/* samples_unordered: relaxed.c reads; samples straight to their callback (deliver()
+ * adds nothing for them) or, with `raw`, undecoded to it */
+static int process_relaxed(struct pk_session *s, const struct dispatch *d,
+			   const struct pk_session_ops *ops, void *ctx, pk_rx_raw_fn raw,
+			   void *raw_arg)
+{
+	struct relaxed_ctx c = { s, d, ctx };
+	struct pk_rx_client cl = {
+		.raw_sample = raw,
+		.sample = d->fn[PERF_RECORD_SAMPLE] ? d->fn[PERF_RECORD_SAMPLE] : skip_sample,
+		.sample_arg = raw ? raw_arg : ctx, .other = relaxed_deliver, .other_arg = &c,
+		.progress = PK_OPTS_GET(ops, progress, NULL), .progress_arg = ctx,
+	};
+	int err = pk_session_relaxed(s->r, s->max_bytes, s->sample_prefix, &cl, &s->ost);
+	if (err == PK_SESSION_STOP)
+		err = 0;
+	return err < 0 ? pk_err(err) : 0;
+}
+
+int pk_session_process_raw(struct pk_session *s, const struct pk_session_ops *ops,
+			   void *ctx, pk_rx_raw_fn raw, void *raw_arg)
+{
+	if (!s || !raw || (ops && !PK_OPTS_VALID(ops, pk_session_ops)))
+		return pk_err(-EINVAL);
+	if (s->done)
+		return pk_err(-EALREADY);
+	s->done = true;
+	struct dispatch d;
+	dispatch_init(&d, ops);
+	return process_relaxed(s, &d, ops, ctx, raw, raw_arg);
+}
+
 PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops *ops,
 			       void *ctx)
 {
@@ -249,19 +281,8 @@ PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops
 		return err < 0 ? pk_err(err) : 0;
 	}
 	void (*progress)(void *, uint64_t, uint64_t) = PK_OPTS_GET(ops, progress, NULL);
-	if (s->unordered) {
-		/* samples straight to their callback (deliver() adds nothing for them) */
-		struct relaxed_ctx c = { s, &d, ctx };
-		struct pk_rx_client cl = {
-			.sample = d.fn[PERF_RECORD_SAMPLE] ? d.fn[PERF_RECORD_SAMPLE] : skip_sample,
-			.sample_arg = ctx, .other = relaxed_deliver, .other_arg = &c,
-			.progress = progress, .progress_arg = ctx,
-		};
-		int err = pk_session_relaxed(s->r, s->max_bytes, s->sample_prefix, &cl, &s->ost);
-		if (err == PK_SESSION_STOP)
-			err = 0;
-		return err < 0 ? pk_err(err) : 0;
-	}
+	if (s->unordered)
+		return process_relaxed(s, &d, ops, ctx, NULL, NULL);
 	bool threaded = s->reader_thread && pk_online_cpus() >= 2 && !pk_data_reader__is_pipe(s->r) &&
 			!stack_dumps(s->r);
 	struct pk_feed *f;
