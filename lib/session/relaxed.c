@@ -412,8 +412,10 @@ static int flush_half(struct rx *x)
 	struct rx_ent *all = malloc(n * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
-	memcpy(all, x->smp, x->nr_smp * sizeof(*all));
-	memcpy(all + x->nr_smp, x->oth, x->nr_oth * sizeof(*all));
+	if (x->nr_smp) /* (an empty array may be NULL) */
+		memcpy(all, x->smp, x->nr_smp * sizeof(*all));
+	if (x->nr_oth)
+		memcpy(all + x->nr_smp, x->oth, x->nr_oth * sizeof(*all));
 	qsort(all, n, sizeof(*all), ent_cmp);
 	const struct rx_ent *lim = &all[(n + 1) / 2 - 1];
 	uint64_t lt = lim->time, ls = lim->seq;
