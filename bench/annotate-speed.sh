@@ -10,8 +10,8 @@
 #   and skipped when those hold 10 % or more (neither tool can annotate them).
 #   RUNS (default 5) runs of each tool per file, alternating perf, perfkit, perf, ...;
 #   each run's input read once untimed before it (the page cache of a VM may lose it).
-#   PERFKIT_NO_THREADS=1 in the environment measures perfkit without its reader thread
-#   (on a loaded machine the faster of the two; see docs/perfkit-annotate.md).
+#   (perfkit annotate reads on one thread: it sorts no samples, see
+#   docs/perfkit-annotate.md; perf runs objdump with source lines, its default.)
 # Prints per file the symbols each tool annotated, the median wall time and CPU time
 # (user + system, children included: perf's objdump) of each, and the ratios. Exit
 # status 0 either way (not a ctest test: timings depend on the machine).
