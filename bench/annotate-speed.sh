@@ -6,10 +6,12 @@
 #   Recordings: those in PK_BENCH_DIR (fp.data, deep.data, dwarf.data, xz.data, py.data,
 #   sys.data: whichever exist); when it is unset, or holds none of them, report-speed.sh
 #   makes them there first (PK_BENCH_RECORD_ONLY=1).
+#   A file whose objects holding >= 0.5 % of its samples are gone or rebuilt is named,
+#   and skipped when those hold 10 % or more (neither tool can annotate them).
 #   RUNS (default 5) runs of each tool per file, alternating perf, perfkit, perf, ...;
 #   each run's input read once untimed before it (the page cache of a VM may lose it).
-#   PERFKIT_NO_THREADS=1 in the environment measures perfkit without its reader thread
-#   (on a loaded machine the faster of the two; see docs/perfkit-annotate.md).
+#   (perfkit annotate reads on one thread: it sorts no samples, see
+#   docs/perfkit-annotate.md; perf runs objdump with source lines, its default.)
 # Prints per file the symbols each tool annotated, the median wall time and CPU time
 # (user + system, children included: perf's objdump) of each, and the ratios. Exit
 # status 0 either way (not a ctest test: timings depend on the machine).
@@ -32,6 +34,35 @@ if [ ${#files[@]} = 0 ]; then
 	for f in fp deep dwarf xz py sys; do [ -s "$dir/$f.data" ] && files+=("$f"); done
 fi
 cd "$dir"
+# A recording whose programs were deleted or rebuilt since annotates nothing of them in
+# either tool (fp.data of a build that is gone: 0 symbols in both, a meaningless ratio).
+# The objects holding >= 0.5 % of a file's samples must exist with the recorded
+# build-id; a file where such missing objects hold 10 % or more is skipped (re-record:
+# delete it, or leave PK_BENCH_DIR unset to record afresh), smaller ones are named.
+stale_share() { # file: prints the share (integer %) of its samples in missing objects
+	local f=$1 bad=0 pct path want have
+	while read -r pct path; do
+		case $path in /*) ;; *) continue ;; esac
+		want=$(perf buildid-list -i "$f" 2> /dev/null | awk -v p="$path" '$2 == p { print $1; exit }')
+		have=$( [ -r "$path" ] && perf buildid-list -i "$path" 2> /dev/null || true)
+		if [ -z "$have" ] || { [ -n "$want" ] && [ "$want" != "$have" ]; }; then
+			echo "annotate-speed: $f: $path ($pct) is missing or rebuilt since the recording" >&2
+			bad=$(awk -v b="$bad" -v p="${pct%\%}" 'BEGIN { print b + p }')
+		fi
+	done < <(perf report -i "$f" --stdio --no-children --sort dso -v -g none --percent-limit 0.5 \
+			2> /dev/null | awk '/%/ && !/^#/ { print $1, $2 }')
+	awk -v b="$bad" 'BEGIN { printf "%d\n", b }'
+}
+ok=()
+for f in "${files[@]}"; do
+	if [ "$(stale_share "$f.data")" -ge 10 ]; then
+		echo "annotate-speed: $f.data skipped: its programs are gone (re-record it)" >&2
+	else
+		ok+=("$f")
+	fi
+done
+files=("${ok[@]}")
+[ ${#files[@]} -gt 0 ] || { echo "annotate-speed: no recording whose programs exist" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; [ -n "${PK_BENCH_DIR:-}" ] || rm -rf "$dir"' EXIT
 

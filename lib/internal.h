@@ -133,6 +133,16 @@ int pk_record_decode_sample_again(const struct pk_sample_layout *l,
 int pk_record_decode_sample_prefix(const struct pk_sample_layout *l,
 				   const struct perf_event_header *rec, struct pk_record *out,
 				   bool again);
+/* (lib/data/reader-records.c) The records at the reader's position that need nothing of
+ * it (kernel records, FINISHED_ROUND) in its memory image: up to max bytes of whole
+ * records at *p (file offset *off), the reader moved past them; 0 when the next record
+ * needs pk_data_reader__next. pk_rd_span_attr: the attr of such a record. */
+struct pk_data_reader;
+struct pk_data_attr;
+struct perf_event_header;
+size_t pk_rd_next_span(struct pk_data_reader *r, size_t max, const uint8_t **p, uint64_t *off);
+const struct pk_data_attr *pk_rd_span_attr(struct pk_data_reader *r,
+					   const struct perf_event_header *h);
 /*
  * Binary search in a sorted array of n elements: the index of the first element whose
  * key is above x, i.e. the number of elements with key <= x. LE is an expression in

@@ -14,6 +14,7 @@
 #include <perfkit/session.h>
 #include "internal.h"
 #include "core/intern.h"
+#include "session/relaxed.h"
 
 /* a symbol larger than this is not disassembled (no function is; a corrupt size is) */
 #define ANN_MAX_SYM_BYTES (16u << 20)
@@ -27,8 +28,9 @@ struct ann_sym {
 	const char *dso_name, *name;
 	uint64_t start, size, samples, period;
 	bool kernel;
-	struct ann_hit *hits;   /* sorted by address after the load */
+	struct ann_hit *hits;   /* sorted by address once disassembled (hits_sorted) */
 	size_t nr_hits, cap_hits;
+	bool hits_sorted;
 };
 
 /* the samples at one address of one object, before its symbol is looked up: key is the
@@ -68,8 +70,11 @@ struct pk_annotate {
 	size_t nr_attrs;
 	struct ann_sym *syms;
 	size_t nr_syms, cap_syms;
-	struct ann_slot *slots;
-	size_t mask, nr_slots_used;
+	/* the symbol ann_add found last */
+	bool last_sym_ok;
+	const struct pk_dso *last_sym_dso;
+	uint64_t last_sym_start;
+	uint32_t last_sym;
 	/* (dso, symbol start) -> symbol index, with the same table layout */
 	struct ann_slot *sslots;
 	size_t smask, nr_sslots_used;
@@ -91,6 +96,10 @@ struct pk_annotate {
 	uint32_t gen_pid, gen_tid;
 	uint8_t gen_mode;
 	uint64_t gen;
+	/* on_raw: the attr whose field places follow (raw_layout) */
+	const struct pk_data_attr *ra;
+	int r_ip, r_tid, r_period;
+	uint64_t r_dflt_period;
 };
 
 static uint64_t ann_hash(const void *p, uint64_t a)
@@ -129,18 +138,22 @@ static int ann_lookup(struct ann_slot **tab, size_t *mask, size_t *used, const s
 	}
 }
 
-/* the symbol and hit of a resolved address (made on first sight): *sym, *hit */
+/*
+ * The symbol of a resolved address and a new hit in it: *sym, *hit. Each raw entry is
+ * one (object, address), resolved once: its hit is new (a table of the hits by address,
+ * to find one again, was 6 % of annotate on a system-wide file). The symbol of the last
+ * call is tried first: the addresses of one object come in runs.
+ */
 static int ann_add(struct pk_annotate *A, const struct pk_addr_loc *loc, uint32_t *sym,
 		   uint32_t *hit)
 {
-	struct ann_slot *hs;
-	int err = ann_lookup(&A->slots, &A->mask, &A->nr_slots_used, loc->dso, loc->dso_addr, &hs);
-	if (err)
-		return err;
-	if (!hs->used) {
+	uint32_t si;
+	if (A->last_sym_ok && A->last_sym_dso == loc->dso && A->last_sym_start == loc->sym_start) {
+		si = A->last_sym;
+	} else {
 		struct ann_slot *ss;
-		err = ann_lookup(&A->sslots, &A->smask, &A->nr_sslots_used, loc->dso, loc->sym_start,
-				 &ss);
+		int err = ann_lookup(&A->sslots, &A->smask, &A->nr_sslots_used, loc->dso,
+				     loc->sym_start, &ss);
 		if (err)
 			return err;
 		if (!ss->used) {
@@ -160,22 +173,24 @@ static int ann_add(struct pk_annotate *A, const struct pk_addr_loc *loc, uint32_
 						 .sym = (uint32_t)A->nr_syms++, .used = true };
 			A->nr_sslots_used++;
 		}
-		struct ann_sym *S = &A->syms[ss->sym];
-		if (S->nr_hits == S->cap_hits) {
-			size_t nc = S->cap_hits ? S->cap_hits * 2 : 8;
-			struct ann_hit *nh = realloc(S->hits, nc * sizeof(*nh));
-			if (!nh)
-				return -ENOMEM;
-			S->hits = nh;
-			S->cap_hits = nc;
-		}
-		S->hits[S->nr_hits] = (struct ann_hit){ .addr = loc->dso_addr };
-		*hs = (struct ann_slot){ .dso = loc->dso, .addr = loc->dso_addr, .sym = ss->sym,
-					 .hit = (uint32_t)S->nr_hits++, .used = true };
-		A->nr_slots_used++;
+		si = ss->sym;
+		A->last_sym_ok = true;
+		A->last_sym_dso = loc->dso;
+		A->last_sym_start = loc->sym_start;
+		A->last_sym = si;
 	}
-	*sym = hs->sym;
-	*hit = hs->hit;
+	struct ann_sym *S = &A->syms[si];
+	if (S->nr_hits == S->cap_hits) {
+		size_t nc = S->cap_hits ? S->cap_hits * 2 : 8;
+		struct ann_hit *nh = realloc(S->hits, nc * sizeof(*nh));
+		if (!nh)
+			return -ENOMEM;
+		S->hits = nh;
+		S->cap_hits = nc;
+	}
+	S->hits[S->nr_hits] = (struct ann_hit){ .addr = loc->dso_addr };
+	*sym = si;
+	*hit = (uint32_t)S->nr_hits++;
 	return 0;
 }
 
@@ -332,8 +347,8 @@ static struct ann_memo *memo_slot(struct pk_annotate *A, uint64_t gen, uint64_t 
 }
 
 /* resolve the address of a sample whose memo slot holds another (or none): e its slot */
-static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_sample *s,
-		     uint64_t gen)
+static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, uint32_t tid,
+		     uint64_t ip, uint8_t cpumode, uint64_t gen)
 {
 	struct pk_addr_loc loc;
 	memset(&loc, 0, sizeof(loc));
@@ -341,8 +356,8 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_
 	uint8_t kind = MEMO_HIT;
 	bool is_off = false;
 	int err;
-	if (pk_machine_resolve_map_lazy(A->m, s->pid, s->tid, s->ip, s->cpumode, &loc,
-					&is_off) != 0 || !loc.dso) {
+	if (pk_machine_resolve_map_lazy(A->m, pid, tid, ip, cpumode, &loc, &is_off) != 0 ||
+	    !loc.dso) {
 		kind = MEMO_UNRES;
 		err = unresolved_of(A, loc.dso, loc.dso ? loc.dso_name : NULL, &sym);
 	} else {
@@ -350,39 +365,68 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, const struct pk_
 	}
 	if (err)
 		return err;
-	*e = (struct ann_memo){ .gen = gen, .ip = s->ip, .sym = sym, .hit = hit,
-				.cpumode = s->cpumode, .kind = kind };
+	*e = (struct ann_memo){ .gen = gen, .ip = ip, .sym = sym, .hit = hit,
+				.cpumode = cpumode, .kind = kind };
 	return 0;
 }
 
-static int on_sample(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
+/* where attr a's samples keep what annotate reads: u64 indexes in the body, -1 none */
+static void raw_layout(struct pk_annotate *A, const struct pk_data_attr *a)
+{
+	uint64_t st = a->layout.sample_type;
+	int at = !!(st & PERF_SAMPLE_IDENTIFIER);
+	A->ra = a;
+	A->r_ip = (st & PERF_SAMPLE_IP) ? at++ : -1;
+	A->r_tid = (st & PERF_SAMPLE_TID) ? at++ : -1;
+	at += !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) + !!(st & PERF_SAMPLE_ID) +
+	      !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU);
+	A->r_period = (st & PERF_SAMPLE_PERIOD) ? at : -1;
+	A->r_dflt_period = !a->attr.attr.freq && a->attr.attr.sample_period
+				   ? a->attr.attr.sample_period : 1;
+}
+
+/*
+ * A sample as it lies in the file (pk_session_process_raw): its ip, pid/tid, period and
+ * cpumode read at places worked out once per attr, the same values and the same samples
+ * left out (no layout, shorter than its fixed fields, no IP) as the sample_prefix decode
+ * gave; the decode into a pk_record and the callbacks in between were half of the
+ * work per sample.
+ */
+static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_data_attr *at)
 {
 	struct pk_annotate *A = ctx;
-	const struct pk_data_attr *at = ev->attr;
-	if (!rec || !at || (size_t)at->idx >= A->nr_attrs || !A->attr_ok[at->idx])
+	if (!at || (size_t)at->idx >= A->nr_attrs || !A->attr_ok[at->idx] || !at->layout_ok ||
+	    h->size < at->layout.min_sample_size)
 		return 0;
-	const struct pk_sample *s = &rec->sample;
-	if (!(s->type & PERF_SAMPLE_IP))
+	if (at != A->ra)
+		raw_layout(A, at);
+	if (A->r_ip < 0)
 		return 0;
-	uint64_t period = 1;
-	if (s->type & PERF_SAMPLE_PERIOD)
-		period = s->period;
-	else if (!at->attr.attr.freq && at->attr.attr.sample_period)
-		period = at->attr.attr.sample_period;
+	const uint8_t *b = (const uint8_t *)(h + 1);
+	uint64_t ip, period = A->r_dflt_period;
+	uint32_t pid = 0, tid = 0;
+	memcpy(&ip, b + 8 * A->r_ip, 8);
+	if (A->r_tid >= 0) {
+		memcpy(&pid, b + 8 * A->r_tid, 4);
+		memcpy(&tid, b + 8 * A->r_tid + 4, 4);
+	}
+	if (A->r_period >= 0)
+		memcpy(&period, b + 8 * A->r_period, 8);
+	unsigned m = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	uint8_t cpumode = (uint8_t)(m <= PK_CPUMODE_GUEST_USER ? m : PK_CPUMODE_INVALID);
 	A->st.samples++;
 	A->st.period += period;
-	if (!A->gen_ok || A->gen_pid != s->pid || A->gen_tid != s->tid ||
-	    A->gen_mode != s->cpumode) {
-		A->gen = pk_machine__maps_gen(A->m, s->pid, s->tid, s->cpumode);
-		A->gen_pid = s->pid;
-		A->gen_tid = s->tid;
-		A->gen_mode = s->cpumode;
+	if (!A->gen_ok || A->gen_pid != pid || A->gen_tid != tid || A->gen_mode != cpumode) {
+		A->gen = pk_machine__maps_gen(A->m, pid, tid, cpumode);
+		A->gen_pid = pid;
+		A->gen_tid = tid;
+		A->gen_mode = cpumode;
 		A->gen_ok = true;
 	}
 	uint64_t gen = A->gen;
-	struct ann_memo *e = memo_slot(A, gen, s->ip, s->cpumode);
-	if (e->kind == MEMO_EMPTY || e->ip != s->ip || e->gen != gen || e->cpumode != s->cpumode) {
-		int err = memo_fill(A, e, s, gen);
+	struct ann_memo *e = memo_slot(A, gen, ip, cpumode);
+	if (e->kind == MEMO_EMPTY || e->ip != ip || e->gen != gen || e->cpumode != cpumode) {
+		int err = memo_fill(A, e, pid, tid, ip, cpumode, gen);
 		if (err)
 			return err;
 	}
@@ -440,21 +484,21 @@ static int choose_event(struct pk_annotate *A, struct pk_data_reader *r, const c
 }
 
 /*
- * After a resolution: sort the hits of the symbols from `first` on, then all symbols.
- * The tables' indices are stale after sorting and no longer needed; the raw counts are
- * kept while objects were left out (pk_annotate__load_skipped resolves them).
+ * After a resolution: sort the symbols (the hits of one are sorted when it is first
+ * disassembled: most symbols of a big profile never are; sorting them all was 3 % of
+ * annotate on the bench's system-wide file). The tables' indices are stale after
+ * sorting and no longer needed; the raw counts are kept while objects were left out
+ * (pk_annotate__load_skipped resolves them).
  */
-static void ann_finish(struct pk_annotate *A, size_t first)
+static void ann_finish(struct pk_annotate *A)
 {
-	for (size_t i = first; i < A->nr_syms; i++)
-		qsort(A->syms[i].hits, A->syms[i].nr_hits, sizeof(struct ann_hit), hit_cmp);
 	if (A->nr_syms)
 		qsort(A->syms, A->nr_syms, sizeof(*A->syms), sym_cmp);
-	free(A->slots);
 	free(A->sslots);
 	free(A->rslots);
 	free(A->memo);
-	A->slots = A->sslots = A->rslots = NULL;
+	A->sslots = A->rslots = NULL;
+	A->last_sym_ok = false;
 	A->memo = NULL;
 	if (!A->st.skipped) {
 		free(A->raws);
@@ -470,10 +514,9 @@ PK_API int pk_annotate__load_skipped(struct pk_annotate *a)
 	if (!a->st.skipped)
 		return 0;
 	/* the objects resolved now are others than those before: new tables suffice */
-	size_t first = a->nr_syms;
 	int err = resolve_raws(a, true);
 	if (!err)
-		ann_finish(a, first);
+		ann_finish(a);
 	return err;
 }
 
@@ -502,15 +545,16 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	}
 	/* a sample's ip, pid/tid and period are all it takes: its fixed fields */
 	PK_OPTS(pk_session_opts, so, .reader_thread = PK_OPTS_GET(o, reader_thread, false),
-		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL), .sample_prefix = true);
+		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL), .sample_prefix = true,
+		.samples_unordered = true);
 	A->ses = pk_session__new(r, &so);
 	if (!A->ses) {
 		err = -errno;
 		goto fail;
 	}
 	A->m = pk_session__machine(A->ses);
-	PK_OPTS(pk_session_ops, ops, .sample = on_sample, .other = on_other);
-	err = pk_session__process(A->ses, &ops, A);
+	PK_OPTS(pk_session_ops, ops, .other = on_other);
+	err = pk_session_process_raw(A->ses, &ops, A, on_raw, A);
 	if (err == -ENOMEM)
 		goto fail;
 	if (err) {
@@ -520,7 +564,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	err = resolve_raws(A, false);
 	if (err)
 		goto fail;
-	ann_finish(A, 0);
+	ann_finish(A);
 	return A;
 fail:
 	pk_annotate__free(A);
@@ -535,7 +579,6 @@ PK_API void pk_annotate__free(struct pk_annotate *a)
 	for (size_t i = 0; i < a->nr_syms; i++)
 		free(a->syms[i].hits);
 	free(a->syms);
-	free(a->slots);
 	free(a->sslots);
 	free(a->rslots);
 	free(a->raws);
@@ -718,9 +761,13 @@ PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn
 		return -EINVAL;
 	if (i >= a->nr_syms)
 		return -ERANGE;
-	const struct ann_sym *S = &a->syms[i];
+	struct ann_sym *S = &a->syms[i];
 	if (S->kernel)
 		return -EOPNOTSUPP; /* kernel code would come from /proc/kcore or vmlinux */
+	if (!S->hits_sorted) {
+		qsort(S->hits, S->nr_hits, sizeof(*S->hits), hit_cmp);
+		S->hits_sorted = true;
+	}
 	/* a symbol of unknown size (an assembler label) reaches to its last sampled byte */
 	uint64_t size = S->size;
 	if (!size && S->nr_hits)

@@ -99,6 +99,10 @@ struct pk_data_reader {
 	bool keep_tracing, show_compressed;
 
 	uint64_t nr_records, nr_samples;
+	/* pk_rd_span_attr: the attr of the last sample id (span_nr_attrs: attrs then) */
+	uint64_t span_id;
+	const struct pk_data_attr *span_attr;
+	size_t span_nr_attrs;
 };
 
 /* (reader.c) len bytes of the input at off into dst: 0, or a negative errno */

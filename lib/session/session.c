@@ -9,6 +9,7 @@
 #include <string.h>
 #include <perfkit/session.h>
 #include "feed.h"
+#include "relaxed.h"
 #include "internal.h"
 
 struct pk_session {
@@ -18,6 +19,7 @@ struct pk_session {
 	bool reader_thread;
 	bool file_order;
 	bool sample_prefix;
+	bool unordered;
 	bool done;
 	size_t max_bytes;
 	struct pk_ordered_stats ost;
@@ -40,6 +42,7 @@ PK_API struct pk_session *pk_session__new(struct pk_data_reader *r,
 	s->max_bytes = PK_OPTS_GET(opts, max_queued_bytes, (size_t)0);
 	s->file_order = PK_OPTS_GET(opts, file_order, false);
 	s->sample_prefix = PK_OPTS_GET(opts, sample_prefix, false);
+	s->unordered = PK_OPTS_GET(opts, samples_unordered, false);
 	s->m = PK_OPTS_GET(opts, machine, NULL);
 	const struct pk_data_env *env = pk_data_reader__env(r);
 	if (PK_OPTS_GET(opts, no_machine, false)) {
@@ -194,6 +197,27 @@ static int process_file_order(struct pk_session *s, const struct pk_session_ops 
 	return err;
 }
 
+/* samples_unordered: relaxed.c reads, this delivers */
+struct relaxed_ctx {
+	struct pk_session *s;
+	const struct dispatch *d;
+	void *ctx;
+};
+
+static int relaxed_deliver(void *arg, const struct pk_data_event *ev, const struct pk_record *rec)
+{
+	struct relaxed_ctx *c = arg;
+	return deliver(c->s, c->d, c->ctx, ev, rec);
+}
+
+static int skip_sample(void *arg, const struct pk_data_event *ev, const struct pk_record *rec)
+{
+	(void)arg;
+	(void)ev;
+	(void)rec;
+	return 0;
+}
+
 /* Samples carrying user stack dumps (DWARF call chains, kilobytes each): the reader
  * thread would move every byte to the other CPU's cache for a decode that reads a few
  * of them, which cost more than it overlapped (report and script of such a file 10-20 %
@@ -206,6 +230,38 @@ static bool stack_dumps(struct pk_data_reader *r)
 			return true;
 	}
 	return false;
+}
+
+/* samples_unordered: relaxed.c reads; samples straight to their callback (deliver()
+ * adds nothing for them) or, with `raw`, undecoded to it */
+static int process_relaxed(struct pk_session *s, const struct dispatch *d,
+			   const struct pk_session_ops *ops, void *ctx, pk_rx_raw_fn raw,
+			   void *raw_arg)
+{
+	struct relaxed_ctx c = { s, d, ctx };
+	struct pk_rx_client cl = {
+		.raw_sample = raw,
+		.sample = d->fn[PERF_RECORD_SAMPLE] ? d->fn[PERF_RECORD_SAMPLE] : skip_sample,
+		.sample_arg = raw ? raw_arg : ctx, .other = relaxed_deliver, .other_arg = &c,
+		.progress = PK_OPTS_GET(ops, progress, NULL), .progress_arg = ctx,
+	};
+	int err = pk_session_relaxed(s->r, s->max_bytes, s->sample_prefix, &cl, &s->ost);
+	if (err == PK_SESSION_STOP)
+		err = 0;
+	return err < 0 ? pk_err(err) : 0;
+}
+
+int pk_session_process_raw(struct pk_session *s, const struct pk_session_ops *ops,
+			   void *ctx, pk_rx_raw_fn raw, void *raw_arg)
+{
+	if (!s || !raw || (ops && !PK_OPTS_VALID(ops, pk_session_ops)))
+		return pk_err(-EINVAL);
+	if (s->done)
+		return pk_err(-EALREADY);
+	s->done = true;
+	struct dispatch d;
+	dispatch_init(&d, ops);
+	return process_relaxed(s, &d, ops, ctx, raw, raw_arg);
 }
 
 PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops *ops,
@@ -225,6 +281,8 @@ PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops
 		return err < 0 ? pk_err(err) : 0;
 	}
 	void (*progress)(void *, uint64_t, uint64_t) = PK_OPTS_GET(ops, progress, NULL);
+	if (s->unordered)
+		return process_relaxed(s, &d, ops, ctx, NULL, NULL);
 	bool threaded = s->reader_thread && pk_online_cpus() >= 2 && !pk_data_reader__is_pipe(s->r) &&
 			!stack_dumps(s->r);
 	struct pk_feed *f;

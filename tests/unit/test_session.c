@@ -85,12 +85,16 @@ static char *write_file(void)
 
 struct seen {
 	struct pk_session *s;
-	char log[512];
+	char log[8192];
 	size_t len;
 	int stop_at;            /* a sample callback returns `stop_ret` at this sample (1-based) */
 	int stop_ret;
 	int samples;
 	bool prefix;            /* sessions opts.sample_prefix */
+	bool unordered;         /* opts.samples_unordered */
+	uint64_t rounds;        /* FINISHED_ROUNDs in the file (0: 1) */
+	bool no_mmap;           /* read through the reader's window, not a mapping */
+	size_t max_bytes;       /* opts.max_queued_bytes */
 };
 
 static void note(struct seen *x, const char *fmt, unsigned long long v, const char *str)
@@ -151,9 +155,11 @@ static int on_other(void *ctx, const struct pk_data_event *ev, const struct pk_r
 
 static int run(const char *path, bool threaded, bool with_lost, struct seen *x)
 {
-	struct pk_data_reader *r = pk_data_reader__open(path, NULL);
+	PK_OPTS(pk_data_reader_opts, ro, .no_mmap = x->no_mmap);
+	struct pk_data_reader *r = pk_data_reader__open(path, &ro);
 	assert_non_null(r);
-	PK_OPTS(pk_session_opts, so, .reader_thread = threaded, .sample_prefix = x->prefix);
+	PK_OPTS(pk_session_opts, so, .reader_thread = threaded, .sample_prefix = x->prefix,
+		.samples_unordered = x->unordered, .max_queued_bytes = x->max_bytes);
 	x->s = pk_session__new(r, &so);
 	assert_non_null(x->s);
 	assert_ptr_equal(pk_session__reader(x->s), r);
@@ -166,7 +172,7 @@ static int run(const char *path, bool threaded, bool with_lost, struct seen *x)
 	struct pk_ordered_stats st = { .sz = sizeof(st) };
 	pk_session__ordered_stats(x->s, &st);
 	if (!err && !x->stop_at)
-		assert_int_equal(st.rounds, 1);
+		assert_int_equal(st.rounds, x->rounds ? x->rounds : 1);
 	/* a caller built against a shorter struct gets only the fields it has */
 	struct { struct pk_ordered_stats s; uint64_t canary; } old;
 	memset(&old, 0x5a, sizeof(old));
@@ -204,6 +210,108 @@ static void test_session_order_and_routing(void **state)
 	assert_int_equal(run(path, false, false, &y), 0);
 	assert_non_null(strstr(y.log, "O2 "));
 	assert_null(strstr(y.log, "L7"));
+	free(path);
+}
+
+/* The log with the samples between two other records sorted: what samples_unordered
+ * keeps of the time order (the others' order, and where each sample falls among them) */
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void canon(const char *log, char *out, size_t cap)
+{
+	static char buf[8192];
+	char *tok[1024], *save = NULL;
+	size_t n = 0, len = 0;
+	snprintf(buf, sizeof(buf), "%s", log);
+	for (char *t = strtok_r(buf, " ", &save); t && n < 1024; t = strtok_r(NULL, " ", &save))
+		tok[n++] = t;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && tok[j][0] == 'S')
+			j++;
+		if (j == i)
+			j = i + 1; /* another record: as it is */
+		else
+			qsort(tok + i, j - i, sizeof(*tok), str_cmp);
+		for (; i < j; i++)
+			len += (size_t)snprintf(out + len, cap - len, "%s ", tok[i]);
+	}
+	assert_true(len < cap);
+}
+
+/* 240 samples of two threads over 12 rounds, each round's records a little out of time
+ * order (two "CPUs"), with COMMs that rename the threads between them */
+static char *write_file_many(void)
+{
+	char *dir = pk_test_mkdtemp("session-many");
+	char *path = malloc(strlen(dir) + 16);
+	assert_non_null(path);
+	sprintf(path, "%s/m.data", dir);
+	free(dir);
+	struct pk_attr at;
+	pk_test_cpu_clock_attr(&at, 1000, ST);
+	struct pk_data_writer *w = pk_data_writer__open(path, NULL);
+	assert_non_null(w);
+	uint64_t id = 1;
+	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	comm(w, 1, 1, "a0");
+	comm(w, 1, 2, "b0");
+	for (unsigned r = 0; r < 12; r++) {
+		uint64_t base = 100 + r * 100;
+		/* "CPU 1": times base+0, +10, ..., +90; "CPU 2": base-35 ... (older), with a
+		 * COMM in between on each */
+		for (unsigned k = 0; k < 10; k++)
+			sample(w, base + k * 10, 1, 0x1000 + (base + k * 10) / 10 * 16 +
+			       (base + k * 10) % 10);
+		char nm[16];
+		snprintf(nm, sizeof(nm), "a%u", r + 1);
+		comm(w, base + 55, 1, nm);
+		for (unsigned k = 0; k < 10; k++) {
+			uint64_t t = base - 35 + k * 10;
+			sample(w, t, 2, 0x1000 + t / 10 * 16 + t % 10);
+		}
+		snprintf(nm, sizeof(nm), "b%u", r + 1);
+		comm(w, base - 5, 2, nm);
+		assert_int_equal(pk_data_writer__finish_round(w), 0);
+	}
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
+	return path;
+}
+
+/* samples_unordered: the same as the time order but for the order of the samples between
+ * two other records, with and without early flushes (max_queued_bytes) */
+static void test_session_unordered(void **state)
+{
+	(void)state;
+	char *path = write_file();
+	for (int no_mmap = 0; no_mmap < 2; no_mmap++) {
+		struct seen x = { .unordered = true, .prefix = true, .no_mmap = no_mmap };
+		assert_int_equal(run(path, false, true, &x), 0);
+		assert_string_equal(x.log, "R C1:first S10:first C20:renamed S30:renamed "
+					   "S25:renamed S40:renamed L7 S50:renamed ");
+	}
+	free(path);
+	path = write_file_many();
+	size_t limits[] = { 0, 1, 64, 200, 1000, 4000 };
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		/* (without a mapping every queued record is a copy) */
+		for (int prefix = 0; prefix < 4; prefix++) {
+			struct seen o = { .prefix = prefix & 1, .max_bytes = limits[i],
+					  .rounds = 12 };
+			struct seen u = { .prefix = prefix & 1, .max_bytes = limits[i],
+					  .rounds = 12, .unordered = true, .no_mmap = prefix & 2 };
+			assert_int_equal(run(path, false, true, &o), 0);
+			assert_int_equal(run(path, false, true, &u), 0);
+			static char co[8192], cu[8192];
+			canon(o.log, co, sizeof(co));
+			canon(u.log, cu, sizeof(cu));
+			assert_string_equal(co, cu);
+		}
+	}
 	free(path);
 }
 
@@ -358,6 +466,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_session_order_and_routing),
 		cmocka_unit_test(test_session_stop),
+		cmocka_unit_test(test_session_unordered),
 		cmocka_unit_test(test_session_reader_error),
 		cmocka_unit_test(test_session_bad_args),
 		cmocka_unit_test(test_attr_name),

@@ -34,7 +34,9 @@ struct pk_annotate;
 
 struct pk_annotate_opts {
 	size_t sz;
-	/* Read and order the records on a second thread (pk_session_opts.reader_thread). */
+	/* Accepted, no longer used: the load reads with pk_session_opts.samples_unordered
+	 * (no sorting of the samples, on the caller's thread), cheaper than a reader
+	 * thread that sorted them. */
 	bool reader_thread;
 	/* Options of the machine model the session makes (NULL: its defaults). */
 	const struct pk_machine_opts *machine_opts;

@@ -147,6 +147,13 @@ struct pk_session_opts {
 	 * delivered. For a client that needs no more (annotate counts where samples fell):
 	 * a DWARF sample's tail is kilobytes away. Ignored with file_order. */
 	bool sample_prefix;
+	/* Samples need not come in time order among themselves: every record that is not a
+	 * sample comes in the time order above, and every sample between the same two of
+	 * them as in that order (so with the machine model in the same state), but the
+	 * samples between two such records come in file order. Saves sorting the samples,
+	 * most of a file, for a client that only counts them (annotate). Ignored with
+	 * file_order; without a reader thread. */
+	bool samples_unordered;
 	size_t :0;
 };
 
