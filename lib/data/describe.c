@@ -14,15 +14,19 @@
 
 struct cache_find {
 	uint64_t config;
-	const char *name;
+	char *buf;
+	size_t len;
+	bool found;
 };
 
+/* the walk composes each name in a buffer of its own: it is copied, not kept */
 static int cache_cb(const char *name, uint64_t config, void *ctx)
 {
 	struct cache_find *f = ctx;
 	if (config != f->config)
 		return 0;
-	f->name = name;
+	snprintf(f->buf, f->len, "%s", name);
+	f->found = true;
 	return 1;
 }
 
@@ -47,10 +51,10 @@ PK_API const char *pk_data_attr__name(const struct pk_data_attr *a, char *buf, s
 		t = pk_sw_event_names(&n);
 		break;
 	case PERF_TYPE_HW_CACHE: {
-		struct cache_find f = { .config = at->config };
+		struct cache_find f = { .config = at->config, .buf = buf, .len = len };
 		pk_hwcache__foreach(cache_cb, &f);
-		if (f.name)
-			return f.name;
+		if (f.found)
+			return buf;
 		break;
 	}
 	case PERF_TYPE_RAW:

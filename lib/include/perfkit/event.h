@@ -41,7 +41,8 @@ PK_API const struct pk_event_name *pk_sw_event_names(size_t *n);
 /* Hardware-cache events: every cache x op x result combination that perf treats as
  * meaningful (32 of the 42 the ABI can encode: e.g. there is no L1-icache-stores).
  * Calls cb with perf's canonical name ("L1-dcache-load-misses") and the config
- * (id | op << 8 | result << 16). Stops when cb returns non-zero. */
+ * (id | op << 8 | result << 16). Stops when cb returns non-zero. The name is valid only
+ * during the call (copy it to keep it). */
 typedef int (*pk_hwcache_cb)(const char *name, uint64_t config, void *ctx);
 PK_API int pk_hwcache__foreach(pk_hwcache_cb cb, void *ctx);
 
