@@ -517,11 +517,22 @@ bool pk_rec_offcpu__record(struct pk_rec_offcpu *oc, const struct perf_event_hea
 			switch_in(oc, h);
 		return true;
 	case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES:
-		/* a switch may be missing from here on: no interval across the gap */
-		if (queue(oc, Q_LOST, 0, oc->last_time))
+	case PERF_RECORD_LOST_SAMPLES: {
+		/* switches may be missing before this record: no interval across the gap.
+		 * The kernel writes the LOST record once the ring has room again, with the
+		 * time of then in its sample_id, after everything it lost: a switch-out still
+		 * pending at that time (from any ring) may have lost its switch-in, and the
+		 * next switch-out with it, so that its switch-in after the gap would pair a
+		 * span with on-CPU time in it. Placed at the last switch before it in these
+		 * bytes instead (at a ring's start: time 0, before everything), the loss
+		 * cleared nothing such. Without a time in the record: that last switch. */
+		struct pk_sample_id sid;
+		uint64_t at = pk_record__sample_id(&oc->in, h, &sid) == 0 && sid.time
+				      ? sid.time : oc->last_time;
+		if (queue(oc, Q_LOST, 0, at))
 			oc->nq++;
 		return false;
+	}
 	case PERF_RECORD_EXIT:
 		task(oc, h, true);
 		return false;

@@ -275,6 +275,59 @@ static void test_thresh_lost_exit(void **state)
 	pk_rec_offcpu__free(oc);
 }
 
+/* a LOST record with its sample_id (TID, TIME, CPU, IDENTIFIER): the time the kernel
+ * wrote it, after the records it lost */
+static void lost(struct ring *r, uint64_t time)
+{
+	size_t at = r->n;
+	put(r, 0);
+	put(r, SW_ID);
+	put(r, 2);                                     /* records lost */
+	put(r, (uint64_t)100 | (uint64_t)100 << 32);
+	put(r, time);
+	put(r, 1);
+	put(r, SW_ID);
+	header(r, at, PERF_RECORD_LOST, 0);
+}
+
+/* Thread 9 leaves at 100 (one ring); another ring loses its switch-in at 200 and its
+ * switch-out at 300, writes the LOST record at 400 and then the switch-in at 500: no
+ * interval may pair 100 with 500 (it would count 200..300 on the CPU as blocked: the
+ * loss used to be placed at the last switch before it in its ring, 60 here, or at 0 at
+ * a ring's start, where it cleared nothing). Thread 5's interval before the gap stays. */
+static void test_lost_gap(void **state)
+{
+	(void)state;
+	struct pk_attr oa;
+	struct got g[8];
+	struct ring r = { .n = 0 };
+
+	for (int variant = 0; variant < 4; variant++) {
+		bool spool = variant & 1, at_start = variant & 2;
+		struct pk_rec_offcpu *oc = make(0, &oa);
+		if (spool)
+			pk_rec_offcpu__set_spool(oc, 1 << 20);
+		out(&r, 9, 100, SW_ID);
+		scan(oc, &r, 0);
+		if (!at_start) {
+			out(&r, 5, 50, SW_ID);
+			sw(&r, 5, 60, false);
+		}
+		lost(&r, 400);
+		sw(&r, 9, 500, false);
+		scan(oc, &r, 0);
+		pk_rec_offcpu__flush(oc, PK_OFFCPU_PASS);
+		pk_rec_offcpu__flush(oc, PK_OFFCPU_ALL);
+		size_t n = output(oc, &oa, g, 8);
+		assert_int_equal(n, at_start ? 0 : 1);
+		if (n) {
+			assert_int_equal(g[0].tid, 5);
+			assert_int_equal(g[0].period, 10);
+		}
+		pk_rec_offcpu__free(oc);
+	}
+}
+
 /* a wake-up sample of WK_ID: waker `waker` wakes `wakee` at `time` (raw: the tracepoint's
  * 8 common bytes, comm[16], pid at offset 24) */
 #define WK_ID 88
@@ -542,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_reordered),
 		cmocka_unit_test(test_passes),
 		cmocka_unit_test(test_thresh_lost_exit),
+		cmocka_unit_test(test_lost_gap),
 		cmocka_unit_test(test_open_and_wakers),
 		cmocka_unit_test(test_spool),
 		cmocka_unit_test(test_spool_horizon),

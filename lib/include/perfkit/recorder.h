@@ -124,14 +124,15 @@ struct pk_recorder_opts {
 	 * missed). Copied. NULL: the mask is left alone. */
 	const sigset_t *sigmask;
 	/* ---- off-CPU time ---- */
-	/* Also record where target threads block: sched:sched_switch with a call chain (a
+	/* Also record where target threads block: the software event context-switches (one
+	 * sample per switch-out, in the context of the thread leaving) with a call chain (a
 	 * frame-pointer one when callgraph is NONE) and context-switch records; each
 	 * interval from a thread's switch-out to its next switch-in becomes one sample of an
 	 * extra event "offcpu-time" (as perf's BPF off-CPU profiler names it: software,
 	 * PERF_COUNT_SW_BPF_OUTPUT) with period = nanoseconds blocked, time = the switch-in,
-	 * and the switch-out's call chain. Needs tracefs (the tracepoint's id). The chain of a
-	 * switch-out is its user-space part only, as perf's --off-cpu records it (the kernel
-	 * unwind at every context switch would double the cost), unless off_cpu_kernel. */
+	 * and the switch-out's call chain. No tracefs needed. The chain of a switch-out is
+	 * its user-space part only, as perf's --off-cpu records it (the kernel unwind at
+	 * every context switch would double the cost), unless off_cpu_kernel. */
 	bool off_cpu;
 	uint64_t off_cpu_thresh;  /* drop blocked intervals shorter than this many ns */
 	/* Samples of dynamic probes (u:, r:, sdt: events) carry the user registers of the
@@ -147,11 +148,13 @@ struct pk_recorder_opts {
 	 * at the price of a kernel stack walk at every context switch of the targets. */
 	bool off_cpu_kernel;
 	/* off_cpu: who woke each blocked thread. sched:sched_waking (sched_wakeup where there
-	 * is none) is recorded on the targets: the kernel delivers it to the woken thread's
-	 * events whoever wakes it (another process, an interrupt), in the waker's context.
+	 * is none) is recorded on the targets, in the waker's context: a wake-up by a target
+	 * thread is seen (by another process or in an interrupt, depending on the kernel: not
+	 * on 6.18 for a per-thread recording; a wake-up made in an interrupt is never
+	 * attributed to the thread it interrupted).
 	 * Each blocked interval that ended with a wake-up then also gives one sample of a
 	 * second extra event "offcpu-waker" whose pid/tid are the waker's, period the
-	 * interval's nanoseconds, ip the switch-out's, and PERF_SAMPLE_RAW the woken thread
+	 * interval's nanoseconds, ip 0, and PERF_SAMPLE_RAW the woken thread
 	 * (u32 pid, u32 tid, u32 0): `report -e offcpu-waker --sort comm,tid` weighs the
 	 * wakers by the blocked time they ended. Costs one more sample per wake-up. */
 	bool off_cpu_wakers;
