@@ -242,15 +242,24 @@ static const char *pk_bfd_seq_file(Dwarf_Die *cu, Dwarf_Line *dl)
 	}
 	if (k == nl)
 		return NULL;
-	for (; k > 0; k--) {
-		Dwarf_Line *p = dwarf_onesrcline(lines, k - 1);
+	/* back by groups of rows of one address: libdw sorts a sequence's end marker
+	 * before the rows at its address, so a group that starts with one is the end of
+	 * the sequence before (or the start of this one): the boundary */
+	for (size_t i = k; i > 0;) {
+		Dwarf_Addr ga = pk_line_addr(lines, i - 1);
+		size_t g = i - 1;
+		while (g > 0 && pk_line_addr(lines, g - 1) == ga)
+			g--;
 		bool end = false;
-		size_t pi;
-		Dwarf_Files *pf;
-		if (!p || dwarf_lineendsequence(p, &end) || end)
+		if (dwarf_lineendsequence(dwarf_onesrcline(lines, g), &end) || end)
 			break;
-		if (dwarf_line_file(p, &pf, &pi) || pi != 1)
-			return NULL;
+		for (size_t j = g; j < i; j++) {
+			size_t pi;
+			Dwarf_Files *pf;
+			if (dwarf_line_file(dwarf_onesrcline(lines, j), &pf, &pi) || pi != 1)
+				return NULL;
+		}
+		i = g;
 	}
 	return f0;
 }
