@@ -94,8 +94,10 @@ bool tool_side_record_text(const struct pk_record *r, tool_printf_fn pf, void *c
  * above) and of the user records (64-82, decoded from their hdr->size bytes) */
 struct pk_data_attr;
 struct perf_event_header;
+struct pk_machine;
+/* (m: the machine whose kernel maps name a TEXT_POKE address, as perf's; NULL: none) */
 bool tool_record_tail_text(const struct pk_record *r, const struct pk_data_attr *a,
-			   tool_printf_fn pf, void *ctx);
+			   struct pk_machine *m, tool_printf_fn pf, void *ctx);
 void tool_user_record_tail_text(const struct perf_event_header *h, tool_printf_fn pf, void *ctx);
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfkit <cmd>: warning: <fmt...>\n" on stderr. */

@@ -7,7 +7,8 @@
  * Those bytes come from the input: every count and length is checked against the
  * record's size (tests/fuzz/fuzz_record_dump.c); where perf would read past the record,
  * the text says the record is malformed instead. script prints KSYMBOL, BPF_EVENT and
- * TEXT_POKE (--show-bpf-events, --show-text-poke-events) with the same text.
+ * TEXT_POKE (--show-bpf-events, --show-text-poke-events) with the same text. The kernel
+ * symbol of a TEXT_POKE address comes from the caller's machine (none: left out).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -54,8 +55,19 @@ static void poke_bytes(const uint8_t *p, unsigned int n, const char *what, tool_
 
 static const char *const ns_names[] = { "net", "uts", "ipc", "pid", "user", "mnt", "cgroup" };
 
+/* "sym+0x10" of a kernel address, as perf's perf_event__fprintf_text_poke adds it: only
+ * when a kernel map covers it (no fallback to the kernel without one) and has a symbol */
+static void poke_sym(struct pk_machine *m, uint64_t addr, tool_printf_fn pf, void *ctx)
+{
+	struct pk_addr_loc loc;
+	if (!m || pk_machine__resolve(m, UINT32_MAX, UINT32_MAX, addr, PK_CPUMODE_KERNEL, &loc) ||
+	    !loc.sym || (!loc.map_start && loc.map_end == UINT64_MAX))
+		return;
+	pf(ctx, "%s+0x%" PRIx64, loc.sym, loc.sym_off);
+}
+
 bool tool_record_tail_text(const struct pk_record *r, const struct pk_data_attr *a,
-			   tool_printf_fn pf, void *ctx)
+			   struct pk_machine *m, tool_printf_fn pf, void *ctx)
 {
 	switch (r->type) {
 	case PERF_RECORD_LOST:
@@ -138,10 +150,9 @@ bool tool_record_tail_text(const struct pk_record *r, const struct pk_data_attr 
 		pf(ctx, " cgroup: %" PRIu64 " %s\n", r->cgroup.id, r->cgroup.path);
 		return true;
 	case PERF_RECORD_TEXT_POKE:
-		/* perf adds the kernel symbol of the address when it has the kernel's
-		 * symbols; this text has no machine behind it and leaves it out */
-		pf(ctx, " %" PRIx64 "  old len %u new len %u\n", r->text_poke.addr,
-		   r->text_poke.old_len, r->text_poke.new_len);
+		pf(ctx, " %" PRIx64 " ", r->text_poke.addr);
+		poke_sym(m, r->text_poke.addr, pf, ctx);
+		pf(ctx, " old len %u new len %u\n", r->text_poke.old_len, r->text_poke.new_len);
 		if (r->text_poke.old_bytes)
 			poke_bytes(r->text_poke.old_bytes, r->text_poke.old_len, "Old", pf, ctx);
 		if (r->text_poke.new_bytes)

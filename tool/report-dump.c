@@ -6,8 +6,7 @@
  * SAMPLE (ip line, call chain, weight, data_src, phys_addr), of COMM, FORK, EXIT, MMAP
  * and MMAP2 (record-text.c) and of every other kernel and user record type perf 6.1
  * knows (record-dump.c); then perf's "Aggregated stats" (report-stats.c). Samples lack
- * perf's " ... thread:"/" ...... dso:" lines and TEXT_POKE the symbol of its address
- * (docs/perfkit-report.md).
+ * perf's " ... thread:"/" ...... dso:" lines (docs/perfkit-report.md).
  */
 #include "report.h"
 
@@ -92,7 +91,8 @@ static uint64_t dump_offset(struct pk_data_reader *rd, uint64_t off)
 
 /* nattr: the attrs perf would know at this record (-1: all the reader has) */
 static void dump_one(FILE *f, const struct report *R, struct pk_data_reader *rd,
-		     const struct pk_data_event *ev, const struct pk_record *rec, long nattr)
+		     const struct pk_data_event *ev, const struct pk_record *rec, long nattr,
+		     struct pk_machine *m)
 {
 	const struct perf_event_header *h = ev->hdr;
 	uint64_t off = dump_offset(rd, ev->offset);
@@ -112,7 +112,7 @@ static void dump_one(FILE *f, const struct report *R, struct pk_data_reader *rd,
 	fprintf(f, "PERF_RECORD_%s", name ? name : "UNKNOWN");
 	if (rec && h->type == PERF_RECORD_SAMPLE)
 		sample(f, a, h, &rec->sample);
-	else if (rec && tool_record_tail_text(rec, a, file_pf, f))
+	else if (rec && tool_record_tail_text(rec, a, m, file_pf, f))
 		;
 	else if (h->type >= PK_RECORD_HEADER_ATTR)
 		tool_user_record_tail_text(h, file_pf, f);
@@ -138,7 +138,7 @@ void rpt_dump_lead(const struct report *R, struct pk_data_reader *rd,
 			break;
 		memcpy(rec, p + at, h.size);
 		struct pk_data_event ev = { .hdr = (const struct perf_event_header *)rec, .offset = off };
-		dump_one(R->out, R, rd, &ev, NULL, nattr);
+		dump_one(R->out, R, rd, &ev, NULL, nattr, NULL);
 		count(ctx, h.type);
 		nattr += h.type == PK_RECORD_HEADER_ATTR;
 		at += h.size;
@@ -168,6 +168,7 @@ struct rpt_dump {
 	size_t n, cap;
 	uint64_t max_time, next_flush, seq;
 	bool oom;
+	struct pk_machine *m;   /* the kernel maps, for the symbol of a TEXT_POKE address */
 };
 
 static uint64_t rec_time(const struct pk_data_event *ev, const struct pk_record *rec)
@@ -179,12 +180,21 @@ static uint64_t rec_time(const struct pk_data_event *ev, const struct pk_record 
 	return rec->has_sid && (rec->sid.type & PERF_SAMPLE_TIME) ? rec->sid.time : 0;
 }
 
-struct rpt_dump *rpt_dump_new(void)
+struct rpt_dump *rpt_dump_new(const struct report *R, struct pk_data_reader *rd)
 {
 	struct rpt_dump *D = calloc(1, sizeof(*D));
 	if (D && !(D->mf = open_memstream(&D->buf, &D->size))) {
 		free(D);
 		return NULL;
+	}
+	if (D) {
+		/* the kernel's symbols as report has them (without a machine, TEXT_POKE
+		 * lines go without their symbol) */
+		struct pk_machine_opts mo = *tool_machine_opts();
+		mo.host = pk_data_env__same_host(pk_data_reader__env(rd));
+		if (R->kallsyms)
+			mo.kallsyms = R->kallsyms;
+		D->m = pk_machine__new(&mo);
 	}
 	return D;
 }
@@ -214,8 +224,12 @@ void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_rea
 		  const struct pk_data_event *ev, const struct pk_record *rec)
 {
 	uint64_t t = rec_time(ev, rec);
+	/* the kernel's maps as perf's machine has them (records in file order) */
+	if (D->m && rec && (rec->type == PERF_RECORD_MMAP || rec->type == PERF_RECORD_MMAP2) &&
+	    (rec->cpumode == PK_CPUMODE_KERNEL || rec->cpumode == PK_CPUMODE_GUEST_KERNEL))
+		(void)pk_machine__process(D->m, rec);
 	if (!t) {
-		dump_one(R->out, R, rd, ev, rec, -1);
+		dump_one(R->out, R, rd, ev, rec, -1, D->m);
 		if (ev->hdr->type == PK_RECORD_FINISHED_ROUND) {
 			flush_upto(D, R->out, D->next_flush);
 			D->next_flush = D->max_time;
@@ -235,7 +249,7 @@ void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_rea
 		D->cap = nc;
 	}
 	long at = ftell(D->mf);
-	dump_one(D->mf, R, rd, ev, rec, -1);
+	dump_one(D->mf, R, rd, ev, rec, -1, D->m);
 	long end = ftell(D->mf);
 	if (at < 0 || end < at) {
 		D->oom = true;
@@ -263,6 +277,7 @@ int rpt_dump_finish(struct rpt_dump *D, FILE *out)
 	fclose(D->mf);
 	free(D->buf);
 	free(D->h);
+	pk_machine__free(D->m);
 	free(D);
 	return err;
 }

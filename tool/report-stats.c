@@ -109,7 +109,7 @@ int rpt_print_stats(struct report *R, struct pk_data_reader *rd)
 	if (c.dump && !R->quiet)
 		fprintf(R->out, "# To display the perf.data header info, please use "
 			"--header/--header-only options.\n#\n");
-	if (c.dump && !(c.D = rpt_dump_new())) {
+	if (c.dump && !(c.D = rpt_dump_new(R, rd))) {
 		free(c.samples);
 		free(c.lost);
 		tool_error("out of memory");

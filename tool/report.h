@@ -139,7 +139,7 @@ const char *rpt_record_type_name(unsigned type); /* perf's, NULL: none */
 /* report-dump.c: the records as perf report -D prints them (those with a time held
  * until rpt_dump_finish) */
 struct rpt_dump;
-struct rpt_dump *rpt_dump_new(void);
+struct rpt_dump *rpt_dump_new(const struct report *R, struct pk_data_reader *rd);
 void rpt_dump_rec(struct rpt_dump *D, const struct report *R, struct pk_data_reader *rd,
 		  const struct pk_data_event *ev, const struct pk_record *rec);
 int rpt_dump_finish(struct rpt_dump *D, FILE *out);

@@ -29,14 +29,32 @@ static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t i
 		r->dso = r->loc.dso_name;
 }
 
-/* "file.c:12" of an address, or NULL */
+/*
+ * The srcline of a frame as perf 6.1 script prints it: "file.c:12" (the file's base
+ * name); for an object addr2line is not asked about (the kernel's, bracketed names, JIT
+ * maps) or has no answer for, the object's short name and the address, "dso[addr]";
+ * nothing (NULL) outside every map, or where addr2line names a function but no file
+ * (perf's "??:0", which it leaves out).
+ */
 static const char *srcline(struct symres *r, char *buf, size_t len)
 {
 	const char *file;
 	unsigned int line;
-	if (!r->loc.dso || r->loc.kernel || pk_dso__srcline(r->loc.dso, r->loc.dso_addr, &file, &line))
+	if (!r->loc.dso)
 		return NULL;
-	snprintf(buf, len, "%s:%u", file, line);
+	const char *name = pk_dso__name(r->loc.dso);
+	int err = -ENOENT;
+	if (!r->loc.kernel && name && name[0] != '[' && strncmp(name, "/tmp/perf-", 10))
+		err = pk_dso__srcline(r->loc.dso, r->loc.dso_addr, &file, &line);
+	if (err == -ENODATA)
+		return NULL;
+	if (err) {
+		const char *sn = pk_dso__short_name(r->loc.dso);
+		snprintf(buf, len, "%s[%" PRIx64 "]", sn ? sn : "", r->loc.dso_addr);
+		return buf;
+	}
+	const char *b = strrchr(file, '/');
+	snprintf(buf, len, "%s:%u", b ? b + 1 : file, line);
 	return buf;
 }
 
@@ -270,9 +288,9 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
 		p = put_lit(p, r->dso, dn);
 		*p++ = ')';
 	}
-	if (F & SF_SRCLINE) {
+	if ((F & SF_SRCLINE) && sl) {
 		p = PUT(p, "\n  ");
-		p = sl ? put_lit(p, sl, strlen(sl)) : PUT(p, "??:0");
+		p = put_lit(p, sl, strlen(sl));
 	}
 	if (r->inlined)
 		p = PUT(p, " (inlined)");

@@ -328,6 +328,6 @@ void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_
 		return;
 	/* NAMESPACES, CGROUP, KSYMBOL, BPF_EVENT, TEXT_POKE: perf's name and text */
 	ob_printf(o, "PERF_RECORD_%s", pk_record_type__name(r->type));
-	if (!tool_record_tail_text(r, a, ob_pf, o))
+	if (!tool_record_tail_text(r, a, s->m, ob_pf, o))
 		ob_putc(o, '\n');
 }

@@ -38,6 +38,8 @@ static int32_t socket_of(const struct pk_report *rep, int32_t cpu)
  * else none (perf's srcfile of an address without line information is "") */
 static size_t file_len(const char *sl)
 {
+	if (sl && !strcmp(sl, "??:0"))
+		return 0;       /* (perf's unknown srcline: no file) */
 	const char *c = sl ? strrchr(sl, ':') : NULL;
 	if (!c || c == sl || !c[1])
 		return 0;

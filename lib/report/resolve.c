@@ -267,12 +267,17 @@ uint32_t pk_rep_srcline_of(struct pk_report *rep, struct rent *e, uint32_t fid)
 	const char *file = NULL;
 	unsigned int line = 0;
 	const struct frame *f = &rep->frames[fid];
+	int sl = e && e->dso && !f->kernel ? pk_dso__srcline(e->dso, e->dso_addr, &file, &line)
+					   : -ENOENT;
 	if (!e) {
 		/* outside every map: the address (not cached: the string table is the cache) */
 		snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", pk_str_get(&rep->strs, f->dso), f->addr);
-	} else if (e->dso && !f->kernel && pk_dso__srcline(e->dso, e->dso_addr, &file, &line) == 0 && file) {
+	} else if (sl == 0 && file) {
 		const char *b = strrchr(file, '/');
 		snprintf(buf, sizeof(buf), "%s:%u", b ? b + 1 : file, line);
+	} else if (sl == -ENODATA) {
+		/* in a function of the symbol table that names no file: addr2line's "??" */
+		snprintf(buf, sizeof(buf), "??:0");
 	} else if (f->sym && e->dso_addr >= f->sym_start) {
 		/* no line information: perf's "symbol+offset" */
 		snprintf(buf, sizeof(buf), "%s+%" PRIu64, pk_str_get(&rep->strs, f->sym),

@@ -154,6 +154,7 @@ void pk_dso_free(struct pk_dso *d)
 	free(d->syms);
 	free(d->dsyms);
 	free(d->cus);
+	free(d->fnfiles);
 	free(d->segs);
 	free(d->load_path);
 	free(d->short_name);

@@ -3,8 +3,9 @@
  * lib/symbol/machine.c - threads and their maps over time, and address resolution.
  *
  * A process's maps are one refcounted `pk_mapset` (a sorted array, binary searched)
- * shared by all its threads; a fork of a new process copies it, an exec replaces it, an
- * mmap inserts into it (cutting whatever it overlaps, as the kernel does).
+ * shared by all its threads; a fork of a new process copies it, an mmap inserts into it
+ * (cutting whatever it overlaps, as the kernel does). An exec keeps it (perf's rule: the
+ * new image's mappings cut the old ones as they come).
  */
 #include <stdio.h>
 #include <limits.h>
@@ -330,12 +331,15 @@ PK_API int pk_machine__comm(struct pk_machine *m, uint32_t pid, uint32_t tid, co
 	if (!t)
 		return pk_err(-ENOMEM);
 	if (exec) {
-		/* the old image is gone: a fresh, empty address space */
-		struct pk_mapset *ms = pk_mapset_new(m, pid);
-		if (!ms)
-			return pk_err(-ENOMEM);
-		pk_mapset_put(t->maps);
-		t->maps = ms;
+		/*
+		 * The old image's maps stay until the new image's mappings cut them, as in
+		 * perf: the COMM comes before the new MMAPs, and a sample taken in between
+		 * (inside execve) still has its user frames in the old image (the
+		 * `__GI___execve+0x7` of the old libc). A new generation all the same: the
+		 * process is another program now.
+		 */
+		if (t->maps)
+			pk_mapset_touch(m, t->maps);
 		t->dead = false;
 		t->trim_dead = 0;
 	}

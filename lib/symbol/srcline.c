@@ -93,6 +93,177 @@ static bool pk_dso_addr_cu(struct pk_dso *d, Dwfl_Module *mod, uint64_t addr, Dw
 	return false;
 }
 
+/*
+ * ---- the symbol table's answer ----
+ * perf 6.1 (built without libbfd, as Debian's is) asks binutils' addr2line, and for an
+ * address that no line table covers (code from an object built without -g: libgcc's
+ * cpuinfo.o in a library, a stripped library) binutils falls back to the symbol table:
+ * the function symbol of the address's section with the highest address at or below it
+ * (however far below: sizes are not checked), the largest one among those of that
+ * address, the first in table order among equals; its source file is the STT_FILE
+ * symbol last seen before it in table order, unless the symbol is global and a file
+ * symbol came after some other symbol (a linked file's globals follow all files), and
+ * its line 0. Symbols that are no functions to binutils: sections, files, objects, TLS,
+ * and hidden local untyped labels of size 0.
+ */
+static int pk_fnfile_cmp(const void *pa, const void *pb)
+{
+	const struct pk_fnfile *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void pk_dso_build_fnfiles(struct pk_dso *d, Dwfl_Module *mod)
+{
+	d->fnfiles_built = true;
+	int n = dwfl_module_getsymtab(mod);
+	const char *file = NULL;
+	bool have_file = false;
+	enum { NOTHING, SYMBOL, FILE_AFTER_SYMBOL } state = NOTHING;
+	size_t cap = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf = NULL;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf,
+							   &bias);
+		if (!name)
+			continue;
+		int t = GELF_ST_TYPE(sym.st_info), b = GELF_ST_BIND(sym.st_info);
+		if (t == STT_FILE) {
+			file = name;
+			have_file = true;
+			if (state == SYMBOL)
+				state = FILE_AFTER_SYMBOL;
+			continue;
+		}
+		bool fn = t != STT_SECTION && t != STT_OBJECT && t != STT_COMMON && t != STT_TLS &&
+			  shndx != SHN_UNDEF && shndx != SHN_ABS && shndx != SHN_COMMON &&
+			  !(sym.st_size == 0 && b == STB_LOCAL && t == STT_NOTYPE &&
+			    GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN);
+		GElf_Shdr sh;
+		Elf_Scn *scn = fn && elf ? elf_getscn(elf, shndx) : NULL;
+		if (scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) &&
+		    sh.sh_addr + sh.sh_size > sh.sh_addr) {
+			if (d->nr_fnfiles == cap) {
+				size_t nc = cap ? cap * 2 : 256;
+				struct pk_fnfile *nv = realloc(d->fnfiles, nc * sizeof(*nv));
+				if (!nv)
+					break;
+				d->fnfiles = nv;
+				cap = nc;
+			}
+			const char *f = NULL;
+			if (have_file && (b == STB_LOCAL || state != FILE_AFTER_SYMBOL))
+				f = pk_arena_strdup(&d->arena, file ? file : "");
+			d->fnfiles[d->nr_fnfiles++] = (struct pk_fnfile){
+				.start = addr, .size = sym.st_size ? sym.st_size : 1,
+				.sec_lo = sh.sh_addr + bias, .sec_hi = sh.sh_addr + bias + sh.sh_size,
+				.file = f, .order = (uint32_t)i };
+		}
+		if (state == NOTHING)
+			state = SYMBOL;
+	}
+	if (d->nr_fnfiles)
+		qsort(d->fnfiles, d->nr_fnfiles, sizeof(*d->fnfiles), pk_fnfile_cmp);
+}
+
+/* 0 and the file (line 0), -ENODATA: a function but no file (binutils' "??"), -ENOENT:
+ * no function symbol either */
+static int pk_dso_symtab_file(struct pk_dso *d, Dwfl_Module *mod, uint64_t addr,
+			      const char **file)
+{
+	if (d->kind != PK_DSO_ELF)
+		return -ENOENT;   /* (perf asks addr2line about files only, not the vdso) */
+	if (!d->fnfiles_built)
+		pk_dso_build_fnfiles(d, mod);
+	size_t i = PK_UPPER_BOUND(d->nr_fnfiles, d->fnfiles[mid].start <= addr);
+	/* the highest start of a symbol whose section holds addr (the last of a section may
+	 * sit at its end, where the next one starts), then the first of its equals */
+	const struct pk_fnfile *best = NULL;
+	for (size_t k = 0; i > 0 && k < 64; i--, k++) {
+		const struct pk_fnfile *e = &d->fnfiles[i - 1];
+		if (best && e->start != best->start)
+			break;
+		if (addr >= e->sec_lo && addr < e->sec_hi)
+			best = e;
+	}
+	if (!best)
+		return -ENOENT;
+	if (!best->file)
+		return -ENODATA;
+	*file = best->file;
+	return 0;
+}
+
+/*
+ * binutils 2.40 (the addr2line perf 6.1 asks) starts each sequence of a DWARF 5 line
+ * table with the file of entry 0 where DWARF 5 says 1: rows before the sequence's first
+ * DW_LNS_set_file are named by entry 0, the CU's own file. gcc repeats that file as
+ * entry 1, so this shows only where the CU's file #includes the code of another
+ * (glibc's dl-sbrk.c, whose rows of sbrk.c addr2line names dl-sbrk.c:37). The name of
+ * entry 0 when dl is such a row, else NULL.
+ */
+static Dwarf_Addr pk_line_addr(Dwarf_Lines *lines, size_t i)
+{
+	Dwarf_Addr a = 0;
+	dwarf_lineaddr(dwarf_onesrcline(lines, i), &a);
+	return a;
+}
+
+static const char *pk_bfd_seq_file(Dwarf_Die *cu, Dwarf_Line *dl)
+{
+	Dwarf_Files *files;
+	size_t idx, nf, nl;
+	Dwarf_Half ver;
+	Dwarf_Lines *lines;
+	Dwarf_Addr a;
+	if (!cu || dwarf_line_file(dl, &files, &idx) || idx != 1 ||
+	    dwarf_getsrcfiles(cu, &files, &nf) || nf < 2)
+		return NULL;
+	const char *f0 = dwarf_filesrc(files, 0, NULL, NULL);
+	const char *f1 = dwarf_filesrc(files, 1, NULL, NULL);
+	if (!f0 || !f1 || !strcmp(f0, f1) ||
+	    dwarf_cu_info(cu->cu, &ver, NULL, NULL, NULL, NULL, NULL, NULL) || ver < 5 ||
+	    dwarf_getsrclines(cu, &lines, &nl) || dwarf_lineaddr(dl, &a))
+		return NULL;
+	/* dl's row (rows are sorted by address), then back to its sequence's start: any
+	 * other file on the way means a DW_LNS_set_file set this one */
+	size_t k = PK_UPPER_BOUND(nl, pk_line_addr(lines, mid) < a);
+	while (k < nl && dwarf_onesrcline(lines, k) != dl) {
+		if (pk_line_addr(lines, k) != a)
+			return NULL;
+		k++;
+	}
+	if (k == nl)
+		return NULL;
+	/* back by groups of rows of one address: libdw sorts a sequence's end marker
+	 * before the rows at its address, so a group that starts with one is the end of
+	 * the sequence before (or the start of this one): the boundary */
+	for (size_t i = k; i > 0;) {
+		Dwarf_Addr ga = pk_line_addr(lines, i - 1);
+		size_t g = i - 1;
+		while (g > 0 && pk_line_addr(lines, g - 1) == ga)
+			g--;
+		bool end = false;
+		if (dwarf_lineendsequence(dwarf_onesrcline(lines, g), &end) || end)
+			break;
+		for (size_t j = g; j < i; j++) {
+			size_t pi;
+			Dwarf_Files *pf;
+			if (dwarf_line_file(dwarf_onesrcline(lines, j), &pf, &pi) || pi != 1)
+				return NULL;
+		}
+		i = g;
+	}
+	return f0;
+}
+
 static int pk_dso_srcline_uncached(struct pk_dso *d, uint64_t addr, const char **file,
 				   unsigned int *line)
 {
@@ -104,16 +275,26 @@ static int pk_dso_srcline_uncached(struct pk_dso *d, uint64_t addr, const char *
 	Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
 	if (l) {
 		f = dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL);
+		Dwarf_Addr lb;
+		Dwarf_Line *dl = dwfl_dwarf_line(l, &lb);
+		const char *f0 = dl ? pk_bfd_seq_file(dwfl_linecu(l), dl) : NULL;
+		if (f0)
+			f = f0;
 	} else {
 		Dwarf_Die cu;
 		Dwarf_Addr bias = 0;
-		if (!pk_dso_addr_cu(d, mod, addr, &cu, &bias))
-			return -ENOENT;
-		Dwarf_Line *dl = dwarf_getsrc_die(&cu, addr - bias);
-		if (!dl)
-			return -ENOENT;
+		Dwarf_Line *dl = NULL;
+		if (pk_dso_addr_cu(d, mod, addr, &cu, &bias))
+			dl = dwarf_getsrc_die(&cu, addr - bias);
+		if (!dl) {
+			*line = 0;
+			return pk_dso_symtab_file(d, mod, addr, file);
+		}
 		f = dwarf_linesrc(dl, NULL, NULL);
 		dwarf_lineno(dl, &lineno);
+		const char *f0 = pk_bfd_seq_file(&cu, dl);
+		if (f0)
+			f = f0;
 	}
 	if (!f)
 		return -ENOENT;

@@ -56,6 +56,15 @@ struct pk_cu_range {
 	uint64_t die_off;       /* offset of the CU DIE */
 };
 
+/* srcline.c: a function symbol as binutils' symbol-table fallback sees it (the source
+ * file of an address without line information) */
+struct pk_fnfile {
+	uint64_t start, size;   /* size >= 1 */
+	uint64_t sec_lo, sec_hi; /* its section's addresses */
+	const char *file;       /* the STT_FILE name it takes (in the arena), or NULL */
+	uint32_t order;         /* index in the symbol table */
+};
+
 struct pk_load_seg {            /* PT_LOAD */
 	uint64_t offset, vaddr, filesz, memsz;
 	uint32_t flags;         /* PF_* */
@@ -104,6 +113,9 @@ struct pk_dso {
 	struct pk_cu_range *cus;
 	size_t nr_cus;
 	bool cus_built;
+	struct pk_fnfile *fnfiles; /* srcline.c, built at the first address without lines */
+	size_t nr_fnfiles;
+	bool fnfiles_built;
 	int memfd;              /* vdso image copy, -1 otherwise */
 	char *load_path;        /* the file actually used (may be a debug file) */
 	/* caches: dso_addr -> struct pk_srcline_ent / struct pk_inline_ent */

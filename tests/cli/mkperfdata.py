@@ -7,13 +7,17 @@ TIME_CONV, ID_INDEX, BUILD_ID, AUXTRACE, ... Both perf and perfkit read the resu
 test compares their text of each record.
 
     mkperfdata.py OUT SET      SET: kernel | user | aux | hostile
+    mkperfdata.py OUT poke TEXT ADDR
 
 kernel: every kernel side-band type (1-21 but READ) and a sample, after a HEADER_ATTR;
 user: the user types perf report processes without an AUX-trace decoder (AUXTRACE_ERROR
 and the old EVENT_TYPE too);
 aux: AUXTRACE_INFO, AUXTRACE and AUXTRACE_ERROR (perf 6.1 cannot decode an unknown
 AUX-trace type: perfkit's text of them is checked on its own);
-hostile: records whose counts and lengths lie about their sizes.
+hostile: records whose counts and lengths lie about their sizes;
+poke: a kernel map ([kernel.kallsyms]_text at TEXT, hex: the running kernel's _text), a
+TEXT_POKE at ADDR (hex: a kernel function of /proc/kallsyms), whose symbol perf's text
+adds, one outside every map and a sample.
 The attr is a cpu-clock (exclude_guest, as perf record sets it) with sample_type
 IP|TID|TIME|ID|CPU|PERIOD and sample_id_all; its ids are 100 and 101.
 """
@@ -167,10 +171,26 @@ def hostile_set():
     return out
 
 
+def poke_set(text, addr):
+    out = [attr_rec()]
+    # MMAP of the kernel, as perf record synthesises it (pid -1, pgoff the address of _text)
+    out.append(rec(1, struct.pack("<IIQQQ", 0xffffffff, 0, text, 0x2000000, text) +
+                   cstr("[kernel.kallsyms]_text"), misc=1))
+    out.append(rec(20, struct.pack("<QHH", addr, 5, 5) + bytes([0x0f, 0x1f, 0x44, 0, 0]) +
+                   bytes([0xe8, 0x10, 0x20, 0x30, 0x40]), misc=1))
+    out.append(rec(20, struct.pack("<QHH", 0x1000, 0, 1) + bytes([0x90]), misc=1))
+    out.append(sample(addr))
+    out.append(urec(68, b""))
+    return out
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in ("kernel", "user", "aux", "hostile"):
+    if len(sys.argv) == 5 and sys.argv[2] == "poke":
+        recs = poke_set(int(sys.argv[3], 16), int(sys.argv[4], 16))
+    elif len(sys.argv) != 3 or sys.argv[2] not in ("kernel", "user", "aux", "hostile"):
         sys.exit(__doc__)
-    recs = globals()[sys.argv[2] + "_set"]()
+    else:
+        recs = globals()[sys.argv[2] + "_set"]()
     with open(sys.argv[1], "wb") as f:
         f.write(b"PERFILE2" + struct.pack("<Q", 16) + b"".join(recs))
 

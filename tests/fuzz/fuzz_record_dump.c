@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct pk_record r;
 		const char *bad;
 		if (h.type < 64 && pk_record__decode(&l, rh, &r, &bad) == 0)
-			(void)tool_record_tail_text(&r, (data[0] & 0x80) ? NULL : &da, pf, NULL);
+			(void)tool_record_tail_text(&r, (data[0] & 0x80) ? NULL : &da, NULL, pf, NULL);
 		tool_user_record_tail_text(rh, pf, NULL);
 		rh->type = 64 + h.type % 19;
 		tool_user_record_tail_text(rh, pf, NULL);

@@ -301,6 +301,10 @@ PK_API int pk_dso__symbol_addr(struct pk_dso *d, const char *name, uint64_t *add
  * Source file and line of `dso_addr` from the DSO's DWARF line table (or its separate
  * debug file). Cached per address. Returns 0, or -ENOENT (no line information).
  * *file is owned by the DSO.
+ * An address no line table covers gets perf 6.1's answer (binutils' addr2line's): the
+ * file of the nearest function symbol at or below it, named by the symbol table's
+ * STT_FILE entries (libgcc's "cpuinfo.o"; may be ""), with line 0; -ENODATA when there
+ * is such a function but no file for it (perf's "??:0"); -ENOENT when there is none.
  */
 PK_API int pk_dso__srcline(struct pk_dso *d, uint64_t dso_addr, const char **file,
 			   unsigned int *line);
