@@ -269,6 +269,23 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 	return 0;
 }
 
+/* What rpt_col_text returns for the text columns whose length is known without writing
+ * them (-1: the others). The widths are taken over every entry before any is printed: on
+ * a --children report of a system-wide recording, 185k rows, each cell made twice. */
+static int col_len(const struct report *R, enum col c, const struct pk_hist_entry *e)
+{
+	switch (c) {
+	case COL_DSO: return (int)strlen(e->dso ? e->dso : "[unknown]");
+	case COL_SYM: /* "[.] sym", or "[.] 0x" and 16 hex digits (no 0x for 0) */
+		return e->sym ? (int)strlen(e->sym) + 4 : e->addr ? 22 : 20;
+	case COL_COMM: {
+		int n = (int)strlen(e->comm ? e->comm : "");
+		return n > R->comm_w && R->comm_w >= 0 ? R->comm_w : n;
+	}
+	default: return -1;
+	}
+}
+
 bool rpt_col_numeric(enum col c)
 {
 	return c <= COL_PERIOD || c == COL_TID || c == COL_CPU || c == COL_OFFCPU_MS ||
@@ -377,9 +394,29 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		if (R->cols[c] == COL_TIME && R->width[c] < (R->ns ? 16 : 12))
 			R->width[c] = R->ns ? 16 : 12; /* perf's */
 	}
+	/* a percentage's text is the longest for the largest value ("%.2f" of x >= 0) */
+	for (size_t c = 0; c < R->nr_cols; c++) {
+		if (R->cols[c] > COL_OVERHEAD || !h->nr_entries)
+			continue;
+		const struct pk_hist_entry *m = h->entries[0];
+		for (size_t i = 1; i < h->nr_entries; i++) {
+			const struct pk_hist_entry *e = h->entries[i];
+			if (R->cols[c] == COL_CHILDREN ? rpt_weight_total(R, e) > rpt_weight_total(R, m)
+						       : rpt_weight_self(R, e) > rpt_weight_self(R, m))
+				m = e;
+		}
+		int w = rpt_col_text(R, R->cols[c], m, buf, sizeof(buf));
+		if (w > R->width[c])
+			R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
+	}
+	last_pct = -1;
 	for (size_t i = 0; i < h->nr_entries; i++)
 		for (size_t c = 0; c < R->nr_cols; c++) {
-			int w = rpt_col_text(R, R->cols[c], h->entries[i], buf, sizeof(buf));
+			if (R->cols[c] <= COL_OVERHEAD)
+				continue;
+			int w = col_len(R, R->cols[c], h->entries[i]);
+			if (w < 0)
+				w = rpt_col_text(R, R->cols[c], h->entries[i], buf, sizeof(buf));
 			if (w > R->width[c] && R->cols[c] != COL_CPU) /* perf's CPU: 3 wide, "-001" too */
 				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
 		}
