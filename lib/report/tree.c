@@ -195,8 +195,8 @@ static int str_id_cmp(const void *pa, const void *pb, void *arg)
 	return strcmp(pk_str_get(t, *(const uint32_t *)pa), pk_str_get(t, *(const uint32_t *)pb));
 }
 
-/* h's entries sorted as ent_cmp sorts them: 1 done, 0 not possible (other sort keys), or
- * -ENOMEM */
+/* h's entries sorted as ent_cmp sorts them: 1 done, 0 not done (other sort keys, or no
+ * memory for the copies: qsort_r with ent_cmp then) */
 static int sort_fast(struct pk_report *rep, struct hist *h)
 {
 	for (size_t i = 0; i < rep->nr_sort; i++)
@@ -212,7 +212,7 @@ static int sort_fast(struct pk_report *rep, struct hist *h)
 	struct skey *sk = pk_arr_calloc(h->nr_ents * sizeof(*sk));
 	struct sref *sr = pk_arr_calloc(h->nr_ents * sizeof(*sr));
 	uint32_t *ord = pk_arr_calloc(2 * h->nr_ents * sizeof(*ord));
-	int err = -ENOMEM;
+	int err = 0;
 	if (!rank || !sk || !sr || !ord)
 		goto out;
 	/* the compact copies, with string ids for now; the strings compared: their ids in
@@ -649,8 +649,6 @@ static int publish(struct pk_report *rep)
 			h->pub_sorted[i] = p;
 		}
 		int fast = sort_fast(rep, h);
-		if (fast < 0)
-			return fast;
 		struct sort_ctx sc = { .rep = rep, .h = h, .children = rep->children };
 		if (!fast)
 			qsort_r(h->pub_sorted, h->nr_ents, sizeof(*h->pub_sorted), ent_cmp, &sc);
