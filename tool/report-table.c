@@ -225,6 +225,8 @@ int rpt_comm_width(const struct pk_hist *const *h, size_t nr)
 	for (size_t m = 0; m < nr; m++)
 		for (size_t i = 0; i < h[m]->nr_entries; i++) {
 			const struct pk_hist_entry *e = h[m]->entries[i];
+			if (i + 8 < h[m]->nr_entries)
+				__builtin_prefetch(h[m]->entries[i + 8]);
 			const char *tc = e->thread_comm ? e->thread_comm : e->comm;
 			size_t l = tc ? strlen(tc) : 0;
 			if (l > w)
@@ -267,6 +269,23 @@ int rpt_col_text(const struct report *R, enum col c, const struct pk_hist_entry 
 	}
 	}
 	return 0;
+}
+
+/* What rpt_col_text returns for the text columns whose length is known without writing
+ * them (-1: the others). The widths are taken over every entry before any is printed: on
+ * a --children report of a system-wide recording, 185k rows, each cell made twice. */
+static int col_len(const struct report *R, enum col c, const struct pk_hist_entry *e)
+{
+	switch (c) {
+	case COL_DSO: return (int)strlen(e->dso ? e->dso : "[unknown]");
+	case COL_SYM: /* "[.] sym", or "[.] 0x" and 16 hex digits (no 0x for 0) */
+		return e->sym ? (int)strlen(e->sym) + 4 : e->addr ? 22 : 20;
+	case COL_COMM: {
+		int n = (int)strlen(e->comm ? e->comm : "");
+		return n > R->comm_w && R->comm_w >= 0 ? R->comm_w : n;
+	}
+	default: return -1;
+	}
 }
 
 bool rpt_col_numeric(enum col c)
@@ -377,12 +396,38 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		if (R->cols[c] == COL_TIME && R->width[c] < (R->ns ? 16 : 12))
 			R->width[c] = R->ns ? 16 : 12; /* perf's */
 	}
-	for (size_t i = 0; i < h->nr_entries; i++)
+	/* one pass over the entries (in sorted order, scattered in memory: each one read
+	 * ahead); a percentage's text is the longest for the largest value ("%.2f" of
+	 * x >= 0): only the largest ones are written */
+	const struct pk_hist_entry *maxe[16] = { 0 };
+	for (size_t i = 0; i < h->nr_entries; i++) {
+		const struct pk_hist_entry *e = h->entries[i];
+		if (i + 8 < h->nr_entries)
+			__builtin_prefetch(h->entries[i + 8]);
 		for (size_t c = 0; c < R->nr_cols; c++) {
-			int w = rpt_col_text(R, R->cols[c], h->entries[i], buf, sizeof(buf));
+			int w;
+			if (R->cols[c] <= COL_OVERHEAD) {
+				const struct pk_hist_entry *m = maxe[c];
+				if (!m || (R->cols[c] == COL_CHILDREN
+					   ? rpt_weight_total(R, e) > rpt_weight_total(R, m)
+					   : rpt_weight_self(R, e) > rpt_weight_self(R, m)))
+					maxe[c] = e;
+				continue;
+			}
+			if ((w = col_len(R, R->cols[c], e)) < 0)
+				w = rpt_col_text(R, R->cols[c], e, buf, sizeof(buf));
 			if (w > R->width[c] && R->cols[c] != COL_CPU) /* perf's CPU: 3 wide, "-001" too */
 				R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
 		}
+	}
+	for (size_t c = 0; c < R->nr_cols; c++) {
+		if (!maxe[c])
+			continue;
+		int w = rpt_col_text(R, R->cols[c], maxe[c], buf, sizeof(buf));
+		if (w > R->width[c])
+			R->width[c] = w < (int)sizeof(buf) ? w : (int)sizeof(buf) - 1;
+	}
+	last_pct = -1;
 	const char *sep = R->field_sep ? R->field_sep : "  ";
 	for (size_t c = 0; !R->quiet && c < R->nr_cols; c++) {
 		const char *t = rpt_col_title(R->cols[c]);
@@ -402,6 +447,8 @@ void rpt_print_hist(struct report *R, const struct pk_hist *h)
 		fputs(R->field_sep ? "\n" : "\n#\n", f);
 	for (size_t i = 0; i < h->nr_entries; i++) {
 		const struct pk_hist_entry *e = h->entries[i];
+		if (i + 4 < h->nr_entries)
+			__builtin_prefetch(h->entries[i + 4]);
 		uint64_t key = R->children == 1 ? rpt_weight_total(R, e) : rpt_weight_self(R, e);
 		if (!key)
 			continue;

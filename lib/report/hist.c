@@ -735,14 +735,14 @@ static size_t pending_key(struct pk_report *rep, struct hist *h, uint32_t comm, 
 	k[PK_N] = (uint32_t)n;
 	k[PK_SELF] = rep->self_frame;
 	uint32_t *p = k + PK_HDR;
-	memcpy(p, rep->cframes, n * sizeof(*p));
+	pk_rep_copy32(p, rep->cframes, n);
 	p += n;
 	if (fl & PF_ABS) {
-		memcpy(p, rep->cabs, n * sizeof(*p));
+		pk_rep_copy32(p, rep->cabs, n);
 		p += n;
 	}
 	if (fl & PF_SRC)
-		memcpy(p, rep->csrc, n * sizeof(*p));
+		pk_rep_copy32(p, rep->csrc, n);
 	return len;
 }
 
@@ -930,8 +930,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 			ls->comm = cid, ls->cpu = cpu, ls->ip = s->ip, ls->cm = s->cpumode;
 			ls->chain = has_chain, ls->nr = lnr, ls->used = false;
 			ls->epoch = 0, ls->pch = 0;
-			if (lnr)
-				memcpy(ls->ips, s->callchain.ips, lnr * sizeof(uint64_t));
+			pk_rep_copy64(ls->ips, s->callchain.ips, lnr);
 		}
 	}
 	size_t n = 0;

@@ -580,6 +580,64 @@ static void test_children(void **state)
 	pk_report__free(rep);
 }
 
+/* perf's entry order on the sort keys comm, dso, sym (ent_cmp with no depth rule) */
+static int ref_cmp(const struct pk_hist_entry *a, const struct pk_hist_entry *b, bool children)
+{
+	uint64_t av = children ? a->total_period : a->self_period;
+	uint64_t bv = children ? b->total_period : b->self_period;
+	if (av != bv)
+		return av > bv ? -1 : 1;
+	if (children && a->self_period != b->self_period)
+		return a->self_period > b->self_period ? -1 : 1;
+	int c = strcmp(a->comm ? a->comm : "", b->comm ? b->comm : "");
+	if (!c)
+		c = strcmp(a->dso ? a->dso : "", b->dso ? b->dso : "");
+	if (c)
+		return c;
+	if (a->sym && b->sym)
+		return strcmp(a->sym, b->sym);
+	if (a->sym || b->sym)
+		return a->sym ? -1 : 1;
+	int64_t d = (int64_t)(a->addr - b->addr);
+	return (d > 0) - (d < 0);
+}
+
+/* Entries tied on the period are ordered by the names as strcmp orders them, whatever
+ * order the names were first seen in (the sort compares string ranks, not ids), an
+ * unresolved entry after the resolved ones, by address (signed difference). */
+static void test_sort_ties_by_name(void **state)
+{
+	(void)state;
+	static const char *const comms[] = { "zeta", "alpha", "", "mid", "alphabet" };
+	static const char *const dsos[] = { "z.so", "a.so", "m.so", "a" };
+	static const char *const syms[] = { "zz", NULL, "aa", "m", "", "ab" };
+	for (int children = 0; children < 2; children++) {
+		PK_OPTS(pk_report_opts, o, .children = children != 0, .callgraph = false);
+		struct pk_report *rep = pk_report__new(&o);
+		assert_non_null(rep);
+		uint32_t x = 12345;
+		for (int i = 0; i < 600; i++) {
+			x = x * 1103515245u + 12345u;
+			struct pk_report_frame fr[2] = {
+				{ .dso = dsos[(x >> 8) % 4], .sym = syms[(x >> 12) % 6],
+				  .addr = (x & 1) ? 0x8000000000000000ULL + (x >> 20) : x >> 20 },
+				{ .dso = dsos[(x >> 16) % 4], .sym = syms[(x >> 18) % 6],
+				  .addr = x >> 4 },
+			};
+			/* periods 1-3: most entries tie with many others */
+			assert_int_equal(add_sample(rep, 0, "ev", comms[(x >> 4) % 5], 10, 10 + (x >> 24) % 3,
+						    0, (uint64_t)i, 1 + (x >> 28) % 3, fr, 2), 0);
+		}
+		assert_int_equal(pk_report__finish(rep), 0);
+		const struct pk_hist *h = pk_report__hist(rep, 0);
+		assert_non_null(h);
+		assert_true(h->nr_entries > 50);
+		for (size_t i = 1; i < h->nr_entries; i++)
+			assert_true(ref_cmp(h->entries[i - 1], h->entries[i], children != 0) <= 0);
+		pk_report__free(rep);
+	}
+}
+
 static void test_sort_keys_and_filters(void **state)
 {
 	(void)state;
@@ -1819,6 +1877,7 @@ int main(void)
 		cmocka_unit_test(test_ignore_callees),
 		cmocka_unit_test(test_children),
 		cmocka_unit_test(test_sort_keys_and_filters),
+		cmocka_unit_test(test_sort_ties_by_name),
 		cmocka_unit_test(test_lazy_callchains),
 		cmocka_unit_test(test_ordered_mapped),
 		cmocka_unit_test(test_reader_thread),
