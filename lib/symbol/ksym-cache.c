@@ -732,54 +732,61 @@ bool pk_ksym_view_find(struct pk_ksym_view *kv, uint64_t addr, struct pk_sym *ou
 
 #define PK_KV_NAME_HITS 64
 
-/* by_fd: the offsets of the names equal to name (at most PK_KV_NAME_HITS), one pass
- * over the names a block at a time (each block but the first starts at a name) */
-static size_t pk_kv_name_offsets(struct pk_ksym_view *kv, const char *name, uint64_t *hits)
+/* by_fd: the offsets of the names equal to name (at most PK_KV_NAME_HITS; false when
+ * there may be more, or some could not be told), one pass over the names a block at a
+ * time (each block but the first starts at a string). A record's name may start inside
+ * a string of the block (its tail): a hit is every string that ends with name. */
+static bool pk_kv_name_offsets(struct pk_ksym_view *kv, const char *name, uint64_t *hits,
+			       size_t *nr)
 {
 	size_t len = strlen(name), nh = 0, bl = 65536;
 	char *buf = malloc(bl);
 	const struct pk_kc_in in = { .buf = NULL, .fd = kv->fd };
-	bool skip = false;      /* inside a name longer than a block */
-	for (size_t o = 0; buf && o < kv->names_len && nh < PK_KV_NAME_HITS;) {
+	bool skip = false;      /* inside a string longer than a block */
+	bool all = buf != NULL;
+	size_t o = 0;
+	while (all && o < kv->names_len) {
 		size_t k = PK_MIN(kv->names_len - o, bl), p = 0;
-		if (pk_kc_read(&in, buf, k, (size_t)kv->names_off + o))
+		if (pk_kc_read(&in, buf, k, (size_t)kv->names_off + o)) {
+			all = false;
 			break;
-		if (skip) {
-			const char *z = memchr(buf, '\0', k);
-			if (!z) {
-				o += k;
-				continue;
-			}
-			p = (size_t)(z - buf) + 1;
-			skip = false;
 		}
-		while (p < k && nh < PK_KV_NAME_HITS) {
+		while (p < k) {
 			const char *z = memchr(buf + p, '\0', k - p);
 			if (!z)
 				break; /* cut by the block: the next one starts with it */
 			size_t e = (size_t)(z - buf);
-			if (e - p == len && !memcmp(buf + p, name, len))
-				hits[nh++] = o + p;
+			if (skip && e < len) {
+				all = false; /* (its tail began in the block before) */
+			} else if (e - p >= len || skip) {
+				if (!memcmp(buf + e - len, name, len)) {
+					if (nh == PK_KV_NAME_HITS)
+						all = false;
+					else
+						hits[nh++] = o + e - len;
+				}
+			}
+			skip = false;
 			p = e + 1;
 		}
-		if (p == k)
+		if (p == k) {
 			o += k;
-		else if (p > 0)
+		} else if (p > 0) {
 			o += p;
-		else {
-			/* a name longer than the block (not of a kernel's) */
-			o += k;
+		} else {
+			o += k; /* a string longer than the block (not a kernel's) */
 			skip = true;
 		}
 	}
 	free(buf);
-	return nh;
+	*nr = nh;
+	return all && nh < PK_KV_NAME_HITS;
 }
 
 static bool pk_kv_name_is(struct pk_ksym_view *kv, uint64_t off, const char *name)
 {
 	size_t len = strlen(name);
-	char buf[256];
+	char buf[1024];
 	if (len >= sizeof(buf) || off >= kv->names_len || kv->names_len - off < len + 1)
 		return false;
 	const struct pk_kc_in in = { .buf = NULL, .fd = kv->fd };
@@ -799,10 +806,11 @@ int pk_ksym_view_find_name(struct pk_ksym_view *kv, const char *name, uint64_t *
 		return -ENOENT;
 	}
 	uint64_t hits[PK_KV_NAME_HITS];
-	size_t nh = pk_kv_name_offsets(kv, name, hits);
+	size_t nh;
+	bool all = pk_kv_name_offsets(kv, name, hits, &nh);
 	struct pk_ksym_cache_rec chunk[PK_KC_CHUNK];
 	const struct pk_kc_in in = { .buf = NULL, .fd = kv->fd };
-	for (size_t i = 0; nh && i < kv->nr;) {
+	for (size_t i = 0; (nh || !all) && i < kv->nr;) {
 		size_t k = PK_MIN(kv->nr - i, (size_t)PK_KC_CHUNK);
 		if (pk_kc_read(&in, chunk, k * sizeof(*chunk),
 			       sizeof(struct pk_ksym_cache_hdr) + i * sizeof(*chunk)))
@@ -812,7 +820,7 @@ int pk_ksym_view_find_name(struct pk_ksym_view *kv, const char *name, uint64_t *
 			for (size_t h = 0; h < nh && !eq; h++)
 				eq = chunk[j].name_off == hits[h];
 			/* more names of it than noted: each record's own read */
-			if (!eq && nh == PK_KV_NAME_HITS)
+			if (!eq && !all)
 				eq = pk_kv_name_is(kv, chunk[j].name_off, name);
 			if (eq) {
 				*start = chunk[j].start;

@@ -399,6 +399,9 @@ static void test_mapped_index(void **state)
 		big[i] = (struct pk_sym){ a, a + size, bnames + i * W, 1, false, (uint32_t)i };
 		a += size + (i % 3 == 2 ? 32 : 0);
 	}
+	/* a name that is the tail of another's string ("2999" of "f2999", as a linker
+	 * shares string tails) */
+	big[3000].name = bnames + 2999 * W + 1;
 	uint8_t key[PK_KSYM_KEY_LEN];
 	sources("ffffffff81000000 T _text\n", "0b5a1c3e-0000-4000-8000-000000000002\n", NULL);
 	key_of(key);
@@ -443,6 +446,8 @@ static void test_mapped_index(void **state)
 		}
 		uint64_t st;
 		assert_int_equal(pk_ksym_view_find_name(&kv, "nope", &st), -ENOENT);
+		assert_int_equal(pk_ksym_view_find_name(&kv, "2999", &st), 0);
+		assert_true(st == big[3000].start);
 		assert_int_equal(pk_ksym_view_find_name(&kv, "f1200", &st), 0);
 		assert_true(st == big[1200].start);
 		pk_ksym_view_release(&kv);
