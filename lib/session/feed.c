@@ -303,6 +303,10 @@ int pk_feed__start(struct pk_feed **out, struct pk_data_reader *r, bool threaded
 		free(f);
 		return -ENOMEM;
 	}
+	/* a pipe's rounds are what one drain of the rings brings (a live session, perfkit
+	 * top: tens of KB): smaller chunks, fewer pages held */
+	if (pk_data_reader__is_pipe(r))
+		pk_ordered_chunk_size(f->q, 128 * 1024);
 	if (threaded && !pk_data_reader__is_pipe(r)) {
 		f->b = aligned_alloc(LINE, NR_BATCHES * sizeof(*f->b));
 		bool ok = f->b != NULL;

@@ -56,6 +56,9 @@ void pk_ordered_hold(struct pk_ordered *q, uint64_t offset);
  * until pk_ordered_done says the caller is done with them: their memory is reused only
  * then. */
 void pk_ordered_hold_chunks(struct pk_ordered *q, bool on);
+/* (ordered.c) The size of the chunks that hold the queue's copies (0: 1 MiB, made for a
+ * file's rounds); a chunk is touched whole when it is made. */
+void pk_ordered_chunk_size(struct pk_ordered *q, size_t size);
 /* records handed out of the queue (copies or image references) so far */
 uint64_t pk_ordered_delivered(const struct pk_ordered *q);
 /* the caller is done with the first `done` records handed out of the queue */

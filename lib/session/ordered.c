@@ -51,6 +51,7 @@ struct qkey {
 };
 
 struct pk_ordered {
+	size_t chunk_size;      /* of a new chunk (pk_ordered_chunk_size) */
 	size_t max_bytes;
 	struct chunk *chunks;
 	size_t nr_chunks, cap_chunks;
@@ -106,6 +107,7 @@ struct pk_ordered *pk_ordered__new(const struct pk_ordered_opts *opts)
 	if (!q->max_bytes)
 		q->max_bytes = DEFAULT_MAX_BYTES;
 	q->cur = SIZE_MAX;
+	q->chunk_size = CHUNK_SIZE;
 	q->release_chunk = -1;
 	q->hold = UINT64_MAX;
 	return q;
@@ -165,7 +167,7 @@ static void chunk_free(struct pk_ordered *q, size_t ci)
 	/* give back one-off big chunks and anything beyond a few spare ones (more when the
 	 * caller holds records handed out: what it holds is bounded by it, and a chunk
 	 * given back and allocated again costs its pages' first touch again) */
-	if (c->size > CHUNK_SIZE || kept >= (q->hold_chunks ? 16u : 4u)) {
+	if (c->size > q->chunk_size || kept >= (q->hold_chunks ? 16u : 4u)) {
 		free(c->mem);
 		c->mem = NULL;
 		c->size = 0;
@@ -244,7 +246,7 @@ static int chunk_alloc(struct pk_ordered *q, size_t need, uint32_t *ci, uint32_t
 				break;
 			}
 		}
-		size_t sz = need > CHUNK_SIZE ? need : CHUNK_SIZE;
+		size_t sz = need > q->chunk_size ? need : q->chunk_size;
 		uint8_t *mem = malloc(sz);
 		pk_mem_prefault(mem, sz); /* (one call, not a fault per page) */
 		if (!mem) {
@@ -681,6 +683,11 @@ void pk_ordered_hold(struct pk_ordered *q, uint64_t offset)
 void pk_ordered_hold_chunks(struct pk_ordered *q, bool on)
 {
 	q->hold_chunks = on;
+}
+
+void pk_ordered_chunk_size(struct pk_ordered *q, size_t size)
+{
+	q->chunk_size = size ? size : CHUNK_SIZE;
 }
 
 uint64_t pk_ordered_delivered(const struct pk_ordered *q)

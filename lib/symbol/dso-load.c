@@ -241,7 +241,11 @@ static int pk_dso_open_elf(struct pk_dso *d, const char *path, struct pk_symvec 
 	if (!err) {
 		pk_elf_plt_syms(d, e, sv);
 		pk_plt_view_free(d->plt_view);
-		d->plt_view = pk_plt_view_read(d, e);
+		/* perf 6.1's names in a PLT replay its tree over every symbol of the file,
+		 * ~150 bytes of each while it loads: not for a long-lived machine, whose PLT
+		 * entries are named func@plt as the relocations say (a compiler's symbol
+		 * table made perfkit top's peak 8 MB higher) */
+		d->plt_view = d->machine->close_files ? NULL : pk_plt_view_read(d, e);
 	}
 	elf_end(e);
 	if (err) {
@@ -324,6 +328,19 @@ static void pk_data_syms_sizes(struct pk_sym *v, size_t nr)
 static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv, struct pk_symvec *dv)
 {
 	int n = dwfl_module_getsymtab(d->mod);
+	/* room for them all at once: a table grown by doubling copies itself, and at a
+	 * copy the old and the new one live side by side (shrunk once finished) */
+	if (n > 1 && sv->cap - sv->nr < (size_t)n) {
+		struct pk_sym *nv = realloc(sv->v, (sv->nr + (size_t)n) * sizeof(*nv));
+		if (nv) {
+			sv->v = nv;
+			sv->cap = sv->nr + (size_t)n;
+		}
+	}
+	/* a long-lived machine packs the names it keeps into one block once the table is
+	 * finished (pk_dso_pack_names), before the file is closed: until then they are
+	 * libdwfl's, not copied one by one into chunks that the packing copies again */
+	bool borrow = d->machine->close_files;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -341,7 +358,7 @@ static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv, struct
 			 * ones (version names, GLIBC_PRIVATE) are no addresses. */
 			if (shndx == SHN_ABS || d->machine->no_data_syms)
 				continue;
-			const char *dn = pk_arena_strdup(&d->arena, name);
+			const char *dn = borrow ? name : pk_arena_strdup(&d->arena, name);
 			if (dn)
 				pk_symvec_add_raw(dv, addr, sym.st_size, dn,
 						  (uint8_t)GELF_ST_BIND(sym.st_info), true);
@@ -359,7 +376,7 @@ static void pk_dso_collect_symtab(struct pk_dso *d, struct pk_symvec *sv, struct
 		 * "memcpy@@GLIBC_2.14" aliases, which perf shows as they are */
 		/* demangled when looked up: most symbols of a library never are (a
 		 * system-wide recording's C++ DSOs: 8 % of its perfkit script) */
-		const char *dn = pk_arena_strdup(&d->arena, name);
+		const char *dn = borrow ? name : pk_arena_strdup(&d->arena, name);
 		if (dn)
 			pk_symvec_add_raw(sv, addr, sym.st_size, dn,
 					  (uint8_t)GELF_ST_BIND(sym.st_info), true);
@@ -479,9 +496,9 @@ int pk_dso_load_elf(struct pk_dso *d)
 	d->dsyms = pk_syms_shrink(dv.v, d->nr_dsyms);
 	/* a long-lived machine keeps the tables of many objects: their names without the
 	 * load's slack (without memory for the copy they stay where they are) */
-	if (d->machine->close_files)
-		pk_dso_pack_names(d);
-	if (d->machine->close_files && d->dwfl) {
+	bool packed = d->machine->close_files && !pk_dso_pack_names(d);
+	/* (names not packed may still be libdwfl's: the file stays open) */
+	if (packed && d->dwfl) {
 		dwfl_end(d->dwfl);
 		d->dwfl = NULL;
 		d->mod = NULL;

@@ -352,15 +352,12 @@ PK_API int pk_dso__symbol_addr(struct pk_dso *d, const char *name, uint64_t *add
 	const struct pk_sym *v = d->syms;
 	size_t n = d->nr_syms;
 	if (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE) {
-		const struct pk_machine *m = d->machine;
-		for (size_t i = 0; i < m->kview.nr; i++) {
-			struct pk_sym s;
-			pk_ksym_view_get(&m->kview, i, &s);
-			if (!strcmp(s.name, name)) {
-				if (addr)
-					*addr = s.start + m->kview_delta;
-				return 0;
-			}
+		struct pk_machine *m = d->machine;
+		uint64_t start;
+		if (m->kview.nr && !pk_ksym_view_find_name(&m->kview, name, &start)) {
+			if (addr)
+				*addr = start + m->kview_delta;
+			return 0;
 		}
 		v = m->ksyms;
 		n = m->nr_ksyms;

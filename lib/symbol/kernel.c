@@ -231,19 +231,28 @@ int pk_kernel_syms_load(struct pk_machine *m)
 		cache = !pk_ksym_cache_key(&src, key) &&
 			!pk_ksym_cache_path(m->cache_dir, cpath, sizeof(cpath), false);
 	}
-	if (cache && !pk_ksym_cache_map(cpath, key, &m->kview)) {
+	/* a long-lived machine reads it through its descriptor (no mapping, no copy) */
+	if (cache && !(m->close_files ? pk_ksym_cache_open : pk_ksym_cache_map)(cpath, key,
+										&m->kview)) {
 		/* used in place, shifted at look-up time; unless the shift wraps some
 		 * addresses around (a hostile recording): then as a sorted copy below */
 		struct pk_ksym_view *kv = &m->kview;
 		uint64_t delta = m->have_kernel_text && kv->text_addr ?
 				 m->kernel_text_pgoff - kv->text_addr : 0;
 		struct pk_sym first, last;
-		pk_ksym_view_get(kv, 0, &first);
-		pk_ksym_view_get(kv, kv->nr - 1, &last);
-		if (first.start + delta <= last.start + delta &&
+		bool read = pk_ksym_view_get(kv, 0, &first) &&
+			    pk_ksym_view_get(kv, kv->nr - 1, &last);
+		if (read && first.start + delta <= last.start + delta &&
 		    last.end - 1 + delta >= last.start + delta) {
 			m->kview_delta = delta;
 			return 0;
+		}
+		if (kv->by_fd) {
+			/* the copy from the file itself */
+			pk_ksym_view_release(kv);
+			if (pk_ksym_cache_load(cpath, key, &m->karena, &v, &nr, &text_addr))
+				return -ENOENT;
+			goto shift;
 		}
 		v = malloc(kv->nr * sizeof(*v));
 		if (!v)

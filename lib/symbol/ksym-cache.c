@@ -524,27 +524,196 @@ int pk_ksym_cache_map(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 	return 0;
 }
 
+/*
+ * The cache read through its descriptor. The check is pk_kc_decode's, in pieces (a chunk
+ * of records, then the names a block at a time); what stays is the index of every
+ * PK_KSYM_IDX_STRIDE-th start (8 KB for 120k symbols). A mapping would do for the
+ * look-ups, but the page cache hands out large folios: one touched byte maps up to 2 MB
+ * into the resident set, and a system-wide top's kernel samples touch the whole 7 MB
+ * file within a second (and the check itself reads every page of it).
+ */
+int pk_ksym_cache_open(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
+		       struct pk_ksym_view *kv)
+{
+	uint64_t size;
+	memset(kv, 0, sizeof(*kv));
+	int fd = pk_kc_open(path, &size);
+	if (fd < 0)
+		return fd;
+	const struct pk_kc_in in = { .buf = NULL, .fd = fd };
+	struct pk_ksym_cache_hdr h;
+	struct pk_ksym_cache_rec chunk[PK_KC_CHUNK];
+	char *buf = NULL;
+	int err = pk_kc_read(&in, &h, sizeof(h), 0);
+	if (!err)
+		err = pk_kc_header(&h, (size_t)size, key);
+	if (err)
+		goto fail;
+	size_t nr = (size_t)h.nr, names_len = (size_t)h.names_len;
+	size_t ni = (nr + PK_KSYM_IDX_STRIDE - 1) / PK_KSYM_IDX_STRIDE;
+	uint32_t want = h.crc;
+	h.crc = 0;
+	uint32_t crc = pk_crc32c(0, &h, sizeof(h));
+	kv->idx = malloc(ni * sizeof(*kv->idx));
+	if (!kv->idx) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	uint64_t prev = 0;
+	for (size_t i = 0; i < nr && !err;) {
+		size_t k = PK_MIN(nr - i, (size_t)PK_KC_CHUNK);
+		if ((err = pk_kc_read(&in, chunk, k * sizeof(*chunk), sizeof(h) + i * sizeof(*chunk))))
+			break;
+		crc = pk_crc32c(crc, chunk, k * sizeof(*chunk));
+		for (size_t j = 0; j < k; j++, i++) {
+			const struct pk_ksym_cache_rec *r = &chunk[j];
+			if (r->name_off >= names_len || r->end <= r->start ||
+			    (i && r->start <= prev)) {
+				err = -EINVAL;
+				break;
+			}
+			prev = r->start;
+			if (!(i % PK_KSYM_IDX_STRIDE))
+				kv->idx[i / PK_KSYM_IDX_STRIDE] = r->start;
+		}
+	}
+	size_t bl = 65536;
+	if (!err && !(buf = malloc(bl)))
+		err = -ENOMEM;
+	uint64_t names_off = sizeof(h) + (uint64_t)nr * sizeof(struct pk_ksym_cache_rec);
+	for (size_t o = 0; !err && o < names_len; o += bl) {
+		size_t k = PK_MIN(names_len - o, bl);
+		if ((err = pk_kc_read(&in, buf, k, (size_t)names_off + o)))
+			break;
+		crc = pk_crc32c(crc, buf, k);
+		/* every name ends before the block does */
+		if (o + k == names_len && buf[k - 1] != '\0')
+			err = -EINVAL;
+	}
+	free(buf);
+	if (!err && crc != want)
+		err = -EINVAL;
+	if (err)
+		goto fail;
+	kv->nr = nr;
+	kv->nr_idx = ni;
+	kv->text_addr = h.text_addr;
+	kv->by_fd = true;
+	kv->fd = fd;
+	kv->names_off = names_off;
+	kv->names_len = names_len;
+	kv->arena.chunk = 4096;
+	return 0;
+fail:
+	free(kv->idx);
+	memset(kv, 0, sizeof(*kv));
+	close(fd);
+	return err;
+}
+
 void pk_ksym_view_release(struct pk_ksym_view *kv)
 {
 	if (kv->map)
 		munmap(kv->map, kv->map_len);
+	if (kv->by_fd) {
+		close(kv->fd);
+		pk_u64map_release(&kv->seen);
+		pk_arena_release(&kv->arena);
+	}
 	free(kv->idx);
 	memset(kv, 0, sizeof(*kv));
 }
 
-void pk_ksym_view_get(const struct pk_ksym_view *kv, size_t i, struct pk_sym *out)
+/* The name at offset off of a view by_fd, read once and kept (NULL on a read error or
+ * no memory). Names are short (KSYM_NAME_LEN, 512): one read, unless it is longer. */
+static const char *pk_kv_name(struct pk_ksym_view *kv, uint64_t off)
 {
-	const struct pk_ksym_cache_rec *r = &kv->recs[i];
-	*out = (struct pk_sym){ .start = r->start, .end = r->end,
-				.name = kv->names + r->name_off, .bind = r->bind,
-				.seq = r->seq };
+	const char *n = pk_u64map_get(&kv->seen, off);
+	if (n)
+		return n;
+	char sbuf[512], *buf = sbuf;
+	size_t cap = sizeof(sbuf), have = 0;
+	const char *z = NULL;
+	while (!z && off + have < kv->names_len) {
+		if (have == cap) {
+			char *nb = malloc(cap * 2);
+			if (!nb)
+				break;
+			memcpy(nb, buf, have);
+			if (buf != sbuf)
+				free(buf);
+			buf = nb;
+			cap *= 2;
+		}
+		size_t want = (size_t)PK_MIN((uint64_t)(cap - have), kv->names_len - off - have);
+		ssize_t got = pread(kv->fd, buf + have, want, (off_t)(kv->names_off + off + have));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		z = memchr(buf + have, '\0', (size_t)got);
+		have += (size_t)got;
+	}
+	char *s = z ? pk_arena_alloc(&kv->arena, (size_t)(z - buf) + 1) : NULL;
+	if (s)
+		memcpy(s, buf, (size_t)(z - buf) + 1);
+	if (buf != sbuf)
+		free(buf);
+	if (!s || pk_u64map_put(&kv->seen, off, s))
+		return NULL;
+	return s;
 }
 
-bool pk_ksym_view_find(const struct pk_ksym_view *kv, uint64_t addr, struct pk_sym *out)
+static void pk_kv_sym(const struct pk_ksym_cache_rec *r, const char *name, struct pk_sym *out)
+{
+	*out = (struct pk_sym){ .start = r->start, .end = r->end, .name = name,
+				.bind = r->bind, .seq = r->seq };
+}
+
+bool pk_ksym_view_get(struct pk_ksym_view *kv, size_t i, struct pk_sym *out)
+{
+	if (!kv->by_fd) {
+		const struct pk_ksym_cache_rec *r = &kv->recs[i];
+		pk_kv_sym(r, kv->names + r->name_off, out);
+		return true;
+	}
+	struct pk_ksym_cache_rec r;
+	const struct pk_kc_in in = { .buf = NULL, .fd = kv->fd };
+	const char *n;
+	if (i >= kv->nr || pk_kc_read(&in, &r, sizeof(r),
+				     sizeof(struct pk_ksym_cache_hdr) + i * sizeof(r)) ||
+	    r.name_off >= kv->names_len || !(n = pk_kv_name(kv, r.name_off)))
+		return false;
+	pk_kv_sym(&r, n, out);
+	return true;
+}
+
+bool pk_ksym_view_find(struct pk_ksym_view *kv, uint64_t addr, struct pk_sym *out)
 {
 	/* the last record with start <= addr (as pk_syms_find): in the block the index
 	 * names, when there is one */
 	size_t lo;
+	if (kv->by_fd) {
+		size_t b = PK_UPPER_BOUND(kv->nr_idx, kv->idx[mid] <= addr);
+		if (!b)
+			return false;
+		size_t first = (b - 1) * PK_KSYM_IDX_STRIDE;
+		size_t n = PK_MIN(kv->nr - first, (size_t)PK_KSYM_IDX_STRIDE);
+		struct pk_ksym_cache_rec blk[PK_KSYM_IDX_STRIDE];
+		const struct pk_kc_in in = { .buf = NULL, .fd = kv->fd };
+		const char *name;
+		if (pk_kc_read(&in, blk, n * sizeof(*blk),
+			       sizeof(struct pk_ksym_cache_hdr) + first * sizeof(*blk)))
+			return false;
+		lo = PK_UPPER_BOUND(n, blk[mid].start <= addr);
+		/* (checked at the opening; a file changed since is hostile as any) */
+		if (!lo || addr >= blk[lo - 1].end || addr < blk[lo - 1].start ||
+		    blk[lo - 1].name_off >= kv->names_len ||
+		    !(name = pk_kv_name(kv, blk[lo - 1].name_off)))
+			return false;
+		pk_kv_sym(&blk[lo - 1], name, out);
+		return true;
+	}
 	if (kv->idx) {
 		size_t b = PK_UPPER_BOUND(kv->nr_idx, kv->idx[mid] <= addr);
 		if (!b)
@@ -559,4 +728,105 @@ bool pk_ksym_view_find(const struct pk_ksym_view *kv, uint64_t addr, struct pk_s
 		return false;
 	pk_ksym_view_get(kv, lo - 1, out);
 	return true;
+}
+
+#define PK_KV_NAME_HITS 64
+
+/* by_fd: the offsets of the names equal to name (at most PK_KV_NAME_HITS; false when
+ * there may be more, or some could not be told), one pass over the names a block at a
+ * time (each block but the first starts at a string). A record's name may start inside
+ * a string of the block (its tail): a hit is every string that ends with name. */
+static bool pk_kv_name_offsets(struct pk_ksym_view *kv, const char *name, uint64_t *hits,
+			       size_t *nr)
+{
+	size_t len = strlen(name), nh = 0, bl = 65536;
+	char *buf = malloc(bl);
+	const struct pk_kc_in in = { .buf = NULL, .fd = kv->fd };
+	bool skip = false;      /* inside a string longer than a block */
+	bool all = buf != NULL;
+	size_t o = 0;
+	while (all && o < kv->names_len) {
+		size_t k = PK_MIN(kv->names_len - o, bl), p = 0;
+		if (pk_kc_read(&in, buf, k, (size_t)kv->names_off + o)) {
+			all = false;
+			break;
+		}
+		while (p < k) {
+			const char *z = memchr(buf + p, '\0', k - p);
+			if (!z)
+				break; /* cut by the block: the next one starts with it */
+			size_t e = (size_t)(z - buf);
+			if (skip && e < len) {
+				all = false; /* (its tail began in the block before) */
+			} else if (e - p >= len || skip) {
+				if (!memcmp(buf + e - len, name, len)) {
+					if (nh == PK_KV_NAME_HITS)
+						all = false;
+					else
+						hits[nh++] = o + e - len;
+				}
+			}
+			skip = false;
+			p = e + 1;
+		}
+		if (p == k) {
+			o += k;
+		} else if (p > 0) {
+			o += p;
+		} else {
+			o += k; /* a string longer than the block (not a kernel's) */
+			skip = true;
+		}
+	}
+	free(buf);
+	*nr = nh;
+	return all && nh < PK_KV_NAME_HITS;
+}
+
+static bool pk_kv_name_is(struct pk_ksym_view *kv, uint64_t off, const char *name)
+{
+	size_t len = strlen(name);
+	char buf[1024];
+	if (len >= sizeof(buf) || off >= kv->names_len || kv->names_len - off < len + 1)
+		return false;
+	const struct pk_kc_in in = { .buf = NULL, .fd = kv->fd };
+	return !pk_kc_read(&in, buf, len + 1, (size_t)(kv->names_off + off)) &&
+	       !memcmp(buf, name, len) && !buf[len];
+}
+
+int pk_ksym_view_find_name(struct pk_ksym_view *kv, const char *name, uint64_t *start)
+{
+	if (!kv->by_fd) {
+		for (size_t i = 0; i < kv->nr; i++) {
+			if (!strcmp(kv->names + kv->recs[i].name_off, name)) {
+				*start = kv->recs[i].start;
+				return 0;
+			}
+		}
+		return -ENOENT;
+	}
+	uint64_t hits[PK_KV_NAME_HITS];
+	size_t nh;
+	bool all = pk_kv_name_offsets(kv, name, hits, &nh);
+	struct pk_ksym_cache_rec chunk[PK_KC_CHUNK];
+	const struct pk_kc_in in = { .buf = NULL, .fd = kv->fd };
+	for (size_t i = 0; (nh || !all) && i < kv->nr;) {
+		size_t k = PK_MIN(kv->nr - i, (size_t)PK_KC_CHUNK);
+		if (pk_kc_read(&in, chunk, k * sizeof(*chunk),
+			       sizeof(struct pk_ksym_cache_hdr) + i * sizeof(*chunk)))
+			break;
+		for (size_t j = 0; j < k; j++, i++) {
+			bool eq = false;
+			for (size_t h = 0; h < nh && !eq; h++)
+				eq = chunk[j].name_off == hits[h];
+			/* more names of it than noted: each record's own read */
+			if (!eq && !all)
+				eq = pk_kv_name_is(kv, chunk[j].name_off, name);
+			if (eq) {
+				*start = chunk[j].start;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
 }

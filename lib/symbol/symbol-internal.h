@@ -179,6 +179,15 @@ struct pk_ksym_view {
 	 * touches one page of records rather than a binary search's dozen (NULL: none) */
 	uint64_t *idx;
 	size_t nr_idx;
+	/* read through a file descriptor instead (pk_ksym_cache_open: records and names
+	 * neither mapped nor copied; a look-up reads one block of records and the name it
+	 * finds, and the names found are kept in `arena`, by name offset in `seen`) */
+	bool by_fd;
+	int fd;
+	uint64_t names_off;     /* file offset of the names (by_fd) */
+	size_t names_len;
+	struct pk_u64map seen;
+	struct pk_arena arena;
 };
 #define PK_KSYM_IDX_STRIDE 128
 
@@ -319,10 +328,18 @@ int pk_ksym_cache_view(const void *data, size_t len, const uint8_t key[PK_KSYM_K
 int pk_ksym_cache_map(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
 		      struct pk_ksym_view *kv);
 void pk_ksym_view_release(struct pk_ksym_view *kv);
-/* Record i as a symbol (name inside the view). */
-void pk_ksym_view_get(const struct pk_ksym_view *kv, size_t i, struct pk_sym *out);
+/* Read a cache file through its descriptor, kept open (checked as pk_ksym_cache_load
+ * checks it, in pieces): a long-lived machine (pk_machine_opts.close_files) then holds
+ * neither a copy nor a mapping of it, only the names it looked up. Same errors. */
+int pk_ksym_cache_open(const char *path, const uint8_t key[PK_KSYM_KEY_LEN],
+		       struct pk_ksym_view *kv);
+/* Record i as a symbol (name inside the view, or kept in its arena); false when it
+ * cannot be read any more (a view by_fd). */
+bool pk_ksym_view_get(struct pk_ksym_view *kv, size_t i, struct pk_sym *out);
 /* The record whose [start, end) holds addr, as pk_syms_find would find it. */
-bool pk_ksym_view_find(const struct pk_ksym_view *kv, uint64_t addr, struct pk_sym *out);
+bool pk_ksym_view_find(struct pk_ksym_view *kv, uint64_t addr, struct pk_sym *out);
+/* The start of the first record named name (in record order): 0, or -ENOENT. */
+int pk_ksym_view_find_name(struct pk_ksym_view *kv, const char *name, uint64_t *start);
 /* The validating decoder behind pk_ksym_cache_load (hostile input; fuzzed). */
 int pk_ksym_cache_decode(const void *data, size_t len, const uint8_t key[PK_KSYM_KEY_LEN],
 			 struct pk_arena *arena, struct pk_sym **out, size_t *nr_out,

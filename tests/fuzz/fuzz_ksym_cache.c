@@ -6,8 +6,11 @@
  * count vs size, name offsets, order, empty ranges, the names block's end). A decoded
  * table must be sorted with every name readable inside the arena; it is then written
  * back to a cache file and read again, and must come back identical. The in-place view
- * (pk_ksym_cache_view) must accept exactly the same inputs and show the same symbols.
+ * (pk_ksym_cache_view) must accept exactly the same inputs and show the same symbols, and
+ * so must the cache read through its descriptor (pk_ksym_cache_open, from a file of the
+ * input), also when looked up by name.
  */
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,11 +26,57 @@
 #define HDR_SIZE 128
 
 static uint8_t key[PK_KSYM_KEY_LEN];
-static char path[64];
+static char path[64], fdpath[64];
 
 static void cleanup(void)
 {
 	unlink(path);
+	unlink(fdpath);
+}
+
+/* The input as a cache file read through its descriptor: accepted as the decoder
+ * accepts it (err), with the same symbols (v, nr), found the same way. */
+static void by_fd(const uint8_t *buf, size_t len, int err, const struct pk_sym *v, size_t nr)
+{
+	int fd = open(fdpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || (len && write(fd, buf, len) != (ssize_t)len))
+		abort();
+	close(fd);
+	/* the same file read whole (a file shorter than a header: -EPERM from both, where
+	 * the decoder of a buffer says -EINVAL) */
+	struct pk_arena la = { 0 };
+	struct pk_sym *lv = NULL;
+	size_t ln = 0;
+	uint64_t lt = 0;
+	int lerr = pk_ksym_cache_load(fdpath, key, &la, &lv, &ln, &lt);
+	free(lv);
+	pk_arena_release(&la);
+	if ((err == 0) != (lerr == 0))
+		abort();
+	struct pk_ksym_view kv;
+	int ferr = pk_ksym_cache_open(fdpath, key, &kv);
+	if ((lerr == 0) != (ferr == 0) || (lerr && lerr != ferr))
+		abort();
+	if (ferr)
+		return;
+	if (kv.nr != nr)
+		abort();
+	for (size_t i = 0; i < nr; i++) {
+		struct pk_sym s;
+		if (!pk_ksym_view_get(&kv, i, &s) || s.start != v[i].start || s.end != v[i].end ||
+		    strcmp(s.name, v[i].name))
+			abort();
+		const struct pk_sym *g = pk_syms_find(v, nr, v[i].end - 1);
+		bool found = pk_ksym_view_find(&kv, v[i].end - 1, &s);
+		if (found != (g != NULL) || (g && (s.start != g->start || strcmp(s.name, g->name))))
+			abort();
+	}
+	uint64_t st;
+	if (nr && strlen(v[nr / 2].name) < 200 &&
+	    (pk_ksym_view_find_name(&kv, v[nr / 2].name, &st) ||
+		   st > v[nr / 2].start))
+		abort();
+	pk_ksym_view_release(&kv);
 }
 
 static void check(const struct pk_sym *v, size_t nr, uint64_t text)
@@ -110,8 +159,11 @@ static void decode(const uint8_t *buf, size_t len)
 			if (!g || !found || f.start != g->start || f.end != g->end)
 				abort();
 		}
+		by_fd(buf, len, err, v, nr);
 		check(v, nr, text);
 		free(v);
+	} else {
+		by_fd(buf, len, err, NULL, 0);
 	}
 	free(al);
 	pk_arena_release(&a);
@@ -122,6 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!path[0]) {
 		memset(key, 'k', sizeof(key));
 		snprintf(path, sizeof(path), "/tmp/fuzz-ksym-cache-%d", (int)getpid());
+		snprintf(fdpath, sizeof(fdpath), "/tmp/fuzz-ksym-cache-fd-%d", (int)getpid());
 		atexit(cleanup);
 	}
 	if (size > (8u << 20))

@@ -72,6 +72,20 @@ static int load(const uint8_t *key, struct pk_sym **v, size_t *nr, uint64_t *tex
 		free(*v);
 	}
 	pk_arena_release(&a);
+	/* read through the descriptor: the same checks, the same answers */
+	struct pk_ksym_view kv;
+	assert_int_equal(pk_ksym_cache_open(cache, key, &kv), err);
+	if (!err) {
+		assert_true(kv.by_fd && kv.nr == PK_ARRAY_SIZE(table));
+		for (size_t i = 0; i < kv.nr; i++) {
+			struct pk_sym s;
+			assert_true(pk_ksym_view_get(&kv, i, &s));
+			assert_true(s.start == table[i].start && s.end == table[i].end);
+			assert_string_equal(s.name, table[i].name);
+			assert_int_equal(s.seq, table[i].seq);
+		}
+		pk_ksym_view_release(&kv);
+	}
 	return err;
 }
 
@@ -344,55 +358,101 @@ static void test_machine_uses_cache(void **state)
 			fclose(c);
 		}
 	}
+	/* a long-lived machine (close_files) reads the cache through its descriptor: the
+	 * same answers, by address and by name */
+	PK_OPTS(pk_machine_opts, oc, .host = true, .cache_dir = cdir, .close_files = true);
+	m = pk_machine__new(&oc);
+	for (int i = 0; i < 3; i++)
+		if (addr[i])
+			assert_string_equal(resolve(m, addr[i] + 1), want[i]);
+	assert_true(m->kview.by_fd && !m->kview.map);
+	struct pk_addr_loc loc;
+	uint64_t a = 0;
+	assert_int_equal(pk_machine__resolve(m, 0, 0, addr[1], PK_CPUMODE_KERNEL, &loc), 0);
+	assert_int_equal(pk_dso__symbol_addr(loc.dso, "schedule", &a), 0);
+	assert_int_equal(a, addr[0]);
+	assert_int_equal(pk_dso__symbol_addr(loc.dso, "no such symbol here", &a), -ENOENT);
+	pk_machine__free(m);
 	unsetenv("PK_NO_CACHE");
 }
 
-/* A mapped cache is looked up through its block index (every PK_KSYM_IDX_STRIDE-th
- * start): the answers are those of a plain search over the records, for addresses before
- * the first symbol, in gaps, at block boundaries, in the last (partial) block and past
- * the end. */
+/* A cache mapped, or read through its descriptor, is looked up through its block index
+ * (every PK_KSYM_IDX_STRIDE-th start): the answers are those of a plain search over the
+ * records, for addresses before the first symbol, in gaps, at block boundaries, in the
+ * last (partial) block and past the end; and a name is found as a scan of the records
+ * finds it, the first of equal ones, also past (and across) a 64 KiB block of names. */
 static void test_mapped_index(void **state)
 {
 	(void)state;
-	enum { N = 3 * PK_KSYM_IDX_STRIDE + 17 };
+	enum { N = 12000, W = 7 };
 	static struct pk_sym big[N];
-	static char bnames[N * 8];
+	static char bnames[N * W];
 	uint64_t a = 0xffffffff81000000ULL;
 	for (size_t i = 0; i < N; i++) {
-		snprintf(bnames + i * 8, 8, "f%zu", i);
+		/* (two symbols share each name of the form d%zu) */
+		if (i % 1000 == 7 || i % 1000 == 9)
+			snprintf(bnames + i * W, W, "d%zu", i / 1000);
+		else
+			snprintf(bnames + i * W, W, "f%zu", i);
 		/* sizes 16..79, a gap of 32 after every third */
 		uint64_t size = 16 + (i * 7) % 64;
-		big[i] = (struct pk_sym){ a, a + size, bnames + i * 8, 1, false, (uint32_t)i };
+		big[i] = (struct pk_sym){ a, a + size, bnames + i * W, 1, false, (uint32_t)i };
 		a += size + (i % 3 == 2 ? 32 : 0);
 	}
+	/* a name that is the tail of another's string ("2999" of "f2999", as a linker
+	 * shares string tails) */
+	big[3000].name = bnames + 2999 * W + 1;
 	uint8_t key[PK_KSYM_KEY_LEN];
 	sources("ffffffff81000000 T _text\n", "0b5a1c3e-0000-4000-8000-000000000002\n", NULL);
 	key_of(key);
 	unlink(cache);
 	assert_int_equal(pk_ksym_cache_store(cache, key, big, N, bnames, sizeof(bnames),
 					     big[0].start), 0);
-	struct pk_ksym_view kv;
-	assert_int_equal(pk_ksym_cache_map(cache, key, &kv), 0);
-	assert_non_null(kv.idx);
-	assert_int_equal(kv.nr, N);
-	size_t checked = 0;
-	for (uint64_t x = big[0].start - 40; x < a + 40; x += 3) {
-		const struct pk_sym *want = NULL;
-		for (size_t i = 0; i < N; i++)
-			if (big[i].start <= x && x < big[i].end)
-				want = &big[i];
-		struct pk_sym got;
-		bool found = pk_ksym_view_find(&kv, x, &got);
-		assert_int_equal(found, want != NULL);
-		if (want) {
-			assert_true(got.start == want->start && got.end == want->end);
-			assert_string_equal(got.name, want->name);
+	for (int by_fd = 0; by_fd < 2; by_fd++) {
+		struct pk_ksym_view kv;
+		assert_int_equal((by_fd ? pk_ksym_cache_open : pk_ksym_cache_map)(cache, key, &kv), 0);
+		assert_non_null(kv.idx);
+		assert_int_equal(kv.nr, N);
+		assert_int_equal(kv.by_fd, by_fd);
+		size_t checked = 0, lo = 0;
+		for (uint64_t x = big[0].start - 40; x < a + 40; x += by_fd ? 13 : 3) {
+			const struct pk_sym *want = NULL;
+			while (lo < N && big[lo].end <= x)
+				lo++;
+			if (lo < N && big[lo].start <= x)
+				want = &big[lo];
+			struct pk_sym got;
+			bool found = pk_ksym_view_find(&kv, x, &got);
+			assert_int_equal(found, want != NULL);
+			if (want) {
+				assert_true(got.start == want->start && got.end == want->end);
+				assert_string_equal(got.name, want->name);
+			}
+			checked++;
 		}
-		checked++;
+		assert_true(checked > N);
+		static const size_t probe[] = { 0, 1, 127, 128, 9361, 9362, 9363, 11999, 5007 };
+		for (size_t k = 0; k < PK_ARRAY_SIZE(probe); k++) {
+			uint64_t st = 0;
+			assert_int_equal(pk_ksym_view_find_name(&kv, big[probe[k]].name, &st), 0);
+			/* the first symbol of that name */
+			size_t first = probe[k];
+			for (size_t i = 0; i < N; i++)
+				if (!strcmp(big[i].name, big[probe[k]].name)) {
+					first = i;
+					break;
+				}
+			assert_true(st == big[first].start);
+		}
+		uint64_t st;
+		assert_int_equal(pk_ksym_view_find_name(&kv, "nope", &st), -ENOENT);
+		assert_int_equal(pk_ksym_view_find_name(&kv, "2999", &st), 0);
+		assert_true(st == big[3000].start);
+		assert_int_equal(pk_ksym_view_find_name(&kv, "f1200", &st), 0);
+		assert_true(st == big[1200].start);
+		pk_ksym_view_release(&kv);
+		assert_null(kv.idx);
 	}
-	assert_true(checked > N);
-	pk_ksym_view_release(&kv);
-	assert_null(kv.idx);
 }
 
 static int setup(void **state)

@@ -471,6 +471,32 @@ static void test_close_files(void **state)
 	assert_int_equal(pk_dso__read(d, addr, buf, sizeof(buf), &mach), (long)sizeof(buf));
 	assert_memory_equal(buf, code, sizeof(buf));
 	assert_non_null(d->mod);        /* open again */
+
+	/* the names (libdwfl's while the table was read, then packed) outlive the file:
+	 * each as the table of a machine that keeps its files gives it */
+	PK_OPTS(pk_machine_opts, ko, .buildid_dir = "");
+	struct pk_machine *k = pk_machine__new(&ko);
+	assert_non_null(k);
+	struct pk_dso *kd = pk_dso_findnew(k, exe);
+	assert_true(pk_dso__load(kd) > 100);
+	size_t same = 0;
+	for (size_t i = 0; i < d->nr_syms; i++) {
+		const char *nm = pk_dso_sym_name(d, &d->syms[i]);
+		uint64_t ks = 0, kz = 0;
+		const char *kn = pk_dso__symbol(kd, d->syms[i].start, &ks, &kz);
+		if (strstr(nm, "@plt") || (kn && strstr(kn, "@plt")))
+			continue; /* (perf's PLT names only with the files kept) */
+		assert_non_null(kn);
+		assert_string_equal(nm, kn);
+		assert_true(ks == d->syms[i].start);
+		same++;
+	}
+	assert_true(same > 100);
+	pk_machine__free(k);
+	/* a PLT entry is named as its relocation says */
+	uint64_t plt = 0;
+	if (pk_dso__symbol_addr(d, "dl_iterate_phdr@plt", &plt) == 0) /* (a build with PLT) */
+		assert_string_equal(pk_dso__symbol(d, plt + 4, &fs, &fz), "dl_iterate_phdr@plt");
 	pk_machine__free(m);
 }
 

@@ -197,12 +197,12 @@ static void test_trim_after_burst(void **state)
 
 /* Many rounds of shuffled records: global order holds, memory stays at a couple of
  * rounds; without rounds the byte limit bounds memory. */
-static void test_bounded(void **state)
+static void bounded(size_t chunk)
 {
-	(void)state;
 	struct pk_data_attr a = make_attr();
 	struct pk_ordered *q = pk_ordered__new(NULL);
 	assert_non_null(q);
+	pk_ordered_chunk_size(q, chunk);
 	struct rec r;
 	struct pk_data_event ev;
 	uint64_t last = 0, got = 0, t = 0;
@@ -265,6 +265,15 @@ static void test_bounded(void **state)
 	assert_true(st.early_flushes > 0);
 	assert_true(st.max_queued_bytes <= 64 * 1024 + 64);
 	pk_ordered__free(q);
+}
+
+static void test_bounded(void **state)
+{
+	(void)state;
+	bounded(0);
+	/* a pipe's chunk size (feed.c), and chunks of a few records each */
+	bounded(128 * 1024);
+	bounded(100);
 }
 
 /* ---- aggregation ---- */

@@ -106,7 +106,10 @@ struct pk_machine_opts {
 	 * long-lived machine then holds no mapping of every object it met, whose symbol
 	 * and string tables stay resident after the load (perfkit top: a third of its
 	 * resident set, system-wide). A file replaced in between by one with another
-	 * build-id is not used. */
+	 * build-id is not used. The kallsyms cache (cache_dir) is then read through its
+	 * descriptor, a block of records and a name per look-up, instead of mapped: the
+	 * page cache's large folios put the whole 7 MB file into the resident set of a
+	 * system-wide profile within a second. */
 	bool close_files;
 	/* Load the symbol tables of objects on a thread of the machine's own, ahead of the
 	 * samples that need them: an object is queued when a code mapping of it is added
