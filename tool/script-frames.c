@@ -96,39 +96,52 @@ int fc_init(struct script *s)
 {
 	s->fc = calloc(FC_MIN, sizeof(*s->fc));
 	s->fc_cap = FC_MIN;
-	s->fc_gen = 1;  /* calloc'd entries (gen 0) are free */
 	return s->fc ? 0 : -ENOMEM;
 }
 
 /* Forget every cached frame (the maps changed, or the cache is full). */
 void fc_flush(struct script *s)
 {
-	if (++s->fc_gen == 0) {
-		memset(s->fc, 0, s->fc_cap * sizeof(*s->fc));
-		s->fc_gen = 1;
-	}
+	memset(s->fc, 0, s->fc_cap * sizeof(*s->fc));
 	s->fc_nr = 0;
 	s->arena_len = 0;
 }
 
-static inline size_t fc_hash(uint64_t ip, uint64_t mgen, uint8_t cm, uint8_t kind)
+static inline uint64_t fc_hash(uint64_t ip, uint64_t mgen, uint8_t cm, uint8_t kind)
 {
 	uint64_t h = ip ^ (mgen * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56) ^
 		     ((uint64_t)kind << 48);
 	h *= 0xbf58476d1ce4e5b9ull;
-	return (size_t)(h ^ (h >> 31));
+	return h ^ (h >> 31);
 }
 
-/* The entry of a key, or the free slot where it goes (gen != s->fc_gen). */
-static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint64_t mgen, uint8_t cm,
-				       uint8_t kind)
+/* a slot's tag: the hash's upper half, odd (never 0, a free slot's) */
+#define FC_TAG(h) ((uint64_t)((h) >> 32 | 1) << 32)
+
+static inline struct frag_ent *fc_ent(const struct script *s, uint64_t slot)
 {
-	size_t mask = s->fc_cap - 1, j = fc_hash(ip, mgen, cm, kind) & mask;
+	return (struct frag_ent *)(void *)(s->arena + (uint32_t)slot);
+}
+
+/* The slot of a key: its entry's, or the free one where it goes (*e NULL). */
+static inline size_t fc_slot(const struct script *s, uint64_t h, uint64_t ip, uint64_t mgen,
+			     uint8_t cm, uint8_t kind, struct frag_ent **e)
+{
+	size_t mask = s->fc_cap - 1, j = (size_t)h & mask;
+	uint64_t tag = FC_TAG(h);
 	for (;;) {
-		struct frag_ent *e = &s->fc[j];
-		if (e->gen != s->fc_gen ||
-		    (e->ip == ip && e->mgen == mgen && e->cm == cm && e->kind == kind))
-			return e;
+		uint64_t v = s->fc[j];
+		if (!v) {
+			*e = NULL;
+			return j;
+		}
+		if ((v & ~(uint64_t)UINT32_MAX) == tag) {
+			struct frag_ent *x = fc_ent(s, v);
+			if (x->ip == ip && x->mgen == mgen && x->cm == cm && x->kind == kind) {
+				*e = x;
+				return j;
+			}
+		}
 		j = (j + 1) & mask;
 	}
 }
@@ -159,7 +172,7 @@ static void fc_make_room(struct script *s)
 {
 	if ((s->fc_nr + 1) * 2 <= s->fc_cap)
 		return;
-	struct frag_ent *old = s->fc, *n = NULL;
+	uint64_t *old = s->fc, *n = NULL;
 	size_t ocap = s->fc_cap;
 	if (ocap < FC_MAX)
 		n = calloc(ocap * 2, sizeof(*n));
@@ -169,14 +182,14 @@ static void fc_make_room(struct script *s)
 	}
 	s->fc = n;
 	s->fc_cap = ocap * 2;
-	uint32_t gen = s->fc_gen;
-	s->fc_gen = 1;
 	for (size_t i = 0; i < ocap; i++) {
-		if (old[i].gen != gen)
+		if (!old[i])
 			continue;
-		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].mgen, old[i].cm, old[i].kind);
-		*e = old[i];
-		e->gen = 1;
+		const struct frag_ent *x = fc_ent(s, old[i]);
+		size_t j = (size_t)fc_hash(x->ip, x->mgen, x->cm, x->kind) & (s->fc_cap - 1);
+		while (n[j])
+			j = (j + 1) & (s->fc_cap - 1);
+		n[j] = old[i];
 	}
 	free(old);
 }
@@ -316,6 +329,18 @@ static void put_nomap(struct script *s, uint64_t ip, int kind, const struct symr
 	s->ob.len = (size_t)(p - s->ob.buf);
 }
 
+/* A cached text into the output: one fixed-size copy for a short one (the arena has
+ * ARENA_SLACK readable bytes after every text), not a call to memcpy */
+static inline void put_text(struct obuf *o, const char *p, size_t n)
+{
+	if (n <= ARENA_SLACK && o->cap - o->len >= ARENA_SLACK) {
+		memcpy(o->buf + o->len, p, ARENA_SLACK);
+		o->len += n;
+		return;
+	}
+	ob_put(o, p, n);
+}
+
 /*
  * Append the text of frame (ip, cm) of sample smp to the output, from the cache or
  * resolved and formatted now (then cached). The key is the machine's generation of the
@@ -337,16 +362,30 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		put_nomap(s, ip, kind, &r);
 		return;
 	}
-	struct frag_ent *e = fc_slot(s, ip, mg, cm, (uint8_t)kind);
-	if (e->gen == s->fc_gen) {
-		ob_put(&s->ob, s->arena + e->off, e->len);
+	uint64_t h = fc_hash(ip, mg, cm, (uint8_t)kind);
+	struct frag_ent *e;
+	size_t j = fc_slot(s, h, ip, mg, cm, (uint8_t)kind, &e);
+	if (e) {
+		put_text(&s->ob, (const char *)(e + 1), e->len);
 		return;
 	}
 
 	struct symres r;
 	char sb[1024];
 	const char *sl = NULL;
-	resolve_ip(s, smp, ip, cm, &r);
+	/* the last address resolved, under the same maps, is not resolved again: a JSON
+	 * sample's own address (FR_TOP) is the first of its call chain (FR_FRAME), two
+	 * keys of the cache and two misses when new */
+	if (s->last_ok && s->last_ip == ip && s->last_mg == mg && s->last_cm == cm) {
+		r = s->last_r;
+	} else {
+		resolve_ip(s, smp, ip, cm, &r);
+		s->last_r = r;
+		s->last_ip = ip;
+		s->last_mg = mg;
+		s->last_cm = cm;
+		s->last_ok = true;
+	}
 	if (kind != FR_TOP && !s->json && (s->frame_fields & SF_SRCLINE))
 		sl = srcline(&r, sb, sizeof(sb));
 	size_t bound = 96 + 6 * ((r.sym ? strlen(r.sym) : 0) + strlen(r.dso) + (sl ? strlen(sl) : 0));
@@ -379,6 +418,8 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		put_nomap(s, ip, kind, &r);
 		return;
 	}
+	/* the entry: its key, its text, and room to read a whole short text past it */
+	bound += sizeof(struct frag_ent) + 8 + ARENA_SLACK;
 	if (bound > s->arena_cap - s->arena_len) {
 		if (s->arena_len && s->arena_len + bound > ARENA_MAX)
 			fc_flush(s);
@@ -397,18 +438,18 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 	}
 	/* a new entry (the table may have been flushed or grown meanwhile) */
 	fc_make_room(s);
-	e = fc_slot(s, ip, mg, cm, (uint8_t)kind);
-	e->gen = s->fc_gen;
+	j = fc_slot(s, h, ip, mg, cm, (uint8_t)kind, &e);
+	e = (struct frag_ent *)(void *)(s->arena + s->arena_len);
 	e->ip = ip;
 	e->mgen = mg;
 	e->cm = cm;
 	e->kind = (uint8_t)kind;
-	s->fc_nr++;
-	char *p0 = s->arena + s->arena_len;
+	char *p0 = (char *)(e + 1);
 	char *p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p0)
 				 : build_frag(s, kind, ip, &r, sl, p0);
-	e->off = (uint32_t)s->arena_len;
 	e->len = (uint32_t)(p - p0);
-	s->arena_len += (size_t)(p - p0);
+	s->fc[j] = FC_TAG(h) | (uint32_t)s->arena_len;
+	s->fc_nr++;
+	s->arena_len += sizeof(*e) + ((size_t)(p - p0) + 7) / 8 * 8;
 	ob_put(&s->ob, p0, (size_t)(p - p0));
 }

@@ -42,20 +42,34 @@ enum { FM_DEFAULT, FM_SET, FM_CHANGE };
  * lines of a DWARF-unwound frame */
 enum { FR_FRAME, FR_CHAIN, FR_TOP, FR_UNW, FR_NR };
 
-/* One cached frame text, of one kind (FR_*): valid while gen is the cache's generation.
- * 32 bytes, two to a cache line: on recordings with many distinct addresses nearly
- * every look-up misses the CPU's caches, so the table's size is its speed. */
+/*
+ * The frame text cache: an open-addressing table of 8-byte slots (0: free; else the
+ * upper half of the key's hash, odd, and the offset of its entry in the arena), and in
+ * the arena each entry's key (a frag_ent) followed by its text. A look-up reads one slot
+ * and then one place in the arena, where the key is checked and the text lies: on
+ * recordings with many distinct addresses nearly every look-up misses the CPU's caches,
+ * and slots of 32 bytes (key and text offset) used to cost a miss of their own in a
+ * table four times larger.
+ */
 struct frag_ent {
 	uint64_t ip;
 	uint64_t mgen;          /* the machine's map generation it was resolved under */
-	uint32_t gen;
-	uint32_t off, len;      /* the text, in the arena */
+	uint32_t len;           /* the text's, which follows */
 	uint8_t cm, kind;
 };
 
 #define FC_MIN ((size_t)1 << 12)
-#define FC_MAX ((size_t)1 << 16)      /* slots (2 MiB) */
-#define ARENA_MAX ((size_t)8 << 20)   /* bytes of frame text */
+#define FC_MAX ((size_t)1 << 17)      /* slots (1 MiB) */
+#define ARENA_MAX ((size_t)8 << 20)   /* bytes of entries and their text */
+#define ARENA_SLACK 64                /* readable bytes after the last entry's text */
+
+struct symres {
+	const char *sym, *dso;
+	uint64_t off;
+	struct pk_addr_loc loc;
+	bool found;
+	bool inlined;           /* a function DWARF says is inlined at the address */
+};
 
 struct script {
 	bool json, all, hide_cg, no_inline;
@@ -87,9 +101,13 @@ struct script {
 	struct pk_machine *m;
 	struct pk_chain_entry chain[512];
 	/* frame text cache (see the top of the file) */
-	struct frag_ent *fc;
+	uint64_t *fc;
 	size_t fc_cap, fc_nr;
-	uint32_t fc_gen;
+	/* the last address resolved (put_frag): its key and answer */
+	struct symres last_r;
+	uint64_t last_ip, last_mg;
+	uint8_t last_cm;
+	bool last_ok;
 	/* the last map generations asked of the machine (pk_machine__maps_gen), current
 	 * while no record other than a sample came (each starts a new rec_epoch): a
 	 * thread's, and the kernel's */
@@ -167,13 +185,6 @@ bool script_print_header(struct script *s, const char *input);
 bool script_type_hidden(const struct script *s, const struct pk_data_attr *a);
 const struct pk_machine_opts *script_machine_opts(const struct script *s);
 
-struct symres {
-	const char *sym, *dso;
-	uint64_t off;
-	struct pk_addr_loc loc;
-	bool found;
-	bool inlined;           /* a function DWARF says is inlined at the address */
-};
 static inline char *put_lit(char *p, const char *lit, size_t n)
 {
 	memcpy(p, lit, n);
