@@ -90,6 +90,23 @@ int sample_chain(struct script *s, const struct pk_sample *smp)
 	return n < 0 ? 0 : n;
 }
 
+char *put_json_memo(struct jmemo *m, char *p, const char *str, size_t n)
+{
+	if (m->ok && n == m->rawlen && !memcmp(m->raw, str, n)) {
+		memcpy(p, m->esc, m->esclen);
+		return p + m->esclen;
+	}
+	char *q = fmt_json_str(p, str, n);
+	if (n <= JMEMO_MAX) {
+		memcpy(m->raw, str, n);
+		memcpy(m->esc, p, (size_t)(q - p));
+		m->rawlen = (uint16_t)n;
+		m->esclen = (uint16_t)(q - p);
+		m->ok = true;
+	}
+	return q;
+}
+
 /* ---- frame text cache ---- */
 
 int fc_init(struct script *s)
@@ -236,7 +253,7 @@ static uint64_t shown_ip(const struct symres *r, uint64_t ip)
  * frame ("ip sym+off (dso)") or an -F frame; FR_TOP the sample's own ,"sym":...,"dso":...
  * (JSON). At most 96 + 6 * (sym, dso and srcline lengths) bytes.
  */
-static char *build_frag(const struct script *s, int kind, uint64_t ip, const struct symres *r,
+static char *build_frag(struct script *s, int kind, uint64_t ip, const struct symres *r,
 			const char *sl, char *p)
 {
 	size_t sn = r->sym ? strlen(r->sym) : 0, dn = strlen(r->dso);
@@ -252,13 +269,13 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
 			}
 		}
 		p = PUT(p, ",\"sym\":");
-		p = r->sym ? fmt_json_str(p, r->sym, sn) : PUT(p, "null");
+		p = r->sym ? put_json_memo(&s->jm_sym, p, r->sym, sn) : PUT(p, "null");
 		if (kind == FR_TOP && r->sym) {
 			p = PUT(p, ",\"symoff\":");
 			p = fmt_u64(p, r->off);
 		}
 		p = PUT(p, ",\"dso\":");
-		p = fmt_json_str(p, r->dso, dn);
+		p = put_json_memo(&s->jm_dso, p, r->dso, dn);
 		if (kind == FR_FRAME)
 			*p++ = '}';
 		return p;
@@ -299,7 +316,7 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
  * containing function), one line per function, "(inlined)" in place of the DSO for
  * those that are not the ELF symbol itself.
  */
-static char *build_unwound(const struct script *s, uint64_t ip, const struct symres *r,
+static char *build_unwound(struct script *s, uint64_t ip, const struct symres *r,
 			   const struct pk_inline_frame *ifr, int ni, const char *sl, char *p)
 {
 	uint64_t shown = shown_ip(r, ip);

@@ -362,7 +362,12 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 {
 	struct obuf *o = &s->ob;
 	ob_puts(o, "{\"type\":\"SAMPLE\",\"event\":");
-	ob_json_str(o, name);
+	size_t nl = strlen(name);
+	if (nl <= JMEMO_MAX)
+		o->len = (size_t)(put_json_memo(&s->jm_event, ob_room(o, PK_JSON_ESCAPED_MAX(nl) + 2),
+						name, nl) - o->buf);
+	else
+		ob_json_str(o, name);
 	/* at most 9 fields of <= 40 bytes, a comm of <= 15 escaped bytes and a cpumode name */
 	char *p = ob_room(o, 512);
 	if (smp->type & PERF_SAMPLE_IP) {
@@ -377,7 +382,7 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 		p = PUT(p, ",\"tid\":");
 		p = fmt_pid_pad(p, smp->tid, 0);
 		p = PUT(p, ",\"comm\":");
-		p = fmt_json_str(p, c, strlen(c));
+		p = put_json_memo(&s->jm_comm, p, c, strlen(c));
 	}
 	if (smp->type & PERF_SAMPLE_CPU) {
 		p = PUT(p, ",\"cpu\":");

@@ -63,6 +63,16 @@ struct frag_ent {
 #define ARENA_MAX ((size_t)8 << 20)   /* bytes of entries and their text */
 #define ARENA_SLACK 64                /* readable bytes after the last entry's text */
 
+/* The last string written as JSON at one place of the output (put_json_memo): its
+ * bytes and their escaped, quoted form, which the next identical string reuses */
+#define JMEMO_MAX 256
+struct jmemo {
+	bool ok;
+	uint16_t rawlen, esclen;
+	char raw[JMEMO_MAX];
+	char esc[JMEMO_MAX * 6 + 2];
+};
+
 struct symres {
 	const char *sym, *dso;
 	uint64_t off;
@@ -108,6 +118,8 @@ struct script {
 	uint64_t last_ip, last_mg;
 	uint8_t last_cm;
 	bool last_ok;
+	/* JSON: the last event name, comm, symbol and DSO name escaped */
+	struct jmemo jm_event, jm_comm, jm_sym, jm_dso;
 	/* the last map generations asked of the machine (pk_machine__maps_gen), current
 	 * while no record other than a sample came (each starts a new rec_epoch): a
 	 * thread's, and the kernel's */
@@ -199,6 +211,9 @@ int fc_init(struct script *s);
 void fc_flush(struct script *s);
 void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm, int kind);
 int sample_chain(struct script *s, const struct pk_sample *smp);
+/* a JSON string of str (n bytes) with quotes at p, from m when str is m's last one:
+ * at most PK_JSON_ESCAPED_MAX(n) + 2 bytes, as fmt_json_str */
+char *put_json_memo(struct jmemo *m, char *p, const char *str, size_t n);
 /* script-records.c: a context switch line (text); any other record (-a), kernel or user */
 void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
 /* a LOST record as perf's --show-lost-events (text) */
