@@ -370,14 +370,19 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		     int kind)
 {
 	uint64_t mg = maps_gen(s, smp, cm);
-	__typeof__(s->gap[0]) *g = &s->gap[(smp->pid * 0x9e3779b1u) >> 29];
-	if (cm == PK_CPUMODE_USER && g->valid && ip >= g->lo && ip < g->hi &&
-	    g->pid == smp->pid && g->mgen == mg) {
-		/* in the unmapped range of the last unmapped address of the process: what
-		 * resolve_ip would find (nothing), without a look at the maps or the cache */
-		struct symres r = { .dso = "[unknown]" };
-		put_nomap(s, ip, kind, &r);
-		return;
+	unsigned gs = (smp->pid * 0x9e3779b1u) >> 29;
+	if (cm == PK_CPUMODE_USER) {
+		for (int k = 0; k < 4; k++) {
+			const struct script_gap *g = &s->gap[gs][k];
+			if (ip >= g->lo && ip < g->hi && g->valid && g->pid == smp->pid &&
+			    g->mgen == mg) {
+				/* in an unmapped range of the process met before: what resolve_ip
+				 * would find (nothing), without a look at the maps or the cache */
+				struct symres r = { .dso = "[unknown]" };
+				put_nomap(s, ip, kind, &r);
+				return;
+			}
+		}
 	}
 	uint64_t h = fc_hash(ip, mg, cm, (uint8_t)kind);
 	struct frag_ent *e;
@@ -423,6 +428,7 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 			return; /* absurd names: nothing sensible to print */
 	}
 	if (!r.loc.dso && cm == PK_CPUMODE_USER && r.loc.map_end > r.loc.map_start) {
+		struct script_gap *g = &s->gap[gs][s->gap_next[gs]++ & 3];
 		g->lo = r.loc.map_start;
 		g->hi = r.loc.map_end;
 		g->mgen = mg;

@@ -125,10 +125,14 @@ struct script {
 	 * thread's, and the kernel's */
 	uint64_t ug, kg;
 	uint32_t ug_pid, ug_tid, ug_epoch, kg_epoch, rec_epoch;
-	/* per process (a few slots by pid), the last range of user addresses that no map
-	 * covers, under map generation mgen: the garbage callers of chains walked through
-	 * code without frame pointers fall there, nearly each one new (see put_frag) */
-	struct { uint64_t lo, hi, mgen; uint32_t pid; bool valid; } gap[8];
+	/* per process (a few slots by pid, four ranges each, replaced in turn), the last
+	 * ranges of user addresses that no map covers, under map generation mgen: the
+	 * garbage callers of chains walked through code without frame pointers fall
+	 * there, nearly each one new (see put_frag). One range a slot thrashed: a
+	 * process's garbage alternates between the range below its executable and the one
+	 * above its stack (sys.data: 90k addresses resolved for nothing, 6k ranges) */
+	struct script_gap { uint64_t lo, hi, mgen; uint32_t pid; bool valid; } gap[8][4];
+	uint8_t gap_next[8];
 	char *arena;
 	size_t arena_len, arena_cap;
 	/* tracepoint fields (script-trace.c), set up at the first tracepoint sample */
