@@ -250,8 +250,11 @@ static int on_record(void *ctx, const struct pk_data_event *ev, const struct pk_
 	if (!r)
 		return on_undecoded(s, ev);
 	/* the maps may have changed: generations are asked of the machine again */
-	if (!++s->rec_epoch)
-		s->rec_epoch = s->ug_epoch = s->kg_epoch = 1;
+	if (!++s->rec_epoch) {
+		memset(s->ugc, 0, sizeof(s->ugc));
+		s->kg_epoch = 0;
+		s->rec_epoch = 1;
+	}
 	if (r->type == PERF_RECORD_COMM) {
 		comm_set(s, r->comm.tid, r->comm.comm);
 	} else if (r->type == PERF_RECORD_FORK) {
@@ -319,7 +322,7 @@ static int finish_output(struct script *s, int status)
 
 int cmd_script(int argc, char **argv)
 {
-	struct script s = { .json = false, .max_stack = 127 };
+	struct script s = { .json = false, .max_stack = 127, .rec_epoch = 1 };
 	const char *input = "perf.data";
 	struct pk_data_reader *rd;
 	int c, err, status;

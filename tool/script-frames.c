@@ -175,13 +175,14 @@ static uint64_t maps_gen(struct script *s, const struct pk_sample *smp, uint8_t 
 		}
 		return s->kg;
 	}
-	if (s->ug_epoch != s->rec_epoch || s->ug_pid != smp->pid || s->ug_tid != smp->tid) {
-		s->ug = pk_machine__maps_gen(s->m, smp->pid, smp->tid, PK_CPUMODE_UNKNOWN);
-		s->ug_pid = smp->pid;
-		s->ug_tid = smp->tid;
-		s->ug_epoch = s->rec_epoch;
+	struct script_ugen *u = &s->ugc[(smp->tid * 0x9e3779b1u) >> 28];
+	if (u->epoch != s->rec_epoch || u->pid != smp->pid || u->tid != smp->tid) {
+		u->gen = pk_machine__maps_gen(s->m, smp->pid, smp->tid, PK_CPUMODE_UNKNOWN);
+		u->pid = smp->pid;
+		u->tid = smp->tid;
+		u->epoch = s->rec_epoch;
 	}
-	return s->ug;
+	return u->gen;
 }
 
 /* Make room for one more entry: double the table, or start over at the size limit. */
@@ -366,6 +367,9 @@ static inline void put_text(struct obuf *o, const char *p, size_t n)
  * address. An address no map covers is formatted every time instead, to keep the
  * garbage callers of broken frame-pointer chains out.
  */
+static void put_frag_new(struct script *s, const struct pk_sample *smp, uint64_t ip,
+			 uint8_t cm, int kind, uint64_t mg, uint64_t h, unsigned gs);
+
 void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
 		     int kind)
 {
@@ -386,12 +390,22 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 	}
 	uint64_t h = fc_hash(ip, mg, cm, (uint8_t)kind);
 	struct frag_ent *e;
-	size_t j = fc_slot(s, h, ip, mg, cm, (uint8_t)kind, &e);
+	fc_slot(s, h, ip, mg, cm, (uint8_t)kind, &e);
 	if (e) {
 		put_text(&s->ob, (const char *)(e + 1), e->len);
 		return;
 	}
+	put_frag_new(s, smp, ip, cm, kind, mg, h, gs);
+}
 
+/* put_frag of a frame not in the cache: resolved, formatted, cached (apart from the
+ * hit path, whose every call paid this part's frame set-up) */
+static __attribute__((noinline)) void put_frag_new(struct script *s, const struct pk_sample *smp,
+						   uint64_t ip, uint8_t cm, int kind, uint64_t mg,
+						   uint64_t h, unsigned gs)
+{
+	struct frag_ent *e;
+	size_t j;
 	struct symres r;
 	char sb[1024];
 	const char *sl = NULL;

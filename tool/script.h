@@ -120,11 +120,13 @@ struct script {
 	bool last_ok;
 	/* JSON: the last event name, comm, symbol and DSO name escaped */
 	struct jmemo jm_event, jm_comm, jm_sym, jm_dso;
-	/* the last map generations asked of the machine (pk_machine__maps_gen), current
-	 * while no record other than a sample came (each starts a new rec_epoch): a
-	 * thread's, and the kernel's */
-	uint64_t ug, kg;
-	uint32_t ug_pid, ug_tid, ug_epoch, kg_epoch, rec_epoch;
+	/* map generations asked of the machine (pk_machine__maps_gen), current while no
+	 * record other than a sample came (each starts a new rec_epoch, from 1; 0 is never
+	 * current): the threads' (a few slots by tid: the samples of the CPUs interleave,
+	 * and a single one was asked again nearly every sample), and the kernel's */
+	struct script_ugen { uint64_t gen; uint32_t pid, tid, epoch; } ugc[16];
+	uint64_t kg;
+	uint32_t kg_epoch, rec_epoch;
 	/* per process (a few slots by pid, four ranges each, replaced in turn), the last
 	 * ranges of user addresses that no map covers, under map generation mgen: the
 	 * garbage callers of chains walked through code without frame pointers fall
