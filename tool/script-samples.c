@@ -54,14 +54,28 @@ static bool sample_count(struct script *s, const struct pk_data_attr *a, const s
 
 /* "secs.usecs: " as perf prints times (printf("%12s: ") of "%lu.%06lu"), or with --ns
  * "secs.nsecs: " ("%5lu.%09llu"): at most 30 bytes */
-static inline char *fmt_time(char *p, uint64_t t, bool ns)
+static inline char *fmt_time(struct script *s, char *p, uint64_t t, bool ns)
 {
-	p = fmt_u64_pad(p, t / (uint64_t)1000000000, 5, ' ');
+	/* the seconds change once a second of the recording: their text is kept */
+	uint64_t sec = t / (uint64_t)1000000000;
+	if (!s->sec_len || sec != s->sec) {
+		s->sec = sec;
+		s->sec_len = (uint8_t)(fmt_u64_pad(s->sec_txt, sec, 5, ' ') - s->sec_txt);
+	}
+	memcpy(p, s->sec_txt, sizeof(s->sec_txt));
+	p += s->sec_len;
 	*p++ = '.';
-	if (ns)
-		p = fmt_u64_pad(p, t % (uint64_t)1000000000, 9, '0');
-	else
-		p = fmt_u64_pad(p, (t % (uint64_t)1000000000) / 1000, 6, '0');
+	uint32_t sub = (uint32_t)(t % (uint64_t)1000000000);
+	if (ns) {
+		p = fmt_u64_pad(p, sub, 9, '0');
+	} else {
+		/* six digits, in pairs */
+		uint32_t us = sub / 1000;
+		memcpy(p, pk_digit_pairs + 2 * (us / 10000), 2);
+		memcpy(p + 2, pk_digit_pairs + 2 * (us / 100 % 100), 2);
+		memcpy(p + 4, pk_digit_pairs + 2 * (us % 100), 2);
+		p += 6;
+	}
 	*p++ = ':';
 	*p++ = ' ';
 	return p;
@@ -120,11 +134,17 @@ char *put_start(struct script *s, char *p, unsigned int F, bool chain, uint32_t 
 	}
 	if (F & SF_CPU) {
 		*p++ = '[';
-		p = fmt_u64_pad(p, cpu, 3, '0');
+		if (cpu < 1000) {
+			*p++ = (char)('0' + cpu / 100);
+			memcpy(p, pk_digit_pairs + 2 * (cpu % 100), 2);
+			p += 2;
+		} else {
+			p = fmt_u64_pad(p, cpu, 3, '0');
+		}
 		p = PUT(p, "] ");
 	}
 	if (F & SF_TIME)
-		p = fmt_time(p, script_shown_time(s, time), s->ns);
+		p = fmt_time(s, p, script_shown_time(s, time), s->ns);
 	return p;
 }
 

@@ -156,6 +156,10 @@ struct script {
 	bool ns;                   /* --ns: nanoseconds */
 	int time_mode;             /* TM_* */
 	uint64_t first_time, prev_time;
+	/* the seconds of the last time printed, and their text (fmt_time) */
+	uint64_t sec;
+	char sec_txt[24];
+	uint8_t sec_len;
 	/* script-extra.c: --header, --header-only, -I, -S, --dsos, --kallsyms, -q, -v and
 	 * -F type:fields (per event type: hw sw trace hwcache raw break) */
 	bool header, header_only, show_info, quiet;
