@@ -125,8 +125,10 @@ static struct comm_slot *comm_find(struct script *s, uint32_t tid, bool create)
 static void comm_set(struct script *s, uint32_t tid, const char *comm)
 {
 	struct comm_slot *c = comm_find(s, tid, true);
-	if (c)
+	if (c) {
 		snprintf(c->comm, sizeof(c->comm), "%s", comm);
+		c->jlen = 0;
+	}
 }
 
 /* The comm of a thread as perf names it: its COMM (or its parent's), "swapper" for the
@@ -140,6 +142,20 @@ const char *comm_of(struct script *s, uint32_t tid)
 		return "swapper";
 	snprintf(s->unk_comm, sizeof(s->unk_comm), ":%d", (int32_t)tid);
 	return s->unk_comm;
+}
+
+/* The comm as JSON: escaped once per comm a thread takes, not once per sample. */
+char *put_comm_json(struct script *s, char *p, uint32_t tid)
+{
+	struct comm_slot *c = comm_find(s, tid, false);
+	if (!c || !c->comm[0]) {
+		const char *n = comm_of(s, tid);
+		return fmt_json_str(p, n, strnlen(n, 15));
+	}
+	if (!c->jlen)
+		c->jlen = (uint8_t)(fmt_json_str(c->jcomm, c->comm, strnlen(c->comm, 15)) - c->jcomm);
+	memcpy(p, c->jcomm, c->jlen);
+	return p + c->jlen;
 }
 
 /* ---- names ---- */

@@ -276,7 +276,10 @@ static char *build_frag(struct script *s, int kind, uint64_t ip, const struct sy
 			p = fmt_u64(p, r->off);
 		}
 		p = PUT(p, ",\"dso\":");
-		p = put_json_memo(&s->jm_dso, p, r->dso, dn);
+		if (dn == 9 && !memcmp(r->dso, "[unknown]", 9))
+			p = PUT(p, "\"[unknown]\""); /* no map: a quarter of sys.data's frames */
+		else
+			p = put_json_memo(&s->jm_dso, p, r->dso, dn);
 		if (kind == FR_FRAME)
 			*p++ = '}';
 		return p;

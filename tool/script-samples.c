@@ -396,13 +396,12 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 		*p++ = '"';
 	}
 	if (smp->type & PERF_SAMPLE_TID) {
-		const char *c = comm_of(s, smp->tid);
 		p = PUT(p, ",\"pid\":");
 		p = fmt_pid_pad(p, smp->pid, 0);
 		p = PUT(p, ",\"tid\":");
 		p = fmt_pid_pad(p, smp->tid, 0);
 		p = PUT(p, ",\"comm\":");
-		p = put_json_memo(&s->jm_comm, p, c, strlen(c));
+		p = put_comm_json(s, p, smp->tid);
 	}
 	if (smp->type & PERF_SAMPLE_CPU) {
 		p = PUT(p, ",\"cpu\":");

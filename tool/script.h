@@ -88,7 +88,13 @@ struct script {
 	bool line_flush;        /* stdout is a terminal: write each line at once */
 	struct pk_data_reader *rd;
 	/* tid -> comm */
-	struct comm_slot { uint32_t tid; char comm[16]; bool used; } *comms;
+	struct comm_slot {
+		uint32_t tid;
+		char comm[16];
+		bool used;
+		uint8_t jlen;           /* jcomm's length, 0: not made yet (comm_json) */
+		char jcomm[15 * 6 + 2]; /* the comm as a quoted JSON string */
+	} *comms;
 	size_t comm_cap, comm_nr;
 	uint64_t nr_samples;
 	struct pk_count_value *vals;
@@ -118,8 +124,8 @@ struct script {
 	uint64_t last_ip, last_mg;
 	uint8_t last_cm;
 	bool last_ok;
-	/* JSON: the last event name, comm, symbol and DSO name escaped */
-	struct jmemo jm_event, jm_comm, jm_sym, jm_dso;
+	/* JSON: the last event name, symbol and DSO name escaped */
+	struct jmemo jm_event, jm_sym, jm_dso;
 	/* map generations asked of the machine (pk_machine__maps_gen), current while no
 	 * record other than a sample came (each starts a new rec_epoch, from 1; 0 is never
 	 * current): the threads' (a few slots by tid: the samples of the CPUs interleave,
@@ -237,6 +243,8 @@ void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_
 void json_hex(struct obuf *o, const char *key, uint64_t v, bool comma);
 void json_u64(struct obuf *o, const char *key, uint64_t v);
 const char *comm_of(struct script *s, uint32_t tid);
+/* the comm of a thread as a quoted JSON string at p (at most 15 * 6 + 2 bytes) */
+char *put_comm_json(struct script *s, char *p, uint32_t tid);
 const char *event_name(const struct pk_data_attr *a, char *buf, size_t len);
 const char *user_record_name(uint32_t type);
 /* script-fields.c: -F into s (0 or -EINVAL/-ENOMEM, error printed), the fields printed
