@@ -262,7 +262,7 @@ static char *build_frag(struct script *s, int kind, uint64_t ip, const struct sy
 	if (s->json) {
 		if (kind == FR_FRAME) {
 			p = PUT(p, "{\"ip\":\"0x");
-			p = fmt_hex(p, ip);
+			p = fmt_hex_fast(p, ip);
 			*p++ = '"';
 			if (!s->m) {
 				*p++ = '}';
@@ -288,7 +288,7 @@ static char *build_frag(struct script *s, int kind, uint64_t ip, const struct sy
 	if (kind == FR_CHAIN)
 		ip = shown_ip(r, ip);
 	if (F & SF_IP)
-		p = fmt_hex16(p, ip);
+		p = fmt_hex16_fast(p, ip);
 	if (!s->m)
 		return p;
 	if (F & SF_SYM) {

@@ -392,7 +392,7 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	char *p = ob_room(o, 512);
 	if (smp->type & PERF_SAMPLE_IP) {
 		p = PUT(p, ",\"ip\":\"0x");
-		p = fmt_hex(p, smp->ip);
+		p = fmt_hex_fast(p, smp->ip);
 		*p++ = '"';
 	}
 	if (smp->type & PERF_SAMPLE_TID) {
@@ -409,11 +409,11 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	}
 	if (smp->type & PERF_SAMPLE_TIME) {
 		p = PUT(p, ",\"time\":");
-		p = fmt_u64(p, smp->time);
+		p = fmt_u64_fast(p, smp->time);
 	}
 	if (smp->type & PERF_SAMPLE_PERIOD) {
 		p = PUT(p, ",\"period\":");
-		p = fmt_u64(p, smp->period);
+		p = fmt_u64_fast(p, smp->period);
 	}
 	if (has_count) {
 		p = PUT(p, ",\"count\":");
@@ -421,7 +421,7 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	}
 	if (smp->type & PERF_SAMPLE_ADDR) {
 		p = PUT(p, ",\"addr\":\"0x");
-		p = fmt_hex(p, smp->addr);
+		p = fmt_hex_fast(p, smp->addr);
 		*p++ = '"';
 	}
 	const char *cmn = pk_cpumode__name((enum pk_cpumode)smp->cpumode);

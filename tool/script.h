@@ -17,6 +17,7 @@
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 #include "out.h"
+#include "script-fmt.h"
 #include "script-trace.h"
 
 enum sfield {
