@@ -354,10 +354,18 @@ static void put_nomap(struct script *s, uint64_t ip, int kind, const struct symr
  * ARENA_SLACK readable bytes after every text), not a call to memcpy */
 static inline void put_text(struct obuf *o, const char *p, size_t n)
 {
-	if (n <= ARENA_SLACK && o->cap - o->len >= ARENA_SLACK) {
-		memcpy(o->buf + o->len, p, ARENA_SLACK);
-		o->len += n;
-		return;
+	if (o->cap - o->len >= ARENA_SLACK) {
+		/* (no more lines of the arena read than the text's own, give or take one) */
+		if (n <= ARENA_SLACK / 2) {
+			memcpy(o->buf + o->len, p, ARENA_SLACK / 2);
+			o->len += n;
+			return;
+		}
+		if (n <= ARENA_SLACK) {
+			memcpy(o->buf + o->len, p, ARENA_SLACK);
+			o->len += n;
+			return;
+		}
 	}
 	ob_put(o, p, n);
 }

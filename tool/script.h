@@ -62,7 +62,7 @@ struct frag_ent {
 #define FC_MIN ((size_t)1 << 12)
 #define FC_MAX ((size_t)1 << 17)      /* slots (1 MiB) */
 #define ARENA_MAX ((size_t)8 << 20)   /* bytes of entries and their text */
-#define ARENA_SLACK 64                /* readable bytes after the last entry's text */
+#define ARENA_SLACK 128               /* readable bytes after the last entry's text */
 
 /* The last string written as JSON at one place of the output (put_json_memo): its
  * bytes and their escaped, quoted form, which the next identical string reuses */
