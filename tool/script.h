@@ -60,7 +60,8 @@ struct frag_ent {
 };
 
 #define FC_MIN ((size_t)1 << 12)
-#define FC_MAX ((size_t)1 << 17)      /* slots (1 MiB) */
+#define FC_MAX ((size_t)1 << 16)      /* slots (512 KiB; 32k entries, as many as the
+				       * 2 MiB table of 32-byte slots held before) */
 #define ARENA_MAX ((size_t)8 << 20)   /* bytes of entries and their text */
 #define ARENA_SLACK 128               /* readable bytes after the last entry's text */
 
