@@ -350,6 +350,36 @@ static void put_nomap(struct script *s, uint64_t ip, int kind, const struct symr
 	s->ob.len = (size_t)(p - s->ob.buf);
 }
 
+/* put_nomap of an address without symbol or DSO ("[unknown]"): the same text, written
+ * directly (a quarter of a system-wide recording's frames) */
+static void put_unknown(struct script *s, uint64_t ip, int kind)
+{
+	if (kind != FR_FRAME && kind != FR_CHAIN) {
+		struct symres r = { .dso = "[unknown]" };
+		put_nomap(s, ip, kind, &r);
+		return;
+	}
+	char *p = ob_room(&s->ob, 96);
+	if (s->json) {
+		p = PUT(p, "{\"ip\":\"0x");
+		p = fmt_hex_fast(p, ip);
+		p = s->m ? PUT(p, "\",\"sym\":null,\"dso\":\"[unknown]\"}") : PUT(p, "\"}");
+	} else {
+		unsigned int F = s->frame_fields;
+		if (F & SF_IP)
+			p = fmt_hex16_fast(p, ip);
+		if (s->m) {
+			if (F & SF_SYM)
+				p = PUT(p, " [unknown]");
+			if (F & SF_DSO)
+				p = PUT(p, " ([unknown])");
+			if (F & SF_SRCLINE)
+				p = PUT(p, "\n  ??:0");
+		}
+	}
+	s->ob.len = (size_t)(p - s->ob.buf);
+}
+
 /* A cached text into the output: one fixed-size copy for a short one (the arena has
  * ARENA_SLACK readable bytes after every text), not a call to memcpy */
 static inline void put_text(struct obuf *o, const char *p, size_t n)
@@ -393,8 +423,7 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 			    g->mgen == mg) {
 				/* in an unmapped range of the process met before: what resolve_ip
 				 * would find (nothing), without a look at the maps or the cache */
-				struct symres r = { .dso = "[unknown]" };
-				put_nomap(s, ip, kind, &r);
+				put_unknown(s, ip, kind);
 				return;
 			}
 		}
