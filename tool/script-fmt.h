@@ -64,12 +64,38 @@ static inline char *fmt_hex16_fast(char *p, uint64_t v)
 #define fmt_hex16_fast fmt_hex16
 #endif
 
+/* decimal of a 32-bit value, written in place (no copy through a buffer): at most 10 bytes */
+static inline char *fmt_u32_fast(char *p, uint32_t v)
+{
+	int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5 :
+		v < 1000000 ? 6 : v < 10000000 ? 7 : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+	char *e = p + n;
+	while (v >= 100) {
+		e -= 2;
+		memcpy(e, pk_digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(e - 2, pk_digit_pairs + 2 * v, 2);
+	else
+		e[-1] = (char)('0' + v);
+	return p + n;
+}
+
+/* a pid or tid as fmt_pid_pad(p, v, 0) prints it (signed) */
+static inline char *fmt_pid_fast(char *p, uint32_t v)
+{
+	return (int32_t)v < 0 ? fmt_pid_pad(p, v, 0) : fmt_u32_fast(p, v);
+}
+
 static inline char *fmt_u64_fast(char *p, uint64_t v)
 {
-	if (v < 100000000u || v >= 10000000000000000ull)
+	if (v <= UINT32_MAX)
+		return fmt_u32_fast(p, (uint32_t)v);
+	if (v >= 10000000000000000ull)
 		return fmt_u64(p, v);
 	uint32_t lo = (uint32_t)(v % 100000000u);
-	p = fmt_u64(p, v / 100000000u);
+	p = fmt_u32_fast(p, (uint32_t)(v / 100000000u));
 	memcpy(p, pk_digit_pairs + 2 * (lo / 1000000), 2);
 	memcpy(p + 2, pk_digit_pairs + 2 * (lo / 10000 % 100), 2);
 	memcpy(p + 4, pk_digit_pairs + 2 * (lo / 100 % 100), 2);

@@ -381,7 +381,7 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 			      bool has_count, uint64_t count, const char *tr)
 {
 	struct obuf *o = &s->ob;
-	ob_puts(o, "{\"type\":\"SAMPLE\",\"event\":");
+	ob_put(o, "{\"type\":\"SAMPLE\",\"event\":", sizeof("{\"type\":\"SAMPLE\",\"event\":") - 1);
 	size_t nl = strlen(name);
 	if (nl <= JMEMO_MAX)
 		o->len = (size_t)(put_json_memo(&s->jm_event, ob_room(o, PK_JSON_ESCAPED_MAX(nl) + 2),
@@ -397,15 +397,15 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	}
 	if (smp->type & PERF_SAMPLE_TID) {
 		p = PUT(p, ",\"pid\":");
-		p = fmt_pid_pad(p, smp->pid, 0);
+		p = fmt_pid_fast(p, smp->pid);
 		p = PUT(p, ",\"tid\":");
-		p = fmt_pid_pad(p, smp->tid, 0);
+		p = fmt_pid_fast(p, smp->tid);
 		p = PUT(p, ",\"comm\":");
 		p = put_comm_json(s, p, smp->tid);
 	}
 	if (smp->type & PERF_SAMPLE_CPU) {
 		p = PUT(p, ",\"cpu\":");
-		p = fmt_u64(p, smp->cpu);
+		p = fmt_u32_fast(p, smp->cpu);
 	}
 	if (smp->type & PERF_SAMPLE_TIME) {
 		p = PUT(p, ",\"time\":");
@@ -417,7 +417,7 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	}
 	if (has_count) {
 		p = PUT(p, ",\"count\":");
-		p = fmt_u64(p, count);
+		p = fmt_u64_fast(p, count);
 	}
 	if (smp->type & PERF_SAMPLE_ADDR) {
 		p = PUT(p, ",\"addr\":\"0x");
@@ -430,11 +430,11 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	*p++ = '"';
 	if (smp->type & PERF_SAMPLE_RAW) {
 		p = PUT(p, ",\"raw_size\":");
-		p = fmt_u64(p, smp->raw.size);
+		p = fmt_u32_fast(p, smp->raw.size);
 	}
 	if (smp->type & PERF_SAMPLE_STACK_USER) {
 		p = PUT(p, ",\"user_stack_size\":");
-		p = fmt_u64(p, smp->stack_user.dyn_size);
+		p = fmt_u64_fast(p, smp->stack_user.dyn_size);
 	}
 	o->len = (size_t)(p - o->buf);
 	if (s->m && (smp->type & PERF_SAMPLE_IP))

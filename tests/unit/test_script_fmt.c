@@ -25,6 +25,12 @@ static void check(uint64_t v)
 	snprintf(want, sizeof(want), "%" PRIu64, v);
 	*fmt_u64_fast(got, v) = 0;
 	assert_string_equal(got, want);
+	snprintf(want, sizeof(want), "%" PRIu32, (uint32_t)v);
+	*fmt_u32_fast(got, (uint32_t)v) = 0;
+	assert_string_equal(got, want);
+	snprintf(want, sizeof(want), "%" PRId32, (int32_t)v);
+	*fmt_pid_fast(got, (uint32_t)v) = 0;
+	assert_string_equal(got, want);
 }
 
 static void test_edges(void **state)
