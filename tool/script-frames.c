@@ -10,6 +10,8 @@ static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t i
 		       struct symres *r)
 {
 	r->sym = NULL;
+	r->sn = 0;
+	r->dn = 9;
 	r->off = 0;
 	r->found = false;
 	r->inlined = false;
@@ -24,9 +26,12 @@ static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t i
 		err = pk_machine__resolve_data(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
 	r->found = err == 0;
 	r->sym = r->loc.sym; /* already perf's form (pk_symbol__demangle) */
+	r->sn = r->sym ? strlen(r->sym) : 0;
 	r->off = r->loc.sym_off;
-	if (r->loc.dso_name)
+	if (r->loc.dso_name) {
 		r->dso = r->loc.dso_name;
+		r->dn = strlen(r->dso);
+	}
 }
 
 /* "file.c:12" of an address, or NULL */
@@ -257,7 +262,7 @@ static uint64_t shown_ip(const struct symres *r, uint64_t ip)
 static char *build_frag(struct script *s, int kind, uint64_t ip, const struct symres *r,
 			const char *sl, char *p)
 {
-	size_t sn = r->sym ? strlen(r->sym) : 0, dn = strlen(r->dso);
+	size_t sn = r->sn, dn = r->dn;
 
 	if (s->json) {
 		if (kind == FR_FRAME) {
@@ -330,6 +335,7 @@ static char *build_unwound(struct script *s, uint64_t ip, const struct symres *r
 			const char *fn = ifr[k].func ? ifr[k].func : "??";
 			if (!pk_symbol__same_function(fn, r->sym)) {
 				t.sym = fn;
+				t.sn = strlen(fn);
 				t.inlined = true;
 			}
 		}
@@ -344,7 +350,7 @@ static char *build_unwound(struct script *s, uint64_t ip, const struct symres *r
  * without it: no symbol, no srcline, no inline frames), never cached. */
 static void put_nomap(struct script *s, uint64_t ip, int kind, const struct symres *r)
 {
-	char *p = ob_room(&s->ob, 2 * (96 + 6 * strlen(r->dso)));
+	char *p = ob_room(&s->ob, 2 * (96 + 6 * r->dn));
 	p = kind == FR_UNW ? build_unwound(s, ip, r, NULL, 0, NULL, p)
 			   : build_frag(s, kind, ip, r, NULL, p);
 	s->ob.len = (size_t)(p - s->ob.buf);
@@ -355,7 +361,7 @@ static void put_nomap(struct script *s, uint64_t ip, int kind, const struct symr
 static void put_unknown(struct script *s, uint64_t ip, int kind)
 {
 	if (kind != FR_FRAME && kind != FR_CHAIN) {
-		struct symres r = { .dso = "[unknown]" };
+		struct symres r = { .dso = "[unknown]", .dn = 9 };
 		put_nomap(s, ip, kind, &r);
 		return;
 	}
@@ -464,7 +470,7 @@ static __attribute__((noinline)) void put_frag_new(struct script *s, const struc
 	}
 	if (kind != FR_TOP && !s->json && (s->frame_fields & SF_SRCLINE))
 		sl = srcline(&r, sb, sizeof(sb));
-	size_t bound = 96 + 6 * ((r.sym ? strlen(r.sym) : 0) + strlen(r.dso) + (sl ? strlen(sl) : 0));
+	size_t bound = 96 + 6 * (r.sn + r.dn + (sl ? strlen(sl) : 0));
 	const struct pk_inline_frame *ifr = NULL;
 	int ni = 0;
 	if (kind == FR_UNW) {

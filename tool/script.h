@@ -77,6 +77,7 @@ struct jmemo {
 
 struct symres {
 	const char *sym, *dso;
+	size_t sn, dn;          /* strlen of sym (0 without) and of dso */
 	uint64_t off;
 	struct pk_addr_loc loc;
 	bool found;
