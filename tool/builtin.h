@@ -146,6 +146,9 @@ void tool_setup_log(int verbose);
  * where the first touch of every mapped page costs a shadow page-table fill (~1.8 us):
  * pread was 9-38 % faster (see docs/perfkit-report.md). */
 bool tool_read_mmap(void);
+/* PERFKIT_READ=pread: read perf.data through the window even where the command maps it
+ * by default (script: see cmd-script.c) */
+bool tool_read_pread(void);
 /* Whether readers of perf.data may use a second thread (PERFKIT_NO_THREADS unset). */
 bool tool_threads_allowed(void);
 /* tool_threads_allowed, and a CPU is free for the second thread: the 1-minute load

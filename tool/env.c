@@ -13,7 +13,9 @@
  *   PERFKIT_TRACEFS     tracefs directory tried first
  *   PERFKIT_THP=1       huge pages for big arrays
  *   PERFKIT_UNWIND=libdwfl, PERFKIT_SCOPES=libdw   check knobs of the symbol code
- *   PERFKIT_NO_THREADS  no reader thread; PERFKIT_READ=mmap  map perf.data files
+ *   PERFKIT_NO_THREADS  no reader thread; PERFKIT_READ=mmap  map perf.data files,
+ *                       PERFKIT_READ=pread  read them through a window (each command
+ *                       has its default: tool_read_mmap, tool_read_pread)
  *   PERF_CONFIG         the one configuration file to read (else /etc/perfconfig, unless
  *   PERF_CONFIG_NOSYSTEM is set, then $HOME/.perfconfig)
  *   PERF_PAGER, PAGER   the pager of long output on a terminal (tool/pager.c)
@@ -37,7 +39,7 @@
 
 static struct {
 	bool loaded;
-	bool no_threads, read_mmap;
+	bool no_threads, read_mmap, read_pread;
 	unsigned output_pause_ms;       /* PERFKIT_TEST_OUTPUT_PAUSE_MS (tests only) */
 	char buildid_dir[PATH_MAX];     /* "" = none */
 	char home_debug[PATH_MAX];      /* $HOME/.debug, "" = none */
@@ -75,6 +77,7 @@ void tool_env_load(void)
 		env.output_pause_ms = (unsigned)strtoul(s, NULL, 10) % 60000;
 	s = getenv("PERFKIT_READ");
 	env.read_mmap = s && !strcmp(s, "mmap");
+	env.read_pread = s && !strcmp(s, "pread");
 
 	const char *home = getenv("HOME");
 	if (home && *home)
@@ -207,6 +210,12 @@ bool tool_read_mmap(void)
 {
 	tool_env_load();
 	return env.read_mmap;
+}
+
+bool tool_read_pread(void)
+{
+	tool_env_load();
+	return env.read_pread;
 }
 
 const char *tool_user_config_path(bool *exclusive, bool *nosystem)

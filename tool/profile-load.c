@@ -16,13 +16,14 @@ struct pk_profile *tool_load_profile_reader(struct pk_data_reader *r, const char
 {
 	/* symbol tables read ahead on a thread of the machine's (the same profile); a copy
 	 * of this call's own: diff loads its two files on two threads. Not with an event
-	 * picked: the others' objects would be read for nothing. */
+	 * picked: the others' objects would be read for nothing. The reader thread only
+	 * when a CPU is free for it (tool_threads_worthwhile, as report decides). */
 	struct pk_machine_opts mo = *tool_machine_opts();
 	mo.preload = tool_threads_allowed() && !o->event;
 	PK_OPTS(pk_profile_load_opts, lo, .timeline = o->timeline, .root_comm = o->root_comm,
 		.addresses = o->addresses, .srcline = o->srcline, .inlines = o->inlines,
 		.unknown_hex = o->unknown_hex, .no_callchain = o->no_callchain,
-		.event = o->event, .title = path, .reader_thread = tool_threads_allowed(),
+		.event = o->event, .title = path, .reader_thread = tool_threads_worthwhile(),
 		.machine_opts = &mo);
 	st->sz = sizeof(*st);
 	struct pk_profile *p = pk_profile__load(r, &lo, st);

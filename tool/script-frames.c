@@ -10,6 +10,8 @@ static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t i
 		       struct symres *r)
 {
 	r->sym = NULL;
+	r->sn = 0;
+	r->dn = 9;
 	r->off = 0;
 	r->found = false;
 	r->inlined = false;
@@ -24,9 +26,12 @@ static void resolve_ip(struct script *s, const struct pk_sample *smp, uint64_t i
 		err = pk_machine__resolve_data(s->m, smp->pid, smp->tid, ip, cm, &r->loc);
 	r->found = err == 0;
 	r->sym = r->loc.sym; /* already perf's form (pk_symbol__demangle) */
+	r->sn = r->sym ? strlen(r->sym) : 0;
 	r->off = r->loc.sym_off;
-	if (r->loc.dso_name)
+	if (r->loc.dso_name) {
 		r->dso = r->loc.dso_name;
+		r->dn = strlen(r->dso);
+	}
 }
 
 /*
@@ -108,45 +113,75 @@ int sample_chain(struct script *s, const struct pk_sample *smp)
 	return n < 0 ? 0 : n;
 }
 
+char *put_json_memo(struct jmemo *m, char *p, const char *str, size_t n)
+{
+	if (m->ok && n == m->rawlen && !memcmp(m->raw, str, n)) {
+		memcpy(p, m->esc, m->esclen);
+		return p + m->esclen;
+	}
+	char *q = fmt_json_str(p, str, n);
+	if (n <= JMEMO_MAX) {
+		memcpy(m->raw, str, n);
+		memcpy(m->esc, p, (size_t)(q - p));
+		m->rawlen = (uint16_t)n;
+		m->esclen = (uint16_t)(q - p);
+		m->ok = true;
+	}
+	return q;
+}
+
 /* ---- frame text cache ---- */
 
 int fc_init(struct script *s)
 {
 	s->fc = calloc(FC_MIN, sizeof(*s->fc));
 	s->fc_cap = FC_MIN;
-	s->fc_gen = 1;  /* calloc'd entries (gen 0) are free */
 	return s->fc ? 0 : -ENOMEM;
 }
 
 /* Forget every cached frame (the maps changed, or the cache is full). */
 void fc_flush(struct script *s)
 {
-	if (++s->fc_gen == 0) {
-		memset(s->fc, 0, s->fc_cap * sizeof(*s->fc));
-		s->fc_gen = 1;
-	}
+	memset(s->fc, 0, s->fc_cap * sizeof(*s->fc));
 	s->fc_nr = 0;
 	s->arena_len = 0;
 }
 
-static inline size_t fc_hash(uint64_t ip, uint64_t mgen, uint8_t cm, uint8_t kind)
+static inline uint64_t fc_hash(uint64_t ip, uint64_t mgen, uint8_t cm, uint8_t kind)
 {
 	uint64_t h = ip ^ (mgen * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)cm << 56) ^
 		     ((uint64_t)kind << 48);
 	h *= 0xbf58476d1ce4e5b9ull;
-	return (size_t)(h ^ (h >> 31));
+	return h ^ (h >> 31);
 }
 
-/* The entry of a key, or the free slot where it goes (gen != s->fc_gen). */
-static inline struct frag_ent *fc_slot(struct script *s, uint64_t ip, uint64_t mgen, uint8_t cm,
-				       uint8_t kind)
+/* a slot's tag: the hash's upper half, odd (never 0, a free slot's) */
+#define FC_TAG(h) ((uint64_t)((h) >> 32 | 1) << 32)
+
+static inline struct frag_ent *fc_ent(const struct script *s, uint64_t slot)
 {
-	size_t mask = s->fc_cap - 1, j = fc_hash(ip, mgen, cm, kind) & mask;
+	return (struct frag_ent *)(void *)(s->arena + (uint32_t)slot);
+}
+
+/* The slot of a key: its entry's, or the free one where it goes (*e NULL). */
+static inline size_t fc_slot(const struct script *s, uint64_t h, uint64_t ip, uint64_t mgen,
+			     uint8_t cm, uint8_t kind, struct frag_ent **e)
+{
+	size_t mask = s->fc_cap - 1, j = (size_t)h & mask;
+	uint64_t tag = FC_TAG(h);
 	for (;;) {
-		struct frag_ent *e = &s->fc[j];
-		if (e->gen != s->fc_gen ||
-		    (e->ip == ip && e->mgen == mgen && e->cm == cm && e->kind == kind))
-			return e;
+		uint64_t v = s->fc[j];
+		if (!v) {
+			*e = NULL;
+			return j;
+		}
+		if ((v & ~(uint64_t)UINT32_MAX) == tag) {
+			struct frag_ent *x = fc_ent(s, v);
+			if (x->ip == ip && x->mgen == mgen && x->cm == cm && x->kind == kind) {
+				*e = x;
+				return j;
+			}
+		}
 		j = (j + 1) & mask;
 	}
 }
@@ -163,13 +198,14 @@ static uint64_t maps_gen(struct script *s, const struct pk_sample *smp, uint8_t 
 		}
 		return s->kg;
 	}
-	if (s->ug_epoch != s->rec_epoch || s->ug_pid != smp->pid || s->ug_tid != smp->tid) {
-		s->ug = pk_machine__maps_gen(s->m, smp->pid, smp->tid, PK_CPUMODE_UNKNOWN);
-		s->ug_pid = smp->pid;
-		s->ug_tid = smp->tid;
-		s->ug_epoch = s->rec_epoch;
+	struct script_ugen *u = &s->ugc[(smp->tid * 0x9e3779b1u) >> 28];
+	if (u->epoch != s->rec_epoch || u->pid != smp->pid || u->tid != smp->tid) {
+		u->gen = pk_machine__maps_gen(s->m, smp->pid, smp->tid, PK_CPUMODE_UNKNOWN);
+		u->pid = smp->pid;
+		u->tid = smp->tid;
+		u->epoch = s->rec_epoch;
 	}
-	return s->ug;
+	return u->gen;
 }
 
 /* Make room for one more entry: double the table, or start over at the size limit. */
@@ -177,7 +213,7 @@ static void fc_make_room(struct script *s)
 {
 	if ((s->fc_nr + 1) * 2 <= s->fc_cap)
 		return;
-	struct frag_ent *old = s->fc, *n = NULL;
+	uint64_t *old = s->fc, *n = NULL;
 	size_t ocap = s->fc_cap;
 	if (ocap < FC_MAX)
 		n = calloc(ocap * 2, sizeof(*n));
@@ -187,14 +223,14 @@ static void fc_make_room(struct script *s)
 	}
 	s->fc = n;
 	s->fc_cap = ocap * 2;
-	uint32_t gen = s->fc_gen;
-	s->fc_gen = 1;
 	for (size_t i = 0; i < ocap; i++) {
-		if (old[i].gen != gen)
+		if (!old[i])
 			continue;
-		struct frag_ent *e = fc_slot(s, old[i].ip, old[i].mgen, old[i].cm, old[i].kind);
-		*e = old[i];
-		e->gen = 1;
+		const struct frag_ent *x = fc_ent(s, old[i]);
+		size_t j = (size_t)fc_hash(x->ip, x->mgen, x->cm, x->kind) & (s->fc_cap - 1);
+		while (n[j])
+			j = (j + 1) & (s->fc_cap - 1);
+		n[j] = old[i];
 	}
 	free(old);
 }
@@ -241,15 +277,15 @@ static uint64_t shown_ip(const struct symres *r, uint64_t ip)
  * frame ("ip sym+off (dso)") or an -F frame; FR_TOP the sample's own ,"sym":...,"dso":...
  * (JSON). At most 96 + 6 * (sym, dso and srcline lengths) bytes.
  */
-static char *build_frag(const struct script *s, int kind, uint64_t ip, const struct symres *r,
+static char *build_frag(struct script *s, int kind, uint64_t ip, const struct symres *r,
 			const char *sl, char *p)
 {
-	size_t sn = r->sym ? strlen(r->sym) : 0, dn = strlen(r->dso);
+	size_t sn = r->sn, dn = r->dn;
 
 	if (s->json) {
 		if (kind == FR_FRAME) {
 			p = PUT(p, "{\"ip\":\"0x");
-			p = fmt_hex(p, ip);
+			p = fmt_hex_fast(p, ip);
 			*p++ = '"';
 			if (!s->m) {
 				*p++ = '}';
@@ -257,13 +293,16 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
 			}
 		}
 		p = PUT(p, ",\"sym\":");
-		p = r->sym ? fmt_json_str(p, r->sym, sn) : PUT(p, "null");
+		p = r->sym ? put_json_memo(&s->jm_sym, p, r->sym, sn) : PUT(p, "null");
 		if (kind == FR_TOP && r->sym) {
 			p = PUT(p, ",\"symoff\":");
 			p = fmt_u64(p, r->off);
 		}
 		p = PUT(p, ",\"dso\":");
-		p = fmt_json_str(p, r->dso, dn);
+		if (dn == 9 && !memcmp(r->dso, "[unknown]", 9))
+			p = PUT(p, "\"[unknown]\""); /* no map: a quarter of sys.data's frames */
+		else
+			p = put_json_memo(&s->jm_dso, p, r->dso, dn);
 		if (kind == FR_FRAME)
 			*p++ = '}';
 		return p;
@@ -272,7 +311,7 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
 	if (kind == FR_CHAIN)
 		ip = shown_ip(r, ip);
 	if (F & SF_IP)
-		p = fmt_hex16(p, ip);
+		p = fmt_hex16_fast(p, ip);
 	if (!s->m)
 		return p;
 	if (F & SF_SYM) {
@@ -304,7 +343,7 @@ static char *build_frag(const struct script *s, int kind, uint64_t ip, const str
  * containing function), one line per function, "(inlined)" in place of the DSO for
  * those that are not the ELF symbol itself.
  */
-static char *build_unwound(const struct script *s, uint64_t ip, const struct symres *r,
+static char *build_unwound(struct script *s, uint64_t ip, const struct symres *r,
 			   const struct pk_inline_frame *ifr, int ni, const char *sl, char *p)
 {
 	uint64_t shown = shown_ip(r, ip);
@@ -314,6 +353,7 @@ static char *build_unwound(const struct script *s, uint64_t ip, const struct sym
 			const char *fn = ifr[k].func ? ifr[k].func : "??";
 			if (!pk_symbol__same_function(fn, r->sym)) {
 				t.sym = fn;
+				t.sn = strlen(fn);
 				t.inlined = true;
 			}
 		}
@@ -328,10 +368,60 @@ static char *build_unwound(const struct script *s, uint64_t ip, const struct sym
  * without it: no symbol, no srcline, no inline frames), never cached. */
 static void put_nomap(struct script *s, uint64_t ip, int kind, const struct symres *r)
 {
-	char *p = ob_room(&s->ob, 2 * (96 + 6 * strlen(r->dso)));
+	char *p = ob_room(&s->ob, 2 * (96 + 6 * r->dn));
 	p = kind == FR_UNW ? build_unwound(s, ip, r, NULL, 0, NULL, p)
 			   : build_frag(s, kind, ip, r, NULL, p);
 	s->ob.len = (size_t)(p - s->ob.buf);
+}
+
+/* put_nomap of an address without symbol or DSO ("[unknown]"): the same text, written
+ * directly (a quarter of a system-wide recording's frames) */
+static void put_unknown(struct script *s, uint64_t ip, int kind)
+{
+	if (kind != FR_FRAME && kind != FR_CHAIN) {
+		struct symres r = { .dso = "[unknown]", .dn = 9 };
+		put_nomap(s, ip, kind, &r);
+		return;
+	}
+	char *p = ob_room(&s->ob, 96);
+	if (s->json) {
+		p = PUT(p, "{\"ip\":\"0x");
+		p = fmt_hex_fast(p, ip);
+		p = s->m ? PUT(p, "\",\"sym\":null,\"dso\":\"[unknown]\"}") : PUT(p, "\"}");
+	} else {
+		unsigned int F = s->frame_fields;
+		if (F & SF_IP)
+			p = fmt_hex16_fast(p, ip);
+		if (s->m) {
+			if (F & SF_SYM)
+				p = PUT(p, " [unknown]");
+			if (F & SF_DSO)
+				p = PUT(p, " ([unknown])");
+			if (F & SF_SRCLINE)
+				p = PUT(p, "\n  ??:0");
+		}
+	}
+	s->ob.len = (size_t)(p - s->ob.buf);
+}
+
+/* A cached text into the output: one fixed-size copy for a short one (the arena has
+ * ARENA_SLACK readable bytes after every text), not a call to memcpy */
+static inline void put_text(struct obuf *o, const char *p, size_t n)
+{
+	if (o->cap - o->len >= ARENA_SLACK) {
+		/* (no more lines of the arena read than the text's own, give or take one) */
+		if (n <= ARENA_SLACK / 2) {
+			memcpy(o->buf + o->len, p, ARENA_SLACK / 2);
+			o->len += n;
+			return;
+		}
+		if (n <= ARENA_SLACK) {
+			memcpy(o->buf + o->len, p, ARENA_SLACK);
+			o->len += n;
+			return;
+		}
+	}
+	ob_put(o, p, n);
 }
 
 /*
@@ -342,32 +432,63 @@ static void put_nomap(struct script *s, uint64_t ip, int kind, const struct symr
  * address. An address no map covers is formatted every time instead, to keep the
  * garbage callers of broken frame-pointer chains out.
  */
+static void put_frag_new(struct script *s, const struct pk_sample *smp, uint64_t ip,
+			 uint8_t cm, int kind, uint64_t mg, uint64_t h, unsigned gs);
+
 void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
 		     int kind)
 {
 	uint64_t mg = maps_gen(s, smp, cm);
-	__typeof__(s->gap[0]) *g = &s->gap[(smp->pid * 0x9e3779b1u) >> 29];
-	if (cm == PK_CPUMODE_USER && g->valid && ip >= g->lo && ip < g->hi &&
-	    g->pid == smp->pid && g->mgen == mg) {
-		/* in the unmapped range of the last unmapped address of the process: what
-		 * resolve_ip would find (nothing), without a look at the maps or the cache */
-		struct symres r = { .dso = "[unknown]" };
-		put_nomap(s, ip, kind, &r);
+	unsigned gs = (smp->pid * 0x9e3779b1u) >> 29;
+	if (cm == PK_CPUMODE_USER) {
+		for (int k = 0; k < 4; k++) {
+			const struct script_gap *g = &s->gap[gs][k];
+			if (ip >= g->lo && ip < g->hi && g->valid && g->pid == smp->pid &&
+			    g->mgen == mg) {
+				/* in an unmapped range of the process met before: what resolve_ip
+				 * would find (nothing), without a look at the maps or the cache */
+				put_unknown(s, ip, kind);
+				return;
+			}
+		}
+	}
+	uint64_t h = fc_hash(ip, mg, cm, (uint8_t)kind);
+	struct frag_ent *e;
+	fc_slot(s, h, ip, mg, cm, (uint8_t)kind, &e);
+	if (e) {
+		put_text(&s->ob, (const char *)(e + 1), e->len);
 		return;
 	}
-	struct frag_ent *e = fc_slot(s, ip, mg, cm, (uint8_t)kind);
-	if (e->gen == s->fc_gen) {
-		ob_put(&s->ob, s->arena + e->off, e->len);
-		return;
-	}
+	put_frag_new(s, smp, ip, cm, kind, mg, h, gs);
+}
 
+/* put_frag of a frame not in the cache: resolved, formatted, cached (apart from the
+ * hit path, whose every call paid this part's frame set-up) */
+static __attribute__((noinline)) void put_frag_new(struct script *s, const struct pk_sample *smp,
+						   uint64_t ip, uint8_t cm, int kind, uint64_t mg,
+						   uint64_t h, unsigned gs)
+{
+	struct frag_ent *e;
+	size_t j;
 	struct symres r;
 	char sb[1024];
 	const char *sl = NULL;
-	resolve_ip(s, smp, ip, cm, &r);
+	/* the last address resolved, under the same maps, is not resolved again: a JSON
+	 * sample's own address (FR_TOP) is the first of its call chain (FR_FRAME), two
+	 * keys of the cache and two misses when new */
+	if (s->last_ok && s->last_ip == ip && s->last_mg == mg && s->last_cm == cm) {
+		r = s->last_r;
+	} else {
+		resolve_ip(s, smp, ip, cm, &r);
+		s->last_r = r;
+		s->last_ip = ip;
+		s->last_mg = mg;
+		s->last_cm = cm;
+		s->last_ok = true;
+	}
 	if (kind != FR_TOP && !s->json && (s->frame_fields & SF_SRCLINE))
 		sl = srcline(&r, sb, sizeof(sb));
-	size_t bound = 96 + 6 * ((r.sym ? strlen(r.sym) : 0) + strlen(r.dso) + (sl ? strlen(sl) : 0));
+	size_t bound = 96 + 6 * (r.sn + r.dn + (sl ? strlen(sl) : 0));
 	const struct pk_inline_frame *ifr = NULL;
 	int ni = 0;
 	if (kind == FR_UNW) {
@@ -385,6 +506,7 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 			return; /* absurd names: nothing sensible to print */
 	}
 	if (!r.loc.dso && cm == PK_CPUMODE_USER && r.loc.map_end > r.loc.map_start) {
+		struct script_gap *g = &s->gap[gs][s->gap_next[gs]++ & 3];
 		g->lo = r.loc.map_start;
 		g->hi = r.loc.map_end;
 		g->mgen = mg;
@@ -397,6 +519,8 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		put_nomap(s, ip, kind, &r);
 		return;
 	}
+	/* the entry: its key, its text, and room to read a whole short text past it */
+	bound += sizeof(struct frag_ent) + 8 + ARENA_SLACK;
 	if (bound > s->arena_cap - s->arena_len) {
 		if (s->arena_len && s->arena_len + bound > ARENA_MAX)
 			fc_flush(s);
@@ -415,18 +539,18 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 	}
 	/* a new entry (the table may have been flushed or grown meanwhile) */
 	fc_make_room(s);
-	e = fc_slot(s, ip, mg, cm, (uint8_t)kind);
-	e->gen = s->fc_gen;
+	j = fc_slot(s, h, ip, mg, cm, (uint8_t)kind, &e);
+	e = (struct frag_ent *)(void *)(s->arena + s->arena_len);
 	e->ip = ip;
 	e->mgen = mg;
 	e->cm = cm;
 	e->kind = (uint8_t)kind;
-	s->fc_nr++;
-	char *p0 = s->arena + s->arena_len;
+	char *p0 = (char *)(e + 1);
 	char *p = kind == FR_UNW ? build_unwound(s, ip, &r, ifr, ni, sl, p0)
 				 : build_frag(s, kind, ip, &r, sl, p0);
-	e->off = (uint32_t)s->arena_len;
 	e->len = (uint32_t)(p - p0);
-	s->arena_len += (size_t)(p - p0);
+	s->fc[j] = FC_TAG(h) | (uint32_t)s->arena_len;
+	s->fc_nr++;
+	s->arena_len += sizeof(*e) + ((size_t)(p - p0) + 7) / 8 * 8;
 	ob_put(&s->ob, p0, (size_t)(p - p0));
 }

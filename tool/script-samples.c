@@ -54,14 +54,28 @@ static bool sample_count(struct script *s, const struct pk_data_attr *a, const s
 
 /* "secs.usecs: " as perf prints times (printf("%12s: ") of "%lu.%06lu"), or with --ns
  * "secs.nsecs: " ("%5lu.%09llu"): at most 30 bytes */
-static inline char *fmt_time(char *p, uint64_t t, bool ns)
+static inline char *fmt_time(struct script *s, char *p, uint64_t t, bool ns)
 {
-	p = fmt_u64_pad(p, t / (uint64_t)1000000000, 5, ' ');
+	/* the seconds change once a second of the recording: their text is kept */
+	uint64_t sec = t / (uint64_t)1000000000;
+	if (!s->sec_len || sec != s->sec) {
+		s->sec = sec;
+		s->sec_len = (uint8_t)(fmt_u64_pad(s->sec_txt, sec, 5, ' ') - s->sec_txt);
+	}
+	memcpy(p, s->sec_txt, sizeof(s->sec_txt));
+	p += s->sec_len;
 	*p++ = '.';
-	if (ns)
-		p = fmt_u64_pad(p, t % (uint64_t)1000000000, 9, '0');
-	else
-		p = fmt_u64_pad(p, (t % (uint64_t)1000000000) / 1000, 6, '0');
+	uint32_t sub = (uint32_t)(t % (uint64_t)1000000000);
+	if (ns) {
+		p = fmt_u64_pad(p, sub, 9, '0');
+	} else {
+		/* six digits, in pairs */
+		uint32_t us = sub / 1000;
+		memcpy(p, pk_digit_pairs + 2 * (us / 10000), 2);
+		memcpy(p + 2, pk_digit_pairs + 2 * (us / 100 % 100), 2);
+		memcpy(p + 4, pk_digit_pairs + 2 * (us % 100), 2);
+		p += 6;
+	}
 	*p++ = ':';
 	*p++ = ' ';
 	return p;
@@ -120,11 +134,17 @@ char *put_start(struct script *s, char *p, unsigned int F, bool chain, uint32_t 
 	}
 	if (F & SF_CPU) {
 		*p++ = '[';
-		p = fmt_u64_pad(p, cpu, 3, '0');
+		if (cpu < 1000) {
+			*p++ = (char)('0' + cpu / 100);
+			memcpy(p, pk_digit_pairs + 2 * (cpu % 100), 2);
+			p += 2;
+		} else {
+			p = fmt_u64_pad(p, cpu, 3, '0');
+		}
 		p = PUT(p, "] ");
 	}
 	if (F & SF_TIME)
-		p = fmt_time(p, script_shown_time(s, time), s->ns);
+		p = fmt_time(s, p, script_shown_time(s, time), s->ns);
 	return p;
 }
 
@@ -361,43 +381,47 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 			      bool has_count, uint64_t count, const char *tr)
 {
 	struct obuf *o = &s->ob;
-	ob_puts(o, "{\"type\":\"SAMPLE\",\"event\":");
-	ob_json_str(o, name);
+	ob_put(o, "{\"type\":\"SAMPLE\",\"event\":", sizeof("{\"type\":\"SAMPLE\",\"event\":") - 1);
+	size_t nl = strlen(name);
+	if (nl <= JMEMO_MAX)
+		o->len = (size_t)(put_json_memo(&s->jm_event, ob_room(o, PK_JSON_ESCAPED_MAX(nl) + 2),
+						name, nl) - o->buf);
+	else
+		ob_json_str(o, name);
 	/* at most 9 fields of <= 40 bytes, a comm of <= 15 escaped bytes and a cpumode name */
 	char *p = ob_room(o, 512);
 	if (smp->type & PERF_SAMPLE_IP) {
 		p = PUT(p, ",\"ip\":\"0x");
-		p = fmt_hex(p, smp->ip);
+		p = fmt_hex_fast(p, smp->ip);
 		*p++ = '"';
 	}
 	if (smp->type & PERF_SAMPLE_TID) {
-		const char *c = comm_of(s, smp->tid);
 		p = PUT(p, ",\"pid\":");
-		p = fmt_pid_pad(p, smp->pid, 0);
+		p = fmt_pid_fast(p, smp->pid);
 		p = PUT(p, ",\"tid\":");
-		p = fmt_pid_pad(p, smp->tid, 0);
+		p = fmt_pid_fast(p, smp->tid);
 		p = PUT(p, ",\"comm\":");
-		p = fmt_json_str(p, c, strlen(c));
+		p = put_comm_json(s, p, smp->tid);
 	}
 	if (smp->type & PERF_SAMPLE_CPU) {
 		p = PUT(p, ",\"cpu\":");
-		p = fmt_u64(p, smp->cpu);
+		p = fmt_u32_fast(p, smp->cpu);
 	}
 	if (smp->type & PERF_SAMPLE_TIME) {
 		p = PUT(p, ",\"time\":");
-		p = fmt_u64(p, smp->time);
+		p = fmt_u64_fast(p, smp->time);
 	}
 	if (smp->type & PERF_SAMPLE_PERIOD) {
 		p = PUT(p, ",\"period\":");
-		p = fmt_u64(p, smp->period);
+		p = fmt_u64_fast(p, smp->period);
 	}
 	if (has_count) {
 		p = PUT(p, ",\"count\":");
-		p = fmt_u64(p, count);
+		p = fmt_u64_fast(p, count);
 	}
 	if (smp->type & PERF_SAMPLE_ADDR) {
 		p = PUT(p, ",\"addr\":\"0x");
-		p = fmt_hex(p, smp->addr);
+		p = fmt_hex_fast(p, smp->addr);
 		*p++ = '"';
 	}
 	const char *cmn = pk_cpumode__name((enum pk_cpumode)smp->cpumode);
@@ -406,11 +430,11 @@ static void print_sample_json(struct script *s, const struct pk_sample *smp, con
 	*p++ = '"';
 	if (smp->type & PERF_SAMPLE_RAW) {
 		p = PUT(p, ",\"raw_size\":");
-		p = fmt_u64(p, smp->raw.size);
+		p = fmt_u32_fast(p, smp->raw.size);
 	}
 	if (smp->type & PERF_SAMPLE_STACK_USER) {
 		p = PUT(p, ",\"user_stack_size\":");
-		p = fmt_u64(p, smp->stack_user.dyn_size);
+		p = fmt_u64_fast(p, smp->stack_user.dyn_size);
 	}
 	o->len = (size_t)(p - o->buf);
 	if (s->m && (smp->type & PERF_SAMPLE_IP))

@@ -17,6 +17,7 @@
 #include <perfkit/perfkit.h>
 #include "builtin.h"
 #include "out.h"
+#include "script-fmt.h"
 #include "script-trace.h"
 
 enum sfield {
@@ -42,20 +43,46 @@ enum { FM_DEFAULT, FM_SET, FM_CHANGE };
  * lines of a DWARF-unwound frame */
 enum { FR_FRAME, FR_CHAIN, FR_TOP, FR_UNW, FR_NR };
 
-/* One cached frame text, of one kind (FR_*): valid while gen is the cache's generation.
- * 32 bytes, two to a cache line: on recordings with many distinct addresses nearly
- * every look-up misses the CPU's caches, so the table's size is its speed. */
+/*
+ * The frame text cache: an open-addressing table of 8-byte slots (0: free; else the
+ * upper half of the key's hash, odd, and the offset of its entry in the arena), and in
+ * the arena each entry's key (a frag_ent) followed by its text. A look-up reads one slot
+ * and then one place in the arena, where the key is checked and the text lies: on
+ * recordings with many distinct addresses nearly every look-up misses the CPU's caches,
+ * and slots of 32 bytes (key and text offset) used to cost a miss of their own in a
+ * table four times larger.
+ */
 struct frag_ent {
 	uint64_t ip;
 	uint64_t mgen;          /* the machine's map generation it was resolved under */
-	uint32_t gen;
-	uint32_t off, len;      /* the text, in the arena */
+	uint32_t len;           /* the text's, which follows */
 	uint8_t cm, kind;
 };
 
 #define FC_MIN ((size_t)1 << 12)
-#define FC_MAX ((size_t)1 << 16)      /* slots (2 MiB) */
-#define ARENA_MAX ((size_t)8 << 20)   /* bytes of frame text */
+#define FC_MAX ((size_t)1 << 16)      /* slots (512 KiB; 32k entries, as many as the
+				       * 2 MiB table of 32-byte slots held before) */
+#define ARENA_MAX ((size_t)8 << 20)   /* bytes of entries and their text */
+#define ARENA_SLACK 128               /* readable bytes after the last entry's text */
+
+/* The last string written as JSON at one place of the output (put_json_memo): its
+ * bytes and their escaped, quoted form, which the next identical string reuses */
+#define JMEMO_MAX 256
+struct jmemo {
+	bool ok;
+	uint16_t rawlen, esclen;
+	char raw[JMEMO_MAX];
+	char esc[JMEMO_MAX * 6 + 2];
+};
+
+struct symres {
+	const char *sym, *dso;
+	size_t sn, dn;          /* strlen of sym (0 without) and of dso */
+	uint64_t off;
+	struct pk_addr_loc loc;
+	bool found;
+	bool inlined;           /* a function DWARF says is inlined at the address */
+};
 
 struct script {
 	bool json, all, hide_cg, no_inline;
@@ -64,7 +91,13 @@ struct script {
 	bool line_flush;        /* stdout is a terminal: write each line at once */
 	struct pk_data_reader *rd;
 	/* tid -> comm */
-	struct comm_slot { uint32_t tid; char comm[16]; bool used; } *comms;
+	struct comm_slot {
+		uint32_t tid;
+		char comm[16];
+		bool used;
+		uint8_t jlen;           /* jcomm's length, 0: not made yet (comm_json) */
+		char jcomm[15 * 6 + 2]; /* the comm as a quoted JSON string */
+	} *comms;
 	size_t comm_cap, comm_nr;
 	uint64_t nr_samples;
 	struct pk_count_value *vals;
@@ -87,18 +120,30 @@ struct script {
 	struct pk_machine *m;
 	struct pk_chain_entry chain[512];
 	/* frame text cache (see the top of the file) */
-	struct frag_ent *fc;
+	uint64_t *fc;
 	size_t fc_cap, fc_nr;
-	uint32_t fc_gen;
-	/* the last map generations asked of the machine (pk_machine__maps_gen), current
-	 * while no record other than a sample came (each starts a new rec_epoch): a
-	 * thread's, and the kernel's */
-	uint64_t ug, kg;
-	uint32_t ug_pid, ug_tid, ug_epoch, kg_epoch, rec_epoch;
-	/* per process (a few slots by pid), the last range of user addresses that no map
-	 * covers, under map generation mgen: the garbage callers of chains walked through
-	 * code without frame pointers fall there, nearly each one new (see put_frag) */
-	struct { uint64_t lo, hi, mgen; uint32_t pid; bool valid; } gap[8];
+	/* the last address resolved (put_frag): its key and answer */
+	struct symres last_r;
+	uint64_t last_ip, last_mg;
+	uint8_t last_cm;
+	bool last_ok;
+	/* JSON: the last event name, symbol and DSO name escaped */
+	struct jmemo jm_event, jm_sym, jm_dso;
+	/* map generations asked of the machine (pk_machine__maps_gen), current while no
+	 * record other than a sample came (each starts a new rec_epoch, from 1; 0 is never
+	 * current): the threads' (a few slots by tid: the samples of the CPUs interleave,
+	 * and a single one was asked again nearly every sample), and the kernel's */
+	struct script_ugen { uint64_t gen; uint32_t pid, tid, epoch; } ugc[16];
+	uint64_t kg;
+	uint32_t kg_epoch, rec_epoch;
+	/* per process (a few slots by pid, four ranges each, replaced in turn), the last
+	 * ranges of user addresses that no map covers, under map generation mgen: the
+	 * garbage callers of chains walked through code without frame pointers fall
+	 * there, nearly each one new (see put_frag). One range a slot thrashed: a
+	 * process's garbage alternates between the range below its executable and the one
+	 * above its stack (sys.data: 90k addresses resolved for nothing, 6k ranges) */
+	struct script_gap { uint64_t lo, hi, mgen; uint32_t pid; bool valid; } gap[8][4];
+	uint8_t gap_next[8];
 	char *arena;
 	size_t arena_len, arena_cap;
 	/* tracepoint fields (script-trace.c), set up at the first tracepoint sample */
@@ -120,6 +165,10 @@ struct script {
 	bool ns;                   /* --ns: nanoseconds */
 	int time_mode;             /* TM_* */
 	uint64_t first_time, prev_time;
+	/* the seconds of the last time printed, and their text (fmt_time) */
+	uint64_t sec;
+	char sec_txt[24];
+	uint8_t sec_len;
 	/* script-extra.c: --header, --header-only, -I, -S, --dsos, --kallsyms, -q, -v and
 	 * -F type:fields (per event type: hw sw trace hwcache raw break) */
 	bool header, header_only, show_info, quiet;
@@ -167,13 +216,6 @@ bool script_print_header(struct script *s, const char *input);
 bool script_type_hidden(const struct script *s, const struct pk_data_attr *a);
 const struct pk_machine_opts *script_machine_opts(const struct script *s);
 
-struct symres {
-	const char *sym, *dso;
-	uint64_t off;
-	struct pk_addr_loc loc;
-	bool found;
-	bool inlined;           /* a function DWARF says is inlined at the address */
-};
 static inline char *put_lit(char *p, const char *lit, size_t n)
 {
 	memcpy(p, lit, n);
@@ -188,6 +230,9 @@ int fc_init(struct script *s);
 void fc_flush(struct script *s);
 void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm, int kind);
 int sample_chain(struct script *s, const struct pk_sample *smp);
+/* a JSON string of str (n bytes) with quotes at p, from m when str is m's last one:
+ * at most PK_JSON_ESCAPED_MAX(n) + 2 bytes, as fmt_json_str */
+char *put_json_memo(struct jmemo *m, char *p, const char *str, size_t n);
 /* script-records.c: a context switch line (text); any other record (-a), kernel or user */
 void print_switch(struct script *s, const struct pk_data_attr *a, const struct pk_record *r);
 /* a LOST record as perf's --show-lost-events (text) */
@@ -201,6 +246,8 @@ void print_side(struct script *s, const struct pk_data_attr *a, const struct pk_
 void json_hex(struct obuf *o, const char *key, uint64_t v, bool comma);
 void json_u64(struct obuf *o, const char *key, uint64_t v);
 const char *comm_of(struct script *s, uint32_t tid);
+/* the comm of a thread as a quoted JSON string at p (at most 15 * 6 + 2 bytes) */
+char *put_comm_json(struct script *s, char *p, uint32_t tid);
 const char *event_name(const struct pk_data_attr *a, char *buf, size_t len);
 const char *user_record_name(uint32_t type);
 /* script-fields.c: -F into s (0 or -EINVAL/-ENOMEM, error printed), the fields printed
