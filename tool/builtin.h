@@ -141,10 +141,9 @@ int tool_outfile_close(struct tool_outfile *o, int err);
 /* Install library logging that prints "perfkit <cmd>: ..." for warnings (and, with
  * verbose > 0, info/debug). */
 void tool_setup_log(int verbose);
-/* How report and script read a perf.data file: false (the default) reads it through a
- * reused window with pread, true maps it (PERFKIT_READ=mmap). Measured in a PVM guest,
- * where the first touch of every mapped page costs a shadow page-table fill (~1.8 us):
- * pread was 9-38 % faster (see docs/perfkit-report.md). */
+/* How sched and trace read a perf.data file: false (the default) reads it through a
+ * reused window with pread, true maps it (PERFKIT_READ=mmap). Report and script map it
+ * by default (tool_read_pread); see docs/perfkit-report.md for the measurements. */
 bool tool_read_mmap(void);
 /* PERFKIT_READ=pread: read perf.data through the window even where the command maps it
  * by default (script: see cmd-script.c) */
