@@ -145,6 +145,26 @@ static int config_attr(const struct pk_rec_policy *p, struct perf_event_attr *a,
 	return 0;
 }
 
+/* Whether the kernel knows attr.ksymbol (Linux 5.1+), tried once on a dummy event of
+ * this thread as perf probes its missing features (a kernel that cannot open even that
+ * gets no bit: the events' own open fails then anyway). */
+static bool kernel_has_ksymbol(void)
+{
+	static int known; /* 0: not tried; 1: yes; -1: no */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	if (!k) {
+		struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE,
+					     .config = PERF_COUNT_SW_DUMMY, .exclude_kernel = 1,
+					     .exclude_hv = 1, .ksymbol = 1 };
+		int fd = pk_sys_perf_event_open(&a, 0, -1, -1, 0);
+		k = fd >= 0 ? 1 : -1;
+		if (fd >= 0)
+			close(fd);
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k > 0;
+}
+
 static void sideband_bits(const struct pk_recorder_opts *o, struct perf_event_attr *a)
 {
 	a->mmap = 1;
@@ -152,6 +172,12 @@ static void sideband_bits(const struct pk_recorder_opts *o, struct perf_event_at
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
+	/* kernel code loaded or freed while recording (BPF programs, their trampolines,
+	 * out-of-line code): KSYMBOL records name it (the machine maps them), as perf's
+	 * tracking event asks; not perf's bpf_event: its BPF_EVENT records only serve
+	 * with the BPF program infos perf saves in the header, which we do not write */
+	if (kernel_has_ksymbol())
+		a->ksymbol = 1;
 	if (o->addr)
 		a->mmap_data = 1;
 	if (o->switch_events)

@@ -138,6 +138,45 @@ struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name)
 	return d;
 }
 
+struct pk_dso *pk_dso_new_ksym(struct pk_machine *m, const char *name)
+{
+	struct pk_dso *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->machine = m;
+	d->memfd = -1;
+	d->kind = PK_DSO_KSYM;
+	d->loaded = true;       /* nothing to read: the records give its symbols */
+	d->mapped_code = true;
+	d->name = strdup(name);
+	d->short_name = strdup(name);
+	if (!d->name || !d->short_name) {
+		pk_dso_free(d);
+		return NULL;
+	}
+	d->hnext = m->ksym_dsos;
+	m->ksym_dsos = d;
+	d->seq = (uint32_t)m->nr_dsos++;
+	return d;
+}
+
+int pk_dso_ksym_add(struct pk_dso *d, uint64_t start, uint64_t len, const char *name)
+{
+	if (d->nr_syms >= PK_KSYM_SYMS_MAX)
+		return -ENOSPC;
+	struct pk_sym *v = realloc(d->syms, (d->nr_syms + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	d->syms = v;
+	const char *n = pk_arena_strdup(&d->arena, name);
+	if (!n)
+		return -ENOMEM;
+	v[d->nr_syms] = (struct pk_sym){ .start = start, .end = start + len, .name = n,
+					 .seq = (uint32_t)d->nr_syms };
+	d->nr_syms++;
+	return 0;
+}
+
 void pk_dso_free(struct pk_dso *d)
 {
 	if (!d)
@@ -184,7 +223,8 @@ PK_API const char *pk_dso__short_name(const struct pk_dso *d)
 
 PK_API bool pk_dso__is_kernel(const struct pk_dso *d)
 {
-	return d && (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE);
+	return d && (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE ||
+		     d->kind == PK_DSO_KSYM);
 }
 
 PK_API int pk_dso__load(struct pk_dso *d)
@@ -289,6 +329,14 @@ static const struct pk_sym *pk_dso_find_sym(struct pk_dso *d, uint64_t addr)
 		s->start += m->kview_delta;
 		s->end += m->kview_delta;
 		return s;
+	}
+	if (d->kind == PK_DSO_KSYM) {
+		/* a few symbols, which may overlap (a register inside another's map adds
+		 * one at the map's start): the first registered that holds addr */
+		for (size_t i = 0; i < d->nr_syms; i++)
+			if (addr >= d->syms[i].start && addr < d->syms[i].end)
+				return &d->syms[i];
+		return NULL;
 	}
 	return pk_syms_find(d->syms, d->nr_syms, addr);
 }

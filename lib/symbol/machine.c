@@ -7,6 +7,7 @@
  * (cutting whatever it overlaps, as the kernel does). An exec keeps it (perf's rule: the
  * new image's mappings cut the old ones as they come).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -74,15 +75,21 @@ static struct pk_mapset *pk_mapset_clone(struct pk_machine *m, const struct pk_m
 	return ms;
 }
 
-const struct pk_mapent *pk_mapset_find(const struct pk_mapset *ms, uint64_t addr)
+/* The index of the map holding addr, or SIZE_MAX. */
+static size_t pk_mapset_index(const struct pk_mapset *ms, uint64_t addr)
 {
 	if (!ms)
-		return NULL;
+		return SIZE_MAX;
 	size_t lo = PK_UPPER_BOUND(ms->nr, ms->v[mid].start <= addr);
-	if (!lo)
-		return NULL;
-	const struct pk_mapent *e = &ms->v[lo - 1];
-	return addr < e->end ? e : NULL;
+	if (!lo || addr >= ms->v[lo - 1].end)
+		return SIZE_MAX;
+	return lo - 1;
+}
+
+const struct pk_mapent *pk_mapset_find(const struct pk_mapset *ms, uint64_t addr)
+{
+	size_t i = pk_mapset_index(ms, addr);
+	return i == SIZE_MAX ? NULL : &ms->v[i];
 }
 
 /* The unmapped range [*lo, *hi) around addr, which no map of ms covers. */
@@ -300,6 +307,11 @@ PK_API void pk_machine__free(struct pk_machine *m)
 			pk_thread_free(m->threads.vals[i]);
 	pk_u64map_release(&m->threads);
 	pk_mapset_put(m->kmaps);
+	while (m->ksym_dsos) {
+		struct pk_dso *d = m->ksym_dsos;
+		m->ksym_dsos = d->hnext;
+		pk_dso_free(d);
+	}
 	for (size_t i = 0; i < m->dso_hash_cap; i++) {
 		struct pk_dso *d = m->dso_hash[i];
 		while (d) {
@@ -473,6 +485,64 @@ PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev
 	return 0;
 }
 
+/*
+ * KSYMBOL: kernel code that comes and goes during a recording (BPF programs, their
+ * trampolines and dispatchers, out-of-line code such as kprobe instruction pages), as
+ * perf 6.1 takes it. A register at an address no kernel map holds makes the map
+ * [addr, addr + len) of an object of its own named by the record, whose one symbol of that
+ * name covers the whole map (the object's addresses are relative to the map, as perf's);
+ * perf's map of a BPF image (bpf_trampoline_*, bpf_dispatcher_*) or out-of-line code is
+ * named the same way, its other flags only matter to annotation. The map fills the gap
+ * it starts in and no more: it never cuts a recorded map (perf would let them overlap).
+ * A register inside the map of such an object adds a symbol of its name and length at
+ * the map's start (perf's rule); inside the kernel's or a module's map it adds nothing
+ * (perf adds a symbol at that map's start; kallsyms names those addresses here).
+ * An unregister drops the whole map holding its address unless it is the kernel's (then
+ * perf drops the symbol it added there: none here). len 0 and a range past 2^64 make
+ * nothing: perf's map of them can never be found.
+ */
+static int pk_machine_ksymbol(struct pk_machine *m, const struct pk_rec_ksymbol *k)
+{
+	struct pk_mapset *ms = m->kmaps;
+	size_t i = pk_mapset_index(ms, k->addr);
+	if (k->unregister) {
+		if (i == SIZE_MAX || (ms->v[i].dso && ms->v[i].dso->kind == PK_DSO_KERNEL))
+			return 0;
+		memmove(&ms->v[i], &ms->v[i + 1], (ms->nr - i - 1) * sizeof(*ms->v));
+		ms->nr--;
+		pk_mapset_touch(m, ms);
+		return 0;
+	}
+	if (!k->name || !k->len)
+		return 0;
+	if (i != SIZE_MAX) {
+		struct pk_dso *d = ms->v[i].dso;
+		if (!d || d->kind != PK_DSO_KSYM)
+			return 0;
+		int err = pk_dso_ksym_add(d, ms->v[i].pgoff, k->len, k->name);
+		if (err == -ENOSPC)
+			pk_debug("KSYMBOL %s at %#" PRIx64 ": %s holds %d symbols already: "
+				 "ignored", k->name, k->addr, d->name, PK_KSYM_SYMS_MAX);
+		if (!err)
+			pk_mapset_touch(m, ms);
+		return err == -ENOMEM ? pk_err(err) : 0;
+	}
+	if (k->len > UINT64_MAX - k->addr) {
+		pk_debug("KSYMBOL %s at %#" PRIx64 ": its length %#" PRIx32 " runs past the "
+			 "end of the address space: ignored", k->name, k->addr, k->len);
+		return 0;
+	}
+	uint64_t lo, hi;
+	pk_mapset_gap(ms, k->addr, &lo, &hi);
+	struct pk_mapent e = { .start = k->addr, .end = PK_MIN(k->addr + k->len, hi) };
+	e.dso = pk_dso_new_ksym(m, k->name);
+	if (!e.dso || pk_dso_ksym_add(e.dso, 0, k->len, k->name) ||
+	    pk_mapset_insert(ms, &e))
+		return pk_err(-ENOMEM);
+	pk_mapset_touch(m, ms);
+	return 0;
+}
+
 PK_API int pk_machine__add_build_id(struct pk_machine *m, const char *filename,
 				    const uint8_t *build_id, size_t len)
 {
@@ -520,6 +590,8 @@ PK_API int pk_machine__process(struct pk_machine *m, const struct pk_record *r)
 		};
 		return pk_machine__mmap(m, &ev);
 	}
+	case PERF_RECORD_KSYMBOL:
+		return pk_machine_ksymbol(m, &r->ksymbol);
 	default:
 		return 0;
 	}
@@ -675,6 +747,8 @@ static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_
 		*is_offset = true;
 	} else if (d->kind == PK_DSO_ELF || d->kind == PK_DSO_VDSO) {
 		loc->dso_addr = pk_dso__offset_to_addr(d, addr - e->start + e->pgoff);
+	} else if (d->kind == PK_DSO_KSYM) {
+		loc->dso_addr = addr - e->start + e->pgoff;
 	} else if (d->kind == PK_DSO_ANON && t && !(in_data && *in_data) &&
 		   pk_anon_may_be_jit(d->name)) {
 		/* (code maps only: an anonymous data map stays "//anon", as in perf) */

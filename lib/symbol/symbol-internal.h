@@ -49,6 +49,10 @@ enum pk_dso_kind {
 	PK_DSO_ANON,            /* //anon, [heap], [stack], memfd: ... (JIT if perf-PID.map) */
 	PK_DSO_JIT,             /* perf-PID.map symbols */
 	PK_DSO_UNKNOWN,         /* [unknown] */
+	PK_DSO_KSYM,            /* kernel code of a KSYMBOL record (a BPF program, a
+				 * trampoline, out-of-line code): its symbols are the
+				 * records', relative to its map, in record order; not in
+				 * the machine's table by name (pk_dso_new_ksym) */
 };
 
 struct pk_cu_range {
@@ -206,6 +210,7 @@ struct pk_machine {
 	uint64_t maps_stamp;            /* the last map set generation given out */
 	struct pk_dso **dso_hash;
 	size_t dso_hash_cap, nr_dsos;
+	struct pk_dso *ksym_dsos;       /* PK_DSO_KSYM objects, chained by hnext */
 	/* kallsyms (host only): loaded once */
 	bool ksyms_loaded;
 	struct pk_sym *ksyms;
@@ -234,6 +239,13 @@ struct pk_machine {
 /* dso.c (objects), dso-load.c (pk_dso_ensure_loaded), syms.c (pk_syms_*) */
 struct pk_dso *pk_dso_findnew(struct pk_machine *m, const char *name);
 void pk_dso_free(struct pk_dso *d);
+/* A new object of a KSYMBOL record named `name` (perf gives each register that makes a
+ * map an object of its own: two of one name are two objects), owned by m; NULL. */
+struct pk_dso *pk_dso_new_ksym(struct pk_machine *m, const char *name);
+/* Add the symbol [start, start + len) named `name` to a PK_DSO_KSYM object: 0, -ENOMEM,
+ * -ENOSPC past PK_KSYM_SYMS_MAX of them (a look-up scans them all). */
+#define PK_KSYM_SYMS_MAX 256
+int pk_dso_ksym_add(struct pk_dso *d, uint64_t start, uint64_t len, const char *name);
 int pk_dso_ensure_loaded(struct pk_dso *d);
 /* The loaded object's libdwfl module (its file opened again when the machine closes
  * files after reading symbols, opts.close_files), or NULL. */

@@ -6,7 +6,7 @@ LOST_SAMPLES, KSYMBOL, BPF_EVENT, TEXT_POKE, AUX_OUTPUT_HW_ID, the perf stat rec
 TIME_CONV, ID_INDEX, BUILD_ID, AUXTRACE, ... Both perf and perfkit read the result, so a
 test compares their text of each record.
 
-    mkperfdata.py OUT SET      SET: kernel | user | aux | hostile
+    mkperfdata.py OUT SET      SET: kernel | user | aux | hostile | ksym
     mkperfdata.py OUT poke TEXT ADDR
 
 kernel: every kernel side-band type (1-21 but READ) and a sample, after a HEADER_ATTR;
@@ -15,6 +15,9 @@ and the old EVENT_TYPE too);
 aux: AUXTRACE_INFO, AUXTRACE and AUXTRACE_ERROR (perf 6.1 cannot decode an unknown
 AUX-trace type: perfkit's text of them is checked on its own);
 hostile: records whose counts and lengths lie about their sizes;
+ksym: a kernel map, KSYMBOL registers (a BPF program, a BPF trampoline, out-of-line
+code; bounds: len 0, an addr+len past 2^64) with samples in them, an unregister and a
+sample after it;
 poke: a kernel map ([kernel.kallsyms]_text at TEXT, hex: the running kernel's _text), a
 TEXT_POKE at ADDR (hex: a kernel function of /proc/kallsyms), whose symbol perf's text
 adds, one outside every map and a sample.
@@ -184,10 +187,44 @@ def poke_set(text, addr):
     return out
 
 
+def ksym(addr, length, name, ktype=1, unregister=False):
+    return rec(17, struct.pack("<QIHH", addr, length, ktype, 1 if unregister else 0) + cstr(name),
+               misc=1)
+
+
+def ksym_set():
+    out = [attr_rec()]
+    out.append(rec(3, struct.pack("<II", PID, TID) + cstr("synth")))
+    out.append(rec(1, struct.pack("<IIQQQ", 0xffffffff, 0, 0xffffffff81000000, 0x1000000,
+                                  0xffffffff81000000) + cstr("[kernel.kallsyms]_text"), misc=1))
+    bpf, tramp, ool = 0xffffffffc0001000, 0xffffffffc0003000, 0xffffffffc0005000
+    out.append(ksym(bpf, 0x80, "bpf_prog_6deef7357e7b4530_synth"))
+    out.append(sample(bpf + 0x10))
+    out.append(sample(bpf))
+    out.append(sample(bpf + 0x7f))
+    out.append(sample(bpf + 0x80))                                        # just past it
+    out.append(ksym(tramp, 0x40, "bpf_trampoline_6442491454"))
+    out.append(sample(tramp + 0x8))
+    out.append(ksym(ool, 0x100, "kprobe_insn_page", ktype=2))             # OOL
+    out.append(sample(ool + 0x20))
+    out.append(ksym(0xffffffffc0007000, 0, "synth_len0"))                 # len 0
+    out.append(sample(0xffffffffc0007000))
+    out.append(ksym(0xfffffffffffff000, 0x2000, "synth_wraps"))          # addr+len > 2^64
+    out.append(sample(0xfffffffffffff800))
+    out.append(ksym(bpf + 0x40, 0x20, "synth_nested"))                    # inside bpf_prog
+    out.append(sample(bpf + 0x48))
+    out.append(ksym(bpf + 0x10, 0x80, "bpf_prog_6deef7357e7b4530_synth", unregister=True))
+    out.append(sample(bpf + 0x10))                                        # unregistered
+    out.append(sample(tramp + 0x8))
+    out.append(ksym(0xffffffffc0009000, 0x80, "synth_gone", unregister=True))   # never registered
+    out.append(urec(68, b""))
+    return out
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[2] == "poke":
         recs = poke_set(int(sys.argv[3], 16), int(sys.argv[4], 16))
-    elif len(sys.argv) != 3 or sys.argv[2] not in ("kernel", "user", "aux", "hostile"):
+    elif len(sys.argv) != 3 or sys.argv[2] not in ("kernel", "user", "aux", "hostile", "ksym"):
         sys.exit(__doc__)
     else:
         recs = globals()[sys.argv[2] + "_set"]()

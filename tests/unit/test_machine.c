@@ -2,6 +2,7 @@
 /* lib/symbol: the machine model - threads and maps over fork / exec / mmap / exit. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -201,6 +202,105 @@ static void test_kernel_maps(void **state)
 	m = new_machine();
 	pk_machine__resolve(m, 5, 5, KTEXT + 8, PK_CPUMODE_KERNEL, &loc);
 	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
+	pk_machine__free(m);
+}
+
+static int ksym(struct pk_machine *m, uint64_t addr, uint32_t len, uint16_t type, bool unreg,
+		const char *name)
+{
+	struct pk_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_KSYMBOL;
+	r.cpumode = PK_CPUMODE_KERNEL;
+	r.ksymbol = (struct pk_rec_ksymbol){ .addr = addr, .len = len, .ksym_type = type,
+					     .flags = unreg, .unregister = unreg, .name = name };
+	return pk_machine__process(m, &r);
+}
+
+/* "dso sym+off" of a kernel address, "dso" without a symbol, "-" without a map */
+static const char *kname(struct pk_machine *m, uint64_t addr)
+{
+	static char buf[256];
+	struct pk_addr_loc loc;
+	int err = pk_machine__resolve(m, 5, 5, addr, PK_CPUMODE_KERNEL, &loc);
+	if (err == -ENOENT)
+		return "-";
+	if (err)
+		snprintf(buf, sizeof(buf), "%s", loc.dso_name);
+	else
+		snprintf(buf, sizeof(buf), "%s %s+%#" PRIx64, loc.dso_name, loc.sym, loc.sym_off);
+	return buf;
+}
+
+/* KSYMBOL records: maps of their own in the kernel maps, as perf 6.1 makes them. */
+static void test_ksymbol(void **state)
+{
+	(void)state;
+	struct pk_machine *m = new_machine();
+	struct pk_mmap_event k = { .pid = (uint32_t)-1, .addr = KTEXT, .len = 0x1000000,
+				   .pgoff = KTEXT, .filename = "[kernel.kallsyms]_text",
+				   .kernel = true };
+	assert_int_equal(pk_machine__mmap(m, &k), 0);
+	const uint64_t bpf = 0xffffffffc0001000ULL;
+	uint64_t gen = pk_machine__maps_gen(m, 5, 5, PK_CPUMODE_KERNEL);
+	assert_int_equal(ksym(m, bpf, 0x80, PERF_RECORD_KSYMBOL_TYPE_BPF, false, "bpf_prog_1_x"), 0);
+	assert_true(pk_machine__maps_gen(m, 5, 5, PK_CPUMODE_KERNEL) != gen);
+	assert_string_equal(kname(m, bpf), "bpf_prog_1_x bpf_prog_1_x+0");
+	assert_string_equal(kname(m, bpf + 0x7f), "bpf_prog_1_x bpf_prog_1_x+0x7f");
+	struct pk_addr_loc loc;
+	assert_int_equal(pk_machine__resolve(m, 5, 5, bpf + 0x10, PK_CPUMODE_KERNEL, &loc), 0);
+	assert_true(loc.kernel);
+	assert_true(pk_dso__is_kernel(loc.dso));
+	assert_int_equal(loc.dso_addr, 0x10);   /* relative to its map, as perf's */
+	assert_int_equal(loc.map_start, bpf);
+	assert_int_equal(loc.map_end, bpf + 0x80);
+	/* past its end: the kernel fallback (no map), not the program */
+	assert_string_equal(kname(m, bpf + 0x80), "[kernel.kallsyms]");
+	/* a register inside it adds a symbol at its start (perf's rule) */
+	assert_int_equal(ksym(m, bpf + 0x40, 0x20, 1, false, "nested"), 0);
+	assert_string_equal(kname(m, bpf + 0x48), "bpf_prog_1_x bpf_prog_1_x+0x48");
+	/* out-of-line code and a trampoline: named the same way */
+	assert_int_equal(ksym(m, bpf + 0x2000, 0x100, PERF_RECORD_KSYMBOL_TYPE_OOL, false,
+			      "kprobe_insn_page"), 0);
+	assert_string_equal(kname(m, bpf + 0x2020), "kprobe_insn_page kprobe_insn_page+0x20");
+	/* one inside the kernel's map adds nothing */
+	assert_int_equal(ksym(m, KTEXT + 0x100, 0x10, 1, false, "bpf_in_text"), 0);
+	assert_string_equal(kname(m, KTEXT + 0x100), "[kernel.kallsyms]");
+	/* bounds: len 0 and a range past 2^64 make nothing; a range running into the next
+	 * map stops at it */
+	assert_int_equal(ksym(m, bpf + 0x4000, 0, 1, false, "len0"), 0);
+	assert_string_equal(kname(m, bpf + 0x4000), "[kernel.kallsyms]");
+	assert_int_equal(ksym(m, 0xfffffffffffff000ULL, 0x1000, 1, false, "wraps"), 0);
+	assert_string_equal(kname(m, 0xfffffffffffff800ULL), "[kernel.kallsyms]");
+	assert_int_equal(ksym(m, 0xffffffffffff0000ULL, 0xffff, 1, false, "top"), 0);
+	assert_string_equal(kname(m, 0xfffffffffffffffeULL), "top top+0xfffe");
+	assert_int_equal(ksym(m, KTEXT - 0x100, 0x10000, 1, false, "runs_in"), 0);
+	assert_string_equal(kname(m, KTEXT - 0x10), "runs_in runs_in+0xf0");
+	assert_string_equal(kname(m, KTEXT + 0x10), "[kernel.kallsyms]");
+	assert_int_equal(ksym(m, bpf + 0x5000, 0x10, 1, false, NULL), 0);   /* no name */
+	assert_string_equal(kname(m, bpf + 0x5000), "[kernel.kallsyms]");
+	/* unregister: the whole map holding the address goes; the kernel's stays */
+	gen = pk_machine__maps_gen(m, 5, 5, PK_CPUMODE_KERNEL);
+	assert_int_equal(ksym(m, bpf + 0x10, 0x80, 1, true, "bpf_prog_1_x"), 0);
+	assert_true(pk_machine__maps_gen(m, 5, 5, PK_CPUMODE_KERNEL) != gen);
+	assert_string_equal(kname(m, bpf + 0x10), "[kernel.kallsyms]");
+	assert_string_equal(kname(m, bpf + 0x2020), "kprobe_insn_page kprobe_insn_page+0x20");
+	assert_int_equal(ksym(m, KTEXT + 0x10, 0x10, 1, true, "bpf_in_text"), 0);
+	assert_int_equal(ksym(m, bpf + 0x9000, 0x10, 1, true, "never"), 0);
+	assert_int_equal(pk_machine__resolve(m, 5, 5, KTEXT + 0x10, PK_CPUMODE_KERNEL, &loc), -ENODATA);
+	assert_int_equal(loc.map_start, KTEXT);
+	/* registered again with another length: a new object, as perf's */
+	assert_int_equal(ksym(m, bpf + 0x8, 0x8, 1, false, "bpf_prog_1_x"), 0);
+	assert_string_equal(kname(m, bpf + 0xc), "bpf_prog_1_x bpf_prog_1_x+0x4");
+	assert_string_equal(kname(m, bpf + 0x10), "[kernel.kallsyms]");
+	/* a name the kernel's own: still an object of its own */
+	assert_int_equal(ksym(m, bpf + 0x6000, 0x10, 1, false, "[kernel.kallsyms]"), 0);
+	assert_int_equal(pk_machine__resolve(m, 5, 5, bpf + 0x6004, PK_CPUMODE_KERNEL, &loc), 0);
+	assert_string_equal(loc.sym, "[kernel.kallsyms]");
+	/* many registers inside one map: bounded, the first ones kept */
+	for (int i = 0; i < PK_KSYM_SYMS_MAX + 10; i++)
+		assert_int_equal(ksym(m, bpf + 0x2001, 0x1, 1, false, "many"), 0);
+	assert_string_equal(kname(m, bpf + 0x2020), "kprobe_insn_page kprobe_insn_page+0x20");
 	pk_machine__free(m);
 }
 
@@ -716,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_preload),
 		cmocka_unit_test(test_preload_listed),
 		cmocka_unit_test(test_trim),
+		cmocka_unit_test(test_ksymbol),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
