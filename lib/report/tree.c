@@ -95,16 +95,16 @@ static int ent_cmp(const void *pa, const void *pb, void *arg)
 
 /*
  * ent_cmp on compact copies of what it reads, when the sort keys are among comm, pid, tid,
- * cpu, dso and sym (perf's default is comm,dso,sym): the same answer for every pair, in
- * the merge sort of qsort_r (sort_merge), so the same order, without the call per
- * comparison and three or four cache misses per entry compared (its public entry, its
- * entry, its frame, the strings). Strings compare by rank in strcmp order (interned: one
+ * cpu, dso and sym (perf's default is comm,dso,sym), in perf's trees (sort_rbt), without
+ * the call per comparison and three or four cache misses per entry compared (its public
+ * entry, its entry, its frame, the strings). Strings compare by rank in strcmp order (interned: one
  * id per distinct string). A --children report of a system-wide recording sorts 185k
  * entries, 87 % of the comparisons tied on the period (the frames of one sample's
  * chain): the sort was a fifth of the reading thread's time; 60-90 ms -> 30-40 ms.
  */
 struct skey {
 	uint64_t addr;
+	uint64_t start, end;    /* a symbol's range (perf's collapse order) */
 	int32_t cpu;
 	uint32_t comm, dso, sym;        /* string ranks; comm and dso: NULL and "" are 0 */
 	bool nomap, has_sym;
@@ -140,13 +140,65 @@ static int sref_cmp_tie(const struct pk_report *rep, const struct skey *sk,
 			    (a->dso > b->dso) - (a->dso < b->dso);
 			break;
 		case PK_SORT_SYM:
-			if (a->has_sym && b->has_sym) {
+			/* two addresses without a symbol tie here (perf's sort__sym_sort):
+			 * they stay in the collapsed order, which is by address */
+			if (a->has_sym && b->has_sym)
 				c = (a->sym > b->sym) - (a->sym < b->sym);
+			else if (a->has_sym || b->has_sym)
+				c = a->has_sym ? -1 : 1;
+			break;
+		default: break;
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static int sign64(uint64_t a, uint64_t b)
+{
+	int64_t d = (int64_t)(a - b);
+	return (d > 0) - (d < 0);
+}
+
+/*
+ * perf's order of its entries before the output sort (the search trees of
+ * hists__findnew_entry and hists__collapse_resort, one key at a time): comm by name,
+ * pid/tid/cpu ascending, dso by name with the entries outside every map last, symbols
+ * before addresses without one, symbols by object and then start and end, addresses by
+ * the sign of their difference (which is not transitive: addresses 2^63 apart).
+ */
+static int collapse_cmp(const struct pk_report *rep, const struct skey *sk,
+			const struct sref *sr, uint32_t ia, uint32_t ib)
+{
+	const struct skey *a = &sk[ia], *b = &sk[ib];
+	const struct sref *ra = &sr[ia], *rb = &sr[ib];
+	for (size_t i = 0; i < rep->nr_sort; i++) {
+		int c = 0;
+		switch (rep->sort[i]) {
+		case PK_SORT_COMM: c = (a->comm > b->comm) - (a->comm < b->comm); break;
+		case PK_SORT_PID: c = (ra->pid > rb->pid) - (ra->pid < rb->pid); break;
+		case PK_SORT_TID: c = (ra->tid > rb->tid) - (ra->tid < rb->tid); break;
+		case PK_SORT_CPU: c = (a->cpu > b->cpu) - (a->cpu < b->cpu); break;
+		case PK_SORT_DSO:
+			c = a->nomap != b->nomap ? (a->nomap ? 1 : -1) : a->nomap ? 0 :
+			    (a->dso > b->dso) - (a->dso < b->dso);
+			break;
+		case PK_SORT_SYM:
+			if (a->has_sym && b->has_sym) {
+				/* (perf compares the objects first, sort key or not) */
+				c = a->nomap != b->nomap ? (a->nomap ? 1 : -1) :
+				    (a->dso > b->dso) - (a->dso < b->dso);
+				if (!c)
+					c = sign64(a->start, b->start);
+				if (!c)
+					c = sign64(a->end, b->end);
+				if (!c)
+					c = (a->sym > b->sym) - (a->sym < b->sym);
 			} else if (a->has_sym || b->has_sym) {
 				c = a->has_sym ? -1 : 1;
 			} else {
-				int64_t d = (int64_t)(a->addr - b->addr);
-				c = (d > 0) - (d < 0);
+				c = sign64(a->addr, b->addr);
 			}
 			break;
 		default: break;
@@ -157,36 +209,140 @@ static int sref_cmp_tie(const struct pk_report *rep, const struct skey *sk,
 	return 0;
 }
 
-/*
- * A top-down merge sort of b[0..n) (tmp: room for n), taking from the left run on ties:
- * the comparisons, in the same order, of the merge sort qsort_r is in glibc (2.36 and
- * 2.39 on), so that the order is qsort_r's even where ent_cmp is not transitive (its
- * thread-local depth rule: a < b < c < a can happen), as it was when ent_cmp ran there.
- */
-static void sort_merge(const struct pk_report *rep, const struct sref *sr,
-		       const struct skey *sk, uint32_t *b, size_t n, uint32_t *tmp)
+/* A red-black tree of entry ids (perf's rbtree: the same insertion and rebalancing, so
+ * the same shape, and with a comparison that is not transitive the same order) */
+struct rbt {
+	uint32_t *l, *r, *p, root;
+	uint8_t *red;
+};
+#define RB_NIL UINT32_MAX
+
+static void rbt_rotate(struct rbt *t, uint32_t x, bool left)
 {
-	if (n <= 1)
-		return;
-	size_t n1 = n / 2, n2 = n - n1;
-	uint32_t *b1 = b, *b2 = b + n1, *t = tmp;
-	sort_merge(rep, sr, sk, b1, n1, tmp);
-	sort_merge(rep, sr, sk, b2, n2, tmp);
-	/* (without branches on the outcome: it is a coin toss at every step) */
-	uint32_t *e1 = b1 + n1, *e2 = b2 + n2;
-	while (b1 < e1 && b2 < e2) {
-		uint32_t x = *b1, y = *b2;
-		uint64_t va = sr[x].v, vb = sr[y].v;
-		bool right = va != vb ? va < vb : sref_cmp_tie(rep, sk, sr, x, y) > 0;
-		*t++ = right ? y : x;
-		b1 += !right;
-		b2 += right;
+	uint32_t *a = left ? t->r : t->l, *b = left ? t->l : t->r;
+	uint32_t y = a[x];
+	a[x] = b[y];
+	if (b[y] != RB_NIL)
+		t->p[b[y]] = x;
+	t->p[y] = t->p[x];
+	if (t->p[x] == RB_NIL)
+		t->root = y;
+	else if (t->l[t->p[x]] == x)
+		t->l[t->p[x]] = y;
+	else
+		t->r[t->p[x]] = y;
+	b[y] = x;
+	t->p[x] = y;
+}
+
+/* link x below parent (on its left or right) and rebalance */
+static void rbt_insert(struct rbt *t, uint32_t x, uint32_t parent, bool left)
+{
+	t->l[x] = t->r[x] = RB_NIL;
+	t->p[x] = parent;
+	t->red[x] = 1;
+	if (parent == RB_NIL)
+		t->root = x;
+	else if (left)
+		t->l[parent] = x;
+	else
+		t->r[parent] = x;
+	while (x != t->root && t->red[t->p[x]]) {
+		uint32_t p = t->p[x], g = t->p[p];
+		bool pl = t->l[g] == p;
+		uint32_t u = pl ? t->r[g] : t->l[g];
+		if (u != RB_NIL && t->red[u]) {
+			t->red[p] = t->red[u] = 0;
+			t->red[g] = 1;
+			x = g;
+			continue;
+		}
+		if (x == (pl ? t->r[p] : t->l[p])) {
+			x = p;
+			rbt_rotate(t, x, pl);
+			p = t->p[x];
+		}
+		t->red[p] = 0;
+		t->red[g] = 1;
+		rbt_rotate(t, g, !pl);
 	}
-	n1 = (size_t)(e1 - b1);
-	n2 = (size_t)(e2 - b2);
-	if (n1)
-		memcpy(t, b1, n1 * sizeof(*t));
-	memcpy(b, tmp, (n - n2) * sizeof(*b));
+	t->red[t->root] = 0;
+}
+
+/* the tree's ids in order into out[] */
+static void rbt_walk(const struct rbt *t, uint32_t *out)
+{
+	uint32_t x = t->root;
+	size_t n = 0;
+	if (x == RB_NIL)
+		return;
+	while (t->l[x] != RB_NIL)
+		x = t->l[x];
+	while (x != RB_NIL) {
+		out[n++] = x;
+		if (t->r[x] != RB_NIL) {
+			x = t->r[x];
+			while (t->l[x] != RB_NIL)
+				x = t->l[x];
+		} else {
+			uint32_t c = x;
+			x = t->p[x];
+			while (x != RB_NIL && t->r[x] == c) {
+				c = x;
+				x = t->p[x];
+			}
+		}
+	}
+}
+
+/*
+ * b[0..n) in perf's output order: the entries go into a tree by the collapse order in
+ * the order they were made (hists__findnew_entry), from there into another in that
+ * tree's order (hists__collapse_resort), and from there into the output tree by the
+ * output order (hists__output_resort: equal entries after those already in). The
+ * output comparison is not transitive where perf puts a caller above its callee (the
+ * depth rule applies only between entries of one thread): the order then depends on
+ * the tree's shape, which the same insertions reproduce.
+ */
+static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const struct skey *sk,
+		    uint32_t *b, size_t n)
+{
+	struct rbt t;
+	t.l = malloc(n * sizeof(*t.l));
+	t.r = malloc(n * sizeof(*t.r));
+	t.p = malloc(n * sizeof(*t.p));
+	t.red = malloc(n);
+	int err = -ENOMEM;
+	if (!t.l || !t.r || !t.p || !t.red)
+		goto out;
+	for (int pass = 0; pass < 3; pass++) {
+		t.root = RB_NIL;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t x = pass ? b[i] : (uint32_t)i, y = t.root, parent = RB_NIL;
+			bool left = false;
+			while (y != RB_NIL) {
+				parent = y;
+				int c;
+				if (pass < 2)
+					c = collapse_cmp(rep, sk, sr, x, y);
+				else if (sr[x].v != sr[y].v)
+					c = sr[x].v > sr[y].v ? -1 : 1;
+				else
+					c = sref_cmp_tie(rep, sk, sr, x, y);
+				left = c < 0;
+				y = left ? t.l[y] : t.r[y];
+			}
+			rbt_insert(&t, x, parent, left);
+		}
+		rbt_walk(&t, b);
+	}
+	err = 0;
+out:
+	free(t.l);
+	free(t.r);
+	free(t.p);
+	free(t.red);
+	return err;
 }
 
 static int str_id_cmp(const void *pa, const void *pb, void *arg)
@@ -211,7 +367,7 @@ static int sort_fast(struct pk_report *rep, struct hist *h)
 	uint32_t *ids = NULL;
 	struct skey *sk = pk_arr_calloc(h->nr_ents * sizeof(*sk));
 	struct sref *sr = pk_arr_calloc(h->nr_ents * sizeof(*sr));
-	uint32_t *ord = pk_arr_calloc(2 * h->nr_ents * sizeof(*ord));
+	uint32_t *ord = pk_arr_calloc(h->nr_ents * sizeof(*ord));
 	int err = 0;
 	if (!rank || !sk || !sr || !ord)
 		goto out;
@@ -221,7 +377,9 @@ static int sort_fast(struct pk_report *rep, struct hist *h)
 		const struct ent *e = &h->ents[i];
 		const struct frame *f = &rep->frames[e->frame];
 		sk[i] = (struct skey){ .addr = f->addr, .cpu = e->cpu, .comm = e->comm_id,
-				       .dso = f->dso, .sym = f->sym, .nomap = f->nomap };
+				       .dso = f->dso, .sym = f->sym, .nomap = f->nomap,
+				       .start = f->sym_start,
+				       .end = f->sym_start + f->sym_len };
 		sr[i] = (struct sref){ .v = rep->children ? e->total_period : e->self_period,
 				       .self = e->self_period, .pid = e->pid, .tid = e->tid,
 				       .depth = e->max_depth };
@@ -251,7 +409,8 @@ static int sort_fast(struct pk_report *rep, struct hist *h)
 		k->comm = cr == empty ? 0 : cr;
 		k->dso = dr == empty ? 0 : dr;
 	}
-	sort_merge(rep, sr, sk, ord, h->nr_ents, ord + h->nr_ents);
+	if (sort_rbt(rep, sr, sk, ord, h->nr_ents))
+		goto out;
 	for (size_t i = 0; i < h->nr_ents; i++)
 		h->pub_sorted[i] = &h->pub_ents[ord[i]];
 	err = 1;
@@ -260,7 +419,7 @@ out:
 	free(ids);
 	pk_arr_free(sk, h->nr_ents * sizeof(*sk));
 	pk_arr_free(sr, h->nr_ents * sizeof(*sr));
-	pk_arr_free(ord, 2 * h->nr_ents * sizeof(*ord));
+	pk_arr_free(ord, h->nr_ents * sizeof(*ord));
 	return err;
 }
 
