@@ -353,8 +353,10 @@ static uint32_t frame_abs(struct pk_report *rep, uint32_t fid, uint64_t ip)
 			return c->abs - 1;
 	}
 	struct frame f = rep->frames[fid];
+	f.sym_start = f.addr;
 	f.addr = ip;
 	f.ip = ip;
+	f.abs = 1;
 	uint32_t id;
 	if (pk_rep_frame_intern(rep, &f, &id))
 		return fid;

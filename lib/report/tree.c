@@ -503,7 +503,7 @@ static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t
 		p->sym = pk_str_get(&rep->strs, f->sym);
 		p->dso = pk_str_get(&rep->strs, f->dso);
 		p->srcline = pk_str_get(&rep->strs, f->srcline);
-		p->addr = f->addr;
+		p->addr = f->abs ? f->sym_start : f->addr; /* (in the object, as documented) */
 		p->ip = f->ip;
 		p->kernel = f->kernel;
 	}
