@@ -117,14 +117,12 @@ struct sref {
 	uint16_t depth;
 };
 
-/* ent_cmp on two compact copies, past the equal primary periods */
-static int sref_cmp_tie(const struct pk_report *rep, const struct skey *sk,
-			const struct sref *sr, uint32_t ia, uint32_t ib)
+/* ent_cmp on two compact copies, past the equal primary periods and the depth rule
+ * (sort_rbt applies it): transitive */
+static int sref_cmp_keys(const struct pk_report *rep, const struct skey *sk,
+			 const struct sref *sr, uint32_t ia, uint32_t ib)
 {
 	const struct sref *ra = &sr[ia], *rb = &sr[ib];
-	if (rep->children && rep->callgraph && ra->pid == rb->pid && ra->tid == rb->tid &&
-	    ra->depth != rb->depth)
-		return (ra->depth < rb->depth) == (rep->order != PK_CG_ORDER_CALLER) ? -1 : 1;
 	if (rep->children && ra->self != rb->self)
 		return ra->self > rb->self ? -1 : 1;
 	const struct skey *a = &sk[ia], *b = &sk[ib];
@@ -169,7 +167,7 @@ static int sign64(uint64_t a, uint64_t b)
  * the sign of their difference (which is not transitive: addresses 2^63 apart).
  */
 static int collapse_cmp(const struct pk_report *rep, const struct skey *sk,
-			const struct sref *sr, uint32_t ia, uint32_t ib)
+			const struct sref *sr, uint32_t ia, uint32_t ib, bool addrs)
 {
 	const struct skey *a = &sk[ia], *b = &sk[ib];
 	const struct sref *ra = &sr[ia], *rb = &sr[ib];
@@ -197,7 +195,7 @@ static int collapse_cmp(const struct pk_report *rep, const struct skey *sk,
 					c = (a->sym > b->sym) - (a->sym < b->sym);
 			} else if (a->has_sym || b->has_sym) {
 				c = a->has_sym ? -1 : 1;
-			} else {
+			} else if (addrs) {
 				c = sign64(a->addr, b->addr);
 			}
 			break;
@@ -210,63 +208,78 @@ static int collapse_cmp(const struct pk_report *rep, const struct skey *sk,
 }
 
 /* A red-black tree of entry ids (perf's rbtree: the same insertion and rebalancing, so
- * the same shape, and with a comparison that is not transitive the same order) */
+ * the same shape, and with a comparison that is not transitive the same order). A node
+ * holds what the comparisons read, on the cache line of its links. */
+struct rbn {
+	uint32_t l, r, p;
+	uint32_t k;             /* collapse trees: prefix rank; output tree: output rank */
+	uint32_t vr;            /* output tree: rank of the period */
+	uint16_t depth;
+	uint8_t red;
+};
 struct rbt {
-	uint32_t *l, *r, *p, root;
-	uint8_t *red;
+	struct rbn *n;
+	uint32_t root;
 };
 #define RB_NIL UINT32_MAX
 
 static void rbt_rotate(struct rbt *t, uint32_t x, bool left)
 {
-	uint32_t *a = left ? t->r : t->l, *b = left ? t->l : t->r;
-	uint32_t y = a[x];
-	a[x] = b[y];
-	if (b[y] != RB_NIL)
-		t->p[b[y]] = x;
-	t->p[y] = t->p[x];
-	if (t->p[x] == RB_NIL)
-		t->root = y;
-	else if (t->l[t->p[x]] == x)
-		t->l[t->p[x]] = y;
+	struct rbn *n = t->n;
+	uint32_t y = left ? n[x].r : n[x].l;
+	uint32_t m = left ? n[y].l : n[y].r; /* the subtree that changes sides */
+	if (left)
+		n[x].r = m;
 	else
-		t->r[t->p[x]] = y;
-	b[y] = x;
-	t->p[x] = y;
+		n[x].l = m;
+	if (m != RB_NIL)
+		n[m].p = x;
+	n[y].p = n[x].p;
+	if (n[x].p == RB_NIL)
+		t->root = y;
+	else if (n[n[x].p].l == x)
+		n[n[x].p].l = y;
+	else
+		n[n[x].p].r = y;
+	if (left)
+		n[y].l = x;
+	else
+		n[y].r = x;
+	n[x].p = y;
 }
 
 /* link x below parent (on its left or right) and rebalance */
 static void rbt_insert(struct rbt *t, uint32_t x, uint32_t parent, bool left)
 {
-	t->l[x] = t->r[x] = RB_NIL;
-	t->p[x] = parent;
-	t->red[x] = 1;
+	t->n[x].l = t->n[x].r = RB_NIL;
+	t->n[x].p = parent;
+	t->n[x].red = 1;
 	if (parent == RB_NIL)
 		t->root = x;
 	else if (left)
-		t->l[parent] = x;
+		t->n[parent].l = x;
 	else
-		t->r[parent] = x;
-	while (x != t->root && t->red[t->p[x]]) {
-		uint32_t p = t->p[x], g = t->p[p];
-		bool pl = t->l[g] == p;
-		uint32_t u = pl ? t->r[g] : t->l[g];
-		if (u != RB_NIL && t->red[u]) {
-			t->red[p] = t->red[u] = 0;
-			t->red[g] = 1;
+		t->n[parent].r = x;
+	while (x != t->root && t->n[t->n[x].p].red) {
+		uint32_t p = t->n[x].p, g = t->n[p].p;
+		bool pl = t->n[g].l == p;
+		uint32_t u = pl ? t->n[g].r : t->n[g].l;
+		if (u != RB_NIL && t->n[u].red) {
+			t->n[p].red = t->n[u].red = 0;
+			t->n[g].red = 1;
 			x = g;
 			continue;
 		}
-		if (x == (pl ? t->r[p] : t->l[p])) {
+		if (x == (pl ? t->n[p].r : t->n[p].l)) {
 			x = p;
 			rbt_rotate(t, x, pl);
-			p = t->p[x];
+			p = t->n[x].p;
 		}
-		t->red[p] = 0;
-		t->red[g] = 1;
+		t->n[p].red = 0;
+		t->n[g].red = 1;
 		rbt_rotate(t, g, !pl);
 	}
-	t->red[t->root] = 0;
+	t->n[t->root].red = 0;
 }
 
 /* the tree's ids in order into out[] */
@@ -276,23 +289,85 @@ static void rbt_walk(const struct rbt *t, uint32_t *out)
 	size_t n = 0;
 	if (x == RB_NIL)
 		return;
-	while (t->l[x] != RB_NIL)
-		x = t->l[x];
+	while (t->n[x].l != RB_NIL)
+		x = t->n[x].l;
 	while (x != RB_NIL) {
 		out[n++] = x;
-		if (t->r[x] != RB_NIL) {
-			x = t->r[x];
-			while (t->l[x] != RB_NIL)
-				x = t->l[x];
+		if (t->n[x].r != RB_NIL) {
+			x = t->n[x].r;
+			while (t->n[x].l != RB_NIL)
+				x = t->n[x].l;
 		} else {
 			uint32_t c = x;
-			x = t->p[x];
-			while (x != RB_NIL && t->r[x] == c) {
+			x = t->n[x].p;
+			while (x != RB_NIL && t->n[x].r == c) {
 				c = x;
-				x = t->p[x];
+				x = t->n[x].p;
 			}
 		}
 	}
+}
+
+/* qsort_r's context for ranks */
+struct rank_ctx {
+	const struct pk_report *rep;
+	const struct skey *sk;
+	const struct sref *sr;
+};
+
+/* the collapse order without addresses: transitive */
+static int prefix_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
+{
+	return collapse_cmp(c->rep, c->sk, c->sr, a, b, false);
+}
+
+/* the output order without the depth rule: transitive */
+static int out_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
+{
+	if (c->sr[a].v != c->sr[b].v)
+		return c->sr[a].v > c->sr[b].v ? -1 : 1;
+	return sref_cmp_keys(c->rep, c->sk, c->sr, a, b);
+}
+
+/* a merge sort of ids b[0..n) (tmp: room for n); the comparison a constant at each
+ * call, so that the compiler can put it in line (qsort_r calls it per comparison) */
+static inline void msort_ids(uint32_t *b, size_t n, uint32_t *tmp,
+			     int (*cmp)(const struct rank_ctx *, uint32_t, uint32_t),
+			     const struct rank_ctx *c)
+{
+	if (n <= 1)
+		return;
+	size_t n1 = n / 2;
+	msort_ids(b, n1, tmp, cmp, c);
+	msort_ids(b + n1, n - n1, tmp, cmp, c);
+	uint32_t *p = b, *e1 = b + n1, *q = e1, *e2 = b + n, *t = tmp;
+	while (p < e1 && q < e2)
+		*t++ = cmp(c, *q, *p) < 0 ? *q++ : *p++;
+	while (p < e1)
+		*t++ = *p++;
+	memcpy(b, tmp, (size_t)(t - tmp) * sizeof(*b));
+}
+
+/* rank[i]: entry i's place in cmp's order, equal entries one rank; b: the ids in that
+ * order */
+static int ranks_of(size_t n, uint32_t *b, uint32_t *rank,
+		    int (*cmp)(const struct rank_ctx *, uint32_t, uint32_t),
+		    const struct rank_ctx *c)
+{
+	uint32_t *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint32_t)i;
+	msort_ids(b, n, tmp, cmp, c);
+	free(tmp);
+	uint32_t r = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && cmp(c, b[i - 1], b[i]))
+			r++;
+		rank[b[i]] = r;
+	}
+	return 0;
 }
 
 /*
@@ -301,36 +376,75 @@ static void rbt_walk(const struct rbt *t, uint32_t *out)
  * tree's order (hists__collapse_resort), and from there into the output tree by the
  * output order (hists__output_resort: equal entries after those already in). The
  * output comparison is not transitive where perf puts a caller above its callee (the
- * depth rule applies only between entries of one thread): the order then depends on
- * the tree's shape, which the same insertions reproduce.
+ * depth rule applies only between entries of one thread), nor is the collapse order of
+ * addresses 2^63 apart: the order then depends on the trees' shapes, which the same
+ * insertions reproduce. What is transitive is compared by rank (sorted beforehand):
+ * the trees' comparisons then read two small arrays.
  */
 static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const struct skey *sk,
 		    uint32_t *b, size_t n)
 {
-	struct rbt t;
-	t.l = malloc(n * sizeof(*t.l));
-	t.r = malloc(n * sizeof(*t.r));
-	t.p = malloc(n * sizeof(*t.p));
-	t.red = malloc(n);
+	struct rbt t = { .n = malloc(n * sizeof(*t.n)) };
+	uint32_t *pr = malloc(n * sizeof(*pr)), *orank = malloc(n * sizeof(*orank));
 	int err = -ENOMEM;
-	if (!t.l || !t.r || !t.p || !t.red)
+	if (!t.n || !pr || !orank)
 		goto out;
+	/* addresses compare last (the sym key last, as by default), or ranks do not do */
+	bool sym_on = false, sym_last = true;
+	for (size_t i = 0; i < rep->nr_sort; i++) {
+		if (rep->sort[i] == PK_SORT_SYM)
+			sym_on = true;
+		else if (sym_on)
+			sym_last = false;
+	}
+	struct rank_ctx rc = { rep, sk, sr };
+	if ((sym_last && ranks_of(n, b, pr, prefix_cmp, &rc)) ||
+	    ranks_of(n, b, orank, out_cmp, &rc))
+		goto out;
+	/* b: the entries in the output order without the depth rule (ranks_of's sort), so
+	 * by period first: the period's rank */
+	for (size_t i = 0, vr = 0; i < n; i++) {
+		if (i && sr[b[i]].v != sr[b[i - 1]].v)
+			vr++;
+		t.n[b[i]].vr = (uint32_t)vr;
+	}
+	for (size_t i = 0; i < n; i++) {
+		t.n[i].k = pr[i];
+		t.n[i].depth = sr[i].depth;
+	}
+	bool depth = rep->children && rep->callgraph;
 	for (int pass = 0; pass < 3; pass++) {
 		t.root = RB_NIL;
+		if (pass == 2)
+			for (size_t i = 0; i < n; i++)
+				t.n[i].k = orank[i];
 		for (size_t i = 0; i < n; i++) {
 			uint32_t x = pass ? b[i] : (uint32_t)i, y = t.root, parent = RB_NIL;
+			const struct rbn *nx = &t.n[x];
 			bool left = false;
 			while (y != RB_NIL) {
 				parent = y;
+				const struct rbn *ny = &t.n[y];
 				int c;
-				if (pass < 2)
-					c = collapse_cmp(rep, sk, sr, x, y);
-				else if (sr[x].v != sr[y].v)
-					c = sr[x].v > sr[y].v ? -1 : 1;
-				else
-					c = sref_cmp_tie(rep, sk, sr, x, y);
+				if (pass < 2) {
+					if (!sym_last)
+						c = collapse_cmp(rep, sk, sr, x, y, true);
+					else if (nx->k != ny->k)
+						c = nx->k < ny->k ? -1 : 1;
+					else
+						c = sym_on && !sk[x].has_sym && !sk[y].has_sym
+						    ? sign64(sk[x].addr, sk[y].addr) : 0;
+				} else if (nx->vr != ny->vr) {
+					c = nx->vr < ny->vr ? -1 : 1;
+				} else if (depth && nx->depth != ny->depth &&
+					   sr[x].pid == sr[y].pid && sr[x].tid == sr[y].tid) {
+					c = (nx->depth < ny->depth) ==
+					    (rep->order != PK_CG_ORDER_CALLER) ? -1 : 1;
+				} else {
+					c = (nx->k > ny->k) - (nx->k < ny->k);
+				}
 				left = c < 0;
-				y = left ? t.l[y] : t.r[y];
+				y = left ? ny->l : ny->r;
 			}
 			rbt_insert(&t, x, parent, left);
 		}
@@ -338,10 +452,9 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 	}
 	err = 0;
 out:
-	free(t.l);
-	free(t.r);
-	free(t.p);
-	free(t.red);
+	free(t.n);
+	free(pr);
+	free(orank);
 	return err;
 }
 
