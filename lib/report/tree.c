@@ -313,6 +313,8 @@ struct rank_ctx {
 	const struct pk_report *rep;
 	const struct skey *sk;
 	const struct sref *sr;
+	const uint32_t *pr, *orank;     /* (sort_rbt's ranks) */
+	bool addrs;                     /* addresses compare (sym key on) */
 };
 
 /* the collapse order without addresses: transitive */
@@ -329,28 +331,80 @@ static int out_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
 	return sref_cmp_keys(c->rep, c->sk, c->sr, a, b);
 }
 
-/* a merge sort of ids b[0..n) (tmp: room for n); the comparison a constant at each
- * call, so that the compiler can put it in line (qsort_r calls it per comparison) */
-static inline void msort_ids(uint32_t *b, size_t n, uint32_t *tmp,
-			     int (*cmp)(const struct rank_ctx *, uint32_t, uint32_t),
-			     const struct rank_ctx *c)
+/* the collapse order by rank, then address (transitive where the addresses of each
+ * rank fit in less than half of the address space: sort_rbt checks) */
+static int collapse_rank_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
 {
-	if (n <= 1)
-		return;
-	size_t n1 = n / 2;
-	msort_ids(b, n1, tmp, cmp, c);
-	msort_ids(b + n1, n - n1, tmp, cmp, c);
-	uint32_t *p = b, *e1 = b + n1, *q = e1, *e2 = b + n, *t = tmp;
-	while (p < e1 && q < e2)
-		*t++ = cmp(c, *q, *p) < 0 ? *q++ : *p++;
-	while (p < e1)
-		*t++ = *p++;
-	memcpy(b, tmp, (size_t)(t - tmp) * sizeof(*b));
+	if (c->pr[a] != c->pr[b])
+		return c->pr[a] < c->pr[b] ? -1 : 1;
+	return c->addrs && !c->sk[a].has_sym && !c->sk[b].has_sym
+	       ? sign64(c->sk[a].addr, c->sk[b].addr) : 0;
 }
+
+static int orank_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
+{
+	return (c->orank[a] > c->orank[b]) - (c->orank[a] < c->orank[b]);
+}
+
+/* Whether the addresses without a symbol of each prefix rank (b: the ids by rank) lie
+ * within less than 2^63 of each other, where comparing them by the sign of their
+ * difference is transitive */
+static bool addrs_transitive(const struct skey *sk, const uint32_t *pr, const uint32_t *b,
+			     size_t n)
+{
+	const uint64_t half = (uint64_t)1 << 63;
+	for (size_t i = 0; i < n;) {
+		uint64_t lmin = UINT64_MAX, lmax = 0, hmin = UINT64_MAX, hmax = 0;
+		bool lo = false, hi = false;
+		size_t j = i;
+		for (; j < n && pr[b[j]] == pr[b[i]]; j++) {
+			const struct skey *k = &sk[b[j]];
+			if (k->has_sym)
+				continue;
+			if (k->addr < half) {
+				lo = true;
+				lmin = PK_MIN(lmin, k->addr);
+				lmax = PK_MAX(lmax, k->addr);
+			} else {
+				hi = true;
+				hmin = PK_MIN(hmin, k->addr);
+				hmax = PK_MAX(hmax, k->addr);
+			}
+		}
+		/* both halves: the larger of the two gaps between them must exceed 2^63 */
+		if (lo && hi && hmin - lmax <= half && lmin - hmax <= half)
+			return false;
+		i = j;
+	}
+	return true;
+}
+
+/* A merge sort of ids b[0..n) (tmp: room for n), stable, one function per comparison
+ * (CMP put in line: a call per comparison through a pointer cost twice the sort) */
+#define MSORT_IDS(NAME, CMP)							\
+static void NAME(uint32_t *b, size_t n, uint32_t *tmp, const struct rank_ctx *c)	\
+{										\
+	if (n <= 1)								\
+		return;								\
+	size_t n1 = n / 2;							\
+	NAME(b, n1, tmp, c);							\
+	NAME(b + n1, n - n1, tmp, c);						\
+	uint32_t *p = b, *e1 = b + n1, *q = e1, *e2 = b + n, *t = tmp;		\
+	while (p < e1 && q < e2)						\
+		*t++ = CMP(c, *q, *p) < 0 ? *q++ : *p++;			\
+	while (p < e1)								\
+		*t++ = *p++;							\
+	memcpy(b, tmp, (size_t)(t - tmp) * sizeof(*b));				\
+}
+MSORT_IDS(msort_prefix, prefix_cmp)
+MSORT_IDS(msort_out, out_cmp)
+MSORT_IDS(msort_collapse, collapse_rank_cmp)
+MSORT_IDS(msort_orank, orank_cmp)
 
 /* rank[i]: entry i's place in cmp's order, equal entries one rank; b: the ids in that
  * order */
 static int ranks_of(size_t n, uint32_t *b, uint32_t *rank,
+		    void (*sort)(uint32_t *, size_t, uint32_t *, const struct rank_ctx *),
 		    int (*cmp)(const struct rank_ctx *, uint32_t, uint32_t),
 		    const struct rank_ctx *c)
 {
@@ -359,7 +413,7 @@ static int ranks_of(size_t n, uint32_t *b, uint32_t *rank,
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		b[i] = (uint32_t)i;
-	msort_ids(b, n, tmp, cmp, c);
+	sort(b, n, tmp, c);
 	free(tmp);
 	uint32_t r = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -397,10 +451,16 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 		else if (sym_on)
 			sym_last = false;
 	}
-	struct rank_ctx rc = { rep, sk, sr };
-	if ((sym_last && ranks_of(n, b, pr, prefix_cmp, &rc)) ||
-	    ranks_of(n, b, orank, out_cmp, &rc))
+	struct rank_ctx rc = { rep, sk, sr, pr, orank, sym_on };
+	if (sym_last && ranks_of(n, b, pr, msort_prefix, prefix_cmp, &rc))
 		goto out;
+	/* where the collapse order is transitive, the two collapse trees sort (equal ids
+	 * in the order made), and without the depth rule the output tree too (equal ids
+	 * in the collapsed order): merge sorts do, at a fraction of the cost */
+	bool coll_sort = sym_last && addrs_transitive(sk, pr, b, n);
+	if (ranks_of(n, b, orank, msort_out, out_cmp, &rc))
+		goto out;
+	uint32_t *tmp = (uint32_t *)pr; /* (pr is no longer read once the collapse is done) */
 	/* b: the entries in the output order without the depth rule (ranks_of's sort), so
 	 * by period first: the period's rank */
 	for (size_t i = 0, vr = 0; i < n; i++) {
@@ -409,12 +469,28 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 		t.n[b[i]].vr = (uint32_t)vr;
 	}
 	for (size_t i = 0; i < n; i++) {
-		t.n[i].k = pr[i];
+		t.n[i].k = sym_last ? pr[i] : 0;
 		t.n[i].depth = sr[i].depth;
 	}
 	bool depth = rep->children && rep->callgraph;
 	for (int pass = 0; pass < 3; pass++) {
 		t.root = RB_NIL;
+		if (pass < 2 && coll_sort) {
+			if (pass)
+				continue;
+			uint32_t *ms = malloc(n * sizeof(*ms));
+			if (!ms)
+				goto out;
+			for (size_t i = 0; i < n; i++)
+				b[i] = (uint32_t)i;
+			msort_collapse(b, n, ms, &rc);
+			free(ms);
+			continue;
+		}
+		if (pass == 2 && !depth) {
+			msort_orank(b, n, tmp, &rc);
+			break;
+		}
 		if (pass == 2)
 			for (size_t i = 0; i < n; i++)
 				t.n[i].k = orank[i];
