@@ -308,7 +308,7 @@ static void rbt_walk(const struct rbt *t, uint32_t *out)
 	}
 }
 
-/* qsort_r's context for ranks */
+/* what the ranks' comparisons read */
 struct rank_ctx {
 	const struct pk_report *rep;
 	const struct skey *sk;
