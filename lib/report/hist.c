@@ -336,8 +336,9 @@ static bool match_int(const int32_t *list, size_t n, int32_t v)
 	return false;
 }
 
-/* The frame of an unresolved callchain entry as perf keys cumulative entries: by the
- * absolute address (perf's self entries use the DSO-relative one). */
+/* The frame of an unresolved callchain entry as perf keys cumulative entries and
+ * call-chain nodes: by the absolute address (perf's self entries use the DSO-relative
+ * one), which is also the address shown. */
 #define ABSC_BITS 12
 static uint32_t frame_abs(struct pk_report *rep, uint32_t fid, uint64_t ip)
 {
@@ -352,7 +353,10 @@ static uint32_t frame_abs(struct pk_report *rep, uint32_t fid, uint64_t ip)
 			return c->abs - 1;
 	}
 	struct frame f = rep->frames[fid];
+	f.sym_start = f.addr;
 	f.addr = ip;
+	f.ip = ip;
+	f.abs = 1;
 	uint32_t id;
 	if (pk_rep_frame_intern(rep, &f, &id))
 		return fid;
@@ -513,11 +517,14 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 		self->last_seen = rep->serial;
 	}
 	bool trees = rep->callgraph && has_chain;
-	/* the chain in display order */
+	/* the chain in display order. perf matches call-chain nodes of unresolved frames by
+	 * object and sampled address (not the address in the object): the same frame of two
+	 * processes that map the object at different addresses makes two nodes */
 	uint32_t *seq = rep->seq;
 	bool caller = rep->order == PK_CG_ORDER_CALLER;
+	const uint32_t *nf = fa ? fa : fr;
 	for (size_t i = 0; i < n; i++)
-		seq[i] = caller ? fr[n - 1 - i] : fr[i];
+		seq[i] = caller ? nf[n - 1 - i] : nf[i];
 	if (trees && self && chain_append(rep, self, seq, n, period, w))
 		return -ENOMEM;
 	if (!rep->children || !has_chain)
@@ -722,7 +729,8 @@ static int defer_key(struct pk_report *rep, const uint32_t *k, size_t len, uint6
 static size_t pending_key(struct pk_report *rep, struct hist *h, uint32_t comm, int32_t pid,
 			  int32_t tid, int32_t cpu, size_t n, bool has_chain)
 {
-	uint32_t fl = (has_chain ? PF_CHAIN : 0) | (rep->children && has_chain ? PF_ABS : 0) |
+	uint32_t fl = (has_chain ? PF_CHAIN : 0) |
+		      ((rep->children || rep->callgraph) && has_chain ? PF_ABS : 0) |
 		      (rep->key_on[PK_SORT_SRCLINE] ? PF_SRC : 0);
 	size_t len = PK_HDR + n * (1 + !!(fl & PF_ABS) + !!(fl & PF_SRC));
 	uint32_t *k = rep->kbuf;
@@ -999,8 +1007,10 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		}
 		rep->csrc[0] = self_src;
 	}
-	if (rep->children && has_chain) {
-		/* unresolved frames of cumulative entries are keyed by absolute address */
+	bool abs = (rep->children || rep->callgraph) && has_chain;
+	if (abs) {
+		/* unresolved frames of cumulative entries and call-chain nodes are keyed by
+		 * absolute address */
 		for (size_t i = 0; i < n; i++) {
 			uint32_t fi = rep->cframes[i];
 			rep->cabs[i] = rep->frames[fi].sym ? fi : frame_abs(rep, fi, rep->cip[i]);
@@ -1012,7 +1022,7 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		err = pk_rep_flush_pending(rep);
 		return err ? err : aggregate(rep, h, cid, pid, tid, cpu, period, 1, n, has_chain,
 					     rep->self_frame, rep->cframes,
-					     rep->children && has_chain ? rep->cabs : NULL,
+					     abs ? rep->cabs : NULL,
 					     rep->key_on[PK_SORT_SRCLINE] ? rep->csrc : NULL);
 	}
 	size_t klen = pending_key(rep, h, cid, pid, tid, cpu, n, has_chain);

@@ -40,6 +40,9 @@ struct frame {
 	uint8_t kernel : 1;
 	uint8_t nomap : 1;      /* no map covered the address */
 	uint8_t inlined : 1;    /* an inline pseudo-frame: keyed by name too */
+	uint8_t abs : 1;        /* unresolved, keyed by the sampled address (addr = ip; its
+				 * address in the object in sym_start, unused without a
+				 * symbol): frame_abs */
 };
 _Static_assert(sizeof(struct frame) == 48, "one frame per 48 bytes (a few hundred thousand "
 	       "of them in a recording through garbage callers)");

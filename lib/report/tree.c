@@ -95,16 +95,16 @@ static int ent_cmp(const void *pa, const void *pb, void *arg)
 
 /*
  * ent_cmp on compact copies of what it reads, when the sort keys are among comm, pid, tid,
- * cpu, dso and sym (perf's default is comm,dso,sym): the same answer for every pair, in
- * the merge sort of qsort_r (sort_merge), so the same order, without the call per
- * comparison and three or four cache misses per entry compared (its public entry, its
- * entry, its frame, the strings). Strings compare by rank in strcmp order (interned: one
+ * cpu, dso and sym (perf's default is comm,dso,sym), in perf's trees (sort_rbt), without
+ * the call per comparison and three or four cache misses per entry compared (its public
+ * entry, its entry, its frame, the strings). Strings compare by rank in strcmp order (interned: one
  * id per distinct string). A --children report of a system-wide recording sorts 185k
  * entries, 87 % of the comparisons tied on the period (the frames of one sample's
  * chain): the sort was a fifth of the reading thread's time; 60-90 ms -> 30-40 ms.
  */
 struct skey {
 	uint64_t addr;
+	uint64_t start, end;    /* a symbol's range (perf's collapse order) */
 	int32_t cpu;
 	uint32_t comm, dso, sym;        /* string ranks; comm and dso: NULL and "" are 0 */
 	bool nomap, has_sym;
@@ -117,14 +117,12 @@ struct sref {
 	uint16_t depth;
 };
 
-/* ent_cmp on two compact copies, past the equal primary periods */
-static int sref_cmp_tie(const struct pk_report *rep, const struct skey *sk,
-			const struct sref *sr, uint32_t ia, uint32_t ib)
+/* ent_cmp on two compact copies, past the equal primary periods and the depth rule
+ * (sort_rbt applies it): transitive */
+static int sref_cmp_keys(const struct pk_report *rep, const struct skey *sk,
+			 const struct sref *sr, uint32_t ia, uint32_t ib)
 {
 	const struct sref *ra = &sr[ia], *rb = &sr[ib];
-	if (rep->children && rep->callgraph && ra->pid == rb->pid && ra->tid == rb->tid &&
-	    ra->depth != rb->depth)
-		return (ra->depth < rb->depth) == (rep->order != PK_CG_ORDER_CALLER) ? -1 : 1;
 	if (rep->children && ra->self != rb->self)
 		return ra->self > rb->self ? -1 : 1;
 	const struct skey *a = &sk[ia], *b = &sk[ib];
@@ -140,13 +138,65 @@ static int sref_cmp_tie(const struct pk_report *rep, const struct skey *sk,
 			    (a->dso > b->dso) - (a->dso < b->dso);
 			break;
 		case PK_SORT_SYM:
-			if (a->has_sym && b->has_sym) {
+			/* two addresses without a symbol tie here (perf's sort__sym_sort):
+			 * they stay in the collapsed order, which is by address */
+			if (a->has_sym && b->has_sym)
 				c = (a->sym > b->sym) - (a->sym < b->sym);
+			else if (a->has_sym || b->has_sym)
+				c = a->has_sym ? -1 : 1;
+			break;
+		default: break;
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static int sign64(uint64_t a, uint64_t b)
+{
+	int64_t d = (int64_t)(a - b);
+	return (d > 0) - (d < 0);
+}
+
+/*
+ * perf's order of its entries before the output sort (the search trees of
+ * hists__findnew_entry and hists__collapse_resort, one key at a time): comm by name,
+ * pid/tid/cpu ascending, dso by name with the entries outside every map last, symbols
+ * before addresses without one, symbols by object and then start and end, addresses by
+ * the sign of their difference (which is not transitive: addresses 2^63 apart).
+ */
+static int collapse_cmp(const struct pk_report *rep, const struct skey *sk,
+			const struct sref *sr, uint32_t ia, uint32_t ib, bool addrs)
+{
+	const struct skey *a = &sk[ia], *b = &sk[ib];
+	const struct sref *ra = &sr[ia], *rb = &sr[ib];
+	for (size_t i = 0; i < rep->nr_sort; i++) {
+		int c = 0;
+		switch (rep->sort[i]) {
+		case PK_SORT_COMM: c = (a->comm > b->comm) - (a->comm < b->comm); break;
+		case PK_SORT_PID: c = (ra->pid > rb->pid) - (ra->pid < rb->pid); break;
+		case PK_SORT_TID: c = (ra->tid > rb->tid) - (ra->tid < rb->tid); break;
+		case PK_SORT_CPU: c = (a->cpu > b->cpu) - (a->cpu < b->cpu); break;
+		case PK_SORT_DSO:
+			c = a->nomap != b->nomap ? (a->nomap ? 1 : -1) : a->nomap ? 0 :
+			    (a->dso > b->dso) - (a->dso < b->dso);
+			break;
+		case PK_SORT_SYM:
+			if (a->has_sym && b->has_sym) {
+				/* (perf compares the objects first, sort key or not) */
+				c = a->nomap != b->nomap ? (a->nomap ? 1 : -1) :
+				    (a->dso > b->dso) - (a->dso < b->dso);
+				if (!c)
+					c = sign64(a->start, b->start);
+				if (!c)
+					c = sign64(a->end, b->end);
+				if (!c)
+					c = (a->sym > b->sym) - (a->sym < b->sym);
 			} else if (a->has_sym || b->has_sym) {
 				c = a->has_sym ? -1 : 1;
-			} else {
-				int64_t d = (int64_t)(a->addr - b->addr);
-				c = (d > 0) - (d < 0);
+			} else if (addrs) {
+				c = sign64(a->addr, b->addr);
 			}
 			break;
 		default: break;
@@ -157,36 +207,331 @@ static int sref_cmp_tie(const struct pk_report *rep, const struct skey *sk,
 	return 0;
 }
 
-/*
- * A top-down merge sort of b[0..n) (tmp: room for n), taking from the left run on ties:
- * the comparisons, in the same order, of the merge sort qsort_r is in glibc (2.36 and
- * 2.39 on), so that the order is qsort_r's even where ent_cmp is not transitive (its
- * thread-local depth rule: a < b < c < a can happen), as it was when ent_cmp ran there.
- */
-static void sort_merge(const struct pk_report *rep, const struct sref *sr,
-		       const struct skey *sk, uint32_t *b, size_t n, uint32_t *tmp)
+/* A red-black tree of entry ids (perf's rbtree: the same insertion and rebalancing, so
+ * the same shape, and with a comparison that is not transitive the same order). A node
+ * holds what the comparisons read, on the cache line of its links. */
+struct rbn {
+	uint32_t l, r, p;
+	uint32_t k;             /* collapse trees: prefix rank; output tree: output rank */
+	uint32_t vr;            /* output tree: rank of the period */
+	uint16_t depth;
+	uint8_t red;
+};
+struct rbt {
+	struct rbn *n;
+	uint32_t root;
+};
+#define RB_NIL UINT32_MAX
+
+static void rbt_rotate(struct rbt *t, uint32_t x, bool left)
 {
-	if (n <= 1)
-		return;
-	size_t n1 = n / 2, n2 = n - n1;
-	uint32_t *b1 = b, *b2 = b + n1, *t = tmp;
-	sort_merge(rep, sr, sk, b1, n1, tmp);
-	sort_merge(rep, sr, sk, b2, n2, tmp);
-	/* (without branches on the outcome: it is a coin toss at every step) */
-	uint32_t *e1 = b1 + n1, *e2 = b2 + n2;
-	while (b1 < e1 && b2 < e2) {
-		uint32_t x = *b1, y = *b2;
-		uint64_t va = sr[x].v, vb = sr[y].v;
-		bool right = va != vb ? va < vb : sref_cmp_tie(rep, sk, sr, x, y) > 0;
-		*t++ = right ? y : x;
-		b1 += !right;
-		b2 += right;
+	struct rbn *n = t->n;
+	uint32_t y = left ? n[x].r : n[x].l;
+	uint32_t m = left ? n[y].l : n[y].r; /* the subtree that changes sides */
+	if (left)
+		n[x].r = m;
+	else
+		n[x].l = m;
+	if (m != RB_NIL)
+		n[m].p = x;
+	n[y].p = n[x].p;
+	if (n[x].p == RB_NIL)
+		t->root = y;
+	else if (n[n[x].p].l == x)
+		n[n[x].p].l = y;
+	else
+		n[n[x].p].r = y;
+	if (left)
+		n[y].l = x;
+	else
+		n[y].r = x;
+	n[x].p = y;
+}
+
+/* link x below parent (on its left or right) and rebalance */
+static void rbt_insert(struct rbt *t, uint32_t x, uint32_t parent, bool left)
+{
+	t->n[x].l = t->n[x].r = RB_NIL;
+	t->n[x].p = parent;
+	t->n[x].red = 1;
+	if (parent == RB_NIL)
+		t->root = x;
+	else if (left)
+		t->n[parent].l = x;
+	else
+		t->n[parent].r = x;
+	while (x != t->root && t->n[t->n[x].p].red) {
+		uint32_t p = t->n[x].p, g = t->n[p].p;
+		bool pl = t->n[g].l == p;
+		uint32_t u = pl ? t->n[g].r : t->n[g].l;
+		if (u != RB_NIL && t->n[u].red) {
+			t->n[p].red = t->n[u].red = 0;
+			t->n[g].red = 1;
+			x = g;
+			continue;
+		}
+		if (x == (pl ? t->n[p].r : t->n[p].l)) {
+			x = p;
+			rbt_rotate(t, x, pl);
+			p = t->n[x].p;
+		}
+		t->n[p].red = 0;
+		t->n[g].red = 1;
+		rbt_rotate(t, g, !pl);
 	}
-	n1 = (size_t)(e1 - b1);
-	n2 = (size_t)(e2 - b2);
-	if (n1)
-		memcpy(t, b1, n1 * sizeof(*t));
-	memcpy(b, tmp, (n - n2) * sizeof(*b));
+	t->n[t->root].red = 0;
+}
+
+/* the tree's ids in order into out[] */
+static void rbt_walk(const struct rbt *t, uint32_t *out)
+{
+	uint32_t x = t->root;
+	size_t n = 0;
+	if (x == RB_NIL)
+		return;
+	while (t->n[x].l != RB_NIL)
+		x = t->n[x].l;
+	while (x != RB_NIL) {
+		out[n++] = x;
+		if (t->n[x].r != RB_NIL) {
+			x = t->n[x].r;
+			while (t->n[x].l != RB_NIL)
+				x = t->n[x].l;
+		} else {
+			uint32_t c = x;
+			x = t->n[x].p;
+			while (x != RB_NIL && t->n[x].r == c) {
+				c = x;
+				x = t->n[x].p;
+			}
+		}
+	}
+}
+
+/* what the ranks' comparisons read */
+struct rank_ctx {
+	const struct pk_report *rep;
+	const struct skey *sk;
+	const struct sref *sr;
+	const uint32_t *pr, *orank;     /* (sort_rbt's ranks) */
+	bool addrs;                     /* addresses compare (sym key on) */
+};
+
+/* the collapse order without addresses: transitive */
+static int prefix_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
+{
+	return collapse_cmp(c->rep, c->sk, c->sr, a, b, false);
+}
+
+/* the output order without the depth rule: transitive */
+static int out_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
+{
+	if (c->sr[a].v != c->sr[b].v)
+		return c->sr[a].v > c->sr[b].v ? -1 : 1;
+	return sref_cmp_keys(c->rep, c->sk, c->sr, a, b);
+}
+
+/* the collapse order by rank, then address (transitive where the addresses of each
+ * rank fit in less than half of the address space: sort_rbt checks) */
+static int collapse_rank_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
+{
+	if (c->pr[a] != c->pr[b])
+		return c->pr[a] < c->pr[b] ? -1 : 1;
+	return c->addrs && !c->sk[a].has_sym && !c->sk[b].has_sym
+	       ? sign64(c->sk[a].addr, c->sk[b].addr) : 0;
+}
+
+static int orank_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
+{
+	return (c->orank[a] > c->orank[b]) - (c->orank[a] < c->orank[b]);
+}
+
+/* Whether the addresses without a symbol of each prefix rank (b: the ids by rank) lie
+ * within less than 2^63 of each other, where comparing them by the sign of their
+ * difference is transitive */
+static bool addrs_transitive(const struct skey *sk, const uint32_t *pr, const uint32_t *b,
+			     size_t n)
+{
+	const uint64_t half = (uint64_t)1 << 63;
+	for (size_t i = 0; i < n;) {
+		uint64_t lmin = UINT64_MAX, lmax = 0, hmin = UINT64_MAX, hmax = 0;
+		bool lo = false, hi = false;
+		size_t j = i;
+		for (; j < n && pr[b[j]] == pr[b[i]]; j++) {
+			const struct skey *k = &sk[b[j]];
+			if (k->has_sym)
+				continue;
+			if (k->addr < half) {
+				lo = true;
+				lmin = PK_MIN(lmin, k->addr);
+				lmax = PK_MAX(lmax, k->addr);
+			} else {
+				hi = true;
+				hmin = PK_MIN(hmin, k->addr);
+				hmax = PK_MAX(hmax, k->addr);
+			}
+		}
+		/* both halves: the larger of the two gaps between them must exceed 2^63 */
+		if (lo && hi && hmin - lmax <= half && lmin - hmax <= half)
+			return false;
+		i = j;
+	}
+	return true;
+}
+
+/* A merge sort of ids b[0..n) (tmp: room for n), stable, one function per comparison
+ * (CMP put in line: a call per comparison through a pointer cost twice the sort) */
+#define MSORT_IDS(NAME, CMP)							\
+static void NAME(uint32_t *b, size_t n, uint32_t *tmp, const struct rank_ctx *c)	\
+{										\
+	if (n <= 1)								\
+		return;								\
+	size_t n1 = n / 2;							\
+	NAME(b, n1, tmp, c);							\
+	NAME(b + n1, n - n1, tmp, c);						\
+	uint32_t *p = b, *e1 = b + n1, *q = e1, *e2 = b + n, *t = tmp;		\
+	while (p < e1 && q < e2)						\
+		*t++ = CMP(c, *q, *p) < 0 ? *q++ : *p++;			\
+	while (p < e1)								\
+		*t++ = *p++;							\
+	memcpy(b, tmp, (size_t)(t - tmp) * sizeof(*b));				\
+}
+MSORT_IDS(msort_prefix, prefix_cmp)
+MSORT_IDS(msort_out, out_cmp)
+MSORT_IDS(msort_collapse, collapse_rank_cmp)
+MSORT_IDS(msort_orank, orank_cmp)
+
+/* rank[i]: entry i's place in cmp's order, equal entries one rank; b: the ids in that
+ * order */
+static int ranks_of(size_t n, uint32_t *b, uint32_t *rank,
+		    void (*sort)(uint32_t *, size_t, uint32_t *, const struct rank_ctx *),
+		    int (*cmp)(const struct rank_ctx *, uint32_t, uint32_t),
+		    const struct rank_ctx *c)
+{
+	uint32_t *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint32_t)i;
+	sort(b, n, tmp, c);
+	free(tmp);
+	uint32_t r = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && cmp(c, b[i - 1], b[i]))
+			r++;
+		rank[b[i]] = r;
+	}
+	return 0;
+}
+
+/*
+ * b[0..n) in perf's output order: the entries go into a tree by the collapse order in
+ * the order they were made (hists__findnew_entry), from there into another in that
+ * tree's order (hists__collapse_resort), and from there into the output tree by the
+ * output order (hists__output_resort: equal entries after those already in). The
+ * output comparison is not transitive where perf puts a caller above its callee (the
+ * depth rule applies only between entries of one thread), nor is the collapse order of
+ * addresses 2^63 apart: the order then depends on the trees' shapes, which the same
+ * insertions reproduce. What is transitive is compared by rank (sorted beforehand):
+ * the trees' comparisons then read two small arrays.
+ */
+static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const struct skey *sk,
+		    uint32_t *b, size_t n)
+{
+	struct rbt t = { .n = malloc(n * sizeof(*t.n)) };
+	uint32_t *pr = malloc(n * sizeof(*pr)), *orank = malloc(n * sizeof(*orank));
+	int err = -ENOMEM;
+	if (!t.n || !pr || !orank)
+		goto out;
+	/* addresses compare last (the sym key last, as by default), or ranks do not do */
+	bool sym_on = false, sym_last = true;
+	for (size_t i = 0; i < rep->nr_sort; i++) {
+		if (rep->sort[i] == PK_SORT_SYM)
+			sym_on = true;
+		else if (sym_on)
+			sym_last = false;
+	}
+	struct rank_ctx rc = { rep, sk, sr, pr, orank, sym_on };
+	if (sym_last && ranks_of(n, b, pr, msort_prefix, prefix_cmp, &rc))
+		goto out;
+	/* where the collapse order is transitive, the two collapse trees sort (equal ids
+	 * in the order made), and without the depth rule the output tree too (equal ids
+	 * in the collapsed order): merge sorts do, at a fraction of the cost */
+	bool coll_sort = sym_last && addrs_transitive(sk, pr, b, n);
+	if (ranks_of(n, b, orank, msort_out, out_cmp, &rc))
+		goto out;
+	uint32_t *tmp = (uint32_t *)pr; /* (pr is no longer read once the collapse is done) */
+	/* b: the entries in the output order without the depth rule (ranks_of's sort), so
+	 * by period first: the period's rank */
+	for (size_t i = 0, vr = 0; i < n; i++) {
+		if (i && sr[b[i]].v != sr[b[i - 1]].v)
+			vr++;
+		t.n[b[i]].vr = (uint32_t)vr;
+	}
+	for (size_t i = 0; i < n; i++) {
+		t.n[i].k = sym_last ? pr[i] : 0;
+		t.n[i].depth = sr[i].depth;
+	}
+	bool depth = rep->children && rep->callgraph;
+	for (int pass = 0; pass < 3; pass++) {
+		t.root = RB_NIL;
+		if (pass < 2 && coll_sort) {
+			if (pass)
+				continue;
+			uint32_t *ms = malloc(n * sizeof(*ms));
+			if (!ms)
+				goto out;
+			for (size_t i = 0; i < n; i++)
+				b[i] = (uint32_t)i;
+			msort_collapse(b, n, ms, &rc);
+			free(ms);
+			continue;
+		}
+		if (pass == 2 && !depth) {
+			msort_orank(b, n, tmp, &rc);
+			break;
+		}
+		if (pass == 2)
+			for (size_t i = 0; i < n; i++)
+				t.n[i].k = orank[i];
+		for (size_t i = 0; i < n; i++) {
+			uint32_t x = pass ? b[i] : (uint32_t)i, y = t.root, parent = RB_NIL;
+			const struct rbn *nx = &t.n[x];
+			bool left = false;
+			while (y != RB_NIL) {
+				parent = y;
+				const struct rbn *ny = &t.n[y];
+				int c;
+				if (pass < 2) {
+					if (!sym_last)
+						c = collapse_cmp(rep, sk, sr, x, y, true);
+					else if (nx->k != ny->k)
+						c = nx->k < ny->k ? -1 : 1;
+					else
+						c = sym_on && !sk[x].has_sym && !sk[y].has_sym
+						    ? sign64(sk[x].addr, sk[y].addr) : 0;
+				} else if (nx->vr != ny->vr) {
+					c = nx->vr < ny->vr ? -1 : 1;
+				} else if (depth && nx->depth != ny->depth &&
+					   sr[x].pid == sr[y].pid && sr[x].tid == sr[y].tid) {
+					c = (nx->depth < ny->depth) ==
+					    (rep->order != PK_CG_ORDER_CALLER) ? -1 : 1;
+				} else {
+					c = (nx->k > ny->k) - (nx->k < ny->k);
+				}
+				left = c < 0;
+				y = left ? ny->l : ny->r;
+			}
+			rbt_insert(&t, x, parent, left);
+		}
+		rbt_walk(&t, b);
+	}
+	err = 0;
+out:
+	free(t.n);
+	free(pr);
+	free(orank);
+	return err;
 }
 
 static int str_id_cmp(const void *pa, const void *pb, void *arg)
@@ -211,7 +556,7 @@ static int sort_fast(struct pk_report *rep, struct hist *h)
 	uint32_t *ids = NULL;
 	struct skey *sk = pk_arr_calloc(h->nr_ents * sizeof(*sk));
 	struct sref *sr = pk_arr_calloc(h->nr_ents * sizeof(*sr));
-	uint32_t *ord = pk_arr_calloc(2 * h->nr_ents * sizeof(*ord));
+	uint32_t *ord = pk_arr_calloc(h->nr_ents * sizeof(*ord));
 	int err = 0;
 	if (!rank || !sk || !sr || !ord)
 		goto out;
@@ -221,7 +566,9 @@ static int sort_fast(struct pk_report *rep, struct hist *h)
 		const struct ent *e = &h->ents[i];
 		const struct frame *f = &rep->frames[e->frame];
 		sk[i] = (struct skey){ .addr = f->addr, .cpu = e->cpu, .comm = e->comm_id,
-				       .dso = f->dso, .sym = f->sym, .nomap = f->nomap };
+				       .dso = f->dso, .sym = f->sym, .nomap = f->nomap,
+				       .start = f->sym_start,
+				       .end = f->sym_start + f->sym_len };
 		sr[i] = (struct sref){ .v = rep->children ? e->total_period : e->self_period,
 				       .self = e->self_period, .pid = e->pid, .tid = e->tid,
 				       .depth = e->max_depth };
@@ -251,7 +598,8 @@ static int sort_fast(struct pk_report *rep, struct hist *h)
 		k->comm = cr == empty ? 0 : cr;
 		k->dso = dr == empty ? 0 : dr;
 	}
-	sort_merge(rep, sr, sk, ord, h->nr_ents, ord + h->nr_ents);
+	if (sort_rbt(rep, sr, sk, ord, h->nr_ents))
+		goto out;
 	for (size_t i = 0; i < h->nr_ents; i++)
 		h->pub_sorted[i] = &h->pub_ents[ord[i]];
 	err = 1;
@@ -260,7 +608,7 @@ out:
 	free(ids);
 	pk_arr_free(sk, h->nr_ents * sizeof(*sk));
 	pk_arr_free(sr, h->nr_ents * sizeof(*sr));
-	pk_arr_free(ord, 2 * h->nr_ents * sizeof(*ord));
+	pk_arr_free(ord, h->nr_ents * sizeof(*ord));
 	return err;
 }
 
@@ -344,7 +692,7 @@ static void cc_fill(const struct pk_report *rep, struct pk_callnode *p, uint32_t
 		p->sym = pk_str_get(&rep->strs, f->sym);
 		p->dso = pk_str_get(&rep->strs, f->dso);
 		p->srcline = pk_str_get(&rep->strs, f->srcline);
-		p->addr = f->addr;
+		p->addr = f->abs ? f->sym_start : f->addr; /* (in the object, as documented) */
 		p->ip = f->ip;
 		p->kernel = f->kernel;
 	}
