@@ -99,6 +99,9 @@ struct pk_data_reader {
 	bool keep_tracing, show_compressed;
 
 	uint64_t nr_records, nr_samples;
+	/* pk_rd_truncated_end: the data ended there; later calls end there too (never read
+	 * on from inside what was cut, such as a payload whose header was passed) */
+	bool ended;
 	/* pk_rd_span_attr: the attr of the last sample id (span_nr_attrs: attrs then) */
 	uint64_t span_id;
 	const struct pk_data_attr *span_attr;

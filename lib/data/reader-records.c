@@ -379,6 +379,7 @@ static int deliver(struct pk_data_reader *r, struct pk_data_event *ev)
 int pk_rd_truncated_end(struct pk_data_reader *r, uint64_t off, const char *what)
 {
 	r->truncated = true;
+	r->ended = true;
 	pk_warn("perf.data: the file is truncated at offset %#llx (%s); %llu records read",
 		(unsigned long long)off, what, (unsigned long long)r->nr_records);
 	return 0;
@@ -497,6 +498,8 @@ PK_API int pk_data_reader__next(struct pk_data_reader *r, struct pk_data_event *
 		return pk_err(-EINVAL);
 	if (r->err)
 		return pk_err(r->err);
+	if (r->ended)
+		return 0;
 	int ret = next_raw(r, ev);
 	if (ret < 0)
 		return pk_err(ret);
@@ -517,8 +520,8 @@ PK_API int pk_data_reader__next(struct pk_data_reader *r, struct pk_data_event *
  */
 size_t pk_rd_next_span(struct pk_data_reader *r, size_t max, const uint8_t **p, uint64_t *off)
 {
-	if (!r || r->kind != SRC_MEM || r->err || (r->dctx && r->cin_len) || (r->pos & 7) ||
-	    ((uintptr_t)r->mem & 7) || r->pos >= r->end)
+	if (!r || r->kind != SRC_MEM || r->err || r->ended || (r->dctx && r->cin_len) ||
+	    (r->pos & 7) || ((uintptr_t)r->mem & 7) || r->pos >= r->end)
 		return 0;
 	const uint8_t *base = r->mem + r->pos;
 	uint64_t left = PK_MIN(r->end - r->pos, (uint64_t)max), at = 0;

@@ -702,6 +702,56 @@ static void test_hostile(void **state)
 	free(r);
 }
 
+/* A pipe that ends inside the payload of an AUXTRACE record whose bytes look like samples:
+ * the end is where the payload starts, also when the caller asks again (the ordered queue
+ * does whenever records were still queued at the end): nothing of the payload is ever
+ * read as records (a second call went on reading them). */
+static void test_truncated_payload_stays_ended(void **state)
+{
+	(void)state;
+	pk_test_quiet_log();
+	struct recs *r = malloc(sizeof(*r));
+	build_records(r, 4242);
+	const char *argv[] = { "perfkit", "record" };
+	PK_OPTS(pk_data_writer_opts, o, .pipe = true, .argv = argv, .argc = 2);
+	struct pk_data_writer *w = pk_data_writer__open("tp.pipe", &o);
+	assert_non_null(w);
+	struct pk_attr a;
+	make_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(pk_data_writer__add_attr(w, &a, "cpu-clock", ids_a, 2), 0);
+	/* the COMM, the MMAP2 and 4 samples as records */
+	assert_int_equal(pk_data_writer__write(w, r->buf, r->off[6]), 0);
+	/* AUXTRACE (48 bytes): a payload of 1 TiB follows, of which the file holds the
+	 * bytes of 10 samples */
+	uint64_t aux[6] = { 0, (uint64_t)1 << 40, 0, 0, 0, 0 };
+	struct perf_event_header ah = { .type = PK_RECORD_AUXTRACE, .size = sizeof(aux) };
+	memcpy(aux, &ah, sizeof(ah));
+	assert_int_equal(pk_data_writer__write(w, aux, sizeof(aux)), 0);
+	assert_int_equal(pk_data_writer__write(w, r->buf + r->off[6], r->off[16] - r->off[6]), 0);
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
+	size_t len;
+	uint8_t *b = load("tp.pipe", &len);
+	for (int how = 0; how < 2; how++) {
+		struct pk_data_reader *rd = how ? pk_data_reader__open("tp.pipe", NULL)
+						: pk_data_reader__open_mem(b, len, NULL);
+		assert_non_null(rd);
+		struct pk_data_event ev;
+		int ret, samples = 0;
+		while ((ret = pk_data_reader__next(rd, &ev)) > 0)
+			samples += ev.hdr->type == PERF_RECORD_SAMPLE;
+		assert_int_equal(ret, 0);
+		assert_true(pk_data_reader__truncated(rd));
+		assert_int_equal(samples, 4);
+		for (int again = 0; again < 3; again++)
+			assert_int_equal(pk_data_reader__next(rd, &ev), 0);
+		pk_data_reader__free(rd);
+	}
+	free(b);
+	free(r);
+	unlink("tp.pipe");
+}
+
 /* Records, truncation flag and error of a file read through pread (the tool's default). */
 static uint64_t count_records_pread(const void *buf, size_t len, bool *truncated, int *err)
 {
@@ -1336,6 +1386,7 @@ int main(void)
 		cmocka_unit_test(test_group_desc),
 		cmocka_unit_test(test_topology_features),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_truncated_payload_stays_ended),
 		cmocka_unit_test(test_hostile_pread),
 		cmocka_unit_test(test_interop_ours),
 		cmocka_unit_test(test_interop_real_perf),

@@ -593,7 +593,7 @@ struct pk_data_event {
  * delivered). Returns 1 with *ev filled, 0 at the end, or a negative error:
  * -PK_ERR_FORMAT / -PK_ERR_TRUNCATED with a log message naming the offset and the number
  * of records read so far. Records of unknown type are delivered, never fatal. After an
- * error, further calls return the same error.
+ * error, further calls return the same error; after the end, 0.
  */
 PK_API int pk_data_reader__next(struct pk_data_reader *r, struct pk_data_event *ev);
 
