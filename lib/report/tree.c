@@ -117,6 +117,23 @@ struct sref {
 	uint16_t depth;
 };
 
+/* The keys both orders below compare alike (comm, pid, tid, cpu, dso by rank; entries
+ * outside every map after the others); 0 for the others */
+static inline int key_cmp(int key, const struct skey *a, const struct skey *b,
+			  const struct sref *ra, const struct sref *rb)
+{
+	switch (key) {
+	case PK_SORT_COMM: return (a->comm > b->comm) - (a->comm < b->comm);
+	case PK_SORT_PID: return (ra->pid > rb->pid) - (ra->pid < rb->pid);
+	case PK_SORT_TID: return (ra->tid > rb->tid) - (ra->tid < rb->tid);
+	case PK_SORT_CPU: return (a->cpu > b->cpu) - (a->cpu < b->cpu);
+	case PK_SORT_DSO:
+		return a->nomap != b->nomap ? (a->nomap ? 1 : -1) : a->nomap ? 0 :
+		       (a->dso > b->dso) - (a->dso < b->dso);
+	default: return 0;
+	}
+}
+
 /* ent_cmp on two compact copies, past the equal primary periods and the depth rule
  * (sort_rbt applies it): transitive */
 static int sref_cmp_keys(const struct pk_report *rep, const struct skey *sk,
@@ -129,14 +146,6 @@ static int sref_cmp_keys(const struct pk_report *rep, const struct skey *sk,
 	for (size_t i = 0; i < rep->nr_sort; i++) {
 		int c = 0;
 		switch (rep->sort[i]) {
-		case PK_SORT_COMM: c = (a->comm > b->comm) - (a->comm < b->comm); break;
-		case PK_SORT_PID: c = (ra->pid > rb->pid) - (ra->pid < rb->pid); break;
-		case PK_SORT_TID: c = (ra->tid > rb->tid) - (ra->tid < rb->tid); break;
-		case PK_SORT_CPU: c = (a->cpu > b->cpu) - (a->cpu < b->cpu); break;
-		case PK_SORT_DSO:
-			c = a->nomap != b->nomap ? (a->nomap ? 1 : -1) : a->nomap ? 0 :
-			    (a->dso > b->dso) - (a->dso < b->dso);
-			break;
 		case PK_SORT_SYM:
 			/* two addresses without a symbol tie here (perf's sort__sym_sort):
 			 * they stay in the collapsed order, which is by address */
@@ -145,7 +154,7 @@ static int sref_cmp_keys(const struct pk_report *rep, const struct skey *sk,
 			else if (a->has_sym || b->has_sym)
 				c = a->has_sym ? -1 : 1;
 			break;
-		default: break;
+		default: c = key_cmp(rep->sort[i], a, b, ra, rb); break;
 		}
 		if (c)
 			return c;
@@ -174,14 +183,6 @@ static int collapse_cmp(const struct pk_report *rep, const struct skey *sk,
 	for (size_t i = 0; i < rep->nr_sort; i++) {
 		int c = 0;
 		switch (rep->sort[i]) {
-		case PK_SORT_COMM: c = (a->comm > b->comm) - (a->comm < b->comm); break;
-		case PK_SORT_PID: c = (ra->pid > rb->pid) - (ra->pid < rb->pid); break;
-		case PK_SORT_TID: c = (ra->tid > rb->tid) - (ra->tid < rb->tid); break;
-		case PK_SORT_CPU: c = (a->cpu > b->cpu) - (a->cpu < b->cpu); break;
-		case PK_SORT_DSO:
-			c = a->nomap != b->nomap ? (a->nomap ? 1 : -1) : a->nomap ? 0 :
-			    (a->dso > b->dso) - (a->dso < b->dso);
-			break;
 		case PK_SORT_SYM:
 			if (a->has_sym && b->has_sym) {
 				/* (perf compares the objects first, sort key or not) */
@@ -199,7 +200,7 @@ static int collapse_cmp(const struct pk_report *rep, const struct skey *sk,
 				c = sign64(a->addr, b->addr);
 			}
 			break;
-		default: break;
+		default: c = key_cmp(rep->sort[i], a, b, ra, rb); break;
 		}
 		if (c)
 			return c;
