@@ -217,6 +217,8 @@ int pk_online_cpus(void);
  * files. pk_crc32c_sw is the portable path (tests compare the two). */
 uint32_t pk_crc32c(uint32_t crc, const void *buf, size_t len);
 uint32_t pk_crc32c_sw(uint32_t crc, const void *buf, size_t len);
+/* The CRC-32C of A followed by B, from those of A and B and the length of B. */
+uint32_t pk_crc32c_join(uint32_t crc_a, uint32_t crc_b, size_t len_b);
 /* Read an integer file ("2\n"). Returns 0 or a negative errno (-PK_ERR_PARSE if not a number). */
 int pk_read_int_file(const char *path, long long *out);
 

@@ -496,6 +496,31 @@ static void test_crc32c(void **state)
 			assert_int_equal(a, pk_crc32c(0, buf + off, len));
 		}
 	assert_int_equal(pk_crc32c(0, buf, sizeof(buf)), pk_crc32c_sw(0, buf, sizeof(buf)));
+	/* joined: crc(A.B) from crc(A), crc(B), |B| */
+	for (size_t la = 0; la < 300; la += 37)
+		for (size_t lb = 0; lb < 3000; lb += 211)
+			assert_int_equal(pk_crc32c_join(pk_crc32c_sw(0, buf, la),
+							pk_crc32c_sw(0, buf + la, lb), lb),
+					 pk_crc32c_sw(0, buf, la + lb));
+	/* long buffers (the SSE4.2 path runs three parts at once and joins them), around
+	 * the length where that starts, at every alignment, streamed in two pieces too */
+	size_t big = 1u << 20;
+	uint8_t *lb = malloc(big + 16);
+	assert_non_null(lb);
+	for (size_t i = 0; i < big + 16; i++) {
+		x = x * 1103515245u + 12345u;
+		lb[i] = (uint8_t)(x >> 16);
+	}
+	static const size_t lens[] = { 3 * 8192 - 1, 3 * 8192, 3 * 8192 + 1, 3 * 8192 + 23,
+				       100003, 1u << 20 };
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
+		for (size_t off = 0; off < 9; off += 3) {
+			uint32_t want = pk_crc32c_sw(0, lb + off, lens[k]);
+			assert_int_equal(pk_crc32c(0, lb + off, lens[k]), want);
+			assert_int_equal(pk_crc32c(pk_crc32c(0, lb + off, 5), lb + off + 5,
+						   lens[k] - 5), want);
+		}
+	free(lb);
 }
 
 int main(void)
