@@ -6,6 +6,7 @@
  * elsewhere a byte-wise table does it.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include "internal.h"
@@ -55,10 +56,9 @@ static void gf2_square(uint32_t dst[32], const uint32_t m[32])
 		dst[i] = gf2_apply(m, m[i]);
 }
 
-uint32_t pk_crc32c_join(uint32_t crc_a, uint32_t crc_b, size_t len_b)
+/* op: the matrix that appends `len` zero bytes to a register (len > 0) */
+static void crc32c_zeros_op(size_t len, uint32_t op[32])
 {
-	if (!len_b)
-		return crc_a ^ crc_b; /* (the CRC of nothing is 0) */
 	uint32_t a[32], b[32];
 	/* one zero bit: bit 0 of the reflected register shifts out through the polynomial */
 	a[0] = 0x82F63B78u;
@@ -66,18 +66,34 @@ uint32_t pk_crc32c_join(uint32_t crc_a, uint32_t crc_b, size_t len_b)
 		a[i] = 1u << (i - 1);
 	gf2_square(b, a); /* 2 bits */
 	gf2_square(a, b); /* 4 bits */
-	/* a: 4 bits; each squaring doubles: the first square gives one byte */
 	uint32_t *cur = a, *next = b;
-	uint32_t v = crc_a;
-	for (size_t n = len_b; n; n >>= 1) {
-		gf2_square(next, cur);
+	bool have = false;
+	for (size_t n = len; n; n >>= 1) {
+		gf2_square(next, cur); /* the first gives one byte, then 2, 4, ... */
 		uint32_t *t = cur;
 		cur = next;
 		next = t;
-		if (n & 1)
-			v = gf2_apply(cur, v);
+		if (n & 1) {
+			if (have) {
+				uint32_t r[32];
+				for (int i = 0; i < 32; i++)
+					r[i] = gf2_apply(cur, op[i]);
+				memcpy(op, r, sizeof(r));
+			} else {
+				memcpy(op, cur, 32 * sizeof(*op));
+				have = true;
+			}
+		}
 	}
-	return v ^ crc_b;
+}
+
+uint32_t pk_crc32c_join(uint32_t crc_a, uint32_t crc_b, size_t len_b)
+{
+	if (!len_b)
+		return crc_a ^ crc_b; /* (the CRC of nothing is 0) */
+	uint32_t op[32];
+	crc32c_zeros_op(len_b, op);
+	return gf2_apply(op, crc_a) ^ crc_b;
 }
 
 #if defined(__x86_64__)
@@ -106,9 +122,10 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const 
 			c1 = __builtin_ia32_crc32di(c1, w1);
 			c2 = __builtin_ia32_crc32di(c2, w2);
 		}
-		uint32_t j = pk_crc32c_join(~(uint32_t)c, ~(uint32_t)c1, part);
-		j = pk_crc32c_join(j, ~(uint32_t)c2, part);
-		c = ~j;
+		uint32_t op[32];
+		crc32c_zeros_op(part, op); /* both joins append `part` bytes */
+		uint32_t j = gf2_apply(op, ~(uint32_t)c) ^ ~(uint32_t)c1;
+		c = ~(gf2_apply(op, j) ^ ~(uint32_t)c2);
 		p += 3 * part;
 		len -= 3 * part;
 	}
