@@ -4,7 +4,7 @@
 # whole call graph, node by node.
 # usage: compare-tree.py OURS PERF [ALIASES]
 #
-# Two differences are tolerated, both named (each prints a note when it is used):
+# Three differences are tolerated, each named (each prints a note when it is used):
 #  - "sibling-order": siblings with the same percentage whose first frames are both
 #    real (not inline) symbols may come in any order. perf orders such siblings by the
 #    address of its in-memory DSO object, then symbol start (its match_chain search
@@ -12,6 +12,11 @@
 #    Siblings where an inline frame is involved are compared in order (perf: by name,
 #    descending, which we follow), unless one of them is an asm-alias (below): perf
 #    then orders by a name we do not show.
+#  - "mixed-sibling-order": siblings with the same percentage whose first frames mix
+#    inline frames and real functions, under a node with a third child (shown, or hidden
+#    below the threshold: the shown shares add up to less than the node's): perf's
+#    comparison of such children (inline frames by name, real functions by address) is
+#    not transitive, so its order depends on the order it met them in.
 #  - "asm-alias": ALIASES lists groups of function names that share one address (one
 #    group a line, names separated by spaces: glibc's assembly routines such as
 #    __memmove_avx512_unaligned_erms / __memcpy_avx512_unaligned_erms). Such code has
@@ -79,6 +84,26 @@ def canon_name(name, alias):
     return "<asm-alias %d>" % alias[base] if base in alias else name
 
 
+def mixed_nontransitive(n):
+    """Children whose first frames mix inline frames and real functions, where a third
+    child takes part: shown (three or more), or hidden below the graph's threshold (the
+    shown children's shares add up to less than the node's). perf's search tree of a
+    node's children compares an inline frame with another frame by name and two real
+    functions by address, which is not transitive: its order of tied children then
+    follows the order it met them in (the tree's shape), which no report shows."""
+    firsts = [k.names[0] if k.names else "" for k in n.kids]
+    inl = sum(f.endswith(" (inlined)") for f in firsts)
+    if not 0 < inl < len(firsts):
+        return False
+    if len(firsts) >= 3:
+        return True
+    try:
+        shown = sum(float(k.pct) for k in n.kids)
+        return shown < float(n.pct) - 0.015
+    except (TypeError, ValueError):
+        return False
+
+
 def ser(n, alias):
     names = []
     for x in n.names:
@@ -101,6 +126,11 @@ def ser(n, alias):
             s = sorted(kids[i:j + 1])
             if s != kids[i:j + 1]:
                 notes.add("sibling-order")
+            kids[i:j + 1] = s
+        elif j > i and mixed_nontransitive(n):
+            s = sorted(kids[i:j + 1])
+            if s != kids[i:j + 1]:
+                notes.add("mixed-sibling-order")
             kids[i:j + 1] = s
         i = j + 1
     return "(%s [%s] {%s})" % (n.pct, ";".join(names), ",".join(kids))
