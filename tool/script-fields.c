@@ -224,6 +224,27 @@ static int check_fields(struct script *s, const struct pk_data_attr *a)
 	return 0;
 }
 
+/* check_fields once per attr (remembered up to 64 attrs; past that every first
+ * sample of a change of attr checks again, which is only slower) */
+int attr_check(struct script *s, const struct pk_data_attr *a)
+{
+	if (a == s->last_checked)
+		return 0;
+	for (size_t i = 0; i < s->nr_checked; i++)
+		if (s->checked[i] == a) {
+			s->last_checked = a;
+			return 0;
+		}
+	if (check_fields(s, a)) {
+		s->fields_failed = true;
+		return -EINVAL;
+	}
+	if (s->nr_checked < sizeof(s->checked) / sizeof(s->checked[0]))
+		s->checked[s->nr_checked++] = a;
+	s->last_checked = a;
+	return 0;
+}
+
 /*
  * When the file's attrs are first known or grow (a pipe's arrive in its stream): the
  * width perf pads event names to (the longest name), and the check of -F against the
@@ -240,10 +261,15 @@ int attrs_update(struct script *s)
 		int l = (int)strlen(event_name(a, nbuf, sizeof(nbuf)));
 		if (l > s->name_width)
 			s->name_width = l;
-		if (i >= s->name_width_attrs && a && check_fields(s, a)) {
-			s->fields_failed = true;
-			return -EINVAL;
+		if (i < s->name_width_attrs || !a)
+			continue;
+		bool first_of_type = true;
+		for (size_t j = 0; j < i && first_of_type; j++) {
+			const struct pk_data_attr *b = pk_data_reader__attr(s->rd, j);
+			first_of_type = !b || b->attr.attr.type != a->attr.attr.type;
 		}
+		if (first_of_type && attr_check(s, a))
+			return -EINVAL;
 	}
 	s->name_width_attrs = n;
 	return 0;

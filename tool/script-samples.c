@@ -317,7 +317,7 @@ static void print_fields(struct script *s, const struct pk_data_attr *a, const s
 {
 	struct obuf *o = &s->ob;
 	unsigned int user, F = sample_fields(s, a, smp->type, &user);
-	if (attrs_update(s))
+	if (attrs_update(s) || (a && attr_check(s, a)))
 		return;
 	if (!F)
 		return; /* nothing to print for this event (perf prints no line either) */

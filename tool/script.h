@@ -117,6 +117,12 @@ struct script {
 	size_t name_width_attrs; /* attrs it was computed over (a pipe adds attrs later) */
 	char unk_comm[16];      /* ":<tid>", the comm of a thread without COMM */
 	bool fields_failed;     /* -F asks for a field an event cannot have (check_fields) */
+	/* attrs whose fields are checked: up front the first of each type (perf's rule),
+	 * the others at their first sample (an attr with no samples, such as the consumed
+	 * context-switches of an --off-cpu file, is never in the way) */
+	const struct pk_data_attr *checked[64];
+	size_t nr_checked;
+	const struct pk_data_attr *last_checked;
 	struct pk_machine *m;
 	struct pk_chain_entry chain[512];
 	/* frame text cache (see the top of the file) */
@@ -257,6 +263,8 @@ int parse_fields(struct script *s, const char *spec);
 unsigned int sample_fields(const struct script *s, const struct pk_data_attr *a, uint64_t st,
 			   unsigned int *user);
 int attrs_update(struct script *s);
+/* -F checked against attr a, once (the error printed): 0 or -EINVAL */
+int attr_check(struct script *s, const struct pk_data_attr *a);
 void script_frame_fields(struct script *s, const struct pk_data_attr *a);
 /* script-samples.c: a line's leading fields (comm, tid, cpu, time) at p, a sample as
  * text or JSON, a sample that read its counters (false: not one, print it as is) */
