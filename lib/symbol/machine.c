@@ -183,7 +183,7 @@ static struct pk_thread *pk_thread_new(struct pk_machine *m, uint32_t pid, uint3
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
-	snprintf(t->comm, sizeof(t->comm), ":%u", tid);
+	snprintf(t->comm, sizeof(t->comm), ":%d", (int)tid);
 	struct pk_thread *old = pk_u64map_get(&m->threads, tid);
 	if (pk_u64map_put(&m->threads, tid, t)) {
 		free(t);

@@ -58,6 +58,11 @@ static void test_fork_exec_mmap(void **state)
 	assert_string_equal(dso_at(m, 100, 100, 0x400010), "/fake/sh");
 	assert_string_equal(dso_at(m, 100, 100, 0x7f0000001000), "/fake/libc.so.6");
 	assert_string_equal(dso_at(m, 100, 100, 0x500000), "-");
+	/* a thread first seen in a sample is named ":TID", tid -1 as perf prints it */
+	assert_string_equal(dso_at(m, 4242, 4242, 0x500000), "-");
+	assert_string_equal(pk_machine__comm_of(m, 4242), ":4242");
+	assert_string_equal(dso_at(m, UINT32_MAX, UINT32_MAX, 0x500000), "-");
+	assert_string_equal(pk_machine__comm_of(m, UINT32_MAX), ":-1");
 
 	/* fork: the child sees a copy of the parent's maps and its comm */
 	assert_int_equal(pk_machine__fork(m, 200, 100, 200, 100), 0);
