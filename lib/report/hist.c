@@ -768,7 +768,7 @@ uint32_t pk_rep_comm_id(struct pk_report *rep, uint32_t tid, const char *comm, u
 		if (tid == 0)
 			comm = "swapper"; /* the idle task, as perf names it */
 		else
-			snprintf(buf, sizeof(buf), ":%u", tid);
+			snprintf(buf, sizeof(buf), ":%d", (int)tid);
 		if (tid)
 			comm = buf;
 	}

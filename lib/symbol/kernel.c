@@ -35,6 +35,31 @@ static void pk_ksym_add(struct pk_sym **v, size_t *nr, size_t *cap, uint64_t a, 
 }
 
 /*
+ * A kallsyms symbol's end, as perf bounds it (symbols__fixup_end): the next symbol's
+ * start, except where the kernel's symbols give way to a module's (or back): there the
+ * last symbol ends at its start + 4 KiB rounded up to a page (or at the next start if
+ * sooner), and the very last symbol a page after its page. Without this the kernel's last text symbol would
+ * swallow the whole gap up to the modules. mod: by the symbols' input order (seq).
+ */
+static size_t pk_kallsyms_bound(struct pk_sym *v, size_t nr, const uint8_t *mod)
+{
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t s = v[i].start, cut;
+		if (i + 1 == nr)
+			cut = ((s + 4095) & ~4095ULL) + 4096;
+		else if (mod[v[i].seq] != mod[v[i + 1].seq])
+			cut = (s + 4096 + 4095) & ~4095ULL;
+		else
+			continue;
+		if (cut <= s)
+			continue; /* wrapped at the top of the address space: keep the end */
+		if (i + 1 == nr || cut < v[i].end)
+			v[i].end = cut;
+	}
+	return nr;
+}
+
+/*
  * Parse kallsyms: "ADDR TYPE NAME [MODULE]". Text symbols (t/T/w/W) only, since samples
  * land in code. All-zero addresses (kptr_restrict for non-root) mean "unavailable".
  * The file is read with a few big reads and parsed in place: the kept names are packed
@@ -65,7 +90,10 @@ static int pk_kallsyms_parse(struct pk_machine *m, struct pk_sym **out, size_t *
 	/* ~40 bytes a line: one allocation in the common case */
 	size_t cap = len / 32 + 16, nr = 0;
 	struct pk_sym *v = malloc(cap * sizeof(*v));
-	if (!v) {
+	uint8_t *mod = malloc(cap); /* by input index: a module's (or "[bpf]") symbol */
+	if (!v || !mod) {
+		free(v);
+		free(mod);
 		free(buf);
 		return -ENOMEM;
 	}
@@ -115,13 +143,19 @@ static int pk_kallsyms_parse(struct pk_machine *m, struct pk_sym **out, size_t *
 		if (nr == cap) {
 			size_t nc = cap * 2;
 			struct pk_sym *nv = realloc(v, nc * sizeof(*nv));
-			if (!nv) {
+			if (nv)
+				v = nv;
+			uint8_t *nm = nv ? realloc(mod, nc) : NULL;
+			if (!nm) {
 				err = -ENOMEM;
 				break;
 			}
-			v = nv;
+			mod = nm;
 			cap = nc;
 		}
+		/* "[MODULE]" after the name (perf looks for a '[' anywhere in the line's
+		 * rest, the name included) */
+		mod[nr] = memchr(q, '[', (size_t)(le - q)) != NULL;
 		/* pack the name (memmove: source and destination may overlap) */
 		memmove(buf + w, q, nlen);
 		buf[w + nlen] = '\0';
@@ -140,6 +174,7 @@ static int pk_kallsyms_parse(struct pk_machine *m, struct pk_sym **out, size_t *
 	free(buf);
 	if (err || !nonzero) {
 		free(v);
+		free(mod);
 		if (!err)
 			pk_warn("'%s' shows no addresses (kptr_restrict?); kernel symbols unresolved",
 				m->kallsyms_path);
@@ -148,7 +183,8 @@ static int pk_kallsyms_parse(struct pk_machine *m, struct pk_sym **out, size_t *
 	for (size_t i = 0; i < nr; i++)
 		v[i].name = names + (uintptr_t)v[i].name;
 	*out = v;
-	*nr_out = pk_syms_finish(v, nr, true);
+	*nr_out = pk_kallsyms_bound(v, pk_syms_finish(v, nr, true), mod);
+	free(mod);
 	*names_out = names;
 	*names_len = w;
 	*text_out = text_addr;

@@ -39,7 +39,7 @@
 #include "symbol-internal.h"
 
 #define PK_KSYM_CACHE_MAGIC 0x31434d59534b4b50ULL   /* "PKKSYMC1" */
-#define PK_KSYM_CACHE_VERSION 2u
+#define PK_KSYM_CACHE_VERSION 3u
 #define PK_KSYM_CACHE_MAX_SYMS (16u << 20)
 #define PK_KSYM_CACHE_MAX_NAMES (256u << 20)
 

@@ -183,7 +183,7 @@ static struct pk_thread *pk_thread_new(struct pk_machine *m, uint32_t pid, uint3
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
-	snprintf(t->comm, sizeof(t->comm), ":%u", tid);
+	snprintf(t->comm, sizeof(t->comm), ":%d", (int)tid);
 	struct pk_thread *old = pk_u64map_get(&m->threads, tid);
 	if (pk_u64map_put(&m->threads, tid, t)) {
 		free(t);
@@ -723,8 +723,15 @@ static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_
 		loc->map_end = e->end;
 		loc->map_pgoff = e->pgoff;
 	} else if (kmode && cpumode == PK_CPUMODE_KERNEL) {
-		/* no kernel map recorded: still the kernel */
+		/* no recorded kernel map holds addr: still the kernel, whose kallsyms also
+		 * names what had no map recorded (modules, BPF programs loaded before the
+		 * recording). Where kallsyms is read but no symbol of it holds addr (an
+		 * unregistered program, garbage), perf finds no map: "[unknown]". */
 		d = pk_dso_findnew(m, "[kernel.kallsyms]");
+		uint64_t ss, sz;
+		if (d && !pk_dso_ensure_loaded(d) && (m->nr_ksyms || m->kview.nr) &&
+		    !pk_dso__symbol(d, addr, &ss, &sz))
+			return -ENOENT;
 		loc->map_end = UINT64_MAX;
 	} else {
 		if (t && cpumode == PK_CPUMODE_USER) {

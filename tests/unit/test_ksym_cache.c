@@ -305,7 +305,7 @@ static void test_machine_uses_cache(void **state)
 	char xdg[PATH_MAX], cdir[PATH_MAX + 16], file[PATH_MAX + 32];
 	snprintf(xdg, sizeof(xdg), "%s/xdg", tmp);
 	snprintf(cdir, sizeof(cdir), "%s/perfkit", xdg);
-	snprintf(file, sizeof(file), "%s/kallsyms-v2", cdir);
+	snprintf(file, sizeof(file), "%s/kallsyms-v3", cdir);
 	char path[PATH_MAX];
 	assert_int_equal(pk_ksym_cache_path(cdir, path, sizeof(path), false), 0);
 	assert_string_equal(path, file);

@@ -58,6 +58,11 @@ static void test_fork_exec_mmap(void **state)
 	assert_string_equal(dso_at(m, 100, 100, 0x400010), "/fake/sh");
 	assert_string_equal(dso_at(m, 100, 100, 0x7f0000001000), "/fake/libc.so.6");
 	assert_string_equal(dso_at(m, 100, 100, 0x500000), "-");
+	/* a thread first seen in a sample is named ":TID", tid -1 as perf prints it */
+	assert_string_equal(dso_at(m, 4242, 4242, 0x500000), "-");
+	assert_string_equal(pk_machine__comm_of(m, 4242), ":4242");
+	assert_string_equal(dso_at(m, UINT32_MAX, UINT32_MAX, 0x500000), "-");
+	assert_string_equal(pk_machine__comm_of(m, UINT32_MAX), ":-1");
 
 	/* fork: the child sees a copy of the parent's maps and its comm */
 	assert_int_equal(pk_machine__fork(m, 200, 100, 200, 100), 0);
@@ -203,6 +208,81 @@ static void test_kernel_maps(void **state)
 	pk_machine__resolve(m, 5, 5, KTEXT + 8, PK_CPUMODE_KERNEL, &loc);
 	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
 	pk_machine__free(m);
+}
+
+/* A kernel address that no recorded map holds is named through kallsyms only when one
+ * of its symbols holds it, with the ends perf gives them (symbols__fixup_end): the last
+ * kernel symbol before the modules (or module symbol before the kernel's) ends at its
+ * start + 4 KiB rounded up to a page, the last of all a page after its page. Anything else is "[unknown]", as in perf. */
+static void test_kernel_outside_maps(void **state)
+{
+	(void)state;
+	char *tmp = pk_test_mkdtemp("kfall");
+	pk_test_write_file(tmp, "kallsyms",
+			   "ffffffff81000000 T _text\n"
+			   "ffffffff81001000 T do_one\n"
+			   "ffffffff81002000 D some_data\n"
+			   "ffffffff82000010 T _einittext\n"
+			   "ffffffffc0001000 t mod_fn\t[ext4]\n"
+			   "ffffffffc0001800 t mod_fn2\t[ext4]\n"
+			   "ffffffffc0005000 t bpf_prog_6deef7357e7b4530_sd_fw\t[bpf]\n"
+			   "ffffffffc0008000 T back_in_kernel\n");
+	char ks[PATH_MAX];
+	snprintf(ks, sizeof(ks), "%s/kallsyms", tmp);
+	PK_OPTS(pk_machine_opts, o, .host = true, .kallsyms = ks);
+	struct pk_machine *m = pk_machine__new(&o);
+	assert_non_null(m);
+	/* the recorded kernel map ends before the modules (as perf record's does) */
+	struct pk_mmap_event k = { .pid = (uint32_t)-1, .addr = 0xffffffff81000000ULL,
+				   .len = 0x1001000, .pgoff = 0xffffffff81000000ULL,
+				   .filename = "[kernel.kallsyms]_text", .kernel = true };
+	assert_int_equal(pk_machine__mmap(m, &k), 0);
+	struct pk_addr_loc loc;
+	/* in the map: the symbols as before */
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffff81001010ULL, PK_CPUMODE_KERNEL,
+					     &loc), 0);
+	assert_string_equal(loc.sym, "do_one");
+	/* past the map, inside _einittext's last page: still _einittext */
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffff82001ff0ULL, PK_CPUMODE_KERNEL,
+					     &loc), 0);
+	assert_string_equal(loc.sym, "_einittext");
+	assert_string_equal(loc.dso_name, "[kernel.kallsyms]");
+	/* far past it (before the modules): no map, no symbol */
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffff82002000ULL, PK_CPUMODE_KERNEL,
+					     &loc), -ENOENT);
+	assert_string_equal(loc.dso_name, "[unknown]");
+	assert_null(loc.sym);
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffbe809000ULL, PK_CPUMODE_KERNEL,
+					     &loc), -ENOENT);
+	/* module and BPF symbols without a recorded map: named from kallsyms */
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0001900ULL, PK_CPUMODE_KERNEL,
+					     &loc), 0);
+	assert_string_equal(loc.sym, "mod_fn2");
+	/* a module symbol extends to the next module symbol ([bpf] is one too) */
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0004000ULL, PK_CPUMODE_KERNEL,
+					     &loc), 0);
+	assert_string_equal(loc.sym, "mod_fn2");
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0005040ULL, PK_CPUMODE_KERNEL,
+					     &loc), 0);
+	assert_string_equal(loc.sym, "bpf_prog_6deef7357e7b4530_sd_fw");
+	/* the last module symbol before kernel text: to its start + 4 KiB, rounded up to
+	 * a page */
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0005ff0ULL, PK_CPUMODE_KERNEL,
+					     &loc), 0);
+	assert_string_equal(loc.sym, "bpf_prog_6deef7357e7b4530_sd_fw");
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0006000ULL, PK_CPUMODE_KERNEL,
+					     &loc), -ENOENT);
+	/* the last symbol of all: to one page after its page */
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0008ff0ULL, PK_CPUMODE_KERNEL,
+					     &loc), 0);
+	assert_string_equal(loc.sym, "back_in_kernel");
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0009000ULL, PK_CPUMODE_KERNEL,
+					     &loc), -ENOENT);
+	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xfffffffffffff000ULL, PK_CPUMODE_KERNEL,
+					     &loc), -ENOENT);
+	pk_machine__free(m);
+	pk_test_rmtree(tmp);
+	free(tmp);
 }
 
 static int ksym(struct pk_machine *m, uint64_t addr, uint32_t len, uint16_t type, bool unreg,
@@ -817,6 +897,7 @@ int main(void)
 		cmocka_unit_test(test_preload_listed),
 		cmocka_unit_test(test_trim),
 		cmocka_unit_test(test_ksymbol),
+		cmocka_unit_test(test_kernel_outside_maps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
