@@ -186,19 +186,19 @@ static void print_paths(struct report *R, const struct pk_callnode *n, const str
 	if (n->self_period && depth && (double)n->self_period >= (double)R->total * R->cg_threshold / 100.0) {
 		char nb[1024];
 		double p = R->total ? 100.0 * (double)n->self_period / (double)R->total : 0.0;
-		/* paths are stored in display order; flat/folded print the callee first */
-		bool rev = R->order == PK_CG_ORDER_CALLER;
+		/* paths are stored in display order (the caller first under -g caller, the
+		 * default of --children); perf prints them as stored, root first */
 		if (R->cg == CG_FOLDED) {
 			fprintf(R->out, "%.2f%% ", p);
 			for (int i = 0; i < depth; i++) {
-				cg_text_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
+				cg_text_name(stack[i], nb, sizeof(nb));
 				fprintf(R->out, "%s%s", i ? ";" : "", nb);
 			}
 			fputc('\n', R->out);
 		} else {
-			fprintf(R->out, "%16.2f%%\n", p);
+			fprintf(R->out, "           %.2f%%\n", p); /* (perf: 11 spaces) */
 			for (int i = 0; i < depth; i++) {
-				cg_text_name(stack[rev ? depth - 1 - i : i], nb, sizeof(nb));
+				cg_text_name(stack[i], nb, sizeof(nb));
 				fprintf(R->out, "                %s\n", nb);
 			}
 			fputc('\n', R->out);

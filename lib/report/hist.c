@@ -506,8 +506,9 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 			return 0; /* perf -x: not shown, still in the totals */
 	}
 	if (frame_passes(rep, sf)) {
-		make_key(rep, &k, comm, pid, tid, cpu, sf, src ? src[0] : 0);
-		self = entry_get(rep, h, &k, comm, pid, tid, cpu, sf, src ? src[0] : 0);
+		uint32_t ef = pk_rep_sym_frame(rep, sf);
+		make_key(rep, &k, comm, pid, tid, cpu, ef, src ? src[0] : 0);
+		self = entry_get(rep, h, &k, comm, pid, tid, cpu, ef, src ? src[0] : 0);
 		if (!self)
 			return -ENOMEM;
 		self->self_period += period;
@@ -540,9 +541,10 @@ static int aggregate(struct pk_report *rep, struct hist *h, uint32_t comm, int32
 		if (!frame_passes(rep, fi))
 			continue;
 		uint32_t sl = src ? src[i] : 0;
-		make_key(rep, &k, comm, pid, tid, cpu, fi, sl);
+		uint32_t ef = pk_rep_sym_frame(rep, fi);
+		make_key(rep, &k, comm, pid, tid, cpu, ef, sl);
 		size_t before = h->nr_ents;
-		struct ent *e = entry_get(rep, h, &k, comm, pid, tid, cpu, fi, sl);
+		struct ent *e = entry_get(rep, h, &k, comm, pid, tid, cpu, ef, sl);
 		if (!e)
 			return -ENOMEM;
 		if (h->nr_ents != before)

@@ -4,6 +4,7 @@
  * sample time cut to the time quantum, perf's time key), socket (the CPU's socket in
  * the recording's HEADER_CPU_TOPOLOGY) and srcfile (the file part of the srcline).
  * Each gives a 32-bit word of the entry key (0: key off) and the entry's public field.
+ * Also the frame that the sym key makes an entry for (pk_rep_sym_frame).
  */
 #include "resolve.h"
 
@@ -69,6 +70,23 @@ static uint32_t srcfile_id(struct pk_report *rep, uint32_t sl)
 		return 0;
 	pk_u64map_put(&rep->tidx, mk, (void *)((uintptr_t)id + 1)); /* (a memo: may fail) */
 	return id;
+}
+
+/* The frame an entry of frame fid is made for: perf's sym key compares two addresses
+ * without a symbol by address alone (sort__sym_cmp), so that, without the dso key, such
+ * frames of different objects (or levels) at one address are one entry, shown as the
+ * first made */
+uint32_t pk_rep_sym_frame(struct pk_report *rep, uint32_t fid)
+{
+	if (!rep->addr_key || rep->afr[fid].sym)
+		return fid;
+	uint64_t a = rep->afr[fid].addr;
+	void *v = pk_u64map_get(&rep->addr_fr, a);
+	if (v)
+		return (uint32_t)((uintptr_t)v - 1);
+	(void)pk_u64map_put(&rep->addr_fr, a, (void *)((uintptr_t)fid + 1)); /* (may fail:
+										 * not merged) */
+	return fid;
 }
 
 void pk_rep_keys_of(struct pk_report *rep, struct hkey *k, int32_t cpu, uint32_t srcline)

@@ -209,6 +209,10 @@ struct pk_report {
 	struct ccache { uint32_t tid, id, epoch; char comm[32]; bool used; } ccache[1024];
 	uint32_t cepoch;        /* >= 1 */
 	struct pk_u64map dso_seq;       /* dso_long string id -> pk_dso_seq + 1 */
+	/* the sym key without the dso key: an address without a symbol -> the first frame
+	 * id + 1 seen with it (keys.c pk_rep_sym_frame; aggregation side) */
+	struct pk_u64map addr_fr;
+	bool addr_key;
 	/* scratch */
 	struct pk_chain_entry chain[MAX_CHAIN];
 	uint32_t cframes[MAX_CHAIN];
@@ -378,6 +382,7 @@ int pk_rep_process(struct pk_report *rep, struct pk_data_reader *r,
 		   const struct pk_session_opts *so, const struct pk_session_ops *ops, void *ctx);
 /* (keys.c) the time, socket and srcfile keys: a key word of each (0 when off), the
  * public fields of an entry from its key, their release */
+uint32_t pk_rep_sym_frame(struct pk_report *rep, uint32_t fid);
 void pk_rep_keys_of(struct pk_report *rep, struct hkey *k, int32_t cpu, uint32_t srcline);
 int pk_rep_keys_publish(struct pk_report *rep, const struct hkey *k, int32_t cpu,
 			uint32_t srcline, struct pk_hist_entry *p);

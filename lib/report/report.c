@@ -95,6 +95,8 @@ struct pk_report *pk_report__new(const struct pk_report_opts *o)
 	    (rep->key_on[PK_SORT_SRCFILE] || rep->key_on[PK_SORT_SRCLINE]))
 		goto inval; /* (one per-address string per frame) */
 	rep->symoff_key = rep->key_on[PK_SORT_SYMOFF];
+	/* perf's sym key compares two addresses without a symbol by address alone */
+	rep->addr_key = rep->key_on[PK_SORT_SYM] && !rep->key_on[PK_SORT_DSO];
 	rep->src_for_file = (rep->key_on[PK_SORT_SRCFILE] || rep->symoff_key) &&
 			    !rep->key_on[PK_SORT_SRCLINE];
 	if (rep->key_on[PK_SORT_SRCFILE] || rep->symoff_key)
@@ -236,6 +238,7 @@ void pk_report__free(struct pk_report *rep)
 	pk_machine__free(rep->m);
 	pk_str_release(&rep->strs);
 	pk_u64map_release(&rep->dso_seq);
+	pk_u64map_release(&rep->addr_fr);
 	pk_rep_keys_release(rep);
 	pk_arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
 	pk_arr_free(rep->fagg, rep->cap_fagg * sizeof(*rep->fagg));

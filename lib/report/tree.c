@@ -195,7 +195,13 @@ static int collapse_cmp(const struct pk_report *rep, const struct skey *sk,
 				if (!c)
 					c = (a->sym > b->sym) - (a->sym < b->sym);
 			} else if (a->has_sym || b->has_sym) {
-				c = a->has_sym ? -1 : 1;
+				/* perf (sort__sym_cmp): the objects first here too, while two
+				 * addresses without a symbol compare by address alone: not
+				 * transitive without a dso key before (sort_rbt) */
+				c = a->nomap != b->nomap ? (a->nomap ? 1 : -1) :
+				    (a->dso > b->dso) - (a->dso < b->dso);
+				if (!c)
+					c = a->has_sym ? -1 : 1;
 			} else if (addrs) {
 				c = sign64(a->addr, b->addr);
 			}
@@ -445,13 +451,27 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 	if (!t.n || !pr || !orank)
 		goto out;
 	/* addresses compare last (the sym key last, as by default), or ranks do not do */
-	bool sym_on = false, sym_last = true;
+	bool sym_on = false, sym_last = true, dso_first = false;
 	for (size_t i = 0; i < rep->nr_sort; i++) {
 		if (rep->sort[i] == PK_SORT_SYM)
 			sym_on = true;
 		else if (sym_on)
 			sym_last = false;
+		else if (rep->sort[i] == PK_SORT_DSO)
+			dso_first = true;
 	}
+	/* the sym key without a dso key before it: a symbol and an address without one
+	 * compare by object, two addresses by address alone (collapse_cmp), which ranks
+	 * cannot express: the trees compare the entries themselves */
+	if (sym_on && !dso_first)
+		sym_last = false;
+	/* perf makes the collapse tree only with a key that collapses (comm, dso, srcline,
+	 * srcfile): the output takes the first tree's order otherwise (which re-inserting
+	 * changes where the order is not transitive) */
+	bool collapse = sym_last;
+	for (size_t i = 0; i < rep->nr_sort; i++)
+		collapse |= rep->sort[i] == PK_SORT_COMM || rep->sort[i] == PK_SORT_DSO ||
+			    rep->sort[i] == PK_SORT_SRCLINE || rep->sort[i] == PK_SORT_SRCFILE;
 	struct rank_ctx rc = { rep, sk, sr, pr, orank, sym_on };
 	if (sym_last && ranks_of(n, b, pr, msort_prefix, prefix_cmp, &rc))
 		goto out;
@@ -488,6 +508,8 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 			free(ms);
 			continue;
 		}
+		if (pass == 1 && !collapse)
+			continue;
 		if (pass == 2 && !depth) {
 			msort_orank(b, n, tmp, &rc);
 			break;
