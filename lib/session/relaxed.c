@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "core/intern.h"
 #include "relaxed.h"
 
 #define NO_TIME ((uint64_t)-1)
@@ -283,21 +284,6 @@ static int ent_cmp(const void *pa, const void *pb)
 	return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap : 1024;
-	while (nc < need)
-		nc *= 2;
-	void *n = realloc(*p, nc * elem);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = nc;
-	return 0;
-}
-
 /*
  * Deliver every queued record with (time, seq) <= (lt, ls), as the ordered queue would
  * order them against each other where it matters: the other records in (time, seq)
@@ -310,8 +296,8 @@ static int flush(struct rx *x, uint64_t lt, uint64_t ls)
 	for (size_t i = 0; i < x->nr_oth; i++)
 		m += key_le(x->oth[i].time, x->oth[i].seq, lt, ls);
 	if (m) {
-		if (grow((void **)&x->tmp, &x->cap_tmp, m, sizeof(*x->tmp)) ||
-		    grow((void **)&x->cnt, &x->cap_cnt, m + 2, sizeof(*x->cnt)))
+		if (pk_grow((void **)&x->tmp, &x->cap_tmp, m, sizeof(*x->tmp)) ||
+		    pk_grow((void **)&x->cnt, &x->cap_cnt, m + 2, sizeof(*x->cnt)))
 			return -ENOMEM;
 		size_t k = 0;
 		for (size_t i = 0; i < x->nr_oth; i++) {
@@ -355,9 +341,9 @@ static int flush(struct rx *x, uint64_t lt, uint64_t ls)
 	size_t n = 0;
 	for (; i < x->nr_smp; i++)
 		n += key_le(x->smp[i].time, x->smp[i].seq, lt, ls);
-	if (grow((void **)&x->fl, &x->cap_fl, n, sizeof(*x->fl)) ||
-	    grow((void **)&x->flb, &x->cap_flb, n, sizeof(*x->flb)) ||
-	    grow((void **)&x->order, &x->cap_order, n, sizeof(*x->order)))
+	if (pk_grow((void **)&x->fl, &x->cap_fl, n, sizeof(*x->fl)) ||
+	    pk_grow((void **)&x->flb, &x->cap_flb, n, sizeof(*x->flb)) ||
+	    pk_grow((void **)&x->order, &x->cap_order, n, sizeof(*x->order)))
 		return -ENOMEM;
 	memset(x->cnt, 0, (m + 2) * sizeof(*x->cnt));
 	n = 0;
@@ -429,7 +415,7 @@ static int enqueue(struct rx *x, const struct pk_data_event *ev, uint64_t t, boo
 {
 	struct rx_ent **arr = sample ? &x->smp : &x->oth;
 	size_t *nr = sample ? &x->nr_smp : &x->nr_oth, *cap = sample ? &x->cap_smp : &x->cap_oth;
-	if (*nr == *cap && grow((void **)arr, cap, *nr + 1, sizeof(**arr)))
+	if (*nr == *cap && pk_grow((void **)arr, cap, *nr + 1, sizeof(**arr)))
 		return -ENOMEM;
 	struct rx_ent *e = &(*arr)[*nr];
 	*e = (struct rx_ent){ .hdr = ev->hdr, .attr = ev->attr, .time = t, .seq = x->seq++ << 1 };
@@ -611,13 +597,13 @@ int pk_session_relaxed(struct pk_data_reader *r, size_t max_bytes, bool prefix,
 	for (size_t i = 0; i < x->nr_chunks; i++)
 		free(x->chunks[i].mem);
 	free(x->chunks);
-	free(x->smp);
-	free(x->oth);
-	free(x->tmp);
-	free(x->fl);
-	free(x->flb);
-	free(x->order);
-	free(x->cnt);
+	pk_arr_free(x->smp, x->cap_smp * sizeof(*x->smp));
+	pk_arr_free(x->oth, x->cap_oth * sizeof(*x->oth));
+	pk_arr_free(x->tmp, x->cap_tmp * sizeof(*x->tmp));
+	pk_arr_free(x->fl, x->cap_fl * sizeof(*x->fl));
+	pk_arr_free(x->flb, x->cap_flb * sizeof(*x->flb));
+	pk_arr_free(x->order, x->cap_order * sizeof(*x->order));
+	pk_arr_free(x->cnt, x->cap_cnt * sizeof(*x->cnt));
 	free(x);
 	return err;
 }
