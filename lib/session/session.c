@@ -251,29 +251,36 @@ static int process_relaxed(struct pk_session *s, const struct dispatch *d,
 	return err < 0 ? pk_err(err) : 0;
 }
 
-int pk_session_process_raw(struct pk_session *s, const struct pk_session_ops *ops,
-			   void *ctx, pk_rx_raw_fn raw, void *raw_arg)
-{
-	if (!s || !raw || (ops && !PK_OPTS_VALID(ops, pk_session_ops)))
-		return pk_err(-EINVAL);
-	if (s->done)
-		return pk_err(-EALREADY);
-	s->done = true;
-	struct dispatch d;
-	dispatch_init(&d, ops);
-	return process_relaxed(s, &d, ops, ctx, raw, raw_arg);
-}
-
-PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops *ops,
-			       void *ctx)
+/* The checks every way of processing a session starts with; marks it processed. */
+static int process_begin(struct pk_session *s, const struct pk_session_ops *ops,
+			 struct dispatch *d)
 {
 	if (!s || (ops && !PK_OPTS_VALID(ops, pk_session_ops)))
 		return pk_err(-EINVAL);
 	if (s->done)
 		return pk_err(-EALREADY);
 	s->done = true;
+	dispatch_init(d, ops);
+	return 0;
+}
+
+int pk_session_process_raw(struct pk_session *s, const struct pk_session_ops *ops,
+			   void *ctx, pk_rx_raw_fn raw, void *raw_arg)
+{
+	if (!raw)
+		return pk_err(-EINVAL);
 	struct dispatch d;
-	dispatch_init(&d, ops);
+	int err = process_begin(s, ops, &d);
+	return err ? err : process_relaxed(s, &d, ops, ctx, raw, raw_arg);
+}
+
+PK_API int pk_session__process(struct pk_session *s, const struct pk_session_ops *ops,
+			       void *ctx)
+{
+	struct dispatch d;
+	int berr = process_begin(s, ops, &d);
+	if (berr)
+		return berr;
 	if (s->file_order) {
 		int err = process_file_order(s, ops, &d, ctx);
 		if (err == PK_SESSION_STOP)
