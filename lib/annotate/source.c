@@ -159,7 +159,7 @@ static int src_read(struct pk_source_cache *c, struct src_file *f)
 		char *text = NULL;
 		size_t len = 0;
 		/* (the file may grow while read: the limit holds for what is read) */
-		err = pk_read_fd_alloc(fd, (size_t)st.st_size + 1, c->max_file + 1, &text, &len);
+		err = pk_read_fd_alloc(fd, (size_t)st.st_size + 2, c->max_file + 2, &text, &len);
 		if (!err)
 			err = src_adopt(c, f, text, len);
 	}
