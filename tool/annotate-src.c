@@ -32,6 +32,7 @@ struct ann_src {
 	const char *sym;
 	char prev_func[256];
 	bool have_prev_func;
+	bool no_dwarf;          /* the symbol's start lies in no DWARF unit */
 	struct src_state *files;
 	size_t nr_files, cap_files;
 	char **warned;          /* files whose unreadability was reported */
@@ -63,12 +64,17 @@ void ann_src_free(struct ann_src *s)
 	free(s);
 }
 
-void ann_src_symbol(struct ann_src *s, struct pk_dso *dso, const char *sym_name)
+void ann_src_symbol(struct ann_src *s, struct pk_dso *dso, const char *sym_name, uint64_t start)
 {
 	s->dso = dso;
 	s->sym = sym_name;
 	s->have_prev_func = false;
 	s->nr_files = 0;
+	/* code without DWARF (most of a system's libraries) has no source lines to show: its
+	 * instructions are not looked up one by one (the library's symbol table fallback
+	 * would give line 0 to each, after building a table of the whole symbol table) */
+	const struct pk_inline_frame *fr;
+	s->no_dwarf = pk_dso__inline_names(dso, start, &fr) == -ENOENT;
 }
 
 static const char *base_name(const char *p)
@@ -147,6 +153,16 @@ int ann_src_before(struct ann_src *s, uint64_t addr, struct ann_src_line *out)
 	int n = 0;
 	const struct pk_inline_frame *fr = NULL;
 	const char *func = s->sym;
+	if (s->no_dwarf) {
+		if (!s->have_prev_func && func) {
+			out[0] = (struct ann_src_line){ .kind = ANN_SRC_FUNC };
+			snprintf(out[0].text, sizeof(out[0].text), "%.1000s%s:", func,
+				 strchr(func, '(') ? "" : "()");
+			s->have_prev_func = true;
+			return 1;
+		}
+		return 0;
+	}
 	if (pk_dso__inline_names(s->dso, addr, &fr) > 0 && fr[0].func && strcmp(fr[0].func, "??"))
 		func = fr[0].func;
 	if (func && (!s->have_prev_func || strcmp(func, s->prev_func))) {

@@ -32,7 +32,8 @@ struct ann_src;
 struct ann_src *ann_src_new(void);
 void ann_src_free(struct ann_src *s);
 /* a new symbol: objdump's state starts again (perf runs objdump once per symbol) */
-void ann_src_symbol(struct ann_src *s, struct pk_dso *dso, const char *sym_name);
+void ann_src_symbol(struct ann_src *s, struct pk_dso *dso, const char *sym_name,
+		    uint64_t start);
 /* the lines to show before the instruction at DSO address addr (the next of the
  * symbol, in address order); the count (0..ANN_SRC_MAX) */
 int ann_src_before(struct ann_src *s, uint64_t addr, struct ann_src_line *out);

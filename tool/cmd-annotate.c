@@ -308,7 +308,7 @@ static int annotate_one(struct pk_annotate *a, size_t i, const struct pk_annotat
 	while (last >>= 4)
 		P->addr_width++;
 	if (P->src)
-		ann_src_symbol(P->src, s->dso, s->name);
+		ann_src_symbol(P->src, s->dso, s->name, s->start);
 	if (P->print_line) {
 		int err = print_summary(a, i, s, P);
 		if (err) {
