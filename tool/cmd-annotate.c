@@ -46,7 +46,9 @@ static const struct tool_opt opts[] = {
 const struct tool_help cmd_annotate_help = {
 	.synopsis = "usage: perfkit annotate [-i perf.data] [<options>] [SYMBOL]\n",
 	.intro = "Print the disassembly of the sampled functions, hottest first, with the share of\n"
-		 "the samples that fell on each instruction (x86-64 and AArch64 user code).\n",
+		 "the samples that fell on each instruction (x86-64 and AArch64 user code), and\n"
+		 "the source lines between the instructions where the code has line tables (as\n"
+		 "perf annotate shows objdump -S; --no-source leaves them out).\n",
 	.opts = opts,
 };
 
