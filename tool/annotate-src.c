@@ -182,10 +182,19 @@ int ann_src_before(struct ann_src *s, uint64_t addr, struct ann_src_line *out)
 	if (!st || line == st->last_line)
 		return n;
 	st->last_line = line;
+	/* a relative name is relative to the unit's compilation directory (as binutils
+	 * reads it), never to ours */
+	char joined[4096];
+	const char *path = file;
+	if (file[0] != '/') {
+		const char *dir = pk_dso__comp_dir(s->dso, addr);
+		if (dir && snprintf(joined, sizeof(joined), "%s/%s", dir, file) < (int)sizeof(joined))
+			path = joined;
+	}
 	size_t nr = 0;
-	int err = pk_source_cache__lines(s->cache, file, &nr);
+	int err = path[0] == '/' ? pk_source_cache__lines(s->cache, path, &nr) : -ENOENT;
 	if (err) {
-		src_warn(s, file, err);
+		src_warn(s, path, err);
 		out[n] = (struct ann_src_line){ .kind = ANN_SRC_LOC, .file = file, .line = line };
 		snprintf(out[n].text, sizeof(out[n].text), "%.1000s:%u", base_name(file), line);
 		return n + 1;
@@ -201,7 +210,7 @@ int ann_src_before(struct ann_src *s, uint64_t addr, struct ann_src_line *out)
 	for (unsigned int k = l; k <= line && k <= nr; k++) {
 		const char *t;
 		size_t len;
-		if (pk_source_cache__line(s->cache, file, k, &t, &len))
+		if (pk_source_cache__line(s->cache, path, k, &t, &len))
 			break;
 		out[n] = (struct ann_src_line){ .kind = ANN_SRC_TEXT, .file = file, .line = k };
 		src_text(out[n].text, sizeof(out[n].text), t, len);

@@ -4,9 +4,11 @@
  * the index's steps (with and without a last newline, CRLF, empty lines), the errors of
  * files that cannot be read (missing, a directory, a FIFO that must not block, above the
  * size limit) and that they are remembered, line 0 and lines past the end, the bound on
- * the text kept at once (older files dropped and read again), text given with put.
+ * the text kept at once (older files dropped and read again), text given with put; and
+ * pk_dso__comp_dir of this test's own code, the directory its relative names start from.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,8 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
+
+#define PK_MIN_T(a, b) ((a) < (b) ? (a) : (b))
 
 static void expect_line(struct pk_source_cache *c, const char *path, size_t n, const char *want)
 {
@@ -166,12 +170,61 @@ static void test_bounded(void **state)
 	free(dir);
 }
 
+static void test_comp_dir(void **state)
+{
+	(void)state;
+	char self[PATH_MAX];
+	assert_non_null(realpath("/proc/self/exe", self));
+	struct pk_machine *m = pk_machine__new(NULL);
+	assert_non_null(m);
+	struct pk_dso *d = pk_machine__dso(m, self);
+	assert_non_null(d);
+	uint64_t addr = 0;
+	assert_int_equal(pk_dso__symbol_addr(d, "test_comp_dir", &addr), 0);
+	const char *file = NULL;
+	unsigned int line = 0;
+	if (pk_dso__srcline(d, addr, &file, &line) || !line) {
+		pk_machine__free(m);
+		PK_SKIP("this test binary has no line table (built without -g)");
+		return;
+	}
+	const char *dir = pk_dso__comp_dir(d, addr);
+	assert_non_null(dir);
+	assert_int_equal(dir[0], '/');
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	/* the line names this file, relative to dir or absolute */
+	char path[2 * PATH_MAX];
+	snprintf(path, sizeof(path), "%s%s%s", file[0] == '/' ? "" : dir, file[0] == '/' ? "" : "/",
+		 file);
+	assert_non_null(strstr(path, "test_source_cache.c"));
+	struct pk_source_cache *c = pk_source_cache__new(NULL);
+	assert_non_null(c);
+	const char *t;
+	size_t len;
+	assert_int_equal(pk_source_cache__line(c, path, line, &t, &len), 0);
+	/* the function's first line: its name or its opening brace */
+	char text[256];
+	snprintf(text, sizeof(text), "%.*s", (int)PK_MIN_T(len, 255), t);
+	assert_true(strstr(text, "test_comp_dir") || strchr(text, '{'));
+	pk_source_cache__free(c);
+	/* no unit there; bad arguments */
+	errno = 0;
+	assert_null(pk_dso__comp_dir(d, (uint64_t)1 << 60));
+	assert_int_equal(errno, ENOENT);
+	assert_null(pk_dso__comp_dir(NULL, addr));
+	assert_int_equal(errno, EINVAL);
+	pk_machine__free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_unreadable),
 		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_comp_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
