@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <perfkit/perfkit.h>
+#include "annotate-src.h"
 #include "builtin.h"
 
-enum { OPT_STDIO = 256, OPT_DSOS, OPT_ASM_RAW, OPT_PCT_TYPE, OPT_MINPCT, OPT_JSON };
+enum { OPT_STDIO = 256, OPT_DSOS, OPT_ASM_RAW, OPT_PCT_TYPE, OPT_MINPCT, OPT_JSON, OPT_SOURCE,
+       OPT_NO_SOURCE, OPT_COLOR };
 
 static const struct tool_opt opts[] = {
 	{ 'i', "input", required_argument, "<file>", "perf.data to read (default perf.data)" },
@@ -28,6 +30,13 @@ static const struct tool_opt opts[] = {
 	{ OPT_MINPCT, "min-percent", required_argument, "<p>",
 	  "skip symbols with less than p% of the period" },
 	{ 'n', "show-nr-samples", no_argument, NULL, "sample counts instead of percentages" },
+	{ OPT_SOURCE, "source", no_argument, NULL,
+	  "show the source lines between the instructions\n(default, when the code has line tables)" },
+	{ OPT_NO_SOURCE, "no-source", no_argument, NULL, "do not show source lines" },
+	{ 'l', "print-line", no_argument, NULL,
+	  "a sorted summary of the source lines of the\ninstructions above 0.5%, and the line of each" },
+	{ OPT_COLOR, "stdio-color", required_argument, "<mode>",
+	  "always, never or auto (default: colour on a\nterminal or through the pager; color.ui)" },
 	{ OPT_JSON, "json", no_argument, NULL, "one JSON object per symbol, a line each" },
 	{ 'v', "verbose", no_argument, NULL, "more messages" },
 	TOOL_SYMBOL_SOURCE_OPTS,
@@ -37,16 +46,40 @@ static const struct tool_opt opts[] = {
 const struct tool_help cmd_annotate_help = {
 	.synopsis = "usage: perfkit annotate [-i perf.data] [<options>] [SYMBOL]\n",
 	.intro = "Print the disassembly of the sampled functions, hottest first, with the share of\n"
-		 "the samples that fell on each instruction (x86-64 and AArch64 user code).\n",
+		 "the samples that fell on each instruction (x86-64 and AArch64 user code), and\n"
+		 "the source lines between the instructions where the code has line tables (as\n"
+		 "perf annotate shows objdump -S; --no-source leaves them out).\n",
 	.opts = opts,
 };
 
 struct ann_print {
 	FILE *f;
-	bool raw, nr, global, json;
+	bool raw, nr, global, json, color, print_line;
 	uint64_t sym_period, total_period;
 	bool first_insn;
+	struct ann_src *src;    /* source lines shown (NULL: --no-source) */
+	const struct pk_annotate_sym *sym;
+	int addr_width;         /* hex digits of the symbol's last address */
+	char prev_path[300];    /* the -l srcline printed last (perf keeps it across symbols) */
+	/* -l: the srcline and share of the instructions above 0.5 % (first pass) */
+	struct ann_path { char path[300]; double pct; } *paths;
+	size_t nr_paths, cap_paths;
+	bool collect;
 };
+
+#define C_RED "\033[31m"
+#define C_GREEN "\033[32m"
+#define C_MAGENTA "\033[35m"
+#define C_BLUE "\033[34m"
+#define C_RESET "\033[m"
+
+/* perf's colour of a share: red from 5 %, green above 0.5 % */
+static const char *pct_color(const struct ann_print *P, double p)
+{
+	if (!P->color)
+		return "";
+	return p >= 5.0 ? C_RED : p > 0.5 ? C_GREEN : "";
+}
 
 /* Is object `name` (a path or bracketed name) in the --dsos list (paths or base names)? */
 static bool name_listed(const char *list, const char *name)
@@ -72,10 +105,77 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* -l, first pass: the share of every srcline over the instructions above 0.5 % */
+static int collect_path(struct ann_print *P, uint64_t addr, double p)
+{
+	if (p <= 0.5)
+		return 0;
+	char path[sizeof(P->paths->path)];
+	ann_src_srcline(P->sym->dso, P->sym->dso_name, addr, path, sizeof(path));
+	for (size_t i = 0; i < P->nr_paths; i++) {
+		if (!strcmp(P->paths[i].path, path)) {
+			P->paths[i].pct += p;
+			return 0;
+		}
+	}
+	if (P->nr_paths == P->cap_paths) {
+		size_t nc = P->cap_paths ? P->cap_paths * 2 : 16;
+		void *n = realloc(P->paths, nc * sizeof(*P->paths));
+		if (!n)
+			return -ENOMEM;
+		P->paths = n;
+		P->cap_paths = nc;
+	}
+	snprintf(P->paths[P->nr_paths].path, sizeof(path), "%s", path);
+	P->paths[P->nr_paths++].pct = p;
+	return 0;
+}
+
+/* perf's order: the largest share first, equal shares by srcline from the last */
+static int path_cmp(const void *pa, const void *pb)
+{
+	const struct ann_path *a = pa, *b = pb;
+	if (a->pct != b->pct)
+		return a->pct < b->pct ? 1 : -1;
+	return -strcmp(a->path, b->path);
+}
+
+static void print_src_lines(struct ann_print *P, const struct ann_src_line *L, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (P->json) {
+			fputs(i ? "," : ",\"source\":[", P->f);
+			if (L[i].kind == ANN_SRC_FUNC) {
+				fputs("{\"func\":", P->f);
+			} else {
+				fputs("{\"file\":", P->f);
+				tool_json_str(P->f, L[i].file);
+				fprintf(P->f, ",\"line\":%u,\"%s\":", L[i].line,
+					L[i].kind == ANN_SRC_TEXT ? "text" : "missing");
+			}
+			tool_json_str(P->f, L[i].text);
+			fputc('}', P->f);
+			continue;
+		}
+		if (L[i].kind == ANN_SRC_TEXT && !L[i].text[0])
+			fputs("         :\n", P->f);
+		else if (L[i].kind == ANN_SRC_TEXT)
+			fprintf(P->f, "         : %-*u %s\n", P->addr_width, L[i].line, L[i].text);
+		else
+			fprintf(P->f, "         : %*s %s\n", P->addr_width, "", L[i].text);
+	}
+	if (P->json && n)
+		fputc(']', P->f);
+}
+
 static int print_insn(void *ctx, const struct pk_annotate_insn *in)
 {
 	struct ann_print *P = ctx;
 	double p = pct(in->period, P->global ? P->total_period : P->sym_period);
+	if (P->collect)
+		return collect_path(P, in->addr, p);
+	struct ann_src_line L[ANN_SRC_MAX];
+	int nl = P->src ? ann_src_before(P->src, in->addr, L) : 0;
 	if (P->json) {
 		fprintf(P->f, "%s{\"addr\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"period\":%" PRIu64
 			",\"percent\":%.4f,\"text\":", P->first_insn ? "" : ",", in->addr,
@@ -92,15 +192,28 @@ static int print_insn(void *ctx, const struct pk_annotate_insn *in)
 				fprintf(P->f, ",\"target_off\":%" PRIu64, in->target_off);
 			}
 		}
+		const char *file;
+		unsigned int line;
+		if ((P->src || P->print_line) &&
+		    !pk_dso__srcline(P->sym->dso, in->addr, &file, &line) && file) {
+			fputs(",\"src_file\":", P->f);
+			tool_json_str(P->f, file);
+			fprintf(P->f, ",\"src_line\":%u", line);
+		}
+		print_src_lines(P, L, nl);
 		fputc('}', P->f);
 		P->first_insn = false;
 		return 0;
 	}
+	print_src_lines(P, L, nl);
+	const char *c = pct_color(P, p);
+	fputs(c, P->f);
 	if (P->nr)
-		fprintf(P->f, "%8" PRIu64 " :", in->samples);
+		fprintf(P->f, "%8" PRIu64, in->samples);
 	else
-		fprintf(P->f, "%8.2f :", p);
-	fprintf(P->f, " %6" PRIx64 ":   ", in->addr);
+		fprintf(P->f, "%8.2f", p);
+	fprintf(P->f, "%s : %s%6" PRIx64 ":%s%s   ", *c ? C_RESET : "", P->color ? C_MAGENTA : "",
+		in->addr, P->color ? C_RESET : "", P->color ? C_BLUE : "");
 	if (P->raw) {
 		for (unsigned i = 0; i < 8; i++) {
 			if (i < in->len)
@@ -111,9 +224,47 @@ static int print_insn(void *ctx, const struct pk_annotate_insn *in)
 		fputs("  ", P->f);
 	}
 	if (*in->operands)
-		fprintf(P->f, "%-6s %s\n", in->mnemonic, in->operands);
+		fprintf(P->f, "%-6s %s", in->mnemonic, in->operands);
 	else
-		fprintf(P->f, "%s\n", in->mnemonic);
+		fputs(in->mnemonic, P->f);
+	if (P->color)
+		fputs(C_RESET, P->f);
+	if (P->print_line && p > 0.5) {
+		/* the srcline, unless the one printed last (perf: also in an earlier symbol) */
+		char path[sizeof(P->prev_path)];
+		ann_src_srcline(P->sym->dso, P->sym->dso_name, in->addr, path, sizeof(path));
+		if (strcmp(path, P->prev_path)) {
+			fprintf(P->f, "%s // %s%s", c, path, *c ? C_RESET : "");
+			memcpy(P->prev_path, path, sizeof(path));
+		}
+	}
+	fputc('\n', P->f);
+	return 0;
+}
+
+/* -l: perf's summary of the symbol's source lines, before its disassembly */
+static int print_summary(struct pk_annotate *a, size_t i, const struct pk_annotate_sym *s,
+			 struct ann_print *P)
+{
+	P->nr_paths = 0;
+	P->collect = true;
+	int err = pk_annotate__disasm(a, i, print_insn, P);
+	P->collect = false;
+	if (err)
+		return err;
+	if (P->nr_paths)
+		qsort(P->paths, P->nr_paths, sizeof(*P->paths), path_cmp);
+	if (P->json)
+		return 0;
+	fprintf(P->f, "\nSorted summary for file %s\n", s->dso_name);
+	fputs("----------------------------------------------\n\n", P->f);
+	if (!P->nr_paths)
+		fputs(" Nothing higher than 0.5%\n", P->f);
+	for (size_t k = 0; k < P->nr_paths; k++) {
+		const char *c = pct_color(P, P->paths[k].pct);
+		fprintf(P->f, "%s %7.2f%s%s %s%s\n", c, P->paths[k].pct, *c ? C_RESET : "", c,
+			P->paths[k].path, *c ? C_RESET : "");
+	}
 	return 0;
 }
 
@@ -152,6 +303,21 @@ static int annotate_one(struct pk_annotate *a, size_t i, const struct pk_annotat
 {
 	P->sym_period = s->period;
 	P->first_insn = true;
+	P->sym = s;
+	/* source lines get a number column as wide as the symbol's addresses */
+	uint64_t last = s->start + (s->size ? s->size - 1 : 0);
+	P->addr_width = 1;
+	while (last >>= 4)
+		P->addr_width++;
+	if (P->src)
+		ann_src_symbol(P->src, s->dso, s->name, s->start);
+	if (P->print_line) {
+		int err = print_summary(a, i, s, P);
+		if (err) {
+			disasm_error(s, err);
+			return err;
+		}
+	}
 	if (P->json) {
 		fputs("{\"symbol\":", P->f);
 		tool_json_str(P->f, s->name);
@@ -165,16 +331,26 @@ static int annotate_one(struct pk_annotate *a, size_t i, const struct pk_annotat
 	} else {
 		const char *base = strrchr(s->dso_name, '/');
 		base = base ? base + 1 : s->dso_name;
-		fprintf(P->f, " %s |\tDisassembly of %s for %s (%" PRIu64
-			" samples, percent: %s period)\n", P->nr ? "Samples" : "Percent", base, event,
-			s->samples, P->global ? "global" : "local");
-		fputs("------------------------------------------------------------------------"
-		      "-----------------------------------------\n", P->f);
+		/* perf's header, and a rule 4 longer (its tab counted as one) */
+		int w = fprintf(P->f, " %s |\tSource code & Disassembly of %s for %s (%" PRIu64
+				" samples, percent: %s period)\n", P->nr ? "Samples" : "Percent",
+				base, event, s->samples, P->global ? "global" : "local");
+		for (int k = 0; k < w + 4 && k < 300; k++)
+			fputc('-', P->f);
+		fputc('\n', P->f);
 		fprintf(P->f, "         :\n         : %016" PRIx64 " <%s>:\n", s->start, s->name);
 	}
 	int err = pk_annotate__disasm(a, i, print_insn, P);
-	if (P->json)
-		fputs("]}\n", P->f);
+	if (P->json) {
+		fputc(']', P->f);
+		for (size_t k = 0; P->print_line && k < P->nr_paths; k++) {
+			fputs(k ? ",{\"srcline\":" : ",\"lines\":[{\"srcline\":", P->f);
+			tool_json_str(P->f, P->paths[k].path);
+			fprintf(P->f, ",\"percent\":%.4f}%s", P->paths[k].pct,
+				k + 1 == P->nr_paths ? "]" : "");
+		}
+		fputs("}\n", P->f);
+	}
 	if (err)
 		disasm_error(s, err);
 	return err;
@@ -184,7 +360,8 @@ int cmd_annotate(int argc, char **argv)
 {
 	const char *input = "perf.data", *symbol = NULL, *dsos = NULL, *event = NULL;
 	double min_pct = 0;
-	int verbose = 0;
+	int verbose = 0, color_mode = 0;
+	bool source = true;
 	struct ann_print P = { .f = stdout };
 	int c;
 	optind = 1;
@@ -201,6 +378,15 @@ int cmd_annotate(int argc, char **argv)
 		case OPT_STDIO: break;
 		case OPT_ASM_RAW: P.raw = true; break;
 		case OPT_JSON: P.json = true; break;
+		case OPT_SOURCE: source = true; break;
+		case OPT_NO_SOURCE: source = false; break;
+		case 'l': P.print_line = true; break;
+		case OPT_COLOR:
+			if ((color_mode = tool_color_mode(optarg)) == TOOL_COLOR_BAD) {
+				tool_error("invalid --stdio-color '%s' (always, never or auto)", optarg);
+				return 129;
+			}
+			break;
 		case OPT_PCT_TYPE:
 			if (!strcmp(optarg, "global") || !strcmp(optarg, "global-period"))
 				P.global = true;
@@ -256,7 +442,13 @@ int cmd_annotate(int argc, char **argv)
 		tool_warn("'%s' is corrupt after %" PRIu64 " samples: %s (using what was read)",
 			  input, st.samples, pk_strerror(st.reader_error));
 	P.total_period = st.period;
+	P.color = !P.json && tool_use_color(color_mode);
 	int status = 0;
+	if (source && !(P.src = ann_src_new())) {
+		tool_error("out of memory");
+		status = 1;
+		goto out;
+	}
 	size_t shown = 0, failed = 0, kernel_skipped = 0;
 	for (size_t i = 0; i < pk_annotate__nr_symbols(a); i++) {
 		struct pk_annotate_sym s = { .sz = sizeof(s) };
@@ -318,6 +510,8 @@ int cmd_annotate(int argc, char **argv)
 		status = 1;
 	}
 out:
+	ann_src_free(P.src);
+	free(P.paths);
 	pk_annotate__free(a);
 	pk_data_reader__free(r);
 	return tool_finish_stdout(status);

@@ -324,6 +324,21 @@ PK_API int pk_dso__srcline(struct pk_dso *d, uint64_t addr, const char **file,
 	return 0;
 }
 
+PK_API const char *pk_dso__comp_dir(struct pk_dso *d, uint64_t dso_addr)
+{
+	if (!d)
+		return pk_err_ptr(-EINVAL);
+	Dwfl_Module *mod = pk_dso_dwarf_mod(d);
+	Dwarf_Die cu;
+	Dwarf_Addr bias = 0;
+	Dwarf_Attribute at;
+	const char *dir = NULL;
+	if (mod && pk_dso_addr_cu(d, mod, dso_addr, &cu, &bias) &&
+	    dwarf_attr_integrate(&cu, DW_AT_comp_dir, &at))
+		dir = dwarf_formstring(&at);
+	return dir && *dir ? dir : pk_err_ptr(-ENOENT);
+}
+
 static const char *pk_die_funcname(struct pk_dso *d, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;

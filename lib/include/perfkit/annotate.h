@@ -26,6 +26,46 @@
 #include <perfkit/data.h>
 #include <perfkit/symbol.h>
 
+/*
+ * ---- source text ----
+ * The lines of source files, for showing them between instructions (perfkit annotate).
+ * Source files are read as hostile input: only regular files are opened (a FIFO or a
+ * device never blocks or streams), a file above max_file_bytes is not read (-EFBIG),
+ * and the text kept at once stays under max_total_bytes (the files used longest ago are
+ * dropped and read again when asked for). A file that cannot be read is tried once: its
+ * error is remembered.
+ */
+struct pk_source_cache;
+
+struct pk_source_cache_opts {
+	size_t sz;
+	size_t max_file_bytes;  /* 0: 16 MiB */
+	size_t max_total_bytes; /* 0: 64 MiB */
+	size_t :0;
+};
+/* NULL with errno EINVAL or ENOMEM. */
+PK_API struct pk_source_cache *pk_source_cache__new(const struct pk_source_cache_opts *opts);
+PK_API void pk_source_cache__free(struct pk_source_cache *c);
+/*
+ * The number of lines of file `path` (read on first use): 0 and *nr_lines, or the
+ * negative errno of why it cannot be read (-ENOENT, -EACCES, -EISDIR, -EINVAL not a
+ * regular file, -EFBIG above the limit, -EMFILE too many files asked for, -ENOMEM). A
+ * last line without a newline counts.
+ */
+PK_API int pk_source_cache__lines(struct pk_source_cache *c, const char *path,
+				  size_t *nr_lines);
+/*
+ * Line `line` (1 = the first) of file `path`: *text (not NUL-terminated, without its
+ * newline, owned by c and valid until the next call on c) and *len. 0, the errors of
+ * pk_source_cache__lines, or -ERANGE (line 0 or past the end of the file).
+ */
+PK_API int pk_source_cache__line(struct pk_source_cache *c, const char *path, size_t line,
+				 const char **text, size_t *len);
+/* Use len bytes at data as the text of `path` (copied; for tests and callers that hold
+ * the text already). 0, -EINVAL, -EFBIG (above max_file_bytes), -EMFILE, -ENOMEM. */
+PK_API int pk_source_cache__put(struct pk_source_cache *c, const char *path, const void *data,
+				size_t len);
+
 #ifdef __cplusplus
 extern "C" {
 #endif

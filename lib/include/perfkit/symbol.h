@@ -312,6 +312,13 @@ PK_API int pk_dso__symbol_addr(struct pk_dso *d, const char *name, uint64_t *add
 PK_API int pk_dso__srcline(struct pk_dso *d, uint64_t dso_addr, const char **file,
 			   unsigned int *line);
 
+/*
+ * The compilation directory (DW_AT_comp_dir) of the DWARF unit holding `dso_addr`: what a
+ * relative file name of pk_dso__srcline is relative to. Owned by the DSO; NULL with errno
+ * ENOENT (no unit there, or it names none) or EINVAL.
+ */
+PK_API const char *pk_dso__comp_dir(struct pk_dso *d, uint64_t dso_addr);
+
 /* One function of an inline chain. */
 struct pk_inline_frame {
 	const char *func;       /* function name (demangled as pk_symbol__demangle does);

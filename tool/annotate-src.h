@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool/annotate-src.h - the source lines perfkit annotate shows between instructions
+ * (what perf annotate 6.1 shows from `objdump -l -S`), and the srclines of -l.
+ */
+#ifndef TOOL_ANNOTATE_SRC_H
+#define TOOL_ANNOTATE_SRC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <perfkit/perfkit.h>
+
+/* at most this many lines before one instruction: a function name and 6 source lines */
+#define ANN_SRC_MAX 8
+
+enum ann_src_kind {
+	ANN_SRC_FUNC,   /* "name():" - the function of the code that follows changed */
+	ANN_SRC_TEXT,   /* line `line` of `file`: text (trimmed, tabs expanded) */
+	ANN_SRC_LOC,    /* the source cannot be shown: text says where the code is from */
+};
+
+struct ann_src_line {
+	enum ann_src_kind kind;
+	const char *file;       /* TEXT, LOC: the file (as the line table names it) */
+	unsigned int line;      /* TEXT, LOC: its line number */
+	char text[1040];
+};
+
+struct ann_src;
+
+struct ann_src *ann_src_new(void);
+void ann_src_free(struct ann_src *s);
+/* a new symbol: objdump's state starts again (perf runs objdump once per symbol) */
+void ann_src_symbol(struct ann_src *s, struct pk_dso *dso, const char *sym_name,
+		    uint64_t start);
+/* the lines to show before the instruction at DSO address addr (the next of the
+ * symbol, in address order); the count (0..ANN_SRC_MAX) */
+int ann_src_before(struct ann_src *s, uint64_t addr, struct ann_src_line *out);
+/* perf's srcline of addr for -l: "file.c:12" (base name), "??:0", or "dso[addr]" */
+void ann_src_srcline(struct pk_dso *dso, const char *dso_name, uint64_t addr, char *buf,
+		     size_t len);
+
+#endif
