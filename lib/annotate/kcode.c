@@ -247,19 +247,34 @@ static bool elf_sym_addr(int fd, const char *name, uint64_t *addr)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
-		uint64_t nsym = sh.sh_size / sh.sh_entsize;
-		for (uint64_t i = 0; d && i < nsym && i <= INT_MAX; i++) {
+		Elf_Data *sd = elf_getdata(elf_getscn(e, sh.sh_link), NULL);
+		if (!d || !sd || !sd->d_buf || !d->d_buf)
+			continue;
+		/* the string table read once: a name is compared only when its first byte
+		 * matches (a kernel has 100k+ symbols; elf_strptr per symbol was most of it) */
+		const char *str = sd->d_buf;
+		size_t strsz = sd->d_size;
+		size_t nlen = strlen(name);
+		uint64_t nsym = d->d_size / sizeof(Elf64_Sym);
+		bool raw = gelf_getclass(e) == ELFCLASS64 && d->d_type == ELF_T_SYM;
+		for (uint64_t i = 0; i < nsym && i <= INT_MAX; i++) {
 			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s))
-				break;
-			if (!s.st_name || s.st_shndx == SHN_UNDEF)
-				continue;
-			const char *n = elf_strptr(e, sh.sh_link, s.st_name);
-			if (n && !strcmp(n, name)) {
-				*addr = s.st_value;
-				found = true;
+			if (raw) {
+				Elf64_Sym r;
+				memcpy(&r, (const char *)d->d_buf + i * sizeof(r), sizeof(r));
+				s.st_name = r.st_name;
+				s.st_shndx = r.st_shndx;
+				s.st_value = r.st_value;
+			} else if (!gelf_getsym(d, (int)i, &s)) {
 				break;
 			}
+			if (!s.st_name || s.st_shndx == SHN_UNDEF || s.st_name >= strsz ||
+			    str[s.st_name] != name[0] || strsz - s.st_name <= nlen ||
+			    memcmp(str + s.st_name, name, nlen + 1))
+				continue;
+			*addr = s.st_value;
+			found = true;
+			break;
 		}
 	}
 	if (e)
