@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the whole choice: the input as kcore (the recorded kernel running), then as -k */
 	static const uint8_t bid[20] = { 1 };
 	uint64_t text = 0xffffffff81000000ULL;
-	if (size >= 24)
+	if (size >= 32)
 		memcpy(&text, data + 24, 8); /* e_entry: a text address the input chooses */
 	struct pk_kcode_opts o = { .kcore = path, .kallsyms = "/nonexistent", .release = "fuzz",
 				   .want_bid = bid, .want_bid_len = 20, .run_bid = bid,
