@@ -343,7 +343,7 @@ static int try_vmlinux(struct pk_kcode *k, const struct pk_kcode_opts *o, const 
 	struct stat st;
 	if (stat(path, &st))
 		return -ENOENT;
-	uint64_t size;
+	uint64_t size = 0;
 	int fd = open_reg(path, &size);
 	if (fd < 0) {
 		vm_fail(k, path, fd);
@@ -408,7 +408,7 @@ static void try_kcore(struct pk_kcode *k, const struct pk_kcode_opts *o)
 		k->kc_err = -ESTALE;
 		return;
 	}
-	uint64_t size;
+	uint64_t size = 0;
 	int fd = open_reg(path, &size);
 	if (fd < 0) {
 		k->kc_err = fd;
