@@ -102,5 +102,5 @@ for f in "${files[@]}"; do
 		printf "%-10s %8d %8d %9.3f %9.3f %7.1fx %9.4f %9.4f %7.1fx\n", f, ps, ks, pw, kw,
 			(kw > 0 ? pw / kw : 0), pc, kc, (kc > 0 ? pc / kc : 0) }'
 done
-echo "sy: symbols annotated (perf also disassembles kernel symbols through /proc/kcore when"
-echo "it can; perfkit skips them with a notice). target: >= 20x (wall)"
+echo "sy: symbols annotated (kernel ones by both only when a vmlinux of the recorded kernel or"
+echo "/proc/kcore can be read; else both leave them out, saying why). target: >= 20x (wall)"

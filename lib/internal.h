@@ -88,6 +88,16 @@ bool pk_config_huge_pages(void);
  * would. */
 struct pk_machine;
 int pk_machine_preload_kernel(struct pk_machine *m);
+/* (lib/symbol/kinfo.c) What the machine knows of the recorded kernel (the pointers are
+ * the machine's): for the reader of kernel code (lib/annotate/kcode.c). */
+struct pk_machine_kinfo {
+	bool host, have_text;
+	uint64_t text;          /* the recorded _text (the kernel map's pgoff) */
+	const char *kallsyms, *buildid_dir, *extra_buildid_dir, *symfs;
+	const uint8_t *bid;     /* the recorded kernel's build-id (bid_len 0: none) */
+	size_t bid_len;
+};
+void pk_machine_kinfo(struct pk_machine *m, struct pk_machine_kinfo *out);
 /* (lib/symbol/dso-preload.c) With pk_machine_opts.preload: queue the user-space objects
  * of a recording's build-id list (the objects with samples; their build-ids given to
  * the machine first), at most PK_PRELOAD_LISTED_MAX of them, in the list's order, so

@@ -181,6 +181,8 @@ void tool_symbol_source_opt(int c, const char *arg);
 /* $DEBUGINFOD_URLS and $DEBUGINFOD_TIMEOUT (NULL when unset) */
 const char *tool_debuginfod_urls(void);
 const char *tool_debuginfod_timeout(void);
+/* PERFKIT_KCORE: the file annotate reads as /proc/kcore (tests; NULL: unset) */
+const char *tool_kcore_path(void);
 /* tool/debuginfod.c: set mo's debug-file finder to fetch from debuginfod when enabled
  * and $DEBUGINFOD_URLS names servers; otherwise clear it */
 void tool_debuginfod_setup(struct pk_machine_opts *mo, bool enable);

@@ -13,6 +13,7 @@
 #include <perfkit/perfkit.h>
 #include "annotate-src.h"
 #include "builtin.h"
+#include "annotate-kernel.h"
 
 enum { OPT_STDIO = 256, OPT_DSOS, OPT_ASM_RAW, OPT_PCT_TYPE, OPT_MINPCT, OPT_JSON, OPT_SOURCE,
        OPT_NO_SOURCE, OPT_COLOR };
@@ -23,6 +24,8 @@ static const struct tool_opt opts[] = {
 	{ OPT_DSOS, "dsos", required_argument, "<list>",
 	  "only symbols of these objects (comma-separated\npaths or short names)" },
 	{ 'e', "event", required_argument, "<name>", "annotate this event (default: the first)" },
+	{ 'k', "vmlinux", required_argument, "<file>",
+	  "kernel code and symbols from this vmlinux image\n(else perf's places, then /proc/kcore)" },
 	{ OPT_STDIO, "stdio", no_argument, NULL, "text output (the only mode; accepted for perf)" },
 	{ OPT_ASM_RAW, "asm-raw", no_argument, NULL, "show the bytes of each instruction" },
 	{ OPT_PCT_TYPE, "percent-type", required_argument, "<type>",
@@ -46,9 +49,10 @@ static const struct tool_opt opts[] = {
 const struct tool_help cmd_annotate_help = {
 	.synopsis = "usage: perfkit annotate [-i perf.data] [<options>] [SYMBOL]\n",
 	.intro = "Print the disassembly of the sampled functions, hottest first, with the share of\n"
-		 "the samples that fell on each instruction (x86-64 and AArch64 user code), and\n"
-		 "the source lines between the instructions where the code has line tables (as\n"
-		 "perf annotate shows objdump -S; --no-source leaves them out).\n",
+		 "the samples that fell on each instruction (x86-64 and AArch64; kernel code\n"
+		 "from a vmlinux image of the recorded kernel, or /proc/kcore), and the source\n"
+		 "lines between the instructions where the code has line tables (as perf\n"
+		 "annotate shows objdump -S; --no-source leaves them out).\n",
 	.opts = opts,
 };
 
@@ -65,6 +69,9 @@ struct ann_print {
 	struct ann_path { char path[300]; double pct; } *paths;
 	size_t nr_paths, cap_paths;
 	bool collect;
+	/* kernel symbols: the file their code is read from, and its address shift */
+	const char *kfile;
+	uint64_t kbias;
 };
 
 #define C_RED "\033[31m"
@@ -282,10 +289,11 @@ static void disasm_error(const struct pk_annotate_sym *s, int err)
 		       "record again, or restore the recorded build)";
 		break;
 	case ENODATA:
-		hint = " (the file read holds no code there, only debug information)";
+		hint = s->kernel ? " (the kernel image read holds no code there)"
+				 : " (the file read holds no code there, only debug information)";
 		break;
 	case EOPNOTSUPP:
-		hint = s->kernel ? " (kernel code is not supported yet)"
+		hint = s->kernel ? " (the code of kernel modules is not supported yet)"
 				 : " (only x86-64 and AArch64 ELF code is supported)";
 		break;
 	case EINVAL:
@@ -303,9 +311,11 @@ static int annotate_one(struct pk_annotate *a, size_t i, const struct pk_annotat
 {
 	P->sym_period = s->period;
 	P->first_insn = true;
+	/* a kernel symbol shows the addresses of the file read (a vmlinux's: perf's) */
+	uint64_t start = s->kernel ? s->start - P->kbias : s->start;
 	P->sym = s;
 	/* source lines get a number column as wide as the symbol's addresses */
-	uint64_t last = s->start + (s->size ? s->size - 1 : 0);
+	uint64_t last = start + (s->size ? s->size - 1 : 0);
 	P->addr_width = 1;
 	while (last >>= 4)
 		P->addr_width++;
@@ -326,11 +336,12 @@ static int annotate_one(struct pk_annotate *a, size_t i, const struct pk_annotat
 		fputs(",\"event\":", P->f);
 		tool_json_str(P->f, event);
 		fprintf(P->f, ",\"start\":%" PRIu64 ",\"size\":%" PRIu64 ",\"samples\":%" PRIu64
-			",\"period\":%" PRIu64 ",\"percent\":%.4f,\"instructions\":[", s->start,
+			",\"period\":%" PRIu64 ",\"percent\":%.4f,\"instructions\":[", start,
 			s->size, s->samples, s->period, pct(s->period, P->total_period));
 	} else {
-		const char *base = strrchr(s->dso_name, '/');
-		base = base ? base + 1 : s->dso_name;
+		const char *file = s->kernel && P->kfile ? P->kfile : s->dso_name;
+		const char *base = strrchr(file, '/');
+		base = base ? base + 1 : file;
 		/* perf's header, and a rule 4 longer (its tab counted as one) */
 		int w = fprintf(P->f, " %s |\tSource code & Disassembly of %s for %s (%" PRIu64
 				" samples, percent: %s period)\n", P->nr ? "Samples" : "Percent",
@@ -338,7 +349,7 @@ static int annotate_one(struct pk_annotate *a, size_t i, const struct pk_annotat
 		for (int k = 0; k < w + 4 && k < 300; k++)
 			fputc('-', P->f);
 		fputc('\n', P->f);
-		fprintf(P->f, "         :\n         : %016" PRIx64 " <%s>:\n", s->start, s->name);
+		fprintf(P->f, "         :\n         : %016" PRIx64 " <%s>:\n", start, s->name);
 	}
 	int err = pk_annotate__disasm(a, i, print_insn, P);
 	if (P->json) {
@@ -359,6 +370,9 @@ static int annotate_one(struct pk_annotate *a, size_t i, const struct pk_annotat
 int cmd_annotate(int argc, char **argv)
 {
 	const char *input = "perf.data", *symbol = NULL, *dsos = NULL, *event = NULL;
+	const char *vmlinux = NULL;
+	char *ksyms = NULL;     /* -k's symbols: a temporary kallsyms file */
+	bool vm_said = false;
 	double min_pct = 0;
 	int verbose = 0, color_mode = 0;
 	bool source = true;
@@ -371,6 +385,7 @@ int cmd_annotate(int argc, char **argv)
 		case 'i': input = optarg; break;
 		case 's': symbol = optarg; break;
 		case 'e': event = optarg; break;
+		case 'k': vmlinux = optarg; break;
 		case 'n': P.nr = true; break;
 		case 'v': verbose++; break;
 		case TOOL_OPT_SYMFS: case TOOL_OPT_NO_DEBUGINFOD: tool_symbol_source_opt(c, optarg); break;
@@ -421,10 +436,24 @@ int cmd_annotate(int argc, char **argv)
 	struct pk_data_reader *r = tool_open_input(input, NULL);
 	if (!r)
 		return 1;
+	struct pk_machine_opts mo = *tool_machine_opts();
+	if (vmlinux) {
+		/* the image's symbols, when it is the recorded kernel (as report --vmlinux) */
+		int v = tool_ann_vmlinux(vmlinux, r, &ksyms);
+		if (v < 0) {
+			pk_data_reader__free(r);
+			return 1;
+		}
+		vm_said = v == 1;
+		if (ksyms) {
+			mo.kallsyms = ksyms;
+			mo.host = true;
+		}
+	}
 	/* the objects that cannot hold a symbol above --min-percent are not loaded */
 	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_worthwhile(),
-		.machine_opts = tool_machine_opts(), .event = event,
-		.min_percent = symbol ? 0 : min_pct);
+		.machine_opts = &mo, .event = event, .min_percent = symbol ? 0 : min_pct,
+		.host_known = ksyms != NULL, .vmlinux = vmlinux, .kcore = tool_kcore_path());
 	struct pk_annotate *a = pk_annotate__load(r, &ao);
 	if (!a) {
 		int err = errno;
@@ -434,6 +463,9 @@ int cmd_annotate(int argc, char **argv)
 		else
 			tool_error("cannot load '%s': %s", input, pk_strerror(err));
 		pk_data_reader__free(r);
+		if (ksyms)
+			unlink(ksyms);
+		free(ksyms);
 		return 1;
 	}
 	struct pk_annotate_stats st = { .sz = sizeof(st) };
@@ -449,7 +481,9 @@ int cmd_annotate(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
-	size_t shown = 0, failed = 0, kernel_skipped = 0;
+		size_t shown = 0, failed = 0, kernel_skipped = 0, modules_skipped = 0;
+	struct pk_annotate_kernel K = { .sz = sizeof(K) };
+	bool k_known = false;
 	for (size_t i = 0; i < pk_annotate__nr_symbols(a); i++) {
 		struct pk_annotate_sym s = { .sz = sizeof(s) };
 		if (pk_annotate__symbol(a, i, &s))
@@ -458,9 +492,25 @@ int cmd_annotate(int argc, char **argv)
 			continue;
 		if (!symbol && pct(s.period, st.period) < min_pct)
 			continue;
-		if (!symbol && s.kernel) {
-			/* not disassembled yet: one notice for all of them, below */
-			kernel_skipped++;
+		bool kmain = s.kernel && !strncmp(s.dso_name, "[kernel.kallsyms]", 17);
+		if (!symbol && s.kernel && !kmain) {
+			/* modules: not disassembled yet, one notice for all of them, below */
+			modules_skipped++;
+			continue;
+		}
+		if (kmain && !k_known) {
+			/* the first kernel symbol shown: where the kernel's code is read */
+			k_known = true;
+			if (pk_annotate__kernel(a, &K) == -ENOMEM) {
+				tool_error("out of memory");
+				status = 1;
+				goto out;
+			}
+			P.kfile = K.path;
+			P.kbias = K.bias;
+		}
+		if (kmain && K.source == PK_ANNOTATE_KSRC_NONE) {
+			kernel_skipped++; /* why: once, below */
 			continue;
 		}
 		if (shown++ && !P.json)
@@ -470,10 +520,14 @@ int cmd_annotate(int argc, char **argv)
 		if (ferror(stdout))
 			break;
 	}
+	if (modules_skipped)
+		tool_warn("%zu symbol%s of kernel modules with samples skipped (the code of modules "
+			  "is not supported yet)", modules_skipped, modules_skipped == 1 ? "" : "s");
 	if (kernel_skipped)
-		tool_warn("%zu kernel symbol%s with samples skipped (kernel code is not supported "
-			  "yet)", kernel_skipped, kernel_skipped == 1 ? "" : "s");
-	if (!shown) {
+		tool_ann_kernel_explain(&K, kernel_skipped, vm_said);
+	if (!shown && kernel_skipped) {
+		status = 1;
+	} else if (!shown) {
 		char what[300] = "";
 		if (symbol || dsos)
 			snprintf(what, sizeof(what), " %s '%s'", symbol ? "in symbol" : "in objects",
@@ -514,5 +568,8 @@ out:
 	free(P.paths);
 	pk_annotate__free(a);
 	pk_data_reader__free(r);
+	if (ksyms)
+		unlink(ksyms);
+	free(ksyms);
 	return tool_finish_stdout(status);
 }

@@ -23,6 +23,7 @@
  *                       (tool/debuginfod.c; libdebuginfod reads it and its other
  *                       variables itself); --no-debuginfod of a command turns it off
  *   DEBUGINFOD_TIMEOUT  seconds all debuginfod queries of one command may take together
+ *   PERFKIT_KCORE       (tests) the file annotate reads as /proc/kcore ("": none)
  *   PYROSCOPE_SERVER_ADDRESS, PYROSCOPE_APPLICATION_NAME, PYROSCOPE_BASIC_AUTH_USER,
  *   PYROSCOPE_BASIC_AUTH_PASSWORD, PYROSCOPE_AUTH_TOKEN, PYROSCOPE_TENANT_ID
  *                       defaults of push's options, named as Pyroscope's own clients
@@ -49,6 +50,7 @@ static struct {
 	bool config_exclusive, config_nosystem;
 	const char *perf_pager, *pager;
 	const char *debuginfod_urls, *debuginfod_timeout;
+	const char *kcore;              /* PERFKIT_KCORE (tests), NULL = /proc/kcore */
 	const char *symfs;              /* --symfs of the command, NULL = none */
 	bool no_debuginfod;             /* --no-debuginfod of the command */
 	struct pk_machine_opts mo;
@@ -93,6 +95,7 @@ void tool_env_load(void)
 	env.pager = getenv("PAGER");
 	env.debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	env.debuginfod_timeout = getenv("DEBUGINFOD_TIMEOUT");
+	env.kcore = getenv("PERFKIT_KCORE");
 
 	s = getenv("PERF_BUILDID_DIR");
 	if (s && *s)
@@ -180,6 +183,12 @@ const char *tool_debuginfod_urls(void)
 {
 	tool_env_load();
 	return env.debuginfod_urls;
+}
+
+const char *tool_kcore_path(void)
+{
+	tool_env_load();
+	return env.kcore;
 }
 
 const char *tool_debuginfod_timeout(void)

@@ -12,9 +12,11 @@
 #include <capstone/capstone.h>
 #include <perfkit/annotate.h>
 #include <perfkit/session.h>
+#include <perfkit/synth.h>
 #include "internal.h"
 #include "core/intern.h"
 #include "session/relaxed.h"
+#include "annotate/kcode.h"
 
 /* a symbol larger than this is not disassembled (no function is; a corrupt size is) */
 #define ANN_MAX_SYM_BYTES (16u << 20)
@@ -100,6 +102,10 @@ struct pk_annotate {
 	const struct pk_data_attr *ra;
 	int r_ip, r_tid, r_period;
 	uint64_t r_dflt_period;
+	/* kernel code (kcode.c): chosen at the first kernel symbol disassembled */
+	struct pk_kcode *kc;
+	char *vmlinux, *kcore;
+	bool kcore_set;
 };
 
 static uint64_t ann_hash(const void *p, uint64_t a)
@@ -535,7 +541,13 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	A->st.sz = sizeof(A->st);
 	A->intel = PK_OPTS_GET(o, intel_syntax, false);
 	A->min_percent = PK_OPTS_GET(o, min_percent, 0.0);
-	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
+	const char *vm = PK_OPTS_GET(o, vmlinux, NULL), *kc = PK_OPTS_GET(o, kcore, NULL);
+	A->vmlinux = vm ? strdup(vm) : NULL;
+	A->kcore = kc ? strdup(kc) : NULL;
+	A->kcore_set = kc != NULL;
+	int err = (vm && !A->vmlinux) || (kc && !A->kcore) ? -ENOMEM : 0;
+	if (!err)
+		err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
 	A->memo = calloc(ANN_MEMO_SLOTS, sizeof(*A->memo));
@@ -546,7 +558,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	/* a sample's ip, pid/tid and period are all it takes: its fixed fields */
 	PK_OPTS(pk_session_opts, so, .reader_thread = PK_OPTS_GET(o, reader_thread, false),
 		.machine_opts = PK_OPTS_GET(o, machine_opts, NULL), .sample_prefix = true,
-		.samples_unordered = true);
+		.samples_unordered = true, .host_known = PK_OPTS_GET(o, host_known, false));
 	A->ses = pk_session__new(r, &so);
 	if (!A->ses) {
 		err = -errno;
@@ -586,6 +598,9 @@ PK_API void pk_annotate__free(struct pk_annotate *a)
 	free(a->attr_ok);
 	free(a->unres);
 	pk_u64map_release(&a->unres_of);
+	pk_kcode_free(a->kc);
+	free(a->vmlinux);
+	free(a->kcore);
 	pk_session__free(a->ses);
 	free(a);
 }
@@ -633,6 +648,7 @@ PK_API int pk_annotate__symbol(const struct pk_annotate *a, size_t i, struct pk_
 /* ---- disassembly ---- */
 
 struct dis_ctx {
+	uint64_t bias;          /* a hit's address - the address shown (kernel code) */
 	const struct ann_hit *hits;
 	size_t nr_hits, next_hit;
 	pk_annotate_insn_fn fn;
@@ -712,8 +728,8 @@ static int disasm(const uint8_t *code, size_t len, uint64_t addr, uint16_t em,
 		/* the counts of the addresses inside this instruction (a sampled address is
 		 * normally an instruction start; one that is not still counts here) */
 		while (dc->next_hit < dc->nr_hits &&
-		       dc->hits[dc->next_hit].addr < in->address + in->size) {
-			if (dc->hits[dc->next_hit].addr >= in->address) {
+		       dc->hits[dc->next_hit].addr - dc->bias < in->address + in->size) {
+			if (dc->hits[dc->next_hit].addr - dc->bias >= in->address) {
 				ai.samples += dc->hits[dc->next_hit].samples;
 				ai.period += dc->hits[dc->next_hit].period;
 			}
@@ -722,10 +738,11 @@ static int disasm(const uint8_t *code, size_t len, uint64_t addr, uint16_t em,
 		if (insn_target(arch, in, &ai.target)) {
 			ai.has_target = true;
 			uint64_t ts = 0;
-			const char *tn = dso ? pk_dso__symbol(dso, ai.target, &ts, NULL) : NULL;
+			const char *tn = dso ? pk_dso__symbol(dso, ai.target + dc->bias, &ts, NULL)
+					     : NULL;
 			if (tn) {
 				ai.target_sym = tn;
-				ai.target_off = ai.target - ts;
+				ai.target_off = ai.target + dc->bias - ts;
 				if (ai.target_off)
 					snprintf(ops, sizeof(ops), "%" PRIx64 " <%s+0x%" PRIx64 ">",
 						 ai.target, tn, ai.target_off);
@@ -762,8 +779,19 @@ PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn
 	if (i >= a->nr_syms)
 		return -ERANGE;
 	struct ann_sym *S = &a->syms[i];
-	if (S->kernel)
-		return -EOPNOTSUPP; /* kernel code would come from /proc/kcore or vmlinux */
+	uint64_t bias = 0;
+	if (S->kernel) {
+		/* the kernel's own code; modules' (their .ko files) not yet */
+		if (strncmp(S->dso_name, "[kernel.kallsyms]", 17))
+			return -EOPNOTSUPP;
+		struct pk_annotate_kernel k = { .sz = sizeof(k) };
+		int err = pk_annotate__kernel(a, &k);
+		if (err)
+			return err;
+		if (k.source == PK_ANNOTATE_KSRC_NONE)
+			return -ENOENT;
+		bias = k.bias;
+	}
 	if (!S->hits_sorted) {
 		qsort(S->hits, S->nr_hits, sizeof(*S->hits), hit_cmp);
 		S->hits_sorted = true;
@@ -778,17 +806,47 @@ PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn
 	if (!buf)
 		return -ENOMEM;
 	uint16_t em = 0;
-	long n = pk_dso__read(S->dso, S->start, buf, size, &em);
+	long n = S->kernel ? pk_kcode_read(a->kc, S->start, buf, size, &em)
+			   : pk_dso__read(S->dso, S->start, buf, size, &em);
 	int err;
 	if (n < 0) {
 		err = (int)n;
 	} else {
-		struct dis_ctx dc = { .hits = S->hits, .nr_hits = S->nr_hits, .fn = fn, .ctx = ctx,
-				      .intel = a->intel };
-		err = disasm(buf, (size_t)n, S->start, em, S->dso, &dc);
+		struct dis_ctx dc = { .bias = bias, .hits = S->hits, .nr_hits = S->nr_hits,
+				      .fn = fn, .ctx = ctx, .intel = a->intel };
+		err = disasm(buf, (size_t)n, S->start - bias, em, S->dso, &dc);
 	}
 	free(buf);
 	return err;
+}
+
+PK_API int pk_annotate__kernel(struct pk_annotate *a, struct pk_annotate_kernel *out)
+{
+	if (!a || !out)
+		return -EINVAL;
+	if (!a->kc) {
+		struct pk_machine_kinfo mk;
+		pk_machine_kinfo(a->m, &mk);
+		const struct pk_data_env *env = pk_data_reader__env(pk_session__reader(a->ses));
+		uint8_t run[PK_BUILD_ID_MAX];
+		size_t run_len = sizeof(run);
+		if (pk_kernel_build_id(NULL, run, &run_len))
+			run_len = 0;
+		struct pk_kcode_opts ko = {
+			.vmlinux = a->vmlinux, .kcore = a->kcore_set ? a->kcore : NULL,
+			.kallsyms = mk.kallsyms && *mk.kallsyms ? mk.kallsyms : NULL,
+			.release = env ? env->osrelease : NULL,
+			.buildid_dirs = { mk.buildid_dir, mk.extra_buildid_dir, mk.symfs },
+			.symfs = mk.symfs, .want_bid = mk.bid, .want_bid_len = mk.bid_len,
+			.run_bid = run, .run_bid_len = run_len, .host = mk.host,
+			.have_text = mk.have_text, .text = mk.text,
+		};
+		int err = pk_kcode_open(&ko, &a->kc);
+		if (err)
+			return err;
+	}
+	pk_kcode_info(a->kc, out);
+	return 0;
 }
 
 PK_API size_t pk_annotate__nr_unresolved(const struct pk_annotate *a)

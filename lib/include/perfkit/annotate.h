@@ -14,7 +14,8 @@
  *     pk_annotate__free(a); pk_data_reader__free(r);
  *
  * Only the sampled address (the leaf of each sample) counts, in user and kernel mode
- * alike; the disassembly of kernel code is not supported yet (-EOPNOTSUPP).
+ * alike. Kernel code ([kernel.kallsyms]) is read from a vmlinux image or /proc/kcore
+ * (pk_annotate__kernel); kernel modules' code is not supported yet (-EOPNOTSUPP).
  */
 #ifndef PERFKIT_ANNOTATE_H
 #define PERFKIT_ANNOTATE_H
@@ -89,6 +90,16 @@ struct pk_annotate_opts {
 	 * symbols of an object whose samples are all below it are not loaded (its samples
 	 * count in stats.skipped). 0 (default): every symbol. */
 	double min_percent;
+	/* The machine_opts' `host` is the caller's answer, not the file's same-host check
+	 * (pk_session_opts.host_known): a caller that hands kernel symbols of its own
+	 * (machine_opts.kallsyms, e.g. those of a vmlinux) sets host and this. */
+	bool host_known;
+	/* Kernel code: an ELF image of the recorded kernel (perf annotate's -k/--vmlinux:
+	 * only it is tried); NULL: perf's search (pk_annotate__kernel). */
+	const char *vmlinux;
+	/* Where the running kernel's code is read (NULL: "/proc/kcore"; "": not tried).
+	 * For tests: an ELF core file whose PT_LOAD segments map kernel addresses. */
+	const char *kcore;
 	size_t :0;
 };
 
@@ -147,6 +158,48 @@ struct pk_annotate_sym {
 PK_API int pk_annotate__symbol(const struct pk_annotate *a, size_t i,
 			       struct pk_annotate_sym *out);
 
+/* Where the code of kernel symbols is read from (pk_annotate__kernel). */
+enum pk_annotate_ksrc {
+	PK_ANNOTATE_KSRC_NONE = 0,      /* nowhere: the errors below say why */
+	PK_ANNOTATE_KSRC_VMLINUX = 1,   /* an ELF image of the recorded kernel */
+	PK_ANNOTATE_KSRC_KCORE = 2,     /* the running kernel's memory (/proc/kcore) */
+};
+struct pk_annotate_kernel {
+	size_t sz;              /* caller: sizeof its struct (0: this header's) */
+	int source;             /* enum pk_annotate_ksrc */
+	const char *path;       /* the file read, NULL with none */
+	/* recorded address - address in that file: the KASLR offset for a vmlinux (whose
+	 * addresses pk_annotate__disasm then shows, as perf does), the difference of the
+	 * recorded and the running kernel's _text for kcore */
+	uint64_t bias;
+	const char *release;    /* the kernel release of the vmlinux paths (/boot/vmlinux-R) */
+	const uint8_t *recorded_bid;    /* the recording's kernel build-id, NULL: none */
+	size_t recorded_bid_len;
+	/* Why no vmlinux: -ENOENT (none found; with opts.vmlinux: that file is missing),
+	 * -ESTALE (vmlinux_path has another build-id: vmlinux_bid, or none), -ENODATA (it
+	 * holds no code: a separate debug file), -EINVAL (not a 64-bit little-endian ELF
+	 * image, or corrupt), -EACCES and other open errors. 0 when one is used. */
+	int vmlinux_err;
+	const char *vmlinux_path;       /* the file vmlinux_err is about */
+	const uint8_t *vmlinux_bid;
+	size_t vmlinux_bid_len;
+	/* Why not kcore: 0 (not tried: a vmlinux was given or used, or --symfs), -ESTALE
+	 * (the running kernel is not the recorded one: running_bid, or another release),
+	 * -ENOENT (no such file: a kernel without CONFIG_PROC_KCORE), -EACCES / -EPERM (it
+	 * needs CAP_SYS_RAWIO), -EINVAL (not an ELF core file), -ENODATA (it does not map
+	 * the kernel's text). */
+	int kcore_err;
+	const char *kcore_path;
+	const uint8_t *running_bid;     /* the running kernel's build-id, NULL: unknown */
+	size_t running_bid_len;
+};
+/*
+ * Where kernel code comes from, chosen at the first call (or the first disassembly of
+ * a kernel symbol) and kept: the pointers are owned by a. Nothing is looked for before:
+ * a recording without kernel symbols to show costs nothing. 0, -EINVAL, -ENOMEM.
+ */
+PK_API int pk_annotate__kernel(struct pk_annotate *a, struct pk_annotate_kernel *out);
+
 /* One disassembled instruction (valid during the callback only). */
 struct pk_annotate_insn {
 	uint64_t addr;          /* DSO address */
@@ -166,10 +219,12 @@ typedef int (*pk_annotate_insn_fn)(void *ctx, const struct pk_annotate_insn *ins
 
 /*
  * Disassemble symbol i from the bytes of its DSO's ELF file (the file the machine
- * loaded: the path, or perf's build-id cache copy when the recorded build-id differs),
- * calling fn for every instruction in address order with the counts on it. Returns 0 or
- * a negative errno: -EOPNOTSUPP (kernel code, JIT code, or a machine other than x86-64
- * and AArch64), -ENOENT (the DSO's file is missing), -ESTALE (its build-id differs from
+ * loaded: the path, or perf's build-id cache copy when the recorded build-id differs;
+ * for the kernel the file of pk_annotate__kernel, whose addresses the instructions then
+ * carry), calling fn for every instruction in address order with the counts on it.
+ * Returns 0 or a negative errno: -EOPNOTSUPP (module or JIT code, or a machine other
+ * than x86-64 and AArch64), -ENOENT (the DSO's file is missing; for the kernel: no
+ * usable vmlinux or kcore, pk_annotate__kernel says why), -ESTALE (its build-id differs from
  * the recorded one and no copy with that build-id was found), -ENODATA (the file holds no
  * code at that address, a separate debug file), -EINVAL (not ELF or corrupt), -ERANGE,
  * -ENOMEM, or fn's return.

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* tool/annotate-kernel.h - perfkit annotate's kernel code: -k/--vmlinux and why kernel
+ * functions cannot be shown (annotate-kernel.c). */
+#ifndef TOOL_ANNOTATE_KERNEL_H
+#define TOOL_ANNOTATE_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <perfkit/perfkit.h>
+
+/*
+ * -k/--vmlinux FILE: 0 with *ksyms (malloc'd) a kallsyms file of FILE's symbols (the
+ * caller gives it to the machine, with host_known, and removes it), 1 when FILE is not
+ * the recorded kernel (said: its kernel functions will not be shown), -1 on an error
+ * (said).
+ */
+int tool_ann_vmlinux(const char *vmlinux, struct pk_data_reader *rd, char **ksyms);
+/* Say once why the code of nr kernel functions cannot be shown (pk_annotate__kernel
+ * found no usable vmlinux or kcore); quiet when -k's build-id was already said. */
+void tool_ann_kernel_explain(const struct pk_annotate_kernel *k, size_t nr, bool vmlinux_said);
+
+#endif
