@@ -114,7 +114,9 @@ static int ann_lookup(struct ann_slot **tab, size_t *mask, size_t *used, const s
 {
 	if (!*tab || (*used + 1) * 10 > (*mask + 1) * 7) {
 		size_t n = *tab ? (*mask + 1) * 2 : 1024;
-		struct ann_slot *nt = calloc(n, sizeof(*nt));
+		/* a big table is mapped and populated at once (a page fault per 4 KiB page
+		 * of a fresh table was 40 % of the page faults on the system-wide file) */
+		struct ann_slot *nt = pk_arr_calloc(n * sizeof(*nt));
 		if (!nt)
 			return -ENOMEM;
 		for (size_t i = 0; *tab && i <= *mask; i++) {
@@ -125,7 +127,8 @@ static int ann_lookup(struct ann_slot **tab, size_t *mask, size_t *used, const s
 				j = (j + 1) & (n - 1);
 			nt[j] = (*tab)[i];
 		}
-		free(*tab);
+		if (*tab)
+			pk_arr_free(*tab, (*mask + 1) * sizeof(**tab));
 		*tab = nt;
 		*mask = n - 1;
 	}
@@ -227,14 +230,8 @@ static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is
 	if (err)
 		return err;
 	if (!rs->used) {
-		if (A->nr_raws == A->cap_raws) {
-			size_t nc = A->cap_raws ? A->cap_raws * 2 : 1024;
-			struct ann_raw *n = realloc(A->raws, nc * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			A->raws = n;
-			A->cap_raws = nc;
-		}
+		if (pk_grow((void **)&A->raws, &A->cap_raws, A->nr_raws + 1, sizeof(*A->raws)))
+			return -ENOMEM;
 		A->raws[A->nr_raws] = (struct ann_raw){ .dso = loc->dso, .dso_name = loc->dso_name,
 							.key = loc->dso_addr, .is_offset = is_off,
 							.kernel = loc->kernel };
@@ -450,6 +447,19 @@ static int on_other(void *ctx, const struct pk_data_event *ev, const struct pk_r
 	return 0;
 }
 
+/* the tables of the read (pk_arr_calloc'ed: big ones are mappings) */
+static void ann_tables_free(struct pk_annotate *A)
+{
+	if (A->sslots)
+		pk_arr_free(A->sslots, (A->smask + 1) * sizeof(*A->sslots));
+	if (A->rslots)
+		pk_arr_free(A->rslots, (A->rmask + 1) * sizeof(*A->rslots));
+	pk_arr_free(A->memo, ANN_MEMO_SLOTS * sizeof(*A->memo));
+	A->sslots = A->rslots = NULL;
+	A->smask = A->rmask = A->nr_sslots_used = A->nr_rslots_used = 0;
+	A->memo = NULL;
+}
+
 static int hit_cmp(const void *pa, const void *pb)
 {
 	const struct ann_hit *a = pa, *b = pb;
@@ -494,14 +504,10 @@ static void ann_finish(struct pk_annotate *A)
 {
 	if (A->nr_syms)
 		qsort(A->syms, A->nr_syms, sizeof(*A->syms), sym_cmp);
-	free(A->sslots);
-	free(A->rslots);
-	free(A->memo);
-	A->sslots = A->rslots = NULL;
+	ann_tables_free(A);
 	A->last_sym_ok = false;
-	A->memo = NULL;
 	if (!A->st.skipped) {
-		free(A->raws);
+		pk_arr_free(A->raws, A->cap_raws * sizeof(*A->raws));
 		A->raws = NULL;
 		A->nr_raws = A->cap_raws = 0;
 	}
@@ -538,7 +544,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
-	A->memo = calloc(ANN_MEMO_SLOTS, sizeof(*A->memo));
+	A->memo = pk_arr_calloc(ANN_MEMO_SLOTS * sizeof(*A->memo));
 	if (!A->memo) {
 		err = -ENOMEM;
 		goto fail;
@@ -579,10 +585,8 @@ PK_API void pk_annotate__free(struct pk_annotate *a)
 	for (size_t i = 0; i < a->nr_syms; i++)
 		free(a->syms[i].hits);
 	free(a->syms);
-	free(a->sslots);
-	free(a->rslots);
-	free(a->raws);
-	free(a->memo);
+	ann_tables_free(a);
+	pk_arr_free(a->raws, a->cap_raws * sizeof(*a->raws));
 	free(a->attr_ok);
 	free(a->unres);
 	pk_u64map_release(&a->unres_of);
