@@ -236,7 +236,7 @@ int cmd_annotate(int argc, char **argv)
 	if (!r)
 		return 1;
 	/* the objects that cannot hold a symbol above --min-percent are not loaded */
-	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_worthwhile(),
+	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_allowed(),
 		.machine_opts = tool_machine_opts(), .event = event,
 		.min_percent = symbol ? 0 : min_pct);
 	struct pk_annotate *a = pk_annotate__load(r, &ao);

@@ -39,8 +39,19 @@ struct ann_raw {
 	struct pk_dso *dso;
 	const char *dso_name;
 	uint64_t key, samples, period;
+	uint32_t obj;           /* objs index */
 	bool is_offset, kernel;
 };
+
+/* an object with samples, while the file is read: its period so far, and whether its
+ * symbol table was asked for ahead (preload) */
+struct ann_obj {
+	struct pk_dso *dso;
+	uint64_t period;
+	bool queued;
+};
+/* the objects' shares are looked at every this many samples */
+#define ANN_PRELOAD_EVERY ((uint64_t)1 << 13)
 
 /* (maps generation, cpumode, address) -> what a sample there counts for: the memo that
  * spares the samples of an address seen before their resolution (pk_machine__maps_gen:
@@ -90,6 +101,11 @@ struct pk_annotate {
 	size_t nr_unres, cap_unres;
 	struct pk_u64map unres_of;      /* dso pointer -> index + 1 into unres */
 	struct ann_memo *memo;  /* ANN_MEMO_SLOTS */
+	/* preload: the objects with samples (obj_of: dso pointer -> index + 1) */
+	bool preload;
+	struct ann_obj *objs;
+	size_t nr_objs, cap_objs;
+	struct pk_u64map obj_of;
 	/* the maps generation of the last sample's thread and mode, until the next record
 	 * that is not a sample (only such records change the machine) */
 	bool gen_ok;
@@ -101,6 +117,11 @@ struct pk_annotate {
 	int r_ip, r_tid, r_period;
 	uint64_t r_dflt_period;
 };
+
+static double ann_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
 
 static uint64_t ann_hash(const void *p, uint64_t a)
 {
@@ -220,6 +241,44 @@ static int unresolved_of(struct pk_annotate *A, const struct pk_dso *d, const ch
 	return 0;
 }
 
+/*
+ * Preload: the symbol tables of the objects that will be resolved in are read on the
+ * machine's preload thread while the file is read. Which objects those are is known at
+ * the end (those with min_percent of the period); an object is asked for once it holds
+ * that share of the period read so far (every object, without min_percent). One that
+ * falls below by the end was read for nothing, on the other CPU; one that rises above
+ * late is read at the end, as without preload. What is printed is the same.
+ */
+static int obj_of(struct pk_annotate *A, struct pk_dso *d, uint32_t *idx)
+{
+	uintptr_t i = (uintptr_t)pk_u64map_get(&A->obj_of, (uintptr_t)d);
+	if (!i) {
+		if (pk_grow((void **)&A->objs, &A->cap_objs, A->nr_objs + 1, sizeof(*A->objs)))
+			return -ENOMEM;
+		A->objs[A->nr_objs] = (struct ann_obj){ .dso = d };
+		i = ++A->nr_objs;
+		if (pk_u64map_put(&A->obj_of, (uintptr_t)d, (void *)i))
+			return -ENOMEM;
+		if (A->min_percent <= 0) {
+			A->objs[i - 1].queued = true;
+			A->st.preloaded += pk_machine_preload_dso(A->m, d);
+		}
+	}
+	*idx = (uint32_t)(i - 1);
+	return 0;
+}
+
+static void preload_hot(struct pk_annotate *A)
+{
+	for (size_t i = 0; i < A->nr_objs; i++) {
+		struct ann_obj *o = &A->objs[i];
+		if (!o->queued && ann_pct(o->period, A->st.period) >= A->min_percent) {
+			o->queued = true;
+			A->st.preloaded += pk_machine_preload_dso(A->m, o->dso);
+		}
+	}
+}
+
 /* the raw entry of a mapped address (made on first sight): *idx */
 static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is_off,
 		   uint32_t *idx)
@@ -232,20 +291,18 @@ static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is
 	if (!rs->used) {
 		if (pk_grow((void **)&A->raws, &A->cap_raws, A->nr_raws + 1, sizeof(*A->raws)))
 			return -ENOMEM;
+		uint32_t obj = 0;
+		if (A->preload && (err = obj_of(A, loc->dso, &obj)) != 0)
+			return err;
 		A->raws[A->nr_raws] = (struct ann_raw){ .dso = loc->dso, .dso_name = loc->dso_name,
-							.key = loc->dso_addr, .is_offset = is_off,
-							.kernel = loc->kernel };
+							.key = loc->dso_addr, .obj = obj,
+							.is_offset = is_off, .kernel = loc->kernel };
 		*rs = (struct ann_slot){ .dso = loc->dso, .addr = loc->dso_addr,
 					 .sym = (uint32_t)A->nr_raws++, .used = true };
 		A->nr_rslots_used++;
 	}
 	*idx = rs->sym;
 	return 0;
-}
-
-static double ann_pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
 /*
@@ -413,6 +470,8 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 	uint8_t cpumode = (uint8_t)(m <= PK_CPUMODE_GUEST_USER ? m : PK_CPUMODE_INVALID);
 	A->st.samples++;
 	A->st.period += period;
+	if (A->preload && !(A->st.samples & (ANN_PRELOAD_EVERY - 1)))
+		preload_hot(A);
 	if (!A->gen_ok || A->gen_pid != pid || A->gen_tid != tid || A->gen_mode != cpumode) {
 		A->gen = pk_machine__maps_gen(A->m, pid, tid, cpumode);
 		A->gen_pid = pid;
@@ -435,6 +494,8 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 	struct ann_raw *R = &A->raws[e->sym];
 	R->samples++;
 	R->period += period;
+	if (A->preload)
+		A->objs[R->obj].period += period;
 	return 0;
 }
 
@@ -506,6 +567,11 @@ static void ann_finish(struct pk_annotate *A)
 		qsort(A->syms, A->nr_syms, sizeof(*A->syms), sym_cmp);
 	ann_tables_free(A);
 	A->last_sym_ok = false;
+	pk_arr_free(A->objs, A->cap_objs * sizeof(*A->objs));
+	A->objs = NULL;
+	A->nr_objs = A->cap_objs = 0;
+	pk_u64map_release(&A->obj_of);
+	A->preload = false;
 	if (!A->st.skipped) {
 		pk_arr_free(A->raws, A->cap_raws * sizeof(*A->raws));
 		A->raws = NULL;
@@ -541,6 +607,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	A->st.sz = sizeof(A->st);
 	A->intel = PK_OPTS_GET(o, intel_syntax, false);
 	A->min_percent = PK_OPTS_GET(o, min_percent, 0.0);
+	A->preload = PK_OPTS_GET(o, reader_thread, false);
 	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
@@ -587,6 +654,8 @@ PK_API void pk_annotate__free(struct pk_annotate *a)
 	free(a->syms);
 	ann_tables_free(a);
 	pk_arr_free(a->raws, a->cap_raws * sizeof(*a->raws));
+	pk_arr_free(a->objs, a->cap_objs * sizeof(*a->objs));
+	pk_u64map_release(&a->obj_of);
 	free(a->attr_ok);
 	free(a->unres);
 	pk_u64map_release(&a->unres_of);

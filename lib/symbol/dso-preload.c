@@ -83,16 +83,18 @@ static struct pk_preload *pk_preload_start(struct pk_machine *m)
 	return p;
 }
 
-void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
+/* true when d was queued by this call */
+static bool preload_queue(struct pk_machine *m, struct pk_dso *d)
 {
-	if (!m->preload || !d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len)
-		return;
+	if (!d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len)
+		return false;
 	struct pk_preload *p = m->pre;
 	if (!p && !(p = pk_preload_start(m))) {
 		/* no thread: the objects are read where they are used, as without */
 		m->preload = false;
-		return;
+		return false;
 	}
+	bool queued = false;
 	pthread_mutex_lock(&p->mu);
 	if (d->pstate != PK_PRE_NONE)
 		goto out;
@@ -114,9 +116,23 @@ void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
 	}
 	d->pstate = PK_PRE_QUEUED;
 	p->q[p->nr++] = d;
+	queued = true;
 	pthread_cond_signal(&p->work);
 out:
 	pthread_mutex_unlock(&p->mu);
+	return queued;
+}
+
+void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
+{
+	if (m->preload)
+		preload_queue(m, d);
+}
+
+bool pk_machine_preload_dso(struct pk_machine *m, struct pk_dso *d)
+{
+	/* not with a finder of debug files: that is called on the machine's thread only */
+	return m && !m->find_debuginfo && preload_queue(m, d);
 }
 
 void pk_machine_preload_build_ids(struct pk_machine *m, const struct pk_data_build_id *ids,
