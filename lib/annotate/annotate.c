@@ -101,8 +101,9 @@ struct pk_annotate {
 	size_t nr_unres, cap_unres;
 	struct pk_u64map unres_of;      /* dso pointer -> index + 1 into unres */
 	struct ann_memo *memo;  /* ANN_MEMO_SLOTS */
-	/* preload: the objects with samples (obj_of: dso pointer -> index + 1) */
-	bool preload;
+	/* preload: the objects with samples (obj_of: dso pointer -> index + 1); threads:
+	 * opts.reader_thread (preload is only while the file is read) */
+	bool preload, threads;
 	struct ann_obj *objs;
 	size_t nr_objs, cap_objs;
 	struct pk_u64map obj_of;
@@ -338,6 +339,20 @@ static int resolve_raws(struct pk_annotate *A, bool skipped_only)
 			}
 			per[k - 1] += A->raws[i].period;
 		}
+	}
+	if (skipped_only && A->threads) {
+		/* the objects left out are read now: the preload thread takes them from
+		 * the last, this thread from the first (one it finds queued it reads itself) */
+		for (size_t i = A->nr_raws; i-- > 0;) {
+			const struct ann_raw *R = &A->raws[i];
+			if (R->dso == last)
+				continue;
+			last = R->dso;
+			k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)R->dso);
+			if (k && ann_pct(per[k - 1], A->st.period) < A->min_percent)
+				pk_machine_preload_dso(A->m, R->dso);
+		}
+		last = NULL;
 	}
 	for (size_t i = 0; i < A->nr_raws; i++) {
 		const struct ann_raw *R = &A->raws[i];
@@ -607,7 +622,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	A->st.sz = sizeof(A->st);
 	A->intel = PK_OPTS_GET(o, intel_syntax, false);
 	A->min_percent = PK_OPTS_GET(o, min_percent, 0.0);
-	A->preload = PK_OPTS_GET(o, reader_thread, false);
+	A->preload = A->threads = PK_OPTS_GET(o, reader_thread, false);
 	int err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
