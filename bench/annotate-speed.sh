@@ -10,8 +10,11 @@
 #   and skipped when those hold 10 % or more (neither tool can annotate them).
 #   RUNS (default 5) runs of each tool per file, alternating perf, perfkit, perf, ...;
 #   each run's input read once untimed before it (the page cache of a VM may lose it).
-#   (perfkit annotate reads on one thread: it sorts no samples, see
+#   (perfkit annotate reads the file on one thread, sorting no samples, while a second
+#   one reads the symbol tables of the hot objects and the kallsyms cache, see
 #   docs/perfkit-annotate.md; perf runs objdump with source lines, its default.)
+#   Each run is started with posix_spawn, so that the harness's own fork is not
+#   counted; CPU time is that of every thread of the child.
 # Prints per file the symbols each tool annotated, the median wall time and CPU time
 # (user + system, children included: perf's objdump) of each, and the ratios. Exit
 # status 0 either way (not a ctest test: timings depend on the machine).
