@@ -48,6 +48,7 @@ struct pk_preload {
 static void *pk_preload_main(void *arg)
 {
 	struct pk_preload *p = arg;
+	pthread_setname_np(pthread_self(), "pk-preload"); /* (seen in profiles) */
 	elf_version(EV_CURRENT);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
