@@ -69,7 +69,15 @@ struct ann_memo {
 	uint8_t cpumode, kind;
 };
 
-/* (dso, dso address) -> (symbol, hit): one open-addressing table for every sample */
+/* (object, dso address) -> raws index + 1 (0: empty): 16 bytes a slot, the objects
+ * numbered (objs), so that the table of a system-wide file's 68 k addresses is 2 MB
+ * rather than 4: every new (process, address) looks it up, a cache miss each */
+struct ann_rslot {
+	uint64_t addr;
+	uint32_t obj, raw1;
+};
+
+/* (dso, symbol start) -> symbol: one open-addressing table */
 struct ann_slot {
 	const struct pk_dso *dso;
 	uint64_t addr;
@@ -99,19 +107,22 @@ struct pk_annotate {
 	/* (dso, key) -> raws index (the table's sym field) */
 	struct ann_raw *raws;
 	size_t nr_raws, cap_raws;
-	struct ann_slot *rslots;
-	size_t rmask, nr_rslots_used;
+	struct ann_rslot *rslots;
+	size_t rmask;
 	/* samples without a symbol, per object their address fell in (NULL: in none) */
 	struct ann_unres { const char *dso_name; uint64_t samples; } *unres;
 	size_t nr_unres, cap_unres;
 	struct pk_u64map unres_of;      /* dso pointer -> index + 1 into unres */
 	struct ann_memo *memo;  /* ANN_MEMO_SLOTS */
-	/* preload: the objects with samples (obj_of: dso pointer -> index + 1); threads:
-	 * opts.reader_thread (preload is only while the file is read) */
+	/* the objects with samples (obj_of: dso pointer -> index + 1; the last one found);
+	 * preload: their tables are asked for ahead (opts.reader_thread: threads; preload
+	 * is only while the file is read) */
 	bool preload, threads;
 	struct ann_obj *objs;
 	size_t nr_objs, cap_objs;
 	struct pk_u64map obj_of;
+	const struct pk_dso *last_obj_dso;
+	uint32_t last_obj;
 	/* the maps generation of the last sample's thread and mode, until the next record
 	 * that is not a sample (only such records change the machine) */
 	bool gen_ok;
@@ -265,7 +276,7 @@ static int obj_of(struct pk_annotate *A, struct pk_dso *d, uint32_t *idx)
 		i = ++A->nr_objs;
 		if (pk_u64map_put(&A->obj_of, (uintptr_t)d, (void *)i))
 			return -ENOMEM;
-		if (A->min_percent <= 0) {
+		if (A->preload && A->min_percent <= 0) {
 			A->objs[i - 1].queued = true;
 			A->st.preloaded += pk_machine_preload_dso(A->m, d);
 		}
@@ -289,27 +300,53 @@ static void preload_hot(struct pk_annotate *A)
 static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is_off,
 		   uint32_t *idx, uint32_t *objp)
 {
-	struct ann_slot *rs;
-	int err = ann_lookup(&A->rslots, &A->rmask, &A->nr_rslots_used, loc->dso, loc->dso_addr,
-			     &rs);
-	if (err)
-		return err;
-	if (!rs->used) {
+	uint32_t obj;
+	int err;
+	if (A->nr_objs && A->last_obj_dso == loc->dso) {
+		obj = A->last_obj;
+	} else {
+		if ((err = obj_of(A, loc->dso, &obj)) != 0)
+			return err;
+		A->last_obj_dso = loc->dso;
+		A->last_obj = obj;
+	}
+	if (!A->rslots || (A->nr_raws + 1) * 10 > (A->rmask + 1) * 7) {
+		size_t n = A->rslots ? (A->rmask + 1) * 2 : 1024;
+		struct ann_rslot *nt = pk_arr_calloc(n * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		for (size_t i = 0; A->rslots && i <= A->rmask; i++) {
+			const struct ann_rslot *s = &A->rslots[i];
+			if (!s->raw1)
+				continue;
+			size_t j = ann_hash((const void *)(uintptr_t)s->obj, s->addr) & (n - 1);
+			while (nt[j].raw1)
+				j = (j + 1) & (n - 1);
+			nt[j] = *s;
+		}
+		if (A->rslots)
+			pk_arr_free(A->rslots, (A->rmask + 1) * sizeof(*A->rslots));
+		A->rslots = nt;
+		A->rmask = n - 1;
+	}
+	struct ann_rslot *s;
+	for (size_t j = ann_hash((const void *)(uintptr_t)obj, loc->dso_addr) & A->rmask;;
+	     j = (j + 1) & A->rmask) {
+		s = &A->rslots[j];
+		if (!s->raw1 || (s->obj == obj && s->addr == loc->dso_addr))
+			break;
+	}
+	if (!s->raw1) {
 		if (pk_grow((void **)&A->raws, &A->cap_raws, A->nr_raws + 1, sizeof(*A->raws)))
 			return -ENOMEM;
-		uint32_t obj = 0;
-		if (A->preload && (err = obj_of(A, loc->dso, &obj)) != 0)
-			return err;
 		A->raws[A->nr_raws] = (struct ann_raw){ .dso = loc->dso, .dso_name = loc->dso_name,
 							.key = loc->dso_addr, .is_offset = is_off,
 							.kernel = loc->kernel };
-		/* (the slot's hit: the objs index) */
-		*rs = (struct ann_slot){ .dso = loc->dso, .addr = loc->dso_addr,
-					 .sym = (uint32_t)A->nr_raws++, .hit = obj, .used = true };
-		A->nr_rslots_used++;
+		*s = (struct ann_rslot){ .addr = loc->dso_addr, .obj = obj,
+					 .raw1 = (uint32_t)++A->nr_raws };
 	}
-	*idx = rs->sym;
-	*objp = rs->hit;
+	*idx = s->raw1 - 1;
+	*objp = obj;
 	return 0;
 }
 
@@ -563,8 +600,9 @@ static void ann_tables_free(struct pk_annotate *A)
 	if (A->rslots)
 		pk_arr_free(A->rslots, (A->rmask + 1) * sizeof(*A->rslots));
 	pk_arr_free(A->memo, ANN_MEMO_SLOTS * sizeof(*A->memo));
-	A->sslots = A->rslots = NULL;
-	A->smask = A->rmask = A->nr_sslots_used = A->nr_rslots_used = 0;
+	A->sslots = NULL;
+	A->rslots = NULL;
+	A->smask = A->rmask = A->nr_sslots_used = 0;
 	A->memo = NULL;
 }
 
