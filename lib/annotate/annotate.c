@@ -49,8 +49,11 @@ struct ann_obj {
 	uint64_t period;
 	bool queued;
 };
-/* the objects' shares are looked at every this many samples */
+/* the objects' shares are looked at every this many samples, and before at 1 Ki, 2 Ki
+ * and 4 Ki samples (a small file's objects are asked for early enough to be read by
+ * the end of the file: dwarf.data has 15 k samples) */
 #define ANN_PRELOAD_EVERY ((uint64_t)1 << 13)
+#define ANN_PRELOAD_FIRST ((uint64_t)1 << 10)
 
 /* (maps generation, cpumode, address) -> what a sample there counts for: the memo that
  * spares the samples of an address seen before their resolution (pk_machine__maps_gen:
@@ -554,7 +557,9 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 	uint8_t cpumode = (uint8_t)(m <= PK_CPUMODE_GUEST_USER ? m : PK_CPUMODE_INVALID);
 	A->st.samples++;
 	A->st.period += period;
-	if (A->preload && !(A->st.samples & (ANN_PRELOAD_EVERY - 1)))
+	uint64_t ns = A->st.samples;
+	if (A->preload && (!(ns & (ANN_PRELOAD_EVERY - 1)) ||
+			   (ns >= ANN_PRELOAD_FIRST && ns < ANN_PRELOAD_EVERY && !(ns & (ns - 1)))))
 		preload_hot(A);
 	if (!A->gen_ok || A->gen_pid != pid || A->gen_tid != tid || A->gen_mode != cpumode) {
 		A->gen = pk_machine__maps_gen(A->m, pid, tid, cpumode);
