@@ -117,6 +117,10 @@ struct pk_annotate {
 	size_t nr_unres, cap_unres;
 	struct pk_u64map unres_of;      /* dso pointer -> index + 1 into unres */
 	struct ann_memo *memo;  /* ANN_MEMO_SLOTS */
+	/* the counts of evicted memo slots on their way to raws: each waits for
+	 * ANN_SETTLE_LAG more evictions, its raws line fetched meanwhile */
+	struct ann_settle { uint32_t sym, n; uint64_t period; } settle[8];
+	unsigned settle_at;
 	/* the objects with samples (obj_of: dso pointer -> index + 1; the last one found);
 	 * preload: their tables are asked for ahead (opts.reader_thread: threads; preload
 	 * is only while the file is read) */
@@ -474,9 +478,38 @@ static void memo_settle(struct pk_annotate *A, struct ann_memo *e)
 	e->period = 0;
 }
 
-/* every slot's (at the end of the read) */
+#define ANN_SETTLE_LAG 8u
+_Static_assert(ANN_SETTLE_LAG == sizeof(((struct pk_annotate *)0)->settle) /
+	       sizeof(((struct pk_annotate *)0)->settle[0]), "settle ring size");
+
+/* the counts of an evicted slot: to raws ANN_SETTLE_LAG evictions later (the miss on
+ * its raws line was a fifth of on_raw on the system-wide file even prefetched at the
+ * start of the eviction) */
+static void memo_settle_later(struct pk_annotate *A, struct ann_memo *e)
+{
+	if (e->kind != MEMO_HIT || !e->n)
+		return;
+	__builtin_prefetch(&A->raws[e->sym], 1);
+	struct ann_settle *s = &A->settle[A->settle_at++ % ANN_SETTLE_LAG];
+	if (s->n) {
+		struct ann_raw *R = &A->raws[s->sym];
+		R->samples += s->n;
+		R->period += s->period;
+	}
+	*s = (struct ann_settle){ e->sym, e->n, e->period };
+}
+
+/* every slot's and every waiting one's (at the end of the read) */
 static void memo_settle_all(struct pk_annotate *A)
 {
+	for (unsigned i = 0; i < ANN_SETTLE_LAG; i++) {
+		struct ann_settle *s = &A->settle[i];
+		if (s->n) {
+			A->raws[s->sym].samples += s->n;
+			A->raws[s->sym].period += s->period;
+		}
+		*s = (struct ann_settle){ 0, 0, 0 };
+	}
 	for (size_t i = 0; A->memo && i < ANN_MEMO_SLOTS; i++)
 		memo_settle(A, &A->memo[i]);
 }
@@ -485,11 +518,6 @@ static void memo_settle_all(struct pk_annotate *A)
 static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, uint32_t tid,
 		     uint64_t ip, uint8_t cpumode, uint64_t gen)
 {
-	/* the counts of the address that had the slot go to its raw entry (fetched
-	 * meanwhile) */
-	struct ann_memo old = *e;
-	if (old.kind == MEMO_HIT && old.n)
-		__builtin_prefetch(&A->raws[old.sym], 1);
 	struct pk_addr_loc loc;
 	memset(&loc, 0, sizeof(loc));
 	uint32_t sym = 0, obj = 0;
@@ -505,7 +533,8 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, ui
 	}
 	if (err)
 		return err;
-	memo_settle(A, &old);
+	/* the counts of the address that had the slot go to its raw entry */
+	memo_settle_later(A, e);
 	*e = (struct ann_memo){ .gen = gen, .ip = ip, .sym = sym, .obj = obj,
 				.cpumode = cpumode, .kind = kind };
 	return 0;
