@@ -245,7 +245,10 @@ int cmd_annotate(int argc, char **argv)
 	struct pk_data_reader *r = tool_open_input(input, NULL);
 	if (!r)
 		return 1;
-	/* the objects that cannot hold a symbol above --min-percent are not loaded */
+	/* the objects that cannot hold a symbol above --min-percent are not loaded; the
+	 * second thread reads the hot objects' tables ahead whatever the load (it adds
+	 * little work: on a busy machine the reading thread reads one itself when the
+	 * other has not started it) */
 	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_allowed(),
 		.machine_opts = tool_machine_opts(), .event = event,
 		.min_percent = symbol ? 0 : min_pct);
