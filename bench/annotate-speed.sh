@@ -10,8 +10,11 @@
 #   and skipped when those hold 10 % or more (neither tool can annotate them).
 #   RUNS (default 5) runs of each tool per file, alternating perf, perfkit, perf, ...;
 #   each run's input read once untimed before it (the page cache of a VM may lose it).
-#   (perfkit annotate reads on one thread: it sorts no samples, see
+#   (perfkit annotate reads the file on one thread, sorting no samples, while a second
+#   one reads the symbol tables of the hot objects and the kallsyms cache, see
 #   docs/perfkit-annotate.md; perf runs objdump with source lines, its default.)
+#   Each run is started with posix_spawn, so that the harness's own fork is not
+#   counted; CPU time is that of every thread of the child.
 # Prints per file the symbols each tool annotated, the median wall time and CPU time
 # (user + system, children included: perf's objdump) of each, and the ratios. Exit
 # status 0 either way (not a ctest test: timings depend on the machine).
@@ -71,12 +74,12 @@ one() { # file cmd...: "wall cpu" of one run (rusage of the command and its chil
 	cat "$f" > /dev/null
 	python3 - "$@" <<'PY'
 import os, sys, time
+# posix_spawn (vfork semantics): a fork of this python process would add the copy of
+# its page tables to the child's wall and CPU time (2-3 ms in a VM), not the tool's
+fd = os.open(os.devnull, os.O_WRONLY)
 t0 = time.monotonic()
-pid = os.fork()
-if pid == 0:
-    fd = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(fd, 1); os.dup2(fd, 2)
-    os.execvp(sys.argv[1], sys.argv[1:])
+pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ,
+                      file_actions=[(os.POSIX_SPAWN_DUP2, fd, 1), (os.POSIX_SPAWN_DUP2, fd, 2)])
 _, _, ru = os.wait4(pid, 0)
 print("%.4f %.4f" % (time.monotonic() - t0, ru.ru_utime + ru.ru_stime))
 PY

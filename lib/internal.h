@@ -98,6 +98,17 @@ struct pk_machine_kinfo {
 	size_t bid_len;
 };
 void pk_machine_kinfo(struct pk_machine *m, struct pk_machine_kinfo *out);
+
+/* (lib/symbol/dso-preload.c) Read DSO d's symbol table on the machine's preload thread
+ * now (as pk_machine_opts.preload does for the objects it queues itself), whether or
+ * not the machine was made with preload: for a client that knows which objects it will
+ * resolve in. The same conditions: an ELF object whose build-id is known, not loaded
+ * or queued yet, and no find_debuginfo. For the kernel or a module of a host machine
+ * with a cache directory: the kallsyms cache's check and opening, once. What the
+ * caller sees is unchanged (messages at the first use, on its thread). true when d was
+ * queued by this call. */
+struct pk_dso;
+bool pk_machine_preload_dso(struct pk_machine *m, struct pk_dso *d);
 /* (lib/symbol/dso-preload.c) With pk_machine_opts.preload: queue the user-space objects
  * of a recording's build-id list (the objects with samples; their build-ids given to
  * the machine first), at most PK_PRELOAD_LISTED_MAX of them, in the list's order, so

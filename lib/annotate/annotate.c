@@ -44,6 +44,19 @@ struct ann_raw {
 	bool is_offset, kernel;
 };
 
+/* an object with samples, while the file is read: its period so far, and whether its
+ * symbol table was asked for ahead (preload) */
+struct ann_obj {
+	struct pk_dso *dso;
+	uint64_t period;
+	bool queued;
+};
+/* the objects' shares are looked at every this many samples, and before at 1 Ki, 2 Ki
+ * and 4 Ki samples (a small file's objects are asked for early enough to be read by
+ * the end of the file: dwarf.data has 15 k samples) */
+#define ANN_PRELOAD_EVERY ((uint64_t)1 << 13)
+#define ANN_PRELOAD_FIRST ((uint64_t)1 << 10)
+
 /* (maps generation, cpumode, address) -> what a sample there counts for: the memo that
  * spares the samples of an address seen before their resolution (pk_machine__maps_gen:
  * one generation resolves an address alike). 512 KiB: it stays in a core's L2 cache. */
@@ -51,11 +64,25 @@ struct ann_raw {
 enum { MEMO_EMPTY, MEMO_HIT, MEMO_UNRES };
 struct ann_memo {
 	uint64_t gen, ip;
-	uint32_t sym, hit;      /* MEMO_HIT: raws[sym]; MEMO_UNRES: unres[sym] */
+	uint32_t sym;           /* MEMO_HIT: raws[sym]; MEMO_UNRES: unres[sym] */
+	/* MEMO_HIT: the samples counted here and not yet in raws[sym] (added when the slot
+	 * is taken by another address, and at the end: raws is too big to stay in a
+	 * cache, its line was a miss per sample, 60 % of on_raw on the system-wide file),
+	 * and the objs index of the address (preload) */
+	uint32_t n, obj;
+	uint64_t period;
 	uint8_t cpumode, kind;
 };
 
-/* (dso, dso address) -> (symbol, hit): one open-addressing table for every sample */
+/* (object, dso address) -> raws index + 1 (0: empty): 16 bytes a slot, the objects
+ * numbered (objs), so that the table of a system-wide file's 68 k addresses is 2 MB
+ * rather than 4: every new (process, address) looks it up, a cache miss each */
+struct ann_rslot {
+	uint64_t addr;
+	uint32_t obj, raw1;
+};
+
+/* (dso, symbol start) -> symbol: one open-addressing table */
 struct ann_slot {
 	const struct pk_dso *dso;
 	uint64_t addr;
@@ -85,13 +112,26 @@ struct pk_annotate {
 	/* (dso, key) -> raws index (the table's sym field) */
 	struct ann_raw *raws;
 	size_t nr_raws, cap_raws;
-	struct ann_slot *rslots;
-	size_t rmask, nr_rslots_used;
+	struct ann_rslot *rslots;
+	size_t rmask;
 	/* samples without a symbol, per object their address fell in (NULL: in none) */
 	struct ann_unres { const char *dso_name; uint64_t samples; } *unres;
 	size_t nr_unres, cap_unres;
 	struct pk_u64map unres_of;      /* dso pointer -> index + 1 into unres */
 	struct ann_memo *memo;  /* ANN_MEMO_SLOTS */
+	/* the counts of evicted memo slots on their way to raws: each waits for
+	 * ANN_SETTLE_LAG more evictions, its raws line fetched meanwhile */
+	struct ann_settle { uint32_t sym, n; uint64_t period; } settle[8];
+	unsigned settle_at;
+	/* the objects with samples (obj_of: dso pointer -> index + 1; the last one found);
+	 * preload: their tables are asked for ahead (opts.reader_thread: threads; preload
+	 * is only while the file is read) */
+	bool preload, threads;
+	struct ann_obj *objs;
+	size_t nr_objs, cap_objs;
+	struct pk_u64map obj_of;
+	const struct pk_dso *last_obj_dso;
+	uint32_t last_obj;
 	/* the maps generation of the last sample's thread and mode, until the next record
 	 * that is not a sample (only such records change the machine) */
 	bool gen_ok;
@@ -108,6 +148,11 @@ struct pk_annotate {
 	bool kcore_set;
 };
 
+static double ann_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
 static uint64_t ann_hash(const void *p, uint64_t a)
 {
 	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ULL ^ a * 0xc2b2ae3d27d4eb4fULL;
@@ -120,7 +165,9 @@ static int ann_lookup(struct ann_slot **tab, size_t *mask, size_t *used, const s
 {
 	if (!*tab || (*used + 1) * 10 > (*mask + 1) * 7) {
 		size_t n = *tab ? (*mask + 1) * 2 : 1024;
-		struct ann_slot *nt = calloc(n, sizeof(*nt));
+		/* a big table is mapped and populated at once (a page fault per 4 KiB page
+		 * of a fresh table was 40 % of the page faults on the system-wide file) */
+		struct ann_slot *nt = pk_arr_calloc(n * sizeof(*nt));
 		if (!nt)
 			return -ENOMEM;
 		for (size_t i = 0; *tab && i <= *mask; i++) {
@@ -131,7 +178,8 @@ static int ann_lookup(struct ann_slot **tab, size_t *mask, size_t *used, const s
 				j = (j + 1) & (n - 1);
 			nt[j] = (*tab)[i];
 		}
-		free(*tab);
+		if (*tab)
+			pk_arr_free(*tab, (*mask + 1) * sizeof(**tab));
 		*tab = nt;
 		*mask = n - 1;
 	}
@@ -223,38 +271,96 @@ static int unresolved_of(struct pk_annotate *A, const struct pk_dso *d, const ch
 	return 0;
 }
 
-/* the raw entry of a mapped address (made on first sight): *idx */
-static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is_off,
-		   uint32_t *idx)
+/*
+ * Preload: the symbol tables of the objects that will be resolved in are read on the
+ * machine's preload thread while the file is read. Which objects those are is known at
+ * the end (those with min_percent of the period); an object is asked for once it holds
+ * that share of the period read so far (every object, without min_percent). One that
+ * falls below by the end was read for nothing, on the other CPU; one that rises above
+ * late is read at the end, as without preload. What is printed is the same.
+ */
+static int obj_of(struct pk_annotate *A, struct pk_dso *d, uint32_t *idx)
 {
-	struct ann_slot *rs;
-	int err = ann_lookup(&A->rslots, &A->rmask, &A->nr_rslots_used, loc->dso, loc->dso_addr,
-			     &rs);
-	if (err)
-		return err;
-	if (!rs->used) {
-		if (A->nr_raws == A->cap_raws) {
-			size_t nc = A->cap_raws ? A->cap_raws * 2 : 1024;
-			struct ann_raw *n = realloc(A->raws, nc * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			A->raws = n;
-			A->cap_raws = nc;
+	uintptr_t i = (uintptr_t)pk_u64map_get(&A->obj_of, (uintptr_t)d);
+	if (!i) {
+		if (pk_grow((void **)&A->objs, &A->cap_objs, A->nr_objs + 1, sizeof(*A->objs)))
+			return -ENOMEM;
+		A->objs[A->nr_objs] = (struct ann_obj){ .dso = d };
+		i = ++A->nr_objs;
+		if (pk_u64map_put(&A->obj_of, (uintptr_t)d, (void *)i))
+			return -ENOMEM;
+		if (A->preload && A->min_percent <= 0) {
+			A->objs[i - 1].queued = true;
+			A->st.preloaded += pk_machine_preload_dso(A->m, d);
 		}
-		A->raws[A->nr_raws] = (struct ann_raw){ .dso = loc->dso, .dso_name = loc->dso_name,
-							.key = loc->dso_addr, .is_offset = is_off,
-							.kernel = loc->kernel };
-		*rs = (struct ann_slot){ .dso = loc->dso, .addr = loc->dso_addr,
-					 .sym = (uint32_t)A->nr_raws++, .used = true };
-		A->nr_rslots_used++;
 	}
-	*idx = rs->sym;
+	*idx = (uint32_t)(i - 1);
 	return 0;
 }
 
-static double ann_pct(uint64_t part, uint64_t whole)
+static void preload_hot(struct pk_annotate *A)
 {
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+	for (size_t i = 0; i < A->nr_objs; i++) {
+		struct ann_obj *o = &A->objs[i];
+		if (!o->queued && ann_pct(o->period, A->st.period) >= A->min_percent) {
+			o->queued = true;
+			A->st.preloaded += pk_machine_preload_dso(A->m, o->dso);
+		}
+	}
+}
+
+/* the raw entry of a mapped address (made on first sight): *idx */
+static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is_off,
+		   uint32_t *idx, uint32_t *objp)
+{
+	uint32_t obj;
+	int err;
+	if (A->nr_objs && A->last_obj_dso == loc->dso) {
+		obj = A->last_obj;
+	} else {
+		if ((err = obj_of(A, loc->dso, &obj)) != 0)
+			return err;
+		A->last_obj_dso = loc->dso;
+		A->last_obj = obj;
+	}
+	if (!A->rslots || (A->nr_raws + 1) * 10 > (A->rmask + 1) * 7) {
+		size_t n = A->rslots ? (A->rmask + 1) * 2 : 1024;
+		struct ann_rslot *nt = pk_arr_calloc(n * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		for (size_t i = 0; A->rslots && i <= A->rmask; i++) {
+			const struct ann_rslot *s = &A->rslots[i];
+			if (!s->raw1)
+				continue;
+			size_t j = ann_hash((const void *)(uintptr_t)s->obj, s->addr) & (n - 1);
+			while (nt[j].raw1)
+				j = (j + 1) & (n - 1);
+			nt[j] = *s;
+		}
+		if (A->rslots)
+			pk_arr_free(A->rslots, (A->rmask + 1) * sizeof(*A->rslots));
+		A->rslots = nt;
+		A->rmask = n - 1;
+	}
+	struct ann_rslot *s;
+	for (size_t j = ann_hash((const void *)(uintptr_t)obj, loc->dso_addr) & A->rmask;;
+	     j = (j + 1) & A->rmask) {
+		s = &A->rslots[j];
+		if (!s->raw1 || (s->obj == obj && s->addr == loc->dso_addr))
+			break;
+	}
+	if (!s->raw1) {
+		if (pk_grow((void **)&A->raws, &A->cap_raws, A->nr_raws + 1, sizeof(*A->raws)))
+			return -ENOMEM;
+		A->raws[A->nr_raws] = (struct ann_raw){ .dso = loc->dso, .dso_name = loc->dso_name,
+							.key = loc->dso_addr, .is_offset = is_off,
+							.kernel = loc->kernel };
+		*s = (struct ann_rslot){ .addr = loc->dso_addr, .obj = obj,
+					 .raw1 = (uint32_t)++A->nr_raws };
+	}
+	*idx = s->raw1 - 1;
+	*objp = obj;
+	return 0;
 }
 
 /*
@@ -290,6 +396,20 @@ static int resolve_raws(struct pk_annotate *A, bool skipped_only)
 			}
 			per[k - 1] += A->raws[i].period;
 		}
+	}
+	if (skipped_only && A->threads) {
+		/* the objects left out are read now: the preload thread takes them from
+		 * the last, this thread from the first (one it finds queued it reads itself) */
+		for (size_t i = A->nr_raws; i-- > 0;) {
+			const struct ann_raw *R = &A->raws[i];
+			if (R->dso == last)
+				continue;
+			last = R->dso;
+			k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)R->dso);
+			if (k && ann_pct(per[k - 1], A->st.period) < A->min_percent)
+				pk_machine_preload_dso(A->m, R->dso);
+		}
+		last = NULL;
 	}
 	for (size_t i = 0; i < A->nr_raws; i++) {
 		const struct ann_raw *R = &A->raws[i];
@@ -352,13 +472,61 @@ static struct ann_memo *memo_slot(struct pk_annotate *A, uint64_t gen, uint64_t 
 	return &A->memo[memo_hash(gen, ip, cpumode) & (ANN_MEMO_SLOTS - 1)];
 }
 
+/* the counts a memo slot holds into its raw entry */
+static void memo_settle(struct pk_annotate *A, struct ann_memo *e)
+{
+	if (e->kind != MEMO_HIT || !e->n)
+		return;
+	struct ann_raw *R = &A->raws[e->sym];
+	R->samples += e->n;
+	R->period += e->period;
+	e->n = 0;
+	e->period = 0;
+}
+
+#define ANN_SETTLE_LAG 8u
+_Static_assert(ANN_SETTLE_LAG == sizeof(((struct pk_annotate *)0)->settle) /
+	       sizeof(((struct pk_annotate *)0)->settle[0]), "settle ring size");
+
+/* the counts of an evicted slot: to raws ANN_SETTLE_LAG evictions later (the miss on
+ * its raws line was a fifth of on_raw on the system-wide file even prefetched at the
+ * start of the eviction) */
+static void memo_settle_later(struct pk_annotate *A, struct ann_memo *e)
+{
+	if (e->kind != MEMO_HIT || !e->n)
+		return;
+	__builtin_prefetch(&A->raws[e->sym], 1);
+	struct ann_settle *s = &A->settle[A->settle_at++ % ANN_SETTLE_LAG];
+	if (s->n) {
+		struct ann_raw *R = &A->raws[s->sym];
+		R->samples += s->n;
+		R->period += s->period;
+	}
+	*s = (struct ann_settle){ e->sym, e->n, e->period };
+}
+
+/* every slot's and every waiting one's (at the end of the read) */
+static void memo_settle_all(struct pk_annotate *A)
+{
+	for (unsigned i = 0; i < ANN_SETTLE_LAG; i++) {
+		struct ann_settle *s = &A->settle[i];
+		if (s->n) {
+			A->raws[s->sym].samples += s->n;
+			A->raws[s->sym].period += s->period;
+		}
+		*s = (struct ann_settle){ 0, 0, 0 };
+	}
+	for (size_t i = 0; A->memo && i < ANN_MEMO_SLOTS; i++)
+		memo_settle(A, &A->memo[i]);
+}
+
 /* resolve the address of a sample whose memo slot holds another (or none): e its slot */
 static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, uint32_t tid,
 		     uint64_t ip, uint8_t cpumode, uint64_t gen)
 {
 	struct pk_addr_loc loc;
 	memset(&loc, 0, sizeof(loc));
-	uint32_t sym = 0, hit = 0;
+	uint32_t sym = 0, obj = 0;
 	uint8_t kind = MEMO_HIT;
 	bool is_off = false;
 	int err;
@@ -367,11 +535,13 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, ui
 		kind = MEMO_UNRES;
 		err = unresolved_of(A, loc.dso, loc.dso ? loc.dso_name : NULL, &sym);
 	} else {
-		err = raw_add(A, &loc, is_off, &sym);
+		err = raw_add(A, &loc, is_off, &sym, &obj);
 	}
 	if (err)
 		return err;
-	*e = (struct ann_memo){ .gen = gen, .ip = ip, .sym = sym, .hit = hit,
+	/* the counts of the address that had the slot go to its raw entry */
+	memo_settle_later(A, e);
+	*e = (struct ann_memo){ .gen = gen, .ip = ip, .sym = sym, .obj = obj,
 				.cpumode = cpumode, .kind = kind };
 	return 0;
 }
@@ -422,6 +592,10 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 	uint8_t cpumode = (uint8_t)(m <= PK_CPUMODE_GUEST_USER ? m : PK_CPUMODE_INVALID);
 	A->st.samples++;
 	A->st.period += period;
+	uint64_t ns = A->st.samples;
+	if (A->preload && (!(ns & (ANN_PRELOAD_EVERY - 1)) ||
+			   (ns >= ANN_PRELOAD_FIRST && ns < ANN_PRELOAD_EVERY && !(ns & (ns - 1)))))
+		preload_hot(A);
 	if (!A->gen_ok || A->gen_pid != pid || A->gen_tid != tid || A->gen_mode != cpumode) {
 		A->gen = pk_machine__maps_gen(A->m, pid, tid, cpumode);
 		A->gen_pid = pid;
@@ -441,9 +615,11 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 		A->unres[e->sym].samples++;
 		return 0;
 	}
-	struct ann_raw *R = &A->raws[e->sym];
-	R->samples++;
-	R->period += period;
+	e->period += period;
+	if (++e->n == UINT32_MAX)
+		memo_settle(A, e);
+	if (A->preload)
+		A->objs[e->obj].period += period;
 	return 0;
 }
 
@@ -454,6 +630,20 @@ static int on_other(void *ctx, const struct pk_data_event *ev, const struct pk_r
 	(void)rec;
 	((struct pk_annotate *)ctx)->gen_ok = false;
 	return 0;
+}
+
+/* the tables of the read (pk_arr_calloc'ed: big ones are mappings) */
+static void ann_tables_free(struct pk_annotate *A)
+{
+	if (A->sslots)
+		pk_arr_free(A->sslots, (A->smask + 1) * sizeof(*A->sslots));
+	if (A->rslots)
+		pk_arr_free(A->rslots, (A->rmask + 1) * sizeof(*A->rslots));
+	pk_arr_free(A->memo, ANN_MEMO_SLOTS * sizeof(*A->memo));
+	A->sslots = NULL;
+	A->rslots = NULL;
+	A->smask = A->rmask = A->nr_sslots_used = 0;
+	A->memo = NULL;
 }
 
 static int hit_cmp(const void *pa, const void *pb)
@@ -500,14 +690,15 @@ static void ann_finish(struct pk_annotate *A)
 {
 	if (A->nr_syms)
 		qsort(A->syms, A->nr_syms, sizeof(*A->syms), sym_cmp);
-	free(A->sslots);
-	free(A->rslots);
-	free(A->memo);
-	A->sslots = A->rslots = NULL;
+	ann_tables_free(A);
 	A->last_sym_ok = false;
-	A->memo = NULL;
+	pk_arr_free(A->objs, A->cap_objs * sizeof(*A->objs));
+	A->objs = NULL;
+	A->nr_objs = A->cap_objs = 0;
+	pk_u64map_release(&A->obj_of);
+	A->preload = false;
 	if (!A->st.skipped) {
-		free(A->raws);
+		pk_arr_free(A->raws, A->cap_raws * sizeof(*A->raws));
 		A->raws = NULL;
 		A->nr_raws = A->cap_raws = 0;
 	}
@@ -541,6 +732,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	A->st.sz = sizeof(A->st);
 	A->intel = PK_OPTS_GET(o, intel_syntax, false);
 	A->min_percent = PK_OPTS_GET(o, min_percent, 0.0);
+	A->preload = A->threads = PK_OPTS_GET(o, reader_thread, false);
 	const char *vm = PK_OPTS_GET(o, vmlinux, NULL), *kc = PK_OPTS_GET(o, kcore, NULL);
 	A->vmlinux = vm ? strdup(vm) : NULL;
 	A->kcore = kc ? strdup(kc) : NULL;
@@ -550,7 +742,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 		err = choose_event(A, r, PK_OPTS_GET(o, event, NULL));
 	if (err)
 		goto fail;
-	A->memo = calloc(ANN_MEMO_SLOTS, sizeof(*A->memo));
+	A->memo = pk_arr_calloc(ANN_MEMO_SLOTS * sizeof(*A->memo));
 	if (!A->memo) {
 		err = -ENOMEM;
 		goto fail;
@@ -573,6 +765,7 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 		/* corrupt past some point: what was read before is kept */
 		A->st.reader_error = err;
 	}
+	memo_settle_all(A);
 	err = resolve_raws(A, false);
 	if (err)
 		goto fail;
@@ -591,10 +784,10 @@ PK_API void pk_annotate__free(struct pk_annotate *a)
 	for (size_t i = 0; i < a->nr_syms; i++)
 		free(a->syms[i].hits);
 	free(a->syms);
-	free(a->sslots);
-	free(a->rslots);
-	free(a->raws);
-	free(a->memo);
+	ann_tables_free(a);
+	pk_arr_free(a->raws, a->cap_raws * sizeof(*a->raws));
+	pk_arr_free(a->objs, a->cap_objs * sizeof(*a->objs));
+	pk_u64map_release(&a->obj_of);
 	free(a->attr_ok);
 	free(a->unres);
 	pk_u64map_release(&a->unres_of);

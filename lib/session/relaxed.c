@@ -319,6 +319,8 @@ static int flush(struct rx *x, uint64_t lt, uint64_t ls)
 		/* one stretch: the samples as they came */
 		for (; i < x->nr_smp; i++) {
 			const struct rx_ent *e = &x->smp[i];
+			if (i + 8 < x->nr_smp)
+				__builtin_prefetch(x->smp[i + 8].hdr);
 			if (!key_le(e->time, e->seq, lt, ls)) {
 				x->smp[keep++] = *e;
 				continue;

@@ -37,6 +37,13 @@ void pk_preload_queue(struct pk_machine *m, struct pk_dso *d);
  * for if it is being read), *err its result; false: the caller reads it itself (d
  * taken out of the queue if it was in it). */
 bool pk_preload_take(struct pk_dso *d, int *err);
+/* On the machine's thread, at the kallsyms load: true when the thread worked out the
+ * cache's key, path and view (pk_kcache_prepare; waited for if it is at it), *k the
+ * result, now the caller's; false: the caller works them out. */
+struct pk_kcache_pre;
+bool pk_preload_take_kcache(struct pk_machine *m, struct pk_kcache_pre *k);
+/* that work's PK_PRE_* (tests) */
+int pk_preload_kcache_state(struct pk_machine *m);
 /* d's PK_PRE_* (read under the preloader's lock) */
 int pk_preload_state(struct pk_dso *d);
 /* Stop the thread (after the object it is reading, if any) and free its state. */

@@ -32,23 +32,40 @@
 
 struct pk_preload {
 	pthread_t th;
+	struct pk_machine *m;
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
 	struct pk_dso **q;      /* queued objects, q[head .. nr) not taken yet */
 	size_t head, nr, cap;
 	bool stop;
+	/* the kallsyms cache worked out ahead (pk_kcache_prepare): a PK_PRE_* state and,
+	 * once DONE, the result for pk_kernel_syms_load to take */
+	int kstate;
+	bool ktaken;
+	struct pk_kcache_pre k;
 };
 
 static void *pk_preload_main(void *arg)
 {
 	struct pk_preload *p = arg;
+	pthread_setname_np(pthread_self(), "pk-preload"); /* (seen in profiles) */
 	elf_version(EV_CURRENT);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		while (!p->stop && p->head == p->nr)
+		while (!p->stop && p->head == p->nr && p->kstate != PK_PRE_QUEUED)
 			pthread_cond_wait(&p->work, &p->mu);
 		if (p->stop)
 			break;
+		if (p->kstate == PK_PRE_QUEUED) {
+			/* (the machine's settings it reads do not change after its creation) */
+			p->kstate = PK_PRE_LOADING;
+			pthread_mutex_unlock(&p->mu);
+			pk_kcache_prepare(p->m, &p->k);
+			pthread_mutex_lock(&p->mu);
+			p->kstate = PK_PRE_DONE;
+			pthread_cond_broadcast(&p->done);
+			continue;
+		}
 		struct pk_dso *d = p->q[p->head++];
 		if (d->pstate != PK_PRE_QUEUED)
 			continue; /* taken back by the machine's thread */
@@ -72,6 +89,7 @@ static struct pk_preload *pk_preload_start(struct pk_machine *m)
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->done, NULL);
+	p->m = m;
 	if (pthread_create(&p->th, NULL, pk_preload_main, p)) {
 		pthread_cond_destroy(&p->done);
 		pthread_cond_destroy(&p->work);
@@ -83,16 +101,18 @@ static struct pk_preload *pk_preload_start(struct pk_machine *m)
 	return p;
 }
 
-void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
+/* true when d was queued by this call */
+static bool preload_queue(struct pk_machine *m, struct pk_dso *d)
 {
-	if (!m->preload || !d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len)
-		return;
+	if (!d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len)
+		return false;
 	struct pk_preload *p = m->pre;
 	if (!p && !(p = pk_preload_start(m))) {
 		/* no thread: the objects are read where they are used, as without */
 		m->preload = false;
-		return;
+		return false;
 	}
+	bool queued = false;
 	pthread_mutex_lock(&p->mu);
 	if (d->pstate != PK_PRE_NONE)
 		goto out;
@@ -114,9 +134,81 @@ void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
 	}
 	d->pstate = PK_PRE_QUEUED;
 	p->q[p->nr++] = d;
+	queued = true;
 	pthread_cond_signal(&p->work);
 out:
 	pthread_mutex_unlock(&p->mu);
+	return queued;
+}
+
+void pk_preload_queue(struct pk_machine *m, struct pk_dso *d)
+{
+	if (m->preload)
+		preload_queue(m, d);
+}
+
+/* the kallsyms cache of a host machine checked and opened on the thread (the longest
+ * part of reading the kernel's symbols from it: a CRC of its 7 MB), once */
+static bool preload_kcache(struct pk_machine *m)
+{
+	if (!m->host || m->ksyms_loaded || !m->cache_dir)
+		return false;
+	struct pk_preload *p = m->pre;
+	if (!p && !(p = pk_preload_start(m))) {
+		m->preload = false;
+		return false;
+	}
+	bool queued = false;
+	pthread_mutex_lock(&p->mu);
+	if (p->kstate == PK_PRE_NONE && !p->ktaken) {
+		p->kstate = PK_PRE_QUEUED;
+		queued = true;
+		pthread_cond_signal(&p->work);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return queued;
+}
+
+bool pk_machine_preload_dso(struct pk_machine *m, struct pk_dso *d)
+{
+	/* not with a finder of debug files: that is called on the machine's thread only */
+	if (!m || !d || m->find_debuginfo)
+		return false;
+	if (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE)
+		return preload_kcache(m);
+	return preload_queue(m, d);
+}
+
+int pk_preload_kcache_state(struct pk_machine *m)
+{
+	struct pk_preload *p = m->pre;
+	if (!p)
+		return PK_PRE_NONE;
+	pthread_mutex_lock(&p->mu);
+	int st = p->kstate;
+	pthread_mutex_unlock(&p->mu);
+	return st;
+}
+
+bool pk_preload_take_kcache(struct pk_machine *m, struct pk_kcache_pre *k)
+{
+	struct pk_preload *p = m->pre;
+	if (!p)
+		return false;
+	bool taken = false;
+	pthread_mutex_lock(&p->mu);
+	if (p->kstate == PK_PRE_QUEUED) {
+		p->kstate = PK_PRE_NONE; /* not started: worked out by the caller */
+	} else if (p->kstate != PK_PRE_NONE) {
+		while (p->kstate != PK_PRE_DONE)
+			pthread_cond_wait(&p->done, &p->mu);
+		*k = p->k;
+		p->kstate = PK_PRE_NONE;
+		taken = true;
+	}
+	p->ktaken = true; /* once: the kernel's symbols are loaded once */
+	pthread_mutex_unlock(&p->mu);
+	return taken;
 }
 
 void pk_machine_preload_build_ids(struct pk_machine *m, const struct pk_data_build_id *ids,
@@ -177,6 +269,8 @@ void pk_preload_stop(struct pk_machine *m)
 	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->th, NULL);
+	if (p->kstate == PK_PRE_DONE && !p->k.rc)
+		pk_ksym_view_release(&p->k.kv); /* worked out, never taken */
 	pthread_cond_destroy(&p->done);
 	pthread_cond_destroy(&p->work);
 	pthread_mutex_destroy(&p->mu);

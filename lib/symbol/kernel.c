@@ -240,6 +240,27 @@ static int pk_kallsyms_from_cache(struct pk_machine *m, struct pk_sym **v, size_
  * itself is cached, and only by a machine given a cache directory (opts.cache_dir).
  * A recording of another machine or boot: the kallsyms copy of a build-id cache.
  */
+void pk_kcache_prepare(const struct pk_machine *m, struct pk_kcache_pre *k)
+{
+	memset(&k->kv, 0, sizeof(k->kv));
+	k->rc = -ENOENT;
+	k->cache = !strcmp(m->kallsyms_path, "/proc/kallsyms") && m->cache_dir;
+	if (k->cache) {
+		const struct pk_ksym_cache_src src = {
+			.kallsyms = m->kallsyms_path,
+			.boot_id = "/proc/sys/kernel/random/boot_id",
+			.modules = "/proc/modules",
+			.live_bpf = true,
+		};
+		k->cache = !pk_ksym_cache_key(&src, k->key) &&
+			   !pk_ksym_cache_path(m->cache_dir, k->cpath, sizeof(k->cpath), false);
+	}
+	/* a long-lived machine reads it through its descriptor (no mapping, no copy) */
+	if (k->cache)
+		k->rc = (m->close_files ? pk_ksym_cache_open : pk_ksym_cache_map)(k->cpath, k->key,
+										   &k->kv);
+}
+
 int pk_kernel_syms_load(struct pk_machine *m)
 {
 	if (m->ksyms_loaded)
@@ -254,22 +275,16 @@ int pk_kernel_syms_load(struct pk_machine *m)
 		goto shift;
 	}
 
-	bool cache = !strcmp(m->kallsyms_path, "/proc/kallsyms") && m->cache_dir;
-	uint8_t key[PK_KSYM_KEY_LEN];
-	char cpath[PATH_MAX];
-	if (cache) {
-		const struct pk_ksym_cache_src src = {
-			.kallsyms = m->kallsyms_path,
-			.boot_id = "/proc/sys/kernel/random/boot_id",
-			.modules = "/proc/modules",
-			.live_bpf = true,
-		};
-		cache = !pk_ksym_cache_key(&src, key) &&
-			!pk_ksym_cache_path(m->cache_dir, cpath, sizeof(cpath), false);
-	}
-	/* a long-lived machine reads it through its descriptor (no mapping, no copy) */
-	if (cache && !(m->close_files ? pk_ksym_cache_open : pk_ksym_cache_map)(cpath, key,
-										&m->kview)) {
+	/* the cache's key, path and view: worked out on the preload thread when it was
+	 * asked for (pk_machine_preload_dso of a kernel object), else here */
+	struct pk_kcache_pre k;
+	if (!pk_preload_take_kcache(m, &k))
+		pk_kcache_prepare(m, &k);
+	bool cache = k.cache;
+	const uint8_t *key = k.key;
+	char *cpath = k.cpath;
+	if (cache && !k.rc) {
+		m->kview = k.kv;
 		/* used in place, shifted at look-up time; unless the shift wraps some
 		 * addresses around (a hostile recording): then as a sorted copy below */
 		struct pk_ksym_view *kv = &m->kview;
@@ -306,7 +321,7 @@ int pk_kernel_syms_load(struct pk_machine *m)
 		if (err)
 			return err;
 		/* best effort: a read-only home only costs the next run the parse */
-		if (cache && !pk_ksym_cache_path(m->cache_dir, cpath, sizeof(cpath), true))
+		if (cache && !pk_ksym_cache_path(m->cache_dir, cpath, sizeof(k.cpath), true))
 			(void)pk_ksym_cache_store(cpath, key, v, nr, names, names_len, text_addr);
 	}
 shift:

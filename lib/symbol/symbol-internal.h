@@ -3,6 +3,7 @@
 #ifndef PK_SYMBOL_INTERNAL_H
 #define PK_SYMBOL_INTERNAL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -312,6 +313,19 @@ struct pk_ksym_cache_src {
 int pk_ksym_cache_key(const struct pk_ksym_cache_src *src, uint8_t key[PK_KSYM_KEY_LEN]);
 /* The cache file's path in the cache directory `dir` (creating it, 0700, if asked). */
 int pk_ksym_cache_path(const char *dir, char *buf, size_t len, bool create);
+/* kernel.c: what a host machine's kallsyms load begins with, the cache's key, path and
+ * view (mapped, or by descriptor with close_files), worked out from the machine's
+ * settings alone: callable from the preloader's thread (pk_machine_preload_dso of a
+ * kernel object). `cache`: a cache is to be used (key and path known); rc: the view's
+ * result (0: kv describes it). */
+struct pk_kcache_pre {
+	bool cache;
+	int rc;
+	uint8_t key[PK_KSYM_KEY_LEN];
+	char cpath[PATH_MAX];
+	struct pk_ksym_view kv;
+};
+void pk_kcache_prepare(const struct pk_machine *m, struct pk_kcache_pre *k);
 /* The cache directory `dir` (a machine's cache_dir; NULL or "": -ENOENT, no cache) into
  * buf, created with its parent if asked. */
 int pk_cache_dir(const char *dir, char *buf, size_t len, bool create);

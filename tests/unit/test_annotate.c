@@ -270,6 +270,13 @@ static void test_load_counts(void **state)
 	assert_non_null(w);
 	uint64_t id = 1;
 	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	/* the object's build-id in the file's list: what lets its table be read ahead */
+	uint8_t bid[PK_BUILD_ID_MAX];
+	size_t bl = sizeof(bid);
+	bool have_bid = pk_build_id__read(path, bid, &bl) == 0;
+	if (have_bid)
+		assert_int_equal(pk_data_writer__add_build_id(w, -1, PERF_RECORD_MISC_USER, bid,
+							      bl, path), 0);
 	/* MMAP of the code into process 100, with its sample_id trailer (TID, TIME) */
 	uint64_t u[8 + PATH_MAX / 8];
 	memset(u, 0, sizeof(u));
@@ -318,6 +325,8 @@ static void test_load_counts(void **state)
 		assert_int_equal(st.period, 2 * NR_COLD * 1000);
 		assert_int_equal(st.unresolved, NR_COLD);
 		assert_int_equal(st.reader_error, 0);
+		/* read ahead on the second thread (without min_percent: at its first sample) */
+		assert_int_equal(st.preloaded, threaded && have_bid ? 1 : 0);
 		assert_int_equal(pk_annotate__nr_unresolved(a), 1);
 		uint64_t n = 0;
 		assert_string_equal(pk_annotate__unresolved(a, 0, &n), "[unknown]");
@@ -342,14 +351,19 @@ static void test_load_counts(void **state)
 	}
 	/* min_percent: the object holds half of the period; at 50 % its symbol is kept, above
 	 * it the object is left out unresolved (its samples skipped, not unresolved) */
-	for (int above = 0; above < 2; above++) {
+	for (int run = 0; run < 4; run++) {
+		/* with the second thread (preload) or without: the same results; it reads the
+		 * object ahead only while it holds min_percent of the period read so far */
+		bool above = run & 1, threaded = run & 2;
 		struct pk_data_reader *r = pk_data_reader__open(file, NULL);
 		assert_non_null(r);
-		PK_OPTS(pk_annotate_opts, o, .min_percent = above ? 50.5 : 50.0);
+		PK_OPTS(pk_annotate_opts, o, .min_percent = above ? 50.5 : 50.0,
+			.reader_thread = threaded);
 		struct pk_annotate *a = pk_annotate__load(r, &o);
 		assert_non_null(a);
 		struct pk_annotate_stats st = { .sz = sizeof(st) };
 		pk_annotate__stats(a, &st);
+		assert_int_equal(st.preloaded, threaded && have_bid && !above ? 1 : 0);
 		assert_int_equal(st.samples, 2 * NR_COLD);
 		assert_int_equal(st.unresolved, NR_COLD);
 		assert_int_equal(st.skipped, above ? NR_COLD : 0);

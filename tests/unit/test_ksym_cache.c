@@ -17,6 +17,7 @@
 #include "testutil.h"
 #include "internal.h"
 #include "symbol/symbol-internal.h"
+#include "symbol/dso-internal.h"
 
 #define PK_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -373,6 +374,35 @@ static void test_machine_uses_cache(void **state)
 	assert_int_equal(a, addr[0]);
 	assert_int_equal(pk_dso__symbol_addr(loc.dso, "no such symbol here", &a), -ENOENT);
 	pk_machine__free(m);
+	/* the cache checked and opened ahead on the preload thread (pk_machine_preload_dso
+	 * of the kernel's object), mapped or by descriptor: once, the same answers; asked
+	 * for and never used: released with the machine */
+	for (int run = 0; run < 3; run++) {
+		m = pk_machine__new(run == 1 ? &oc : &o);
+		struct pk_dso *kd = pk_dso_findnew(m, "[kernel.kallsyms]");
+		assert_non_null(kd);
+		assert_true(pk_machine_preload_dso(m, kd));
+		assert_false(pk_machine_preload_dso(m, kd));
+		if (run == 2) {
+			pk_machine__free(m);
+			continue;
+		}
+		/* done ahead (at most 10 s), not yet taken */
+		for (int i = 0; i < 10000 && pk_preload_kcache_state(m) != PK_PRE_DONE; i++)
+			usleep(1000);
+		assert_int_equal(pk_preload_kcache_state(m), PK_PRE_DONE);
+		assert_null(m->kview.map);
+		assert_false(m->kview.by_fd);
+		for (int i = 0; i < 3; i++)
+			if (addr[i])
+				assert_string_equal(resolve(m, addr[i] + 1), want[i]);
+		if (run == 1)
+			assert_true(m->kview.by_fd && !m->kview.map);
+		else
+			assert_non_null(m->kview.map);
+		assert_false(pk_machine_preload_dso(m, kd)); /* read: not again */
+		pk_machine__free(m);
+	}
 	unsetenv("PK_NO_CACHE");
 }
 

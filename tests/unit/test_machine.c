@@ -744,6 +744,55 @@ static void test_preload(void **state)
 	}
 }
 
+/* pk_machine_preload_dso: an object asked for by the client is read on the preload
+ * thread whether the machine was made with preload or not, once, with the same
+ * symbols at its first use; not without a known build-id, not with a debug finder. */
+static int no_finder(void *ctx, const uint8_t *id, size_t len, char **path)
+{
+	(void)ctx; (void)id; (void)len; (void)path;
+	return -ENOENT;
+}
+
+static void test_preload_dso(void **state)
+{
+	(void)state;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_bias, &bias);
+	uint64_t addr = (uint64_t)(uintptr_t)test_preload_dso - bias;
+	assert_false(pk_machine_preload_dso(NULL, NULL));
+	for (int mode = 0; mode < 4; mode++) {
+		/* 0: machine without preload, 1: with, 2: no build-id, 3: a debug finder */
+		PK_OPTS(pk_machine_opts, o, .preload = mode == 1, .buildid_dir = "",
+			.find_debuginfo = mode == 3 ? no_finder : NULL);
+		struct pk_machine *m = pk_machine__new(&o);
+		assert_non_null(m);
+		/* preload_map queues at the MMAP only with opts.preload */
+		struct pk_dso *d = preload_map(m, exe, mode != 2);
+		bool want = mode == 0;
+		assert_int_equal(pk_machine_preload_dso(m, d), want);
+		assert_false(pk_machine_preload_dso(m, d)); /* once */
+		if (mode == 0 || mode == 1) {
+			assert_int_not_equal(pk_preload_state(d), PK_PRE_NONE);
+			for (int i = 0; i < 10000 && pk_preload_state(d) != PK_PRE_DONE; i++)
+				usleep(1000);
+			assert_int_equal(pk_preload_state(d), PK_PRE_DONE);
+			assert_false(d->loaded);
+		} else {
+			assert_int_equal(pk_preload_state(d), PK_PRE_NONE);
+		}
+		uint64_t fs = 0, fz = 0;
+		assert_string_equal(pk_dso__symbol(d, addr, &fs, &fz), "test_preload_dso");
+		assert_int_equal(d->load_err, 0);
+		/* read: not queued again */
+		assert_false(pk_machine_preload_dso(m, d));
+		pk_machine__free(m);
+	}
+}
+
 /* A recording's build-id list queued at once (pk_machine_preload_build_ids): user-space
  * objects with a build-id only, at most PK_PRELOAD_LISTED_MAX of them; nothing without
  * preload; the object queued this way gives the same symbols at its first use. */
@@ -895,6 +944,7 @@ int main(void)
 		cmocka_unit_test(test_close_files),
 		cmocka_unit_test(test_preload),
 		cmocka_unit_test(test_preload_listed),
+		cmocka_unit_test(test_preload_dso),
 		cmocka_unit_test(test_trim),
 		cmocka_unit_test(test_ksymbol),
 		cmocka_unit_test(test_kernel_outside_maps),

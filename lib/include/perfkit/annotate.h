@@ -75,9 +75,12 @@ struct pk_annotate;
 
 struct pk_annotate_opts {
 	size_t sz;
-	/* Accepted, no longer used: the load reads with pk_session_opts.samples_unordered
-	 * (no sorting of the samples, on the caller's thread), cheaper than a reader
-	 * thread that sorted them. */
+	/* A second thread reads the symbol tables of the objects that hold min_percent of
+	 * the period read so far (every object with samples, without min_percent) while
+	 * the file is read, on the machine's preload thread (pk_machine_opts.preload;
+	 * objects whose build-id the recording lists, not with find_debuginfo). The
+	 * results are the same with or without. (The load reads the file on the caller's
+	 * thread: pk_session_opts.samples_unordered.) */
 	bool reader_thread;
 	/* Options of the machine model the session makes (NULL: its defaults). */
 	const struct pk_machine_opts *machine_opts;
@@ -124,6 +127,8 @@ struct pk_annotate_stats {
 	int reader_error;       /* 0, or the reader's error that ended the file early */
 	uint64_t skipped;       /* samples in objects below opts.min_percent: not resolved
 				 * (neither among the symbols nor the unresolved) */
+	uint64_t preloaded;     /* objects whose symbol table was asked for on a second
+				 * thread while the file was read (opts.reader_thread) */
 };
 /*
  * Resolve the objects the load left out (opts.min_percent; stats.skipped): their symbols
