@@ -223,6 +223,8 @@ struct rbn {
 	uint32_t vr;            /* output tree: rank of the period */
 	uint16_t depth;
 	uint8_t red;
+	bool nosym;             /* collapse trees: sym key on, no symbol: addr compares */
+	uint64_t addr;          /* (sk's, here so that a tree's walk reads one array) */
 };
 struct rbt {
 	struct rbn *n;
@@ -322,6 +324,8 @@ struct rank_ctx {
 	const struct sref *sr;
 	const uint32_t *pr, *orank;     /* (sort_rbt's ranks) */
 	bool addrs;                     /* addresses compare (sym key on) */
+	const struct rbn *tn;           /* (sort_rbt's output tree: depth_cmp) */
+	bool depth_asc;                 /* depth_cmp: the shallower entry first */
 };
 
 /* the collapse order without addresses: transitive */
@@ -408,6 +412,47 @@ MSORT_IDS(msort_out, out_cmp)
 MSORT_IDS(msort_collapse, collapse_rank_cmp)
 MSORT_IDS(msort_orank, orank_cmp)
 
+/* The output tree's order where its depth rule is transitive (depth_rule_sorts) */
+static int depth_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
+{
+	const struct rbn *x = &c->tn[a], *y = &c->tn[b];
+	if (x->vr != y->vr)
+		return x->vr < y->vr ? -1 : 1;
+	if (x->depth != y->depth)
+		return (x->depth < y->depth) == c->depth_asc ? -1 : 1;
+	return (c->orank[a] > c->orank[b]) - (c->orank[a] < c->orank[b]);
+}
+MSORT_IDS(msort_depth, depth_cmp)
+
+/*
+ * Whether the output tree's comparison (period rank; between entries of one thread,
+ * depth; then output rank) is transitive on these entries: it is when, among the
+ * entries of one period rank, all are of one thread or all of one depth. The tree then
+ * orders them as a stable sort by depth_cmp does (equal entries in insertion order);
+ * otherwise only the tree's own insertions give perf's order. (A single-threaded
+ * recording such as xz.data's: its 46k --children rows took 8 ms in the tree.)
+ */
+static int depth_rule_sorts(const struct rbn *tn, const struct sref *sr, size_t n)
+{
+	struct grp { int32_t pid, tid; uint16_t depth; bool seen, threads, depths; } *g =
+		calloc(n ? n : 1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	int ok = 1;
+	for (size_t i = 0; i < n && ok; i++) {
+		struct grp *x = &g[tn[i].vr];
+		if (!x->seen) {
+			*x = (struct grp){ sr[i].pid, sr[i].tid, tn[i].depth, true, false, false };
+			continue;
+		}
+		x->threads |= x->pid != sr[i].pid || x->tid != sr[i].tid;
+		x->depths |= x->depth != tn[i].depth;
+		ok = !(x->threads && x->depths);
+	}
+	free(g);
+	return ok;
+}
+
 /* rank[i]: entry i's place in cmp's order, equal entries one rank; b: the ids in that
  * order */
 static int ranks_of(size_t n, uint32_t *b, uint32_t *rank,
@@ -472,7 +517,7 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 	for (size_t i = 0; i < rep->nr_sort; i++)
 		collapse |= rep->sort[i] == PK_SORT_COMM || rep->sort[i] == PK_SORT_DSO ||
 			    rep->sort[i] == PK_SORT_SRCLINE || rep->sort[i] == PK_SORT_SRCFILE;
-	struct rank_ctx rc = { rep, sk, sr, pr, orank, sym_on };
+	struct rank_ctx rc = { rep, sk, sr, pr, orank, sym_on, NULL, false };
 	if (sym_last && ranks_of(n, b, pr, msort_prefix, prefix_cmp, &rc))
 		goto out;
 	/* where the collapse order is transitive, the two collapse trees sort (equal ids
@@ -492,6 +537,8 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 	for (size_t i = 0; i < n; i++) {
 		t.n[i].k = sym_last ? pr[i] : 0;
 		t.n[i].depth = sr[i].depth;
+		t.n[i].nosym = sym_on && !sk[i].has_sym;
+		t.n[i].addr = sk[i].addr;
 	}
 	bool depth = rep->children && rep->callgraph;
 	for (int pass = 0; pass < 3; pass++) {
@@ -514,9 +561,19 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 			msort_orank(b, n, tmp, &rc);
 			break;
 		}
-		if (pass == 2)
+		if (pass == 2) {
 			for (size_t i = 0; i < n; i++)
 				t.n[i].k = orank[i];
+			int sorts = depth_rule_sorts(t.n, sr, n);
+			if (sorts < 0)
+				goto out;
+			if (sorts) {
+				rc.tn = t.n;
+				rc.depth_asc = rep->order != PK_CG_ORDER_CALLER;
+				msort_depth(b, n, tmp, &rc);
+				break;
+			}
+		}
 		for (size_t i = 0; i < n; i++) {
 			uint32_t x = pass ? b[i] : (uint32_t)i, y = t.root, parent = RB_NIL;
 			const struct rbn *nx = &t.n[x];
@@ -531,8 +588,8 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 					else if (nx->k != ny->k)
 						c = nx->k < ny->k ? -1 : 1;
 					else
-						c = sym_on && !sk[x].has_sym && !sk[y].has_sym
-						    ? sign64(sk[x].addr, sk[y].addr) : 0;
+						c = nx->nosym && ny->nosym ? sign64(nx->addr, ny->addr)
+									   : 0;
 				} else if (nx->vr != ny->vr) {
 					c = nx->vr < ny->vr ? -1 : 1;
 				} else if (depth && nx->depth != ny->depth &&
