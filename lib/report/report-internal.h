@@ -339,6 +339,10 @@ struct pchain {
 	uint64_t period, samples;
 };
 
+/* entries from which sort_rbt sorts the output order on a thread of its own (tree.c;
+ * tests lower it to take that path on small inputs) */
+extern size_t pk_rep_sort_thread_min;
+
 #define PF_CHAIN 1u
 #define PF_ABS 2u
 #define PF_SRC 4u
