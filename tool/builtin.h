@@ -214,11 +214,6 @@ int tool_color_mode(const char *s);
 bool tool_use_color(int mode);
 /* $PERF_PAGER and $PAGER (NULL when unset) */
 void tool_pager_env(const char **perf_pager, const char **pager);
-/* Grow the heap by `bytes` now and fault it in with one call: the heap otherwise grows
- * page by page, each page faulted on first touch (11 us a fault in a PVM guest, 0.5 us a
- * page populated at once). For runs known to allocate that much in small pieces (libdw's
- * DWARF for unwinding and inline frames: a DWARF report took 10 % less time with 24 MiB). */
-void tool_heap_reserve(size_t bytes);
 /* Mount tracefs at /sys/kernel/tracing if we are root and it is not mounted (perf does
  * the same). Returns true if tracefs is available afterwards. */
 bool tool_ensure_tracefs(void);

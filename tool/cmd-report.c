@@ -404,18 +404,6 @@ int cmd_report(int argc, char **argv)
 		R.sort[R.nr_sort++] = PK_SORT_SYM;
 	}
 
-	/* DWARF call chains (unwinding, inline frames of every frame) read much debug
-	 * information through libdw, in small allocations: the heap for them in one go.
-	 * (Not for --sort srcline alone: it gained little, and the reserve was 40 % of its
-	 * peak RSS.) */
-	bool heavy_debug = R.all_inline;
-	for (size_t i = 0; i < pk_data_reader__nr_attrs(rd); i++) {
-		const struct pk_data_attr *a = pk_data_reader__attr(rd, i);
-		heavy_debug |= a && (a->attr.attr.sample_type & PERF_SAMPLE_STACK_USER);
-	}
-	if (heavy_debug)
-		tool_heap_reserve((size_t)24 << 20);
-
 	if (R.vmlinux) {
 		int v = rpt_vmlinux_kallsyms(R.vmlinux, rd, &vmlinux_ksyms);
 		if (v < 0)

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,28 +72,6 @@ static void tool_log(enum pk_log_level level, const char *msg, void *ctx)
 		tool_warn("%s", msg);
 	else
 		fprintf(stderr, "perfkit %s: %s\n", tool_cmd_name ? tool_cmd_name : "", msg);
-}
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-void tool_heap_reserve(size_t bytes)
-{
-	/* what is reserved must come from the heap and stay there once freed */
-	if (bytes > (size_t)INT_MAX / 8)
-		return;
-	mallopt(M_MMAP_THRESHOLD, (int)(bytes * 2));
-	mallopt(M_TRIM_THRESHOLD, (int)(bytes * 4));
-	free(malloc(16)); /* the heap exists */
-	uintptr_t a = (uintptr_t)sbrk(0);
-	void *p = malloc(bytes);
-	uintptr_t b = (uintptr_t)sbrk(0);
-	free(p);
-	a = (a + 4095) & ~(uintptr_t)4095;
-	b &= ~(uintptr_t)4095;
-	if (p && a != (uintptr_t)-1 && b > a)
-		madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* best effort */
 }
 
 /*

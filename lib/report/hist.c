@@ -592,7 +592,9 @@ int pk_rep_aggregate_pending(struct pk_report *rep, const uint32_t *pool,
 		const uint32_t *fr = k + PK_HDR;
 		const uint32_t *p = fr + nk;
 		const uint32_t *fa = NULL, *src = NULL;
-		if (fl & PF_ABS) {
+		if (fl & PF_ABS_SAME) {
+			fa = fr;
+		} else if (fl & PF_ABS) {
 			fa = p;
 			p += nk;
 		}
@@ -734,7 +736,10 @@ static size_t pending_key(struct pk_report *rep, struct hist *h, uint32_t comm, 
 	uint32_t fl = (has_chain ? PF_CHAIN : 0) |
 		      ((rep->children || rep->callgraph) && has_chain ? PF_ABS : 0) |
 		      (rep->key_on[PK_SORT_SRCLINE] ? PF_SRC : 0);
-	size_t len = PK_HDR + n * (1 + !!(fl & PF_ABS) + !!(fl & PF_SRC));
+	if ((fl & PF_ABS) && rep->abs_same)
+		fl |= PF_ABS_SAME;
+	bool abs_copy = (fl & (PF_ABS | PF_ABS_SAME)) == PF_ABS;
+	size_t len = PK_HDR + n * (1 + abs_copy + !!(fl & PF_SRC));
 	uint32_t *k = rep->kbuf;
 	k[PK_HIST] = (uint32_t)(h - rep->hists);
 	k[PK_COMM] = comm;
@@ -747,7 +752,7 @@ static size_t pending_key(struct pk_report *rep, struct hist *h, uint32_t comm, 
 	uint32_t *p = k + PK_HDR;
 	pk_rep_copy32(p, rep->cframes, n);
 	p += n;
-	if (fl & PF_ABS) {
+	if (abs_copy) {
 		pk_rep_copy32(p, rep->cabs, n);
 		p += n;
 	}
@@ -1013,10 +1018,13 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	if (abs) {
 		/* unresolved frames of cumulative entries and call-chain nodes are keyed by
 		 * absolute address */
+		bool same = true;
 		for (size_t i = 0; i < n; i++) {
 			uint32_t fi = rep->cframes[i];
 			rep->cabs[i] = rep->frames[fi].sym ? fi : frame_abs(rep, fi, rep->cip[i]);
+			same &= rep->cabs[i] == fi;
 		}
+		rep->abs_same = same;
 	}
 	if (rep->direct) {
 		/* time and socket keys: aggregated at once, with the sample's time */
@@ -1033,7 +1041,8 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 	if (rep->nr_frames != frames_before) {
 		/* the self frame, the chain's frames and their absolute-address twins (not the
 		 * srcline string ids after them) */
-		size_t end = PK_HDR + n * (1 + !!(rep->kbuf[PK_FLAGS] & PF_ABS));
+		uint32_t kfl = rep->kbuf[PK_FLAGS];
+		size_t end = PK_HDR + n * (1 + ((kfl & (PF_ABS | PF_ABS_SAME)) == PF_ABS));
 		for (size_t i = PK_SELF; i < end && !fresh; i++)
 			fresh = rep->kbuf[i] >= frames_before;
 	}

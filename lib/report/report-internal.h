@@ -264,6 +264,7 @@ struct pk_report {
 	struct pk_index pidx;
 	/* the pending key under construction (pending_key) */
 	uint32_t kbuf[PK_HDR_WORDS + 3 * MAX_CHAIN];
+	bool abs_same;           /* do_sample: cabs[] is cframes[] (PF_ABS_SAME) */
 	uint32_t flush_epoch;   /* flush_pending calls: pchain ids of older epochs are gone */
 	struct lastsample *last; /* LAST_SLOTS, allocated at the first use */
 	/* call-chain nodes of inline frames (chain_key): per inline frame id (below
@@ -338,9 +339,17 @@ struct pchain {
 	uint64_t period, samples;
 };
 
+/* entries from which sort_rbt sorts the output order on a thread of its own (tree.c;
+ * tests lower it to take that path on small inputs) */
+extern size_t pk_rep_sort_thread_min;
+
 #define PF_CHAIN 1u
 #define PF_ABS 2u
 #define PF_SRC 4u
+/* with PF_ABS: every absolute-address frame is the frame itself (all frames have a
+ * symbol, or are at their own address): the key leaves that copy out (keys half as
+ * long on symbolized chains: hashed, compared and copied at every sample) */
+#define PF_ABS_SAME 8u
 /* 256 KiB of keys pending at most: the pool and its index stay in the L2 cache. (At 4 MiB
  * the last flush alone took 9 ms of the fp bench file's report, after the reader was
  * done; the whole report was 6-14 % slower, with no more repeats merged on the deep one.) */

@@ -223,6 +223,8 @@ struct rbn {
 	uint32_t vr;            /* output tree: rank of the period */
 	uint16_t depth;
 	uint8_t red;
+	bool nosym;             /* collapse trees: sym key on, no symbol: addr compares */
+	uint64_t addr;          /* (sk's, here so that a tree's walk reads one array) */
 };
 struct rbt {
 	struct rbn *n;
@@ -322,6 +324,8 @@ struct rank_ctx {
 	const struct sref *sr;
 	const uint32_t *pr, *orank;     /* (sort_rbt's ranks) */
 	bool addrs;                     /* addresses compare (sym key on) */
+	const struct rbn *tn;           /* (sort_rbt's output tree: depth_cmp) */
+	bool depth_asc;                 /* depth_cmp: the shallower entry first */
 };
 
 /* the collapse order without addresses: transitive */
@@ -408,6 +412,47 @@ MSORT_IDS(msort_out, out_cmp)
 MSORT_IDS(msort_collapse, collapse_rank_cmp)
 MSORT_IDS(msort_orank, orank_cmp)
 
+/* The output tree's order where its depth rule is transitive (depth_rule_sorts) */
+static int depth_cmp(const struct rank_ctx *c, uint32_t a, uint32_t b)
+{
+	const struct rbn *x = &c->tn[a], *y = &c->tn[b];
+	if (x->vr != y->vr)
+		return x->vr < y->vr ? -1 : 1;
+	if (x->depth != y->depth)
+		return (x->depth < y->depth) == c->depth_asc ? -1 : 1;
+	return (c->orank[a] > c->orank[b]) - (c->orank[a] < c->orank[b]);
+}
+MSORT_IDS(msort_depth, depth_cmp)
+
+/*
+ * Whether the output tree's comparison (period rank; between entries of one thread,
+ * depth; then output rank) is transitive on these entries: it is when, among the
+ * entries of one period rank, all are of one thread or all of one depth. The tree then
+ * orders them as a stable sort by depth_cmp does (equal entries in insertion order);
+ * otherwise only the tree's own insertions give perf's order. (A single-threaded
+ * recording such as xz.data's: its 46k --children rows took 8 ms in the tree.)
+ */
+static int depth_rule_sorts(const struct rbn *tn, const struct sref *sr, size_t n)
+{
+	struct grp { int32_t pid, tid; uint16_t depth; bool seen, threads, depths; } *g =
+		calloc(n ? n : 1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	int ok = 1;
+	for (size_t i = 0; i < n && ok; i++) {
+		struct grp *x = &g[tn[i].vr];
+		if (!x->seen) {
+			*x = (struct grp){ sr[i].pid, sr[i].tid, tn[i].depth, true, false, false };
+			continue;
+		}
+		x->threads |= x->pid != sr[i].pid || x->tid != sr[i].tid;
+		x->depths |= x->depth != tn[i].depth;
+		ok = !(x->threads && x->depths);
+	}
+	free(g);
+	return ok;
+}
+
 /* rank[i]: entry i's place in cmp's order, equal entries one rank; b: the ids in that
  * order */
 static int ranks_of(size_t n, uint32_t *b, uint32_t *rank,
@@ -442,13 +487,35 @@ static int ranks_of(size_t n, uint32_t *b, uint32_t *rank,
  * insertions reproduce. What is transitive is compared by rank (sorted beforehand):
  * the trees' comparisons then read two small arrays.
  */
+size_t pk_rep_sort_thread_min = (size_t)1 << 15;
+
+struct orank_job {
+	const struct rank_ctx *rc;
+	uint32_t *ob, *orank;
+	size_t n;
+	int err;
+};
+
+static void *orank_main(void *arg)
+{
+	struct orank_job *j = arg;
+	j->err = ranks_of(j->n, j->ob, j->orank, msort_out, out_cmp, j->rc);
+	return NULL;
+}
+
 static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const struct skey *sk,
 		    uint32_t *b, size_t n)
 {
 	struct rbt t = { .n = malloc(n * sizeof(*t.n)) };
 	uint32_t *pr = malloc(n * sizeof(*pr)), *orank = malloc(n * sizeof(*orank));
+	/* ob: the entries in the output order without the depth rule (ranks_of's sort of
+	 * orank), whose period ranks the output tree compares first */
+	uint32_t *ob = malloc(n * sizeof(*ob));
+	struct orank_job oj = { .ob = ob, .orank = orank, .n = n };
+	pthread_t oth;
+	bool othread = false;
 	int err = -ENOMEM;
-	if (!t.n || !pr || !orank)
+	if (!t.n || !pr || !orank || !ob)
 		goto out;
 	/* addresses compare last (the sym key last, as by default), or ranks do not do */
 	bool sym_on = false, sym_last = true, dso_first = false;
@@ -472,26 +539,28 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 	for (size_t i = 0; i < rep->nr_sort; i++)
 		collapse |= rep->sort[i] == PK_SORT_COMM || rep->sort[i] == PK_SORT_DSO ||
 			    rep->sort[i] == PK_SORT_SRCLINE || rep->sort[i] == PK_SORT_SRCFILE;
-	struct rank_ctx rc = { rep, sk, sr, pr, orank, sym_on };
+	struct rank_ctx rc = { rep, sk, sr, pr, orank, sym_on, NULL, false };
+	oj.rc = &rc;
+	/* The output order's ranks do not depend on the collapse: with many entries they
+	 * are sorted on a thread of their own meanwhile (sys.data --children: 184k entries,
+	 * each order's sort ~30 ms, the collapse trees ~70 ms). Both only read the
+	 * entries' copies; the thread writes ob and orank, read here once it is joined. */
+	if (n >= pk_rep_sort_thread_min && rep->reader_thread && pk_online_cpus() >= 2)
+		othread = pthread_create(&oth, NULL, orank_main, &oj) == 0;
 	if (sym_last && ranks_of(n, b, pr, msort_prefix, prefix_cmp, &rc))
 		goto out;
 	/* where the collapse order is transitive, the two collapse trees sort (equal ids
 	 * in the order made), and without the depth rule the output tree too (equal ids
 	 * in the collapsed order): merge sorts do, at a fraction of the cost */
 	bool coll_sort = sym_last && addrs_transitive(sk, pr, b, n);
-	if (ranks_of(n, b, orank, msort_out, out_cmp, &rc))
+	if (!othread && (orank_main(&oj), oj.err))
 		goto out;
 	uint32_t *tmp = (uint32_t *)pr; /* (pr is no longer read once the collapse is done) */
-	/* b: the entries in the output order without the depth rule (ranks_of's sort), so
-	 * by period first: the period's rank */
-	for (size_t i = 0, vr = 0; i < n; i++) {
-		if (i && sr[b[i]].v != sr[b[i - 1]].v)
-			vr++;
-		t.n[b[i]].vr = (uint32_t)vr;
-	}
 	for (size_t i = 0; i < n; i++) {
 		t.n[i].k = sym_last ? pr[i] : 0;
 		t.n[i].depth = sr[i].depth;
+		t.n[i].nosym = sym_on && !sk[i].has_sym;
+		t.n[i].addr = sk[i].addr;
 	}
 	bool depth = rep->children && rep->callgraph;
 	for (int pass = 0; pass < 3; pass++) {
@@ -510,13 +579,37 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 		}
 		if (pass == 1 && !collapse)
 			continue;
+		if (pass == 2) {
+			if (othread) {
+				pthread_join(oth, NULL);
+				othread = false;
+				if (oj.err)
+					goto out;
+			}
+			/* ob is by period first: the period's rank */
+			for (size_t i = 0, vr = 0; i < n; i++) {
+				if (i && sr[ob[i]].v != sr[ob[i - 1]].v)
+					vr++;
+				t.n[ob[i]].vr = (uint32_t)vr;
+			}
+		}
 		if (pass == 2 && !depth) {
 			msort_orank(b, n, tmp, &rc);
 			break;
 		}
-		if (pass == 2)
+		if (pass == 2) {
 			for (size_t i = 0; i < n; i++)
 				t.n[i].k = orank[i];
+			int sorts = depth_rule_sorts(t.n, sr, n);
+			if (sorts < 0)
+				goto out;
+			if (sorts) {
+				rc.tn = t.n;
+				rc.depth_asc = rep->order != PK_CG_ORDER_CALLER;
+				msort_depth(b, n, tmp, &rc);
+				break;
+			}
+		}
 		for (size_t i = 0; i < n; i++) {
 			uint32_t x = pass ? b[i] : (uint32_t)i, y = t.root, parent = RB_NIL;
 			const struct rbn *nx = &t.n[x];
@@ -531,8 +624,8 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 					else if (nx->k != ny->k)
 						c = nx->k < ny->k ? -1 : 1;
 					else
-						c = sym_on && !sk[x].has_sym && !sk[y].has_sym
-						    ? sign64(sk[x].addr, sk[y].addr) : 0;
+						c = nx->nosym && ny->nosym ? sign64(nx->addr, ny->addr)
+									   : 0;
 				} else if (nx->vr != ny->vr) {
 					c = nx->vr < ny->vr ? -1 : 1;
 				} else if (depth && nx->depth != ny->depth &&
@@ -551,9 +644,12 @@ static int sort_rbt(const struct pk_report *rep, const struct sref *sr, const st
 	}
 	err = 0;
 out:
+	if (othread)
+		pthread_join(oth, NULL);
 	free(t.n);
 	free(pr);
 	free(orank);
+	free(ob);
 	return err;
 }
 
