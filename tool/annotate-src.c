@@ -228,6 +228,25 @@ int ann_src_before(struct ann_src *s, uint64_t addr, struct ann_src_line *out)
 	return n;
 }
 
+int ann_src_addr_width(uint64_t start, uint64_t size)
+{
+	uint64_t last = start + (size ? size - 1 : 0);
+	int w = 1;
+	while (last >>= 4)
+		w++;
+	return w;
+}
+
+void ann_src_format(char *buf, size_t len, const struct ann_src_line *l, int addr_width)
+{
+	if (l->kind == ANN_SRC_TEXT && !l->text[0])
+		snprintf(buf, len, "         :");
+	else if (l->kind == ANN_SRC_TEXT)
+		snprintf(buf, len, "         : %-*u %s", addr_width, l->line, l->text);
+	else
+		snprintf(buf, len, "         : %*s %s", addr_width, "", l->text);
+}
+
 void ann_src_srcline(struct pk_dso *dso, const char *dso_name, uint64_t addr, char *buf,
 		     size_t len)
 {
