@@ -31,6 +31,10 @@ struct ann_src;
 
 struct ann_src *ann_src_new(void);
 void ann_src_free(struct ann_src *s);
+/* warnings (a source file that cannot be read) are kept, not printed: for a screen */
+void ann_src_quiet(struct ann_src *s);
+/* the first warning kept since ann_src_quiet, or NULL */
+const char *ann_src_first_warning(const struct ann_src *s);
 /* a new symbol: objdump's state starts again (perf runs objdump once per symbol) */
 void ann_src_symbol(struct ann_src *s, struct pk_dso *dso, const char *sym_name,
 		    uint64_t start);
