@@ -4,8 +4,8 @@
  * the lines of `perfkit annotate --stdio` (each instruction's share, its address and
  * text, and the source lines between them, built by tool/hist-snap.c with the code
  * annotate --stdio uses), a selection that starts on the hottest instruction, `s` to
- * hide or show the source lines and `H` back to the hottest instruction, as in perf's
- * annotate browser. Colours are --stdio-color's: the share red from 5 %, green above
+ * hide or show the source lines, `H` back to the hottest instruction and Tab / Shift-Tab
+ * through the hot instructions, as in perf's annotate browser. Colours are --stdio-color's: the share red from 5 %, green above
  * 0.5 % (perf's colors.top / colors.medium), the address magenta (colors.addr), the
  * instruction blue.
  */
@@ -85,12 +85,44 @@ static void go_hottest(struct ann_view *v, const struct top_ann *a)
 	v->placed = true;
 }
 
+/* Tab / Shift-Tab: the next (dir 1) or previous (-1) instruction with samples in the
+ * order of their counts, hottest first, from the selected one (perf's cycle through the
+ * hot instructions); wraps around */
+static void cycle_hot(struct ann_view *v, const struct top_ann *a, int dir)
+{
+	const struct top_ann_line *c = &a->lines[v->sel];
+	long best = -1;
+	/* "before" in that order: more samples, or as many at a lower address */
+#define HOTTER(x, y) ((x)->samples > (y)->samples || \
+		      ((x)->samples == (y)->samples && (x)->addr < (y)->addr))
+	/* (from a line without a rank, Tab goes to the hottest, Shift-Tab the coldest) */
+	for (long i = 0; !c->src && c->samples && i < (long)a->nr; i++) {
+		const struct top_ann_line *l = &a->lines[i];
+		if (l->src || !l->samples || i == v->sel || !(dir > 0 ? HOTTER(c, l) : HOTTER(l, c)))
+			continue;
+		if (best < 0 || (dir > 0 ? HOTTER(l, &a->lines[best]) : HOTTER(&a->lines[best], l)))
+			best = i;
+	}
+	if (best < 0) { /* wrap: the hottest (Tab) or the coldest with samples (Shift-Tab) */
+		for (long i = 0; i < (long)a->nr; i++) {
+			const struct top_ann_line *l = &a->lines[i];
+			if (!l->src && l->samples && (best < 0 || (dir > 0 ? HOTTER(l, &a->lines[best])
+									: HOTTER(&a->lines[best], l))))
+				best = i;
+		}
+	}
+#undef HOTTER
+	if (best >= 0)
+		v->sel = best;
+}
+
 bool ann_view_key(struct ann_view *v, const struct top_ann *a, int ch)
 {
 	long page = LINES > 4 ? LINES - 4 : 1;
 	if (!a || !a->nr)
 		return ch == KEY_UP || ch == KEY_DOWN || ch == KEY_PPAGE || ch == KEY_NPAGE ||
-		       ch == KEY_HOME || ch == KEY_END || ch == 's' || ch == 'H';
+		       ch == KEY_HOME || ch == KEY_END || ch == 's' || ch == 'H' || ch == '\t' ||
+		       ch == KEY_BTAB;
 	fix_sel(v, a);
 	switch (ch) {
 	case KEY_UP: v->sel = step(v, a, v->sel, -1); break;
@@ -100,6 +132,8 @@ bool ann_view_key(struct ann_view *v, const struct top_ann *a, int ch)
 	case KEY_HOME: v->sel = 0; break;
 	case KEY_END: v->sel = (long)a->nr - 1; break;
 	case 'H': go_hottest(v, a); return true;
+	case '\t': cycle_hot(v, a, 1); break;
+	case KEY_BTAB: cycle_hot(v, a, -1); break;
 	case 's': {
 		/* the selected line stays on its row (a source line selected gives way to the
 		 * instruction after it) */

@@ -266,6 +266,7 @@ static void draw_help(const struct tui *t)
 		"  Up/Down, PgUp/PgDn, Home/End   move the selection",
 		"  s                              show / hide the source lines",
 		"  H                              the hottest instruction",
+		"  Tab / Shift-Tab                the next / previous hot instruction",
 		"  Esc, q, Left                   back to the table",
 		"",
 		"Press any key.",
