@@ -37,6 +37,8 @@ struct ann_src {
 	size_t nr_files, cap_files;
 	char **warned;          /* files whose unreadability was reported */
 	size_t nr_warned;
+	bool quiet;             /* ann_src_quiet: warnings kept in first_warning */
+	char first_warning[600];
 };
 
 struct ann_src *ann_src_new(void)
@@ -144,8 +146,25 @@ static void src_warn(struct ann_src *s, const char *path, int err)
 	s->nr_warned++;
 	const char *why = err == -EFBIG ? "larger than 16 MiB"
 			  : err == -EINVAL ? "not a regular file" : pk_strerror(err);
+	if (s->quiet) {
+		if (!s->first_warning[0])
+			snprintf(s->first_warning, sizeof(s->first_warning),
+				 "cannot read source file '%.400s': %s (its lines are shown as "
+				 "file:line)", path, why);
+		return;
+	}
 	tool_warn("cannot read source file '%s': %s (its lines are shown as file:line; "
 		  "annotate where the source tree of the build is, or use --no-source)", path, why);
+}
+
+void ann_src_quiet(struct ann_src *s)
+{
+	s->quiet = true;
+}
+
+const char *ann_src_first_warning(const struct ann_src *s)
+{
+	return s->first_warning[0] ? s->first_warning : NULL;
 }
 
 int ann_src_before(struct ann_src *s, uint64_t addr, struct ann_src_line *out)
@@ -226,6 +245,25 @@ int ann_src_before(struct ann_src *s, uint64_t addr, struct ann_src_line *out)
 	if (st->max_printed < line)
 		st->max_printed = line;
 	return n;
+}
+
+int ann_src_addr_width(uint64_t start, uint64_t size)
+{
+	uint64_t last = start + (size ? size - 1 : 0);
+	int w = 1;
+	while (last >>= 4)
+		w++;
+	return w;
+}
+
+void ann_src_format(char *buf, size_t len, const struct ann_src_line *l, int addr_width)
+{
+	if (l->kind == ANN_SRC_TEXT && !l->text[0])
+		snprintf(buf, len, "         :");
+	else if (l->kind == ANN_SRC_TEXT)
+		snprintf(buf, len, "         : %-*u %s", addr_width, l->line, l->text);
+	else
+		snprintf(buf, len, "         : %*s %s", addr_width, "", l->text);
 }
 
 void ann_src_srcline(struct pk_dso *dso, const char *dso_name, uint64_t addr, char *buf,

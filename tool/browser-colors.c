@@ -11,7 +11,7 @@
  *   colors.normal       default, default   the rest
  *   colors.selected     black, yellow      the selected row
  *   colors.jump_arrows  blue, default      (read; the annotate view does not use it yet)
- *   colors.addr         magenta, default   (read; the annotate view does not use it yet)
+ *   colors.addr         magenta, default   an address in the annotate view
  *   colors.root         white, blue        the title line
  * A value that does not parse keeps the default. No colours when the terminal has none
  * or color.ui is "never"; then the selected row and the title are reversed.
@@ -38,6 +38,7 @@ static const struct {
 	[TUI_COL_JUMP_ARROWS] = { "colors.jump_arrows", "blue", "default" },
 	[TUI_COL_ADDR] = { "colors.addr", "magenta", "default" },
 	[TUI_COL_ROOT] = { "colors.root", "white", "blue" },
+	[TUI_COL_INSN] = { NULL, "blue", "default" }, /* no key: annotate --stdio-color's */
 };
 
 static bool enabled;
@@ -86,7 +87,7 @@ void tui_colors_init(void)
 	use_default_colors();
 	for (int i = 0; i < TUI_COL__MAX; i++) {
 		int fg, bg;
-		if (tui_color_parse(tool_config_get(sets[i].key), &fg, &bg)) {
+		if (!sets[i].key || tui_color_parse(tool_config_get(sets[i].key), &fg, &bg)) {
 			fg = color_number(sets[i].fg, strlen(sets[i].fg));
 			bg = color_number(sets[i].bg, strlen(sets[i].bg));
 		}

@@ -5,7 +5,9 @@
 
 enum tui_color {
 	TUI_COL_TOP, TUI_COL_MEDIUM, TUI_COL_NORMAL, TUI_COL_SELECTED,
-	TUI_COL_JUMP_ARROWS, TUI_COL_ADDR, TUI_COL_ROOT, TUI_COL__MAX
+	TUI_COL_JUMP_ARROWS, TUI_COL_ADDR, TUI_COL_ROOT,
+	TUI_COL_INSN,           /* an instruction in the annotate view (--stdio-color's blue) */
+	TUI_COL__MAX
 };
 
 /* after initscr(): the colour pairs from the colors.* configuration keys */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "browser-annotate.h"
 #include "browser-colors.h"
 #include "builtin.h"
 #include "top.h"
@@ -31,8 +32,8 @@ struct tui {
 	char *zoom_dso, *zoom_comm;
 	enum mode mode;
 	long sel, first;                /* selected visible row, first line on screen */
-	long ann_first;
-	bool ann_placed;                /* scrolled to the hottest line once */
+	struct ann_view av;             /* where the annotate view is */
+	enum mode help_back;            /* the view the help returns to */
 	char **expanded;                /* keys of rows toggled from all_expanded */
 	size_t nr_expanded;
 	bool all_expanded;              /* E: every row expanded, C: none */
@@ -261,6 +262,13 @@ static void draw_help(const struct tui *t)
 		"  h, ?                           this help",
 		"  q, Ctrl-C                      quit",
 		"",
+		"In the annotate view (a):",
+		"  Up/Down, PgUp/PgDn, Home/End   move the selection",
+		"  s                              show / hide the source lines",
+		"  H                              the hottest instruction",
+		"  Tab / Shift-Tab                the next / previous hot instruction",
+		"  Esc, q, Left                   back to the table",
+		"",
 		"Press any key.",
 	};
 	char title[64];
@@ -275,60 +283,6 @@ static void draw_help(const struct tui *t)
 	}
 }
 
-static void draw_annotate(struct tui *t)
-{
-	const struct top_ann *a = t->ann;
-	char line[512];
-	move(2, 0);
-	clrtoeol();
-	if (!a) {
-		mvaddnstr(3, 2, t->ops->live ? "collecting samples for annotate..." : "annotating...",
-			  COLS - 2);
-		return;
-	}
-	snprintf(line, sizeof(line), "Annotate %s (%s): %" PRIu64 " %s   Esc/q: back",
-		 a->sym, a->dso, a->total, t->ops->live ? "samples (decayed)" : "period");
-	attron(A_BOLD);
-	mvaddnstr(2, 0, line, COLS);
-	attroff(A_BOLD);
-	if (a->error) {
-		mvaddnstr(4, 2, a->error, COLS - 2);
-		return;
-	}
-	int avail = LINES - 3;
-	if (!t->ann_placed && a->total) {
-		/* open at the hot spot: the hottest instruction a third down the screen */
-		size_t h = 0;
-		for (size_t i = 1; i < a->nr; i++)
-			if (a->lines[i].samples > a->lines[h].samples)
-				h = i;
-		t->ann_first = (long)h - avail / 3;
-		t->ann_placed = true;
-	}
-	if (t->ann_first > (long)a->nr - avail)
-		t->ann_first = (long)a->nr - avail;
-	if (t->ann_first < 0)
-		t->ann_first = 0;
-	uint64_t hot = 0;
-	for (size_t i = 0; i < a->nr; i++)
-		if (a->lines[i].samples > hot)
-			hot = a->lines[i].samples;
-	for (long i = t->ann_first; i < (long)a->nr && 3 + i - t->ann_first < LINES; i++) {
-		const struct top_ann_line *l = &a->lines[i];
-		double pct = a->total ? 100.0 * (double)l->samples / (double)a->total : 0;
-		snprintf(line, sizeof(line), "%8.2f%%  %s", pct, l->text);
-		bool bold = hot && l->samples == hot;
-		int y = 3 + (int)(i - t->ann_first);
-		if (bold)
-			attron(A_REVERSE);
-		mvaddnstr(y, 0, line, COLS);
-		if (bold)
-			attroff(A_REVERSE);
-		else if (l->samples)
-			tui_recolor(y, 0, 9, tui_percent_color(pct));
-	}
-}
-
 static void draw(struct tui *t)
 {
 	erase();
@@ -336,7 +290,7 @@ static void draw(struct tui *t)
 	if (t->mode == M_HELP)
 		draw_help(t);
 	else if (t->mode == M_ANNOTATE)
-		draw_annotate(t);
+		ann_view_draw(&t->av, t->ann, t->ops->live);
 	else
 		draw_table(t);
 	refresh();
@@ -422,8 +376,7 @@ static bool table_key(struct tui *t, int ch)
 			top_ann__free(t->ann);
 			t->ann = NULL;
 			t->mode = M_ANNOTATE;
-			t->ann_first = 0;
-			t->ann_placed = false;
+			ann_view_reset(&t->av);
 			draw(t); /* "annotating..." while a file's annotate loads */
 			t->ann = t->ops->annotate(t->ctx, r->dso_long, r->sym);
 		} else {
@@ -454,7 +407,7 @@ static bool table_key(struct tui *t, int ch)
 			snprintf(t->msg, sizeof(t->msg), "one event only");
 		}
 		break;
-	case 'h': case '?': t->mode = M_HELP; break;
+	case 'h': case '?': t->mode = M_HELP; t->help_back = M_TABLE; break;
 	default: break;
 	}
 	return true;
@@ -506,17 +459,18 @@ int browser_run(const struct browser_ops *ops, void *ctx, const struct top_opts 
 		if (ch == 3) /* Ctrl-C in raw terminals */
 			break;
 		if (t.mode == M_HELP) {
-			t.mode = M_TABLE;
+			t.mode = t.help_back;
 		} else if (t.mode == M_ANNOTATE) {
 			if (ch == 27 || ch == 'q' || ch == KEY_LEFT) {
 				t.mode = M_TABLE;
 				top_ann__free(t.ann);
 				t.ann = NULL;
 				top_ann__free(ops->annotate(ctx, NULL, NULL));
-			} else if (ch == KEY_UP || ch == KEY_DOWN) {
-				t.ann_first += ch == KEY_UP ? -1 : 1;
-			} else if (ch == KEY_PPAGE || ch == KEY_NPAGE) {
-				t.ann_first += (ch == KEY_PPAGE ? -1 : 1) * (LINES - 4);
+			} else if (ch == 'h' || ch == '?') {
+				t.mode = M_HELP;
+				t.help_back = M_ANNOTATE;
+			} else {
+				ann_view_key(&t.av, t.ann, ch);
 			}
 		} else {
 			run = table_key(&t, ch);

@@ -173,12 +173,10 @@ static void print_src_lines(struct ann_print *P, const struct ann_src_line *L, i
 			fputc('}', P->f);
 			continue;
 		}
-		if (L[i].kind == ANN_SRC_TEXT && !L[i].text[0])
-			fputs("         :\n", P->f);
-		else if (L[i].kind == ANN_SRC_TEXT)
-			fprintf(P->f, "         : %-*u %s\n", P->addr_width, L[i].line, L[i].text);
-		else
-			fprintf(P->f, "         : %*s %s\n", P->addr_width, "", L[i].text);
+		char buf[ANN_SRC_LINE_MAX];
+		ann_src_format(buf, sizeof(buf), &L[i], P->addr_width);
+		fputs(buf, P->f);
+		fputc('\n', P->f);
 	}
 	if (P->json && n)
 		fputc(']', P->f);
@@ -324,10 +322,7 @@ static int annotate_one(struct pk_annotate *a, size_t i, const struct pk_annotat
 	uint64_t start = s->kernel ? s->start - P->kbias : s->start;
 	P->sym = s;
 	/* source lines get a number column as wide as the symbol's addresses */
-	uint64_t last = start + (s->size ? s->size - 1 : 0);
-	P->addr_width = 1;
-	while (last >>= 4)
-		P->addr_width++;
+	P->addr_width = ann_src_addr_width(start, s->size);
 	if (P->src)
 		ann_src_symbol(P->src, s->dso, s->name, s->start);
 	if (P->print_line) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "annotate-src.h"
 #include "builtin.h"
 #include "top.h"
 
@@ -28,6 +29,8 @@ void top_ann__free(struct top_ann *a)
 	free(a->dso);
 	free(a->sym);
 	free(a->error);
+	free(a->note);
+	ann_src_free(a->src);
 	free(a);
 }
 
@@ -62,25 +65,66 @@ struct top_ann *top_ann__new(const char *dso, const char *sym)
 	return a;
 }
 
-int top_ann__add_insn(void *ctx, const struct pk_annotate_insn *in)
+int top_ann__source(struct top_ann *a, struct pk_dso *dso, uint64_t start, uint64_t size)
 {
-	struct top_ann *t = ctx;
+	ann_src_free(a->src);
+	if (!(a->src = ann_src_new()))
+		return -ENOMEM;
+	ann_src_quiet(a->src);
+	ann_src_symbol(a->src, dso, a->sym, start);
+	a->addr_width = ann_src_addr_width(start, size);
+	return 0;
+}
+
+void top_ann__source_end(struct top_ann *a)
+{
+	const char *why = a->src ? ann_src_first_warning(a->src) : NULL;
+	if (why && !a->note)
+		a->note = strdup(why);
+	ann_src_free(a->src);
+	a->src = NULL;
+}
+
+static int ann_add_line(struct top_ann *t, uint64_t addr, const char *text, uint64_t samples,
+			bool src)
+{
 	if (t->nr % 64 == 0) {
 		void *n = realloc(t->lines, (t->nr + 64) * sizeof(*t->lines));
 		if (!n)
 			return -ENOMEM;
 		t->lines = n;
 	}
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%8" PRIx64 ":  %-7s %s", in->addr, in->mnemonic,
-		 in->operands ? in->operands : "");
-	t->lines[t->nr] = (struct top_ann_line){ .addr = in->addr, .text = strdup(buf),
-						 .samples = in->period };
+	t->lines[t->nr] = (struct top_ann_line){ .addr = addr, .text = strdup(text),
+						 .samples = samples, .src = src };
 	if (!t->lines[t->nr].text)
 		return -ENOMEM;
-	t->total += in->period;
+	t->total += samples;
 	t->nr++;
+	t->has_src |= src;
 	return 0;
+}
+
+int top_ann__add_insn(void *ctx, const struct pk_annotate_insn *in)
+{
+	struct top_ann *t = ctx;
+	if (t->src) {
+		struct ann_src_line L[ANN_SRC_MAX];
+		int n = ann_src_before(t->src, in->addr, L);
+		for (int i = 0; i < n; i++) {
+			char buf[ANN_SRC_LINE_MAX];
+			ann_src_format(buf, sizeof(buf), &L[i], t->addr_width);
+			if (ann_add_line(t, in->addr, buf, 0, true))
+				return -ENOMEM;
+		}
+	}
+	/* the columns of annotate --stdio after its share: "  1a2b:   insn" */
+	char buf[300];
+	if (in->operands && *in->operands)
+		snprintf(buf, sizeof(buf), "%6" PRIx64 ":   %-6s %s", in->addr, in->mnemonic,
+			 in->operands);
+	else
+		snprintf(buf, sizeof(buf), "%6" PRIx64 ":   %s", in->addr, in->mnemonic);
+	return ann_add_line(t, in->addr, buf, in->period, false);
 }
 
 /* the last node of a run of single children (one line of perf's graph, one depth) */

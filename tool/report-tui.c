@@ -71,10 +71,16 @@ static struct top_ann *rt_annotate(void *ctx, const char *dso_long, const char *
 			if (!pk_annotate__symbol(t->ann, i, &s) && !strcmp(s.name, sym) &&
 			    !strcmp(s.dso_name, dso_long))
 				break;
+		if (i < n) {
+			/* with the source lines annotate --stdio shows (none on ENOMEM) */
+			top_ann__source(a, s.dso, s.start, s.size);
+			err = pk_annotate__disasm(t->ann, i, top_ann__add_insn, a);
+			top_ann__source_end(a);
+		}
 		if (i == n)
 			snprintf(why, sizeof(why), "no samples of '%s' in '%s' to annotate", sym,
 				 dso_long);
-		else if ((err = pk_annotate__disasm(t->ann, i, top_ann__add_insn, a)) < 0 && !a->nr)
+		else if (err < 0 && !a->nr)
 			snprintf(why, sizeof(why), "cannot disassemble '%s': %s%s", sym,
 				 pk_strerror(err), err == -EOPNOTSUPP ?
 				 " (kernel and JIT code are not disassembled)" : err == -ESTALE ?

@@ -101,7 +101,10 @@ static void ann_setup(struct top_engine *e, const char *dso_long, const char *sy
 			 n == -EOPNOTSUPP ? " (kernel and JIT code are not disassembled)" : "");
 	} else {
 		PK_OPTS(pk_annotate_disasm_opts, dop, .e_machine = mach, .dso = a->d);
+		/* the source lines as annotate --stdio shows them (read here, on this thread) */
+		top_ann__source(a->proto, a->d, a->start, a->size);
 		int err = pk_annotate__disasm_bytes(buf, (size_t)n, a->start, &dop, top_ann__add_insn, a->proto);
+		top_ann__source_end(a->proto);
 		if (err < 0 && !a->proto->nr)
 			snprintf(why, sizeof(why), "cannot disassemble %s: %s", sym, pk_strerror(err));
 		a->counts = calloc(a->proto->nr + 1, sizeof(*a->counts));
@@ -129,7 +132,9 @@ static void ann_count(struct top_engine *e, const struct pk_sample *s)
 		else
 			hi = mid;
 	}
-	a->counts[lo]++;
+	/* (a source line shares its instruction's address and comes before it) */
+	if (!a->proto->lines[lo].src)
+		a->counts[lo]++;
 }
 
 static struct top_ann *ann_copy(struct ann_state *a)
@@ -142,6 +147,8 @@ static struct top_ann *ann_copy(struct ann_state *a)
 	t->dso = xstrdup(a->proto->dso);
 	t->sym = xstrdup(a->proto->sym);
 	t->error = xstrdup(a->proto->error);
+	t->note = xstrdup(a->proto->note);
+	t->has_src = a->proto->has_src;
 	t->lines = calloc(a->proto->nr + 1, sizeof(*t->lines));
 	for (size_t i = 0; t->lines && i < a->proto->nr; i++) {
 		t->lines[i] = a->proto->lines[i];

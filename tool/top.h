@@ -51,17 +51,26 @@ struct top_snap {
 	struct top_ann *ann;
 };
 
+/* A line of the annotate view: an instruction, or a source line shown before the
+ * instruction at addr, as `perfkit annotate --stdio` shows it (tool/annotate-src.c). */
 struct top_ann_line {
 	uint64_t addr;
-	char *text;
+	char *text;             /* instruction: "addr:   insn"; source: the whole --stdio line */
 	uint64_t samples;
+	bool src;               /* a source line (never has samples) */
 };
+struct ann_src;
 struct top_ann {
 	char *dso, *sym;
 	char *error;            /* why there is no disassembly, or NULL */
+	char *note;             /* why some source lines are shown as file:line, or NULL */
 	struct top_ann_line *lines;
 	size_t nr;
 	uint64_t total;
+	bool has_src;           /* some lines are source lines */
+	/* while top_ann__add_insn builds it (top_ann__source .. top_ann__source_end) */
+	struct ann_src *src;
+	int addr_width;
 };
 
 struct top_opts {
@@ -107,8 +116,15 @@ void top_snap__free(struct top_snap *s);
 void top_ann__free(struct top_ann *a);
 /* An empty annotate view of sym in dso (NULL on ENOMEM). */
 struct top_ann *top_ann__new(const char *dso, const char *sym);
-/* A pk_annotate_insn_fn adding a line (its period as the count) to the top_ann ctx. */
+/* A pk_annotate_insn_fn adding a line (its period as the count) to the top_ann ctx,
+ * after the source lines before it when top_ann__source was called. */
 int top_ann__add_insn(void *ctx, const struct pk_annotate_insn *in);
+/* The instructions added next are those of the symbol sym at start (size bytes) of dso:
+ * add the source lines perfkit annotate --stdio shows between them (its rules and
+ * fallbacks; messages kept in a->note, never printed). 0 or -ENOMEM. */
+int top_ann__source(struct top_ann *a, struct pk_dso *dso, uint64_t start, uint64_t size);
+/* Done adding: the source files read are let go. */
+void top_ann__source_end(struct top_ann *a);
 /* The hist with the most samples (NULL: none). */
 const struct pk_hist *top_main_hist(struct pk_report *rep);
 /* A snapshot of h's entries (after pk_report__finish), the call graphs of the first
