@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <perfkit/perfkit.h>
 
 /*
@@ -18,5 +19,9 @@ int tool_ann_vmlinux(const char *vmlinux, struct pk_data_reader *rd, char **ksym
 /* Say once why the code of nr kernel functions cannot be shown (pk_annotate__kernel
  * found no usable vmlinux or kcore); quiet when -k's build-id was already said. */
 void tool_ann_kernel_explain(const struct pk_annotate_kernel *k, size_t nr, bool vmlinux_said);
+/* The causes of it (one line for the vmlinux, one for kcore, each "  ...\n") and
+ * "  fix: ...\n", to f: what explain prints under its first line (the browsers' annotate
+ * view shows them too). */
+void tool_ann_kernel_why(const struct pk_annotate_kernel *k, FILE *f);
 
 #endif
