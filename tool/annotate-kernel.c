@@ -147,3 +147,24 @@ void tool_ann_kernel_why(const struct pk_annotate_kernel *k, FILE *f)
 #pragma GCC diagnostic pop
 	fputc('\n', f);
 }
+
+char *tool_ann_kernel_msg(const struct pk_annotate_kernel *k, const char *sym, const char *which)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	char rec[2 * PK_BUILD_ID_MAX + 1];
+	hex(k->recorded_bid, k->recorded_bid_len, rec, sizeof(rec));
+	fprintf(f, "cannot disassemble '%s': no code of the %s kernel%s%s%s\n", sym, which,
+		rec[0] ? " (build id " : "", rec, rec[0] ? ")" : "");
+	tool_ann_kernel_why(k, f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	return buf;
+}

@@ -23,5 +23,9 @@ void tool_ann_kernel_explain(const struct pk_annotate_kernel *k, size_t nr, bool
  * "  fix: ...\n", to f: what explain prints under its first line (the browsers' annotate
  * view shows them too). */
 void tool_ann_kernel_why(const struct pk_annotate_kernel *k, FILE *f);
+/* The browsers' annotate view's message for kernel symbol sym without code: a first line
+ * ("... no code of the <which> kernel ...") and those of tool_ann_kernel_why, '\n'
+ * between them (malloc'd; NULL without memory). */
+char *tool_ann_kernel_msg(const struct pk_annotate_kernel *k, const char *sym, const char *which);
 
 #endif
