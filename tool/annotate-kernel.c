@@ -166,5 +166,12 @@ char *tool_ann_kernel_msg(const struct pk_annotate_kernel *k, const char *sym, c
 	}
 	if (len && buf[len - 1] == '\n')
 		buf[len - 1] = '\0';
+	/* the fix names the kernel meant ("the running kernel's image" for top) */
+	static const char rk[] = "the recorded kernel's";
+	size_t wl = strlen(which);
+	for (char *p = buf; strcmp(which, "recorded") && wl <= 8 && (p = strstr(p, rk)); p += 4 + wl) {
+		memcpy(p + 4, which, wl);
+		memmove(p + 4 + wl, p + 12, strlen(p + 12) + 1);
+	}
 	return buf;
 }

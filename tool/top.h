@@ -90,6 +90,7 @@ struct top_opts {
 	int verbose;
 	const char *targets;    /* for the header: "system-wide", "pid 12", ... */
 	bool children;          /* a Self column beside the period's (report's browser) */
+	const char *vmlinux;    /* -k: annotate's kernel code (else perf's search, kcore) */
 };
 
 /* The engine: the recorder and the two threads. */
