@@ -228,8 +228,10 @@ static int print_insn(void *ctx, const struct pk_annotate_insn *in)
 		fprintf(P->f, "%8" PRIu64, in->samples);
 	else
 		fprintf(P->f, "%8.2f", p);
-	fprintf(P->f, "%s : %s%6" PRIx64 ":%s%s   ", *c ? C_RESET : "", P->color ? C_MAGENTA : "",
-		in->addr, P->color ? C_RESET : "", P->color ? C_BLUE : "");
+	/* perf's column: two spaces, then the address as wide as the symbol's last one */
+	fprintf(P->f, "%s :   %s%*" PRIx64 ":%s%s   ", *c ? C_RESET : "",
+		P->color ? C_MAGENTA : "", P->addr_width, in->addr, P->color ? C_RESET : "",
+		P->color ? C_BLUE : "");
 	if (P->raw) {
 		for (unsigned i = 0; i < 8; i++) {
 			if (i < in->len)
