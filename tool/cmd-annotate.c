@@ -304,8 +304,7 @@ static void disasm_error(const struct pk_annotate_sym *s, int err)
 				 : " (the file read holds no code there, only debug information)";
 		break;
 	case EOPNOTSUPP:
-		hint = s->kernel ? " (the code of kernel modules is not supported yet)"
-				 : " (only x86-64 and AArch64 ELF code is supported)";
+		hint = " (only x86-64 and AArch64 ELF code is supported)";
 		break;
 	case EINVAL:
 		hint = " (not an ELF file, or a corrupt one)";
@@ -497,9 +496,10 @@ int cmd_annotate(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
-		size_t shown = 0, failed = 0, kernel_skipped = 0, modules_skipped = 0;
+		size_t shown = 0, failed = 0, kernel_skipped = 0;
 	struct pk_annotate_kernel K = { .sz = sizeof(K) };
-	bool k_known = false;
+	struct tool_ann_mskip mskip = { .nr = 0 }; /* modules without code: why, below */
+	unsigned k_known = 0;
 	for (size_t i = 0; i < pk_annotate__nr_symbols(a); i++) {
 		struct pk_annotate_sym s = { .sz = sizeof(s) };
 		if (pk_annotate__symbol(a, i, &s))
@@ -509,19 +509,19 @@ int cmd_annotate(int argc, char **argv)
 		if (!symbol && pct(s.period, st.period) < min_pct)
 			continue;
 		bool kmain = s.kernel && !strncmp(s.dso_name, "[kernel.kallsyms]", 17);
-		if (!symbol && s.kernel && !kmain) {
-			/* modules: not disassembled yet, one notice for all of them, below */
-			modules_skipped++;
+		int mod = s.kernel && !kmain ? tool_ann_module(a, i, &s, &mskip, &P.kfile, &P.kbias)
+					     : 0;
+		if (mod < 0 && (status = 1))
+			goto out;
+		if (mod && ++kernel_skipped)
 			continue;
+		/* the first kernel symbol shown: where the kernel's code is read */
+		if (kmain && !k_known++ && pk_annotate__kernel(a, &K) == -ENOMEM) {
+			tool_error("out of memory");
+			status = 1;
+			goto out;
 		}
-		if (kmain && !k_known) {
-			/* the first kernel symbol shown: where the kernel's code is read */
-			k_known = true;
-			if (pk_annotate__kernel(a, &K) == -ENOMEM) {
-				tool_error("out of memory");
-				status = 1;
-				goto out;
-			}
+		if (kmain) {
 			P.kfile = K.path;
 			P.kbias = K.bias;
 		}
@@ -536,11 +536,9 @@ int cmd_annotate(int argc, char **argv)
 		if (ferror(stdout))
 			break;
 	}
-	if (modules_skipped)
-		tool_warn("%zu symbol%s of kernel modules with samples skipped (the code of modules "
-			  "is not supported yet)", modules_skipped, modules_skipped == 1 ? "" : "s");
-	if (kernel_skipped)
-		tool_ann_kernel_explain(&K, kernel_skipped, vm_said);
+	size_t mods_skipped = tool_ann_modules_explain(&mskip);
+	if (kernel_skipped > mods_skipped)
+		tool_ann_kernel_explain(&K, kernel_skipped - mods_skipped, vm_said);
 	if (!shown && kernel_skipped) {
 		status = 1;
 	} else if (!shown) {
