@@ -51,7 +51,8 @@ const struct tool_help cmd_annotate_help = {
 	.synopsis = "usage: perfkit annotate [-i perf.data] [<options>] [SYMBOL]\n",
 	.intro = "Print the disassembly of the sampled functions, hottest first, with the share of\n"
 		 "the samples that fell on each instruction (x86-64 and AArch64; kernel code\n"
-		 "from a vmlinux image of the recorded kernel, or /proc/kcore), and the source\n"
+		 "from a vmlinux image of the recorded kernel or /proc/kcore, a module's from\n"
+		 "its .ko of the recorded build-id, at its load address), and the source\n"
 		 "lines between the instructions where the code has line tables (as perf\n"
 		 "annotate shows objdump -S; --no-source leaves them out).\n",
 	.opts = opts,
