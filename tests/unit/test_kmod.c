@@ -302,8 +302,8 @@ static void test_choose(void **state)
 	pk_kmod_free(k);
 	/* not ELF */
 	pk_test_sh("rm '%s/mods/9.9/kernel/x_y.ko.xz'", tmp);
-	put("mods/9.9/x_y.ko", "text, not an object, long enough to hold an ELF header.........",
-	    64);
+	const char *text = "text, not an object, long enough to hold an ELF header.........";
+	put("mods/9.9/x_y.ko", text, strlen(text));
 	ki = choose(&o, &k);
 	assert_int_equal(ki.ko_err, -EINVAL);
 	pk_kmod_free(k);
@@ -313,8 +313,9 @@ static void test_choose(void **state)
 static void test_kcore(void **state)
 {
 	(void)state;
-	put("modules", "ext4 1 0 - Live 0xffffffffc0100000\nx 16384 0 - Live 0xffffffffc0a00000 (O)\n",
-	    77);
+	const char *pmods = "ext4 1 0 - Live 0xffffffffc0100000\n"
+			    "x 16384 0 - Live 0xffffffffc0a00000 (O)\n";
+	put("modules", pmods, strlen(pmods));
 	char pm[PATH_MAX];
 	snprintf(pm, sizeof(pm), "%s/modules", tmp);
 	struct pk_kmod_opts o = { .name = "[x]", .map_start = LOAD, .kcore_ok = true,
