@@ -1073,7 +1073,7 @@ PK_API int pk_annotate__module(struct pk_annotate *a, size_t i, struct pk_annota
 		struct pk_machine_kinfo mk;
 		pk_machine_kinfo(a->m, &mk);
 		struct pk_machine_kmod mm;
-		pk_machine_kmod(a->m, S->dso, S->start, &mm);
+		bool map = !pk_machine_kmod(a->m, S->dso, S->start, &mm);
 		const struct pk_data_env *env = pk_data_reader__env(pk_session__reader(a->ses));
 		bool kcore = k.source == PK_ANNOTATE_KSRC_KCORE;
 		struct pk_kmod_opts o = {
@@ -1081,7 +1081,7 @@ PK_API int pk_annotate__module(struct pk_annotate *a, size_t i, struct pk_annota
 			.release = env ? env->osrelease : NULL,
 			.buildid_dirs = { mk.buildid_dir, mk.extra_buildid_dir, mk.symfs },
 			.symfs = mk.symfs, .want_bid = mm.bid, .want_bid_len = mm.bid_len,
-			.map_start = mm.start, .kcore_ok = kcore && !k.bias && mm.name,
+			.map_start = mm.start, .have_map = map, .kcore_ok = kcore && !k.bias,
 			.kcore_err = kcore ? -ESTALE : k.kcore_err,
 		};
 		if ((err = pk_kmod_open(&o, &km)))

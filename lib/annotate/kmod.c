@@ -407,6 +407,12 @@ int pk_kmod_open(const struct pk_kmod_opts *o, struct pk_kmod **out)
 	if (k->want_len)
 		memcpy(k->want, o->want_bid, k->want_len);
 	*out = k;
+	if (!o->have_map) {
+		/* no recorded map of the module: where its code ran is unknown */
+		k->ko_err = -ENOENT;
+		k->kc_err = o->kcore_ok ? -ESTALE : o->kcore_err;
+		return 0;
+	}
 	char path[PATH_MAX + 64];
 	bool symfs = o->symfs && *o->symfs;
 	/* 1. the build-id caches */

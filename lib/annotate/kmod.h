@@ -50,6 +50,7 @@ struct pk_kmod_opts {
 	const uint8_t *want_bid;        /* the recorded build-id of the module (len 0: none) */
 	size_t want_bid_len;
 	uint64_t map_start;             /* the recorded load address (of its .text) */
+	bool have_map;                  /* map_start is known (else nothing is read) */
 	bool kcore_ok;                  /* the kernel's code is this boot's kcore (bias 0) */
 	int kcore_err;                  /* else why kcore is not read (the kernel's reason) */
 	const char *proc_modules;       /* NULL: /proc/modules */

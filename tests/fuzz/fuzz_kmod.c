@@ -50,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fwrite(data, 1, size, f);
 	fclose(f);
 	struct pk_kmod_opts o = { .name = "[fuzz]", .path = path, .map_start = 0xffffffffc0000000ULL,
+				  .have_map = true,
 				  .kcore_ok = true, .proc_modules = "/nonexistent" };
 	struct pk_kmod *k;
 	if (pk_kmod_open(&o, &k))

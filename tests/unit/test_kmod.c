@@ -232,7 +232,7 @@ static void test_choose(void **state)
 	snprintf(cache, sizeof(cache), "%s/cache", tmp);
 	struct pk_kmod_opts o = { .name = "[x]", .path = rec, .release = "9.9", .modules_dir = mods,
 				  .buildid_dirs = { cache }, .want_bid = BID, .want_bid_len = 20,
-				  .map_start = LOAD };
+				  .map_start = LOAD, .have_map = true };
 	struct pk_kmod *k;
 	/* at the recorded path: read at the recorded address less the load address */
 	struct pk_annotate_kmod ki = choose(&o, &k);
@@ -318,8 +318,8 @@ static void test_kcore(void **state)
 	put("modules", pmods, strlen(pmods));
 	char pm[PATH_MAX];
 	snprintf(pm, sizeof(pm), "%s/modules", tmp);
-	struct pk_kmod_opts o = { .name = "[x]", .map_start = LOAD, .kcore_ok = true,
-				  .proc_modules = pm, .modules_dir = "/nonexistent" };
+	struct pk_kmod_opts o = { .name = "[x]", .map_start = LOAD, .have_map = true,
+				  .kcore_ok = true, .proc_modules = pm, .modules_dir = "/nonexistent" };
 	struct pk_kmod *k;
 	struct pk_annotate_kmod ki = choose(&o, &k);
 	assert_int_equal(ki.source, PK_ANNOTATE_KSRC_KCORE);
@@ -331,6 +331,12 @@ static void test_kcore(void **state)
 	ki = choose(&o, &k);
 	assert_int_equal(ki.source, PK_ANNOTATE_KSRC_NONE);
 	assert_int_equal(ki.kcore_err, -ESTALE);
+	pk_kmod_free(k);
+	o.map_start = LOAD;
+	o.have_map = false; /* no recorded map: nothing read, even in this boot */
+	ki = choose(&o, &k);
+	assert_int_equal(ki.source, PK_ANNOTATE_KSRC_NONE);
+	assert_int_equal(ki.ko_err, -ENOENT);
 	pk_kmod_free(k);
 }
 
