@@ -260,11 +260,12 @@ typedef int (*pk_annotate_insn_fn)(void *ctx, const struct pk_annotate_insn *ins
 /*
  * Disassemble symbol i from the bytes of its DSO's ELF file (the file the machine
  * loaded: the path, or perf's build-id cache copy when the recorded build-id differs;
- * for the kernel the file of pk_annotate__kernel, whose addresses the instructions then
- * carry), calling fn for every instruction in address order with the counts on it.
- * Returns 0 or a negative errno: -EOPNOTSUPP (module or JIT code, or a machine other
- * than x86-64 and AArch64), -ENOENT (the DSO's file is missing; for the kernel: no
- * usable vmlinux or kcore, pk_annotate__kernel says why), -ESTALE (its build-id differs from
+ * for the kernel the file of pk_annotate__kernel, for a module that of
+ * pk_annotate__module, whose addresses the instructions then carry), calling fn for every
+ * instruction in address order with the counts on it.
+ * Returns 0 or a negative errno: -EOPNOTSUPP (JIT code, or a machine other than x86-64
+ * and AArch64), -ENOENT (the DSO's file is missing; for the kernel or a module: no
+ * usable file, pk_annotate__kernel / pk_annotate__module say why), -ESTALE (its build-id differs from
  * the recorded one and no copy with that build-id was found), -ENODATA (the file holds no
  * code at that address, a separate debug file), -EINVAL (not ELF or corrupt), -ERANGE,
  * -ENOMEM, or fn's return.
