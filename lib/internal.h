@@ -98,6 +98,18 @@ struct pk_machine_kinfo {
 	size_t bid_len;
 };
 void pk_machine_kinfo(struct pk_machine *m, struct pk_machine_kinfo *out);
+/* (lib/symbol/kinfo.c) What a machine knows of the kernel module whose object is mod,
+ * at recorded address addr: its recorded map and .ko path, and the build-id recorded for
+ * it (under its name or that path). -ENOENT when no module map holds addr. */
+struct pk_machine_kmod {
+	const char *name, *path;        /* "[x]", the recorded .ko (NULL: none) */
+	uint64_t start, end;            /* its map */
+	const uint8_t *bid;             /* NULL: none recorded */
+	size_t bid_len;
+};
+struct pk_dso;
+int pk_machine_kmod(struct pk_machine *m, struct pk_dso *mod, uint64_t addr,
+		    struct pk_machine_kmod *out);
 
 /* (lib/symbol/dso-preload.c) Read DSO d's symbol table on the machine's preload thread
  * now (as pk_machine_opts.preload does for the objects it queues itself), whether or

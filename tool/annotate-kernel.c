@@ -2,8 +2,9 @@
 /*
  * tool/annotate-kernel.c - perfkit annotate and kernel code: the symbols of a vmlinux
  * given with -k (those of report --vmlinux), and, when neither a vmlinux of the
- * recorded kernel nor /proc/kcore can be read, why (per cause) and what to do. The
- * library (pk_annotate__kernel) chooses the file as perf does.
+ * recorded kernel nor /proc/kcore can be read (or no .ko of a module), why (per cause)
+ * and what to do. The library (pk_annotate__kernel, pk_annotate__module) chooses the
+ * file as perf does.
  */
 #include "annotate-kernel.h"
 #include "builtin.h"
@@ -174,4 +175,112 @@ char *tool_ann_kernel_msg(const struct pk_annotate_kernel *k, const char *sym, c
 		memmove(p + 4 + wl, p + 12, strlen(p + 12) + 1);
 	}
 	return buf;
+}
+
+static void module_explain(const struct pk_annotate_kmod *m, size_t nr)
+{
+	char rec[2 * PK_BUILD_ID_MAX + 1], other[2 * PK_BUILD_ID_MAX + 1];
+	hex(m->recorded_bid, m->recorded_bid_len, rec, sizeof(rec));
+	const char *name = m->name ? m->name : "[unknown]";
+	tool_error("cannot show %zu function%s of the kernel module %s: no code of the recorded "
+		   "module%s%s%s", nr, nr == 1 ? "" : "s", name, rec[0] ? " (build id " : "", rec,
+		   rec[0] ? ")" : "");
+	const char *kp = m->ko_path ? m->ko_path : "";
+	switch (-m->ko_err) {
+	case ESTALE:
+		hex(m->ko_bid, m->ko_bid_len, other, sizeof(other));
+		fprintf(stderr, "  .ko: '%s' is another build: its build id %s%s\n", kp,
+			other[0] ? "differs: " : "is missing", other);
+		break;
+	case EOPNOTSUPP:
+		if (m->ko_comp == 'x')
+			fprintf(stderr, "  .ko: '%s' is xz-compressed, which perfkit does not read "
+				"(it is not linked with liblzma): decompress it (xz -dk) and put the "
+				".ko in perf's build-id cache (perf buildid-cache -a FILE.ko)\n", kp);
+		else
+			fprintf(stderr, "  .ko: '%s' is zstd-compressed, which perf 6.1 does not read "
+				"either: decompress it (zstd -d) and put the .ko in perf's build-id "
+				"cache (perf buildid-cache -a FILE.ko)\n", kp);
+		break;
+	case EINVAL:
+		fprintf(stderr, "  .ko: '%s' is not a 64-bit relocatable ELF object, or a corrupt "
+			"one\n", kp);
+		break;
+	case ENODATA:
+		fprintf(stderr, "  .ko: '%s' holds no code (.text)\n", kp);
+		break;
+	case EFBIG:
+		fprintf(stderr, "  .ko: '%s' is too large once uncompressed\n", kp);
+		break;
+	case ENOENT:
+		fprintf(stderr, "  .ko: none found (perf's places: the build-id cache%s%s%s, then "
+			"/lib/modules/RELEASE/.../%.*s.ko*)\n", m->recorded_path ? ", '" : "",
+			m->recorded_path ? m->recorded_path : "", m->recorded_path ? "'" : "",
+			(int)strcspn(name + (name[0] == '['), "]"), name + (name[0] == '['));
+		break;
+	default:
+		fprintf(stderr, "  .ko: '%s': %s\n", kp, pk_strerror(m->ko_err));
+		break;
+	}
+	switch (-m->kcore_err) {
+	case 0:
+		break;
+	case ESTALE:
+		fprintf(stderr, "  /proc/kcore: not the boot that recorded (the running kernel is "
+			"another, or the module is not loaded at its recorded address now)\n");
+		break;
+	case ENOENT:
+		fprintf(stderr, "  /proc/kcore does not exist\n");
+		break;
+	case EACCES:
+	case EPERM:
+		fprintf(stderr, "  /proc/kcore needs root (CAP_SYS_RAWIO)\n");
+		break;
+	default:
+		fprintf(stderr, "  /proc/kcore: %s\n", pk_strerror(m->kcore_err));
+		break;
+	}
+	fprintf(stderr, "  fix: put the recorded build of the module's .ko in perf's build-id cache "
+		"(perf buildid-cache -a FILE.ko) or at %s\n",
+		m->recorded_path ? "its recorded path" : "/lib/modules/RELEASE/");
+}
+
+int tool_ann_module(struct pk_annotate *a, size_t i, struct pk_annotate_sym *sym,
+		    struct tool_ann_mskip *s, const char **file, uint64_t *bias)
+{
+	struct pk_annotate_kmod M = { .sz = sizeof(M) };
+	int e = pk_annotate__module(a, i, &M);
+	if (e == -ENOMEM) {
+		tool_error("out of memory");
+		return -1;
+	}
+	if (!e && M.source == PK_ANNOTATE_KSRC_NONE) {
+		size_t k = 0;
+		while (k < s->nr && s->v[k].m.name != M.name)
+			k++;
+		if (k == s->nr && k < sizeof(s->v) / sizeof(s->v[0]))
+			s->v[s->nr++].m = M;
+		if (k < s->nr)
+			s->v[k].nr++;
+		else
+			s->more++;
+		return 1;
+	}
+	*file = M.path;
+	*bias = M.bias;
+	pk_annotate__symbol(a, i, sym); /* its size cut at the module's code's end */
+	return 0;
+}
+
+size_t tool_ann_modules_explain(const struct tool_ann_mskip *s)
+{
+	size_t n = s->more;
+	for (size_t k = 0; k < s->nr; k++) {
+		module_explain(&s->v[k].m, s->v[k].nr);
+		n += s->v[k].nr;
+	}
+	if (s->more)
+		tool_error("cannot show %zu functions of other kernel modules (no code of them)",
+			   s->more);
+	return n;
 }

@@ -27,5 +27,16 @@ void tool_ann_kernel_why(const struct pk_annotate_kernel *k, FILE *f);
  * ("... no code of the <which> kernel ...") and those of tool_ann_kernel_why, '\n'
  * between them (malloc'd; NULL without memory). */
 char *tool_ann_kernel_msg(const struct pk_annotate_kernel *k, const char *sym, const char *which);
+/* The modules whose functions are not shown (no code found), with their counts. */
+struct tool_ann_mskip {
+	struct { struct pk_annotate_kmod m; size_t nr; } v[32];
+	size_t nr, more;
+};
+/* Symbol i of a module: 0 with *file and *bias when its code is found (*sym read again:
+ * its size may be cut), 1 when not (noted in s), -1 out of memory (said). */
+int tool_ann_module(struct pk_annotate *a, size_t i, struct pk_annotate_sym *sym,
+		    struct tool_ann_mskip *s, const char **file, uint64_t *bias);
+/* Say, per module and cause, why the functions noted in s are not shown: their count. */
+size_t tool_ann_modules_explain(const struct tool_ann_mskip *s);
 
 #endif

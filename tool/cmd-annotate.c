@@ -51,7 +51,8 @@ const struct tool_help cmd_annotate_help = {
 	.synopsis = "usage: perfkit annotate [-i perf.data] [<options>] [SYMBOL]\n",
 	.intro = "Print the disassembly of the sampled functions, hottest first, with the share of\n"
 		 "the samples that fell on each instruction (x86-64 and AArch64; kernel code\n"
-		 "from a vmlinux image of the recorded kernel, or /proc/kcore), and the source\n"
+		 "from a vmlinux image of the recorded kernel or /proc/kcore, a module's from\n"
+		 "its .ko of the recorded build-id, at its load address), and the source\n"
 		 "lines between the instructions where the code has line tables (as perf\n"
 		 "annotate shows objdump -S; --no-source leaves them out).\n",
 	.opts = opts,
@@ -226,8 +227,10 @@ static int print_insn(void *ctx, const struct pk_annotate_insn *in)
 		fprintf(P->f, "%8" PRIu64, in->samples);
 	else
 		fprintf(P->f, "%8.2f", p);
-	fprintf(P->f, "%s : %s%6" PRIx64 ":%s%s   ", *c ? C_RESET : "", P->color ? C_MAGENTA : "",
-		in->addr, P->color ? C_RESET : "", P->color ? C_BLUE : "");
+	/* perf's column: two spaces, then the address as wide as the symbol's last one */
+	fprintf(P->f, "%s :   %s%*" PRIx64 ":%s%s   ", *c ? C_RESET : "",
+		P->color ? C_MAGENTA : "", P->addr_width, in->addr, P->color ? C_RESET : "",
+		P->color ? C_BLUE : "");
 	if (P->raw) {
 		for (unsigned i = 0; i < 8; i++) {
 			if (i < in->len)
@@ -300,8 +303,7 @@ static void disasm_error(const struct pk_annotate_sym *s, int err)
 				 : " (the file read holds no code there, only debug information)";
 		break;
 	case EOPNOTSUPP:
-		hint = s->kernel ? " (the code of kernel modules is not supported yet)"
-				 : " (only x86-64 and AArch64 ELF code is supported)";
+		hint = " (only x86-64 and AArch64 ELF code is supported)";
 		break;
 	case EINVAL:
 		hint = " (not an ELF file, or a corrupt one)";
@@ -490,9 +492,10 @@ int cmd_annotate(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
-		size_t shown = 0, failed = 0, kernel_skipped = 0, modules_skipped = 0;
+		size_t shown = 0, failed = 0, kernel_skipped = 0;
 	struct pk_annotate_kernel K = { .sz = sizeof(K) };
-	bool k_known = false;
+	struct tool_ann_mskip mskip = { .nr = 0 }; /* modules without code: why, below */
+	unsigned k_known = 0;
 	for (size_t i = 0; i < pk_annotate__nr_symbols(a); i++) {
 		struct pk_annotate_sym s = { .sz = sizeof(s) };
 		if (pk_annotate__symbol(a, i, &s))
@@ -502,19 +505,19 @@ int cmd_annotate(int argc, char **argv)
 		if (!symbol && pct(s.period, st.period) < min_pct)
 			continue;
 		bool kmain = s.kernel && !strncmp(s.dso_name, "[kernel.kallsyms]", 17);
-		if (!symbol && s.kernel && !kmain) {
-			/* modules: not disassembled yet, one notice for all of them, below */
-			modules_skipped++;
+		int mod = s.kernel && !kmain ? tool_ann_module(a, i, &s, &mskip, &P.kfile, &P.kbias)
+					     : 0;
+		if (mod < 0 && (status = 1))
+			goto out;
+		if (mod && ++kernel_skipped)
 			continue;
+		/* the first kernel symbol shown: where the kernel's code is read */
+		if (kmain && !k_known++ && pk_annotate__kernel(a, &K) == -ENOMEM) {
+			tool_error("out of memory");
+			status = 1;
+			goto out;
 		}
-		if (kmain && !k_known) {
-			/* the first kernel symbol shown: where the kernel's code is read */
-			k_known = true;
-			if (pk_annotate__kernel(a, &K) == -ENOMEM) {
-				tool_error("out of memory");
-				status = 1;
-				goto out;
-			}
+		if (kmain) {
 			P.kfile = K.path;
 			P.kbias = K.bias;
 		}
@@ -529,11 +532,9 @@ int cmd_annotate(int argc, char **argv)
 		if (ferror(stdout))
 			break;
 	}
-	if (modules_skipped)
-		tool_warn("%zu symbol%s of kernel modules with samples skipped (the code of modules "
-			  "is not supported yet)", modules_skipped, modules_skipped == 1 ? "" : "s");
-	if (kernel_skipped)
-		tool_ann_kernel_explain(&K, kernel_skipped, vm_said);
+	size_t mods_skipped = tool_ann_modules_explain(&mskip);
+	if (kernel_skipped > mods_skipped)
+		tool_ann_kernel_explain(&K, kernel_skipped - mods_skipped, vm_said);
 	if (!shown && kernel_skipped) {
 		status = 1;
 	} else if (!shown) {

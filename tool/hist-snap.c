@@ -65,14 +65,16 @@ struct top_ann *top_ann__new(const char *dso, const char *sym)
 	return a;
 }
 
-int top_ann__source(struct top_ann *a, struct pk_dso *dso, uint64_t start, uint64_t size)
+int top_ann__source(struct top_ann *a, struct pk_dso *dso, uint64_t start, uint64_t size,
+		    uint64_t bias)
 {
+	/* the address column as wide as the symbol's last address shown, as --stdio's */
+	a->addr_width = ann_src_addr_width(start - bias, size);
 	ann_src_free(a->src);
 	if (!(a->src = ann_src_new()))
 		return -ENOMEM;
 	ann_src_quiet(a->src);
 	ann_src_symbol(a->src, dso, a->sym, start);
-	a->addr_width = ann_src_addr_width(start, size);
 	return 0;
 }
 
@@ -117,13 +119,15 @@ int top_ann__add_insn(void *ctx, const struct pk_annotate_insn *in)
 				return -ENOMEM;
 		}
 	}
-	/* the columns of annotate --stdio after its share: "  1a2b:   insn" */
+	/* the columns of annotate --stdio after its share: "    1a2b:   insn" (two spaces,
+	 * then the address as wide as the symbol's last, perf's) */
 	char buf[300];
 	if (in->operands && *in->operands)
-		snprintf(buf, sizeof(buf), "%6" PRIx64 ":   %-6s %s", in->addr, in->mnemonic,
-			 in->operands);
+		snprintf(buf, sizeof(buf), "  %*" PRIx64 ":   %-6s %s", t->addr_width, in->addr,
+			 in->mnemonic, in->operands);
 	else
-		snprintf(buf, sizeof(buf), "%6" PRIx64 ":   %s", in->addr, in->mnemonic);
+		snprintf(buf, sizeof(buf), "  %*" PRIx64 ":   %s", t->addr_width, in->addr,
+			 in->mnemonic);
 	return ann_add_line(t, in->addr, buf, in->period, false);
 }
 

@@ -83,8 +83,17 @@ static struct top_ann *rt_annotate(void *ctx, const char *dso_long, const char *
 			    !strcmp(s.dso_name, dso_long))
 				break;
 		struct pk_annotate_kernel K = { .sz = sizeof(K) };
-		if (i < n && s.kernel && !strncmp(s.dso_name, "[kernel.kallsyms]", 17) &&
-		    !pk_annotate__kernel(t->ann, &K) && K.source == PK_ANNOTATE_KSRC_NONE) {
+		struct pk_annotate_kmod M = { .sz = sizeof(M) };
+		bool kmain = i < n && s.kernel && !strncmp(s.dso_name, "[kernel.kallsyms]", 17);
+		uint64_t bias = 0; /* a kernel symbol: the address shown is the file read's */
+		if (kmain && !pk_annotate__kernel(t->ann, &K))
+			bias = K.bias;
+		if (i < n && s.kernel && !kmain && !pk_annotate__module(t->ann, i, &M) &&
+		    M.source != PK_ANNOTATE_KSRC_NONE) {
+			bias = M.bias;
+			pk_annotate__symbol(t->ann, i, &s); /* (its size cut to the .ko's) */
+		}
+		if (kmain && K.source == PK_ANNOTATE_KSRC_NONE) {
 			/* annotate --stdio's reasons, per cause, and the fix */
 			a->error = tool_ann_kernel_msg(&K, sym, "recorded");
 			if (!a->error)
@@ -92,7 +101,7 @@ static struct top_ann *rt_annotate(void *ctx, const char *dso_long, const char *
 		} else if (i < n) {
 			/* with the source lines annotate --stdio shows (none on ENOMEM); a
 			 * kernel symbol with the addresses of the file read, as --stdio */
-			top_ann__source(a, s.dso, s.start, s.size);
+			top_ann__source(a, s.dso, s.start, s.size, bias);
 			err = pk_annotate__disasm(t->ann, i, top_ann__add_insn, a);
 			top_ann__source_end(a);
 		}
@@ -101,11 +110,11 @@ static struct top_ann *rt_annotate(void *ctx, const char *dso_long, const char *
 				 dso_long);
 		else if (err < 0 && !a->nr && !a->error)
 			snprintf(why, sizeof(why), "cannot disassemble '%s': %s%s", sym,
-				 pk_strerror(err), err != -EOPNOTSUPP ? err == -ESTALE ?
-				 " (the file was rebuilt since the recording)" : "" : s.kernel ?
-				 " (the code of kernel modules is not supported yet)" :
+				 pk_strerror(err), s.kernel ? " (no code of the module found: "
+				 "perfkit annotate --stdio says why)" : err == -EOPNOTSUPP ?
 				 " (JIT code, and machines other than x86-64 and AArch64, are not "
-				 "disassembled)");
+				 "disassembled)" : err == -ESTALE ?
+				 " (the file was rebuilt since the recording)" : "");
 	}
 	if (why[0] && !(a->error = strdup(why))) {
 		top_ann__free(a);

@@ -137,7 +137,7 @@ static void ann_setup(struct top_engine *e, const char *dso_long, const char *sy
 	} else {
 		PK_OPTS(pk_annotate_disasm_opts, dop, .e_machine = mach, .dso = a->d);
 		/* the source lines as annotate --stdio shows them (read here, on this thread) */
-		top_ann__source(a->proto, a->d, a->start, a->size);
+		top_ann__source(a->proto, a->d, a->start, a->size, a->kbias);
 		/* a kernel function shows the image's addresses, as annotate --stdio */
 		int err = pk_annotate__disasm_bytes(buf, (size_t)n, a->start - a->kbias, &dop,
 						    top_ann__add_insn, a->proto);

@@ -18,6 +18,7 @@
 #include "session/relaxed.h"
 #include "annotate/kcode.h"
 #include "annotate/klive.h"
+#include "annotate/kmod.h"
 
 /* a symbol larger than this is not disassembled (no function is; a corrupt size is) */
 #define ANN_MAX_SYM_BYTES (16u << 20)
@@ -145,6 +146,7 @@ struct pk_annotate {
 	uint64_t r_dflt_period;
 	/* kernel code (kcode.c): chosen at the first kernel symbol disassembled */
 	struct pk_kcode *kc;
+	struct pk_kmods *kmods; /* modules' code (kmod.c), each chosen at its first symbol */
 	char *vmlinux, *kcore;
 	bool kcore_set;
 };
@@ -793,6 +795,7 @@ PK_API void pk_annotate__free(struct pk_annotate *a)
 	free(a->unres);
 	pk_u64map_release(&a->unres_of);
 	pk_kcode_free(a->kc);
+	pk_kmods_free(a->kmods);
 	free(a->vmlinux);
 	free(a->kcore);
 	pk_session__free(a->ses);
@@ -974,10 +977,19 @@ PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn
 		return -ERANGE;
 	struct ann_sym *S = &a->syms[i];
 	uint64_t bias = 0;
-	if (S->kernel) {
-		/* the kernel's own code; modules' (their .ko files) not yet */
-		if (strncmp(S->dso_name, "[kernel.kallsyms]", 17))
-			return -EOPNOTSUPP;
+	struct pk_kmod *km = NULL;
+	if (S->kernel && strncmp(S->dso_name, "[kernel.kallsyms]", 17)) {
+		/* a module's: its .ko, else kcore (the boot that recorded) */
+		struct pk_annotate_kmod k = { .sz = sizeof(k) };
+		int err = pk_annotate__module(a, i, &k);
+		if (err)
+			return err;
+		if (k.source == PK_ANNOTATE_KSRC_NONE)
+			return -ENOENT;
+		if (k.source == PK_ANNOTATE_KSRC_MODULE)
+			km = pk_kmods_get(&a->kmods, S->dso);
+		bias = k.bias;
+	} else if (S->kernel) {
 		struct pk_annotate_kernel k = { .sz = sizeof(k) };
 		int err = pk_annotate__kernel(a, &k);
 		if (err)
@@ -1000,8 +1012,9 @@ PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn
 	if (!buf)
 		return -ENOMEM;
 	uint16_t em = 0;
-	long n = S->kernel ? pk_kcode_read(a->kc, S->start, buf, size, &em)
-			   : pk_dso__read(S->dso, S->start, buf, size, &em);
+	long n = km ? pk_kmod_read(km, S->start, buf, size, &em)
+		 : S->kernel ? pk_kcode_read(a->kc, S->start, buf, size, &em)
+			     : pk_dso__read(S->dso, S->start, buf, size, &em);
 	int err;
 	if (n < 0) {
 		err = (int)n;
@@ -1026,6 +1039,50 @@ PK_API int pk_annotate__kernel(struct pk_annotate *a, struct pk_annotate_kernel 
 			return err;
 	}
 	pk_kcode_info(a->kc, out);
+	return 0;
+}
+
+PK_API int pk_annotate__module(struct pk_annotate *a, size_t i, struct pk_annotate_kmod *out)
+{
+	if (!a || !out)
+		return -EINVAL;
+	if (i >= a->nr_syms)
+		return -ERANGE;
+	struct ann_sym *S = &a->syms[i];
+	if (!S->kernel || !S->dso || !strncmp(S->dso_name, "[kernel.kallsyms]", 17))
+		return -EINVAL;
+	struct pk_kmod *km = pk_kmods_get(&a->kmods, S->dso);
+	if (!km) {
+		struct pk_annotate_kernel k = { .sz = sizeof(k) };
+		int err = pk_annotate__kernel(a, &k);
+		if (err)
+			return err;
+		struct pk_machine_kinfo mk;
+		pk_machine_kinfo(a->m, &mk);
+		struct pk_machine_kmod mm;
+		bool map = !pk_machine_kmod(a->m, S->dso, S->start, &mm);
+		const struct pk_data_env *env = pk_data_reader__env(pk_session__reader(a->ses));
+		bool kcore = k.source == PK_ANNOTATE_KSRC_KCORE;
+		struct pk_kmod_opts o = {
+			.name = mm.name ? mm.name : S->dso_name, .path = mm.path,
+			.release = env ? env->osrelease : NULL,
+			.buildid_dirs = { mk.buildid_dir, mk.extra_buildid_dir, mk.symfs },
+			.symfs = mk.symfs, .want_bid = mm.bid, .want_bid_len = mm.bid_len,
+			.map_start = mm.start, .have_map = map, .kcore_ok = kcore && !k.bias,
+			.kcore_err = kcore ? -ESTALE : k.kcore_err,
+		};
+		if ((err = pk_kmod_open(&o, &km)))
+			return err;
+		if ((err = pk_kmods_add(&a->kmods, S->dso, km))) {
+			pk_kmod_free(km);
+			return err;
+		}
+	}
+	/* a symbol of kallsyms reaches to the next one: here not past the .ko's code */
+	uint64_t end = pk_kmod_text_end(km);
+	if (end > S->start && S->size > end - S->start)
+		S->size = end - S->start;
+	pk_kmod_info(km, out);
 	return 0;
 }
 

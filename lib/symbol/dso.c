@@ -196,6 +196,7 @@ void pk_dso_free(struct pk_dso *d)
 	free(d->fnfiles);
 	free(d->segs);
 	free(d->load_path);
+	free(d->kmod_path);
 	free(d->short_name);
 	free(d->name);
 	free(d);

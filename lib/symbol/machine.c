@@ -445,6 +445,9 @@ PK_API int pk_machine__mmap(struct pk_machine *m, const struct pk_mmap_event *ev
 			e.dso = pk_dso_findnew(m, name);
 			if (e.dso && e.dso->kind == PK_DSO_ANON)
 				e.dso->kind = PK_DSO_MODULE;
+			/* the .ko, whose code annotate reads (lib/annotate/kmod.c) */
+			if (e.dso && !e.dso->kmod_path && ev->filename[0] == '/')
+				e.dso->kmod_path = strdup(ev->filename);
 		}
 	} else {
 		struct pk_thread *t = pk_machine_thread(m, ev->pid, ev->tid, true);

@@ -123,6 +123,7 @@ struct pk_dso {
 	bool fnfiles_built;
 	int memfd;              /* vdso image copy, -1 otherwise */
 	char *load_path;        /* the file actually used (may be a debug file) */
+	char *kmod_path;        /* a module's: the .ko its first recorded map names */
 	/* caches: dso_addr -> struct pk_srcline_ent / struct pk_inline_ent */
 	struct pk_u64map srclines;
 	struct pk_u64map inlines;

@@ -229,6 +229,40 @@ PK_API void pk_annotate_kcode__info(const struct pk_annotate_kcode *k,
 PK_API long pk_annotate_kcode__read(struct pk_annotate_kcode *k, uint64_t addr, void *buf,
 				    size_t len, uint16_t *e_machine);
 PK_API void pk_annotate_kcode__free(struct pk_annotate_kcode *k);
+/* The code of a kernel module's symbol (pk_annotate__module). */
+enum { PK_ANNOTATE_KSRC_MODULE = 3 };   /* the module's .ko file */
+struct pk_annotate_kmod {
+	size_t sz;              /* caller: sizeof its struct (0: this header's) */
+	int source;             /* PK_ANNOTATE_KSRC_MODULE, _KCORE, or _NONE (errors say why) */
+	const char *path;       /* the file read, NULL with none */
+	/* recorded address - address shown: the load address less .text's (a .ko's
+	 * addresses are .text's, as perf's objdump shows them); 0 for kcore */
+	uint64_t bias;
+	const char *name;               /* "[x]" */
+	const char *recorded_path;      /* the .ko the recording names, NULL: none */
+	const uint8_t *recorded_bid;    /* its recorded build-id, NULL: none */
+	size_t recorded_bid_len;
+	/* Why no .ko: -ENOENT (none found), -ESTALE (ko_path has another build-id:
+	 * ko_bid, or none), -EOPNOTSUPP (ko_path is compressed in a format not read:
+	 * ko_comp 'x' xz, 'z' zstd), -EINVAL (not a 64-bit relocatable ELF object, or
+	 * corrupt), -ENODATA (no .text), -EFBIG (too large uncompressed), open errors. */
+	int ko_err;
+	const char *ko_path;
+	const uint8_t *ko_bid;
+	size_t ko_bid_len;
+	int ko_comp;
+	/* Why not kcore: -ESTALE (not the boot that recorded: the module is not loaded at
+	 * the recorded address now), or the kernel's kcore_err (pk_annotate__kernel) */
+	int kcore_err;
+};
+/*
+ * Where the code of symbol i, of a kernel module, comes from (chosen at the first call
+ * for its module, or its first disassembly, and kept; pointers owned by a). With a .ko,
+ * the symbol's size is cut where the .ko's .text ends (kallsyms gives a module's last
+ * symbol the rest of the module's map). 0, -EINVAL
+ * (not a module's symbol), -ERANGE, -ENOMEM.
+ */
+PK_API int pk_annotate__module(struct pk_annotate *a, size_t i, struct pk_annotate_kmod *out);
 
 /* One disassembled instruction (valid during the callback only). */
 struct pk_annotate_insn {
@@ -250,11 +284,12 @@ typedef int (*pk_annotate_insn_fn)(void *ctx, const struct pk_annotate_insn *ins
 /*
  * Disassemble symbol i from the bytes of its DSO's ELF file (the file the machine
  * loaded: the path, or perf's build-id cache copy when the recorded build-id differs;
- * for the kernel the file of pk_annotate__kernel, whose addresses the instructions then
- * carry), calling fn for every instruction in address order with the counts on it.
- * Returns 0 or a negative errno: -EOPNOTSUPP (module or JIT code, or a machine other
- * than x86-64 and AArch64), -ENOENT (the DSO's file is missing; for the kernel: no
- * usable vmlinux or kcore, pk_annotate__kernel says why), -ESTALE (its build-id differs from
+ * for the kernel the file of pk_annotate__kernel, for a module that of
+ * pk_annotate__module, whose addresses the instructions then carry), calling fn for every
+ * instruction in address order with the counts on it.
+ * Returns 0 or a negative errno: -EOPNOTSUPP (JIT code, or a machine other than x86-64
+ * and AArch64), -ENOENT (the DSO's file is missing; for the kernel or a module: no
+ * usable file, pk_annotate__kernel / pk_annotate__module say why), -ESTALE (its build-id differs from
  * the recorded one and no copy with that build-id was found), -ENODATA (the file holds no
  * code at that address, a separate debug file), -EINVAL (not ELF or corrupt), -ERANGE,
  * -ENOMEM, or fn's return.
