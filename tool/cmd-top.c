@@ -156,6 +156,8 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 		o->ro.system_wide = true;
 	if (o->hide_kernel && o->hide_user)
 		return bad("-K and -U together hide every row");
+	if (o->vmlinux && access(o->vmlinux, R_OK))
+		return bad("-k/--vmlinux '%s': %s", o->vmlinux, strerror(errno));
 	static char tbuf[160];
 	if (o->argv)
 		snprintf(tbuf, sizeof(tbuf), "command '%s'", o->argv[0]);
