@@ -110,8 +110,10 @@ static struct top_ann *rt_annotate(void *ctx, const char *dso_long, const char *
 				 dso_long);
 		else if (err < 0 && !a->nr && !a->error)
 			snprintf(why, sizeof(why), "cannot disassemble '%s': %s%s", sym,
-				 pk_strerror(err), s.kernel ? " (no code of the module found: "
-				 "perfkit annotate --stdio says why)" : err == -EOPNOTSUPP ?
+				 pk_strerror(err), kmain ? err == -ENODATA ?
+				 " (the kernel image read holds no code there)" : "" : s.kernel ?
+				 " (no code of the module found: perfkit annotate --stdio says why)"
+				 : err == -EOPNOTSUPP ?
 				 " (JIT code, and machines other than x86-64 and AArch64, are not "
 				 "disassembled)" : err == -ESTALE ?
 				 " (the file was rebuilt since the recording)" : "");
