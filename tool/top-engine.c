@@ -135,7 +135,8 @@ static void ann_setup(struct top_engine *e, const char *dso_long, const char *sy
 			 " (the code of kernel modules is not supported yet)" :
 			 " (JIT code is not disassembled)");
 	} else {
-		PK_OPTS(pk_annotate_disasm_opts, dop, .e_machine = mach, .dso = a->d);
+		PK_OPTS(pk_annotate_disasm_opts, dop, .e_machine = mach, .dso = a->d,
+			.dso_bias = a->kbias);
 		/* the source lines as annotate --stdio shows them (read here, on this thread) */
 		top_ann__source(a->proto, a->d, a->start, a->size, a->kbias);
 		/* a kernel function shows the image's addresses, as annotate --stdio */

@@ -964,7 +964,8 @@ PK_API int pk_annotate__disasm_bytes(const void *code, size_t len, uint64_t addr
 	if ((!code && len) || !fn || !PK_OPTS_VALID(o, pk_annotate_disasm_opts))
 		return -EINVAL;
 	struct dis_ctx dc = { .fn = fn, .ctx = ctx,
-			      .intel = PK_OPTS_GET(o, intel_syntax, false) };
+			      .intel = PK_OPTS_GET(o, intel_syntax, false),
+			      .bias = PK_OPTS_GET(o, dso_bias, 0) };
 	return disasm(code, len, addr, PK_OPTS_GET(o, e_machine, (uint16_t)0),
 		      PK_OPTS_GET(o, dso, NULL), &dc);
 }

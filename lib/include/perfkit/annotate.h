@@ -305,6 +305,9 @@ struct pk_annotate_disasm_opts {
 	struct pk_dso *dso;
 	/* x86: Intel syntax (default AT&T, perf's) */
 	bool intel_syntax;
+	/* DSO address - addr's (a kernel's code shown at its image's addresses): branch
+	 * targets are named with dso's symbol at target + dso_bias */
+	uint64_t dso_bias;
 	size_t :0;
 };
 /*
