@@ -117,13 +117,15 @@ int top_ann__add_insn(void *ctx, const struct pk_annotate_insn *in)
 				return -ENOMEM;
 		}
 	}
-	/* the columns of annotate --stdio after its share: "  1a2b:   insn" */
+	/* the columns of annotate --stdio after its share: two spaces, the address as wide
+	 * as the symbol's last one, "   insn" */
 	char buf[300];
 	if (in->operands && *in->operands)
-		snprintf(buf, sizeof(buf), "%6" PRIx64 ":   %-6s %s", in->addr, in->mnemonic,
-			 in->operands);
+		snprintf(buf, sizeof(buf), "  %*" PRIx64 ":   %-6s %s", t->addr_width, in->addr,
+			 in->mnemonic, in->operands);
 	else
-		snprintf(buf, sizeof(buf), "%6" PRIx64 ":   %s", in->addr, in->mnemonic);
+		snprintf(buf, sizeof(buf), "  %*" PRIx64 ":   %s", t->addr_width, in->addr,
+			 in->mnemonic);
 	return ann_add_line(t, in->addr, buf, in->period, false);
 }
 
