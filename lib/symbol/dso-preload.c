@@ -73,6 +73,12 @@ static void *pk_preload_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		int err = pk_dso_load_elf(d);
 		pthread_mutex_lock(&p->mu);
+		/* (asked for as long as the caller's reading lasts: pk_machine_preload_lines) */
+		if (!err && p->m->preload_lines) {
+			pthread_mutex_unlock(&p->mu);
+			pk_dso_warm_lines(d);
+			pthread_mutex_lock(&p->mu);
+		}
 		d->pre_err = err;
 		d->pstate = PK_PRE_DONE;
 		pthread_cond_broadcast(&p->done);
@@ -177,6 +183,18 @@ bool pk_machine_preload_dso(struct pk_machine *m, struct pk_dso *d)
 	if (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE)
 		return preload_kcache(m);
 	return preload_queue(m, d);
+}
+
+void pk_machine_preload_lines(struct pk_machine *m, bool on)
+{
+	if (!m)
+		return;
+	struct pk_preload *p = m->pre;
+	if (p)
+		pthread_mutex_lock(&p->mu);
+	m->preload_lines = on;
+	if (p)
+		pthread_mutex_unlock(&p->mu);
 }
 
 int pk_preload_kcache_state(struct pk_machine *m)

@@ -103,6 +103,11 @@ struct pk_annotate_opts {
 	/* Where the running kernel's code is read (NULL: "/proc/kcore"; "": not tried).
 	 * For tests: an ELF core file whose PT_LOAD segments map kernel addresses. */
 	const char *kcore;
+	/* With reader_thread: the caller will ask for source lines (pk_dso__srcline,
+	 * pk_dso__inline_names) of the symbols shown, so the preload thread also opens the
+	 * DWARF of each object whose table it reads and indexes its compile units (the
+	 * symbol-independent part of the first look-up). The results are the same. */
+	bool preload_lines;
 	size_t :0;
 };
 
