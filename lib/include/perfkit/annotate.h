@@ -27,6 +27,10 @@
 #include <perfkit/data.h>
 #include <perfkit/symbol.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * ---- source text ----
  * The lines of source files, for showing them between instructions (perfkit annotate).
@@ -66,10 +70,6 @@ PK_API int pk_source_cache__line(struct pk_source_cache *c, const char *path, si
  * the text already). 0, -EINVAL, -EFBIG (above max_file_bytes), -EMFILE, -ENOMEM. */
 PK_API int pk_source_cache__put(struct pk_source_cache *c, const char *path, const void *data,
 				size_t len);
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 struct pk_annotate;
 
