@@ -121,6 +121,11 @@ int pk_machine_kmod(struct pk_machine *m, struct pk_dso *mod, uint64_t addr,
  * queued by this call. */
 struct pk_dso;
 bool pk_machine_preload_dso(struct pk_machine *m, struct pk_dso *d);
+/* (lib/symbol/dso-preload.c) From now on the preload thread also opens the DWARF of
+ * each ELF object whose table it reads and indexes its compile units
+ * (pk_dso_warm_lines), for a caller that will ask for source lines: the first
+ * pk_dso__srcline then finds them ready. */
+void pk_machine_preload_lines(struct pk_machine *m, bool on);
 /* (lib/symbol/dso-preload.c) With pk_machine_opts.preload: queue the user-space objects
  * of a recording's build-id list (the objects with samples; their build-ids given to
  * the machine first), at most PK_PRELOAD_LISTED_MAX of them, in the list's order, so

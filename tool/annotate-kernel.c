@@ -17,20 +17,6 @@ static void hex(const uint8_t *id, size_t len, char *out, size_t cap)
 		snprintf(out + 2 * i, 3, "%02x", id[i]);
 }
 
-static bool recorded_kernel_bid(struct pk_data_reader *rd, const uint8_t **id, size_t *len)
-{
-	const struct pk_data_env *env = pk_data_reader__env(rd);
-	for (size_t i = 0; env && i < env->nr_build_ids; i++) {
-		const struct pk_data_build_id *b = &env->build_ids[i];
-		if (b->filename && !strcmp(b->filename, "[kernel.kallsyms]") && b->build_id_size) {
-			*id = b->build_id;
-			*len = b->build_id_size;
-			return true;
-		}
-	}
-	return false;
-}
-
 int tool_ann_vmlinux(const char *vmlinux, struct pk_data_reader *rd, char **ksyms)
 {
 	*ksyms = NULL;
@@ -48,7 +34,7 @@ int tool_ann_vmlinux(const char *vmlinux, struct pk_data_reader *rd, char **ksym
 	}
 	const uint8_t *want;
 	size_t wlen;
-	if (recorded_kernel_bid(rd, &want, &wlen) && (err || wlen != blen || memcmp(want, bid, blen))) {
+	if (rpt_kernel_bid(rd, &want, &wlen) && (err || wlen != blen || memcmp(want, bid, blen))) {
 		char h1[2 * PK_BUILD_ID_MAX + 1], h2[2 * PK_BUILD_ID_MAX + 1];
 		hex(bid, err ? 0 : blen, h1, sizeof(h1));
 		hex(want, wlen, h2, sizeof(h2));

@@ -30,7 +30,7 @@ struct ann_src {
 	struct pk_source_cache *cache;
 	struct pk_dso *dso;
 	const char *sym;
-	char prev_func[256];
+	char *prev_func;        /* the function named last (a copy: names have no length limit) */
 	bool have_prev_func;
 	bool no_dwarf;          /* the symbol's start lies in no DWARF unit */
 	struct src_state *files;
@@ -59,6 +59,7 @@ void ann_src_free(struct ann_src *s)
 	if (!s)
 		return;
 	pk_source_cache__free(s->cache);
+	free(s->prev_func);
 	for (size_t i = 0; i < s->nr_warned; i++)
 		free(s->warned[i]);
 	free(s->warned);
@@ -190,8 +191,12 @@ int ann_src_before(struct ann_src *s, uint64_t addr, struct ann_src_line *out)
 		snprintf(out[n].text, sizeof(out[n].text), "%.1000s%s:", func,
 			 strchr(func, '(') ? "" : "()");
 		n++;
-		snprintf(s->prev_func, sizeof(s->prev_func), "%s", func);
-		s->have_prev_func = true;
+		char *copy = strdup(func);
+		if (copy) {
+			free(s->prev_func);
+			s->prev_func = copy;
+		}
+		s->have_prev_func = copy || s->prev_func;
 	}
 	const char *file = NULL;
 	unsigned int line = 0;

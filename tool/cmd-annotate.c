@@ -463,7 +463,8 @@ int cmd_annotate(int argc, char **argv)
 	 * other has not started it) */
 	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_allowed(),
 		.machine_opts = &mo, .event = event, .min_percent = symbol ? 0 : min_pct,
-		.host_known = ksyms != NULL, .vmlinux = vmlinux, .kcore = tool_kcore_path());
+		.host_known = ksyms != NULL, .vmlinux = vmlinux, .kcore = tool_kcore_path(),
+		.preload_lines = source || P.print_line);
 	struct pk_annotate *a = pk_annotate__load(r, &ao);
 	if (!a) {
 		int err = errno;

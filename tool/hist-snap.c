@@ -119,8 +119,8 @@ int top_ann__add_insn(void *ctx, const struct pk_annotate_insn *in)
 				return -ENOMEM;
 		}
 	}
-	/* the columns of annotate --stdio after its share: "    1a2b:   insn" (two spaces,
-	 * then the address as wide as the symbol's last, perf's) */
+	/* the columns of annotate --stdio after its share: two spaces, the address as wide
+	 * as the symbol's last one, "   insn" */
 	char buf[300];
 	if (in->operands && *in->operands)
 		snprintf(buf, sizeof(buf), "  %*" PRIx64 ":   %-6s %s", t->addr_width, in->addr,

@@ -13,7 +13,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
-static bool kernel_bid(struct pk_data_reader *rd, const uint8_t **id, size_t *len)
+bool rpt_kernel_bid(struct pk_data_reader *rd, const uint8_t **id, size_t *len)
 {
 	const struct pk_data_env *env = pk_data_reader__env(rd);
 	for (size_t i = 0; env && i < env->nr_build_ids; i++) {
@@ -81,7 +81,7 @@ int rpt_vmlinux_kallsyms(const char *vmlinux, struct pk_data_reader *rd, char **
 			   err == -EINVAL ? "not an ELF file" : pk_strerror(err));
 		return -1;
 	}
-	if (kernel_bid(rd, &want, &wlen) && (err || wlen != blen || memcmp(want, bid, blen))) {
+	if (rpt_kernel_bid(rd, &want, &wlen) && (err || wlen != blen || memcmp(want, bid, blen))) {
 		tool_warn("--vmlinux '%s' is not the recorded kernel (its build-id %s): "
 			  "kernel symbols unresolved", vmlinux, err ? "is missing" : "differs");
 		return 1;

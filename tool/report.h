@@ -133,6 +133,8 @@ int rpt_print_tasks(struct report *R, struct pk_data_reader *rd);
 /* report-vmlinux.c: --vmlinux's symbols as a temporary kallsyms file (*path, to unlink
  * and free): 0, 1 (not the recorded kernel: none), -1 (said) */
 int rpt_vmlinux_kallsyms(const char *vmlinux, struct pk_data_reader *rd, char **path);
+/* the build-id the recording names for [kernel.kallsyms]: false when none */
+bool rpt_kernel_bid(struct pk_data_reader *rd, const uint8_t **id, size_t *len);
 /* report-threads.c: -T's table of READ counts per thread (0 or a negative errno, said) */
 int rpt_print_threads(struct report *R);
 const char *rpt_record_type_name(unsigned type); /* perf's, NULL: none */

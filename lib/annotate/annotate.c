@@ -760,6 +760,8 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 		goto fail;
 	}
 	A->m = pk_session__machine(A->ses);
+	if (A->preload && PK_OPTS_GET(o, preload_lines, false))
+		pk_machine_preload_lines(A->m, true);
 	PK_OPTS(pk_session_ops, ops, .other = on_other);
 	err = pk_session_process_raw(A->ses, &ops, A, on_raw, A);
 	if (err == -ENOMEM)
@@ -768,6 +770,11 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 		/* corrupt past some point: what was read before is kept */
 		A->st.reader_error = err;
 	}
+	/* the DWARF of an object whose table is still being read is opened where it is
+	 * used: past the read, this thread would wait for it (or exit after it) where the
+	 * object may not even be shown */
+	if (A->preload)
+		pk_machine_preload_lines(A->m, false);
 	memo_settle_all(A);
 	err = resolve_raws(A, false);
 	if (err)

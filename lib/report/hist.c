@@ -761,40 +761,6 @@ static size_t pending_key(struct pk_report *rep, struct hist *h, uint32_t comm, 
 	return len;
 }
 
-/* The comm id of thread tid named comm; the cache entry is marked current for `epoch`
- * (0: for none). */
-uint32_t pk_rep_comm_id(struct pk_report *rep, uint32_t tid, const char *comm, uint32_t epoch)
-{
-	char buf[32];
-	/* ":0" is the placeholder name of the thread object for tid 0 (the idle task), which
-	 * can reach here with another sample tid on CPU-wide recordings */
-	if (comm && !strcmp(comm, ":0"))
-		tid = 0;
-	if (!comm || (tid == 0 && comm[0] == ':')) {
-		comm = NULL;
-		if (tid == 0)
-			comm = "swapper"; /* the idle task, as perf names it */
-		else
-			snprintf(buf, sizeof(buf), ":%d", (int)tid);
-		if (tid)
-			comm = buf;
-	}
-	struct ccache *c = &rep->ccache[pk_mix64(tid) & (PK_ARRAY_SIZE(rep->ccache) - 1)];
-	if (c->used && c->tid == tid && !strcmp(c->comm, comm)) {
-		c->epoch = epoch;
-		return c->id;
-	}
-	uint32_t id = 0;
-	if (pk_str_intern(&rep->strs, comm, &id))
-		return 0;
-	c->used = true;
-	c->tid = tid;
-	c->id = id;
-	c->epoch = epoch;
-	snprintf(c->comm, sizeof(c->comm), "%s", comm);
-	return id;
-}
-
 /* The comm id of a sample's thread: from the cache while no record other than a sample
  * came since it was looked up, else from the machine model again. */
 static uint32_t sample_comm_id(struct pk_report *rep, uint32_t tid)

@@ -4,7 +4,8 @@
  * sample time cut to the time quantum, perf's time key), socket (the CPU's socket in
  * the recording's HEADER_CPU_TOPOLOGY) and srcfile (the file part of the srcline).
  * Each gives a 32-bit word of the entry key (0: key off) and the entry's public field.
- * Also the frame that the sym key makes an entry for (pk_rep_sym_frame).
+ * Also the frame that the sym key makes an entry for (pk_rep_sym_frame), and the comm
+ * key's id of a thread (pk_rep_comm_id).
  */
 #include "resolve.h"
 
@@ -149,4 +150,38 @@ void pk_rep_keys_release(struct pk_report *rep)
 	rep->tslice = NULL;
 	rep->nr_tslice = rep->cap_tslice = 0;
 	pk_u64map_release(&rep->tidx);
+}
+
+/* The comm id of thread tid named comm; the cache entry is marked current for `epoch`
+ * (0: for none). */
+uint32_t pk_rep_comm_id(struct pk_report *rep, uint32_t tid, const char *comm, uint32_t epoch)
+{
+	char buf[32];
+	/* ":0" is the placeholder name of the thread object for tid 0 (the idle task), which
+	 * can reach here with another sample tid on CPU-wide recordings */
+	if (comm && !strcmp(comm, ":0"))
+		tid = 0;
+	if (!comm || (tid == 0 && comm[0] == ':')) {
+		comm = NULL;
+		if (tid == 0)
+			comm = "swapper"; /* the idle task, as perf names it */
+		else
+			snprintf(buf, sizeof(buf), ":%d", (int)tid);
+		if (tid)
+			comm = buf;
+	}
+	struct ccache *c = &rep->ccache[pk_mix64(tid) & (PK_ARRAY_SIZE(rep->ccache) - 1)];
+	if (c->used && c->tid == tid && !strcmp(c->comm, comm)) {
+		c->epoch = epoch;
+		return c->id;
+	}
+	uint32_t id = 0;
+	if (pk_str_intern(&rep->strs, comm, &id))
+		return 0;
+	c->used = true;
+	c->tid = tid;
+	c->id = id;
+	c->epoch = epoch;
+	snprintf(c->comm, sizeof(c->comm), "%s", comm);
+	return id;
 }

@@ -49,6 +49,12 @@ int pk_preload_state(struct pk_dso *d);
 /* Stop the thread (after the object it is reading, if any) and free its state. */
 void pk_preload_stop(struct pk_machine *m);
 
+/* srcline.c: open d's DWARF and index its compile units (libdwfl's address ranges, or
+ * the unit table of srcline.c when those miss: every unit header interned), so that
+ * the first source line look-up reads only its unit's line table. Touches d alone
+ * (through d->mod, never reopening the file): callable from the preloader's thread
+ * while it owns d. */
+void pk_dso_warm_lines(struct pk_dso *d);
 /* srcline.c: free the DSO's scope trees (pk_dso_free) */
 void pk_scope_cus_free(struct pk_dso *d);
 

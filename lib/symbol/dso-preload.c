@@ -73,6 +73,12 @@ static void *pk_preload_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		int err = pk_dso_load_elf(d);
 		pthread_mutex_lock(&p->mu);
+		/* (asked for as long as the caller's reading lasts: pk_machine_preload_lines) */
+		if (!err && p->m->preload_lines) {
+			pthread_mutex_unlock(&p->mu);
+			pk_dso_warm_lines(d);
+			pthread_mutex_lock(&p->mu);
+		}
 		d->pre_err = err;
 		d->pstate = PK_PRE_DONE;
 		pthread_cond_broadcast(&p->done);
@@ -101,17 +107,24 @@ static struct pk_preload *pk_preload_start(struct pk_machine *m)
 	return p;
 }
 
+/* the machine's preloader, started at the first use; NULL without a thread (the work is
+ * then done where it is used, as without preload) */
+static struct pk_preload *pk_preload_get(struct pk_machine *m)
+{
+	struct pk_preload *p = m->pre;
+	if (!p && !(p = pk_preload_start(m)))
+		m->preload = false;
+	return p;
+}
+
 /* true when d was queued by this call */
 static bool preload_queue(struct pk_machine *m, struct pk_dso *d)
 {
 	if (!d || d->kind != PK_DSO_ELF || d->loaded || !d->want_bid_len)
 		return false;
-	struct pk_preload *p = m->pre;
-	if (!p && !(p = pk_preload_start(m))) {
-		/* no thread: the objects are read where they are used, as without */
-		m->preload = false;
+	struct pk_preload *p = pk_preload_get(m);
+	if (!p)
 		return false;
-	}
 	bool queued = false;
 	pthread_mutex_lock(&p->mu);
 	if (d->pstate != PK_PRE_NONE)
@@ -153,11 +166,9 @@ static bool preload_kcache(struct pk_machine *m)
 {
 	if (!m->host || m->ksyms_loaded || !m->cache_dir)
 		return false;
-	struct pk_preload *p = m->pre;
-	if (!p && !(p = pk_preload_start(m))) {
-		m->preload = false;
+	struct pk_preload *p = pk_preload_get(m);
+	if (!p)
 		return false;
-	}
 	bool queued = false;
 	pthread_mutex_lock(&p->mu);
 	if (p->kstate == PK_PRE_NONE && !p->ktaken) {
@@ -177,6 +188,18 @@ bool pk_machine_preload_dso(struct pk_machine *m, struct pk_dso *d)
 	if (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE)
 		return preload_kcache(m);
 	return preload_queue(m, d);
+}
+
+void pk_machine_preload_lines(struct pk_machine *m, bool on)
+{
+	if (!m)
+		return;
+	struct pk_preload *p = m->pre;
+	if (p)
+		pthread_mutex_lock(&p->mu);
+	m->preload_lines = on;
+	if (p)
+		pthread_mutex_unlock(&p->mu);
 }
 
 int pk_preload_kcache_state(struct pk_machine *m)

@@ -93,6 +93,20 @@ static bool pk_dso_addr_cu(struct pk_dso *d, Dwfl_Module *mod, uint64_t addr, Dw
 	return false;
 }
 
+void pk_dso_warm_lines(struct pk_dso *d)
+{
+	/* d->mod, not pk_dso_module (which would load d: this runs inside its load) */
+	Dwfl_Module *mod = d->kind == PK_DSO_ELF ? d->mod : NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf *dw = mod && d->nr_syms ? dwfl_module_getdwarf(mod, &bias) : NULL;
+	if (!dw)
+		return;
+	/* libdwfl's table of address ranges (.debug_aranges) is made at the first look-up.
+	 * (Not srcline.c's own unit table, which only addresses that table misses need:
+	 * made from every unit of libc's debug file, 7 ms, where the ranges take 1.) */
+	dwfl_module_addrdie(mod, d->syms[0].start, &bias);
+}
+
 /*
  * ---- the symbol table's answer ----
  * perf 6.1 (built without libbfd, as Debian's is) asks binutils' addr2line, and for an

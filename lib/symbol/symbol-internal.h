@@ -235,6 +235,8 @@ struct pk_machine {
 				 * symbols are read (pk_dso_module opens it again) */
 	bool preload;           /* opts.preload (and no find_debuginfo) */
 	struct pk_preload *pre; /* dso-preload.c: the loader thread, once started */
+	bool preload_lines;     /* pk_machine_preload_lines (read by that thread under
+				 * its mutex) */
 	uint32_t trim_stamp;    /* pk_machine__trim's calls */
 };
 

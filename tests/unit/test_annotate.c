@@ -328,10 +328,14 @@ static void test_load_counts(void **state)
 	}
 	assert_int_equal(pk_data_writer__finish(w), 0);
 	pk_data_writer__free(w);
-	for (int threaded = 0; threaded < 2; threaded++) {
+	/* the source line of the symbol's start, without and with the second thread, and
+	 * with it opening the object's DWARF ahead (preload_lines): the same */
+	char line0[512] = "";
+	for (int mode = 0; mode < 3; mode++) {
+		bool threaded = mode > 0;
 		struct pk_data_reader *r = pk_data_reader__open(file, NULL);
 		assert_non_null(r);
-		PK_OPTS(pk_annotate_opts, o, .reader_thread = threaded);
+		PK_OPTS(pk_annotate_opts, o, .reader_thread = threaded, .preload_lines = mode == 2);
 		struct pk_annotate *a = pk_annotate__load(r, &o);
 		assert_non_null(a);
 		struct pk_annotate_stats st = { .sz = sizeof(st) };
@@ -352,6 +356,14 @@ static void test_load_counts(void **state)
 		assert_string_equal(sym.name, "pk_ann_caller");
 		assert_int_equal(sym.samples, NR_COLD);
 		assert_int_equal(sym.period, NR_COLD * 1000);
+		const char *sf = NULL;
+		unsigned int sl = 0;
+		char here[512];
+		int serr = pk_dso__srcline(sym.dso, sym.start, &sf, &sl);
+		snprintf(here, sizeof(here), "%d %s:%u", serr, serr ? "" : sf, serr ? 0 : sl);
+		if (!mode)
+			snprintf(line0, sizeof(line0), "%s", here);
+		assert_string_equal(here, line0);
 #ifdef __x86_64__
 		/* every sample on the function's first instruction */
 		struct sum s = { 0 };

@@ -793,6 +793,53 @@ static void test_preload_dso(void **state)
 	}
 }
 
+/* pk_machine_preload_lines: the preload thread also opens the object's DWARF (and
+ * libdwfl's address ranges) after its table, before it hands the object over; the
+ * source line and inline chain of an address are then the same as when all of it is
+ * read on the machine's thread (the TSan build checks the hand-over). */
+static void test_preload_lines(void **state)
+{
+	(void)state;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_bias, &bias);
+	uint64_t addr = (uint64_t)(uintptr_t)test_preload_lines - bias;
+	char want[600] = "";
+	pk_machine_preload_lines(NULL, true); /* (no machine: nothing) */
+	for (int mode = 0; mode < 3; mode++) {
+		/* 0: no preload, 1: tables ahead, 2: tables and DWARF ahead */
+		PK_OPTS(pk_machine_opts, o, .buildid_dir = "");
+		struct pk_machine *m = pk_machine__new(&o);
+		assert_non_null(m);
+		struct pk_dso *d = preload_map(m, exe, true);
+		pk_machine_preload_lines(m, mode == 2);
+		if (mode) {
+			assert_true(pk_machine_preload_dso(m, d));
+			for (int i = 0; i < 10000 && pk_preload_state(d) != PK_PRE_DONE; i++)
+				usleep(1000);
+			assert_int_equal(pk_preload_state(d), PK_PRE_DONE);
+			assert_false(d->loaded);
+		}
+		const char *file = NULL, *func = NULL;
+		unsigned int line = 0;
+		int err = pk_dso__srcline(d, addr, &file, &line);
+		const struct pk_inline_frame *fr = NULL;
+		int nf = pk_dso__inline_names(d, addr, &fr);
+		if (nf > 0)
+			func = fr[0].func;
+		char got[600];
+		snprintf(got, sizeof(got), "%d %s:%u %d %s", err, err ? "" : file, err ? 0 : line,
+			 nf, nf > 0 && func ? func : "");
+		if (!mode)
+			snprintf(want, sizeof(want), "%s", got);
+		assert_string_equal(got, want);
+		pk_machine__free(m);
+	}
+}
+
 /* A recording's build-id list queued at once (pk_machine_preload_build_ids): user-space
  * objects with a build-id only, at most PK_PRELOAD_LISTED_MAX of them; nothing without
  * preload; the object queued this way gives the same symbols at its first use. */
@@ -945,6 +992,7 @@ int main(void)
 		cmocka_unit_test(test_preload),
 		cmocka_unit_test(test_preload_listed),
 		cmocka_unit_test(test_preload_dso),
+		cmocka_unit_test(test_preload_lines),
 		cmocka_unit_test(test_trim),
 		cmocka_unit_test(test_ksymbol),
 		cmocka_unit_test(test_kernel_outside_maps),

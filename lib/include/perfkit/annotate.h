@@ -27,6 +27,10 @@
 #include <perfkit/data.h>
 #include <perfkit/symbol.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * ---- source text ----
  * The lines of source files, for showing them between instructions (perfkit annotate).
@@ -67,10 +71,6 @@ PK_API int pk_source_cache__line(struct pk_source_cache *c, const char *path, si
 PK_API int pk_source_cache__put(struct pk_source_cache *c, const char *path, const void *data,
 				size_t len);
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 struct pk_annotate;
 
 struct pk_annotate_opts {
@@ -103,6 +103,11 @@ struct pk_annotate_opts {
 	/* Where the running kernel's code is read (NULL: "/proc/kcore"; "": not tried).
 	 * For tests: an ELF core file whose PT_LOAD segments map kernel addresses. */
 	const char *kcore;
+	/* With reader_thread: the caller will ask for source lines (pk_dso__srcline,
+	 * pk_dso__inline_names) of the symbols shown, so the preload thread also opens the
+	 * DWARF of each object whose table it reads and indexes its compile units (the
+	 * symbol-independent part of the first look-up). The results are the same. */
+	bool preload_lines;
 	size_t :0;
 };
 
