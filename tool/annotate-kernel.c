@@ -51,36 +51,42 @@ void tool_ann_kernel_explain(const struct pk_annotate_kernel *k, size_t nr, bool
 {
 	if (vmlinux_said)
 		return;
-	char rec[2 * PK_BUILD_ID_MAX + 1], other[2 * PK_BUILD_ID_MAX + 1];
+	char rec[2 * PK_BUILD_ID_MAX + 1];
 	hex(k->recorded_bid, k->recorded_bid_len, rec, sizeof(rec));
-	const char *rel = k->release ? k->release : "$(uname -r)";
 	tool_error("cannot show %zu kernel function%s: no code of the recorded kernel%s%s%s", nr,
 		   nr == 1 ? "" : "s", rec[0] ? " (build id " : "", rec, rec[0] ? ")" : "");
+	tool_ann_kernel_why(k, stderr);
+}
+
+void tool_ann_kernel_why(const struct pk_annotate_kernel *k, FILE *f)
+{
+	char other[2 * PK_BUILD_ID_MAX + 1];
+	const char *rel = k->release ? k->release : "$(uname -r)";
 	const char *vp = k->vmlinux_path ? k->vmlinux_path : "vmlinux";
 	switch (-k->vmlinux_err) {
 	case ESTALE:
 		hex(k->vmlinux_bid, k->vmlinux_bid_len, other, sizeof(other));
-		fprintf(stderr, "  vmlinux: '%s' is another kernel: its build id %s%s\n", vp,
+		fprintf(f, "  vmlinux: '%s' is another kernel: its build id %s%s\n", vp,
 			other[0] ? "differs: " : "is missing", other);
 		break;
 	case ENODATA:
-		fprintf(stderr, "  vmlinux: '%s' holds no code, only debug information\n", vp);
+		fprintf(f, "  vmlinux: '%s' holds no code, only debug information\n", vp);
 		break;
 	case EINVAL:
-		fprintf(stderr, "  vmlinux: '%s' is not a 64-bit ELF kernel image, or a corrupt one\n",
+		fprintf(f, "  vmlinux: '%s' is not a 64-bit ELF kernel image, or a corrupt one\n",
 			vp);
 		break;
 	case ENOENT:
 		if (k->vmlinux_path)
-			fprintf(stderr, "  vmlinux: '%s' does not exist\n", vp);
+			fprintf(f, "  vmlinux: '%s' does not exist\n", vp);
 		else
-			fprintf(stderr, "  vmlinux: none found (perf's places: the build-id cache, "
+			fprintf(f, "  vmlinux: none found (perf's places: the build-id cache, "
 				"./vmlinux, /boot/vmlinux, /boot/vmlinux-%s, "
 				"/usr/lib/debug/boot/vmlinux-%s, /lib/modules/%s/build/vmlinux, ...)\n",
 				rel, rel, rel);
 		break;
 	default:
-		fprintf(stderr, "  vmlinux: '%s': %s\n", vp, pk_strerror(k->vmlinux_err));
+		fprintf(f, "  vmlinux: '%s': %s\n", vp, pk_strerror(k->vmlinux_err));
 		break;
 	}
 	const char *kp = k->kcore_path ? k->kcore_path : "/proc/kcore";
@@ -93,40 +99,68 @@ void tool_ann_kernel_explain(const struct pk_annotate_kernel *k, size_t nr, bool
 	case ESTALE:
 		hex(k->running_bid, k->running_bid_len, other, sizeof(other));
 		if (k->recorded_bid_len)
-			fprintf(stderr, "  %s: the running kernel is not the recorded one (its build id "
+			fprintf(f, "  %s: the running kernel is not the recorded one (its build id "
 				"%s)\n", kp, other[0] ? other : "unknown");
 		else
-			fprintf(stderr, "  %s: the running kernel is not the recorded one (the "
+			fprintf(f, "  %s: the running kernel is not the recorded one (the "
 				"recording's release is %s)\n", kp, rel);
 		fix = "annotate on the machine and boot that recorded, or pass the recorded "
 		      "kernel's image with -k/--vmlinux FILE (Debian: linux-image-%s-dbg)";
 		break;
 	case ENOENT:
-		fprintf(stderr, "  %s does not exist%s\n", kp,
+		fprintf(f, "  %s does not exist%s\n", kp,
 			proc ? " (kernel built without CONFIG_PROC_KCORE)" : "");
 		break;
 	case EACCES:
 	case EPERM:
-		fprintf(stderr, "  %s needs root (CAP_SYS_RAWIO)\n", kp);
+		fprintf(f, "  %s needs root (CAP_SYS_RAWIO)\n", kp);
 		fix = "run as root, or pass the recorded kernel's image with -k/--vmlinux FILE "
 		      "(Debian: linux-image-%s-dbg)";
 		break;
 	case EINVAL:
-		fprintf(stderr, "  %s is not an ELF core file\n", kp);
+		fprintf(f, "  %s is not an ELF core file\n", kp);
 		break;
 	case ENODATA:
-		fprintf(stderr, "  %s does not map the kernel's text\n", kp);
+		fprintf(f, "  %s does not map the kernel's text\n", kp);
 		break;
 	default:
-		fprintf(stderr, "  %s: %s\n", kp, pk_strerror(k->kcore_err));
+		fprintf(f, "  %s: %s\n", kp, pk_strerror(k->kcore_err));
 		break;
 	}
-	fputs("  fix: ", stderr);
+	fputs("  fix: ", f);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	fprintf(stderr, fix, rel);
+	fprintf(f, fix, rel);
 #pragma GCC diagnostic pop
-	fputc('\n', stderr);
+	fputc('\n', f);
+}
+
+char *tool_ann_kernel_msg(const struct pk_annotate_kernel *k, const char *sym, const char *which)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	char rec[2 * PK_BUILD_ID_MAX + 1];
+	hex(k->recorded_bid, k->recorded_bid_len, rec, sizeof(rec));
+	fprintf(f, "cannot disassemble '%s': no code of the %s kernel%s%s%s\n", sym, which,
+		rec[0] ? " (build id " : "", rec, rec[0] ? ")" : "");
+	tool_ann_kernel_why(k, f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	/* the fix names the kernel meant ("the running kernel's image" for top) */
+	static const char rk[] = "the recorded kernel's";
+	size_t wl = strlen(which);
+	for (char *p = buf; strcmp(which, "recorded") && wl <= 8 && (p = strstr(p, rk)); p += 4 + wl) {
+		memcpy(p + 4, which, wl);
+		memmove(p + 4 + wl, p + 12, strlen(p + 12) + 1);
+	}
+	return buf;
 }
 
 static void module_explain(const struct pk_annotate_kmod *m, size_t nr)

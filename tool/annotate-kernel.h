@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <perfkit/perfkit.h>
 
 /*
@@ -18,6 +19,14 @@ int tool_ann_vmlinux(const char *vmlinux, struct pk_data_reader *rd, char **ksym
 /* Say once why the code of nr kernel functions cannot be shown (pk_annotate__kernel
  * found no usable vmlinux or kcore); quiet when -k's build-id was already said. */
 void tool_ann_kernel_explain(const struct pk_annotate_kernel *k, size_t nr, bool vmlinux_said);
+/* The causes of it (one line for the vmlinux, one for kcore, each "  ...\n") and
+ * "  fix: ...\n", to f: what explain prints under its first line (the browsers' annotate
+ * view shows them too). */
+void tool_ann_kernel_why(const struct pk_annotate_kernel *k, FILE *f);
+/* The browsers' annotate view's message for kernel symbol sym without code: a first line
+ * ("... no code of the <which> kernel ...") and those of tool_ann_kernel_why, '\n'
+ * between them (malloc'd; NULL without memory). */
+char *tool_ann_kernel_msg(const struct pk_annotate_kernel *k, const char *sym, const char *which);
 /* The modules whose functions are not shown (no code found), with their counts. */
 struct tool_ann_mskip {
 	struct { struct pk_annotate_kmod m; size_t nr; } v[32];

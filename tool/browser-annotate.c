@@ -165,7 +165,17 @@ void ann_view_draw(struct ann_view *v, const struct top_ann *a, bool live)
 	mvaddnstr(2, 0, line, COLS);
 	attroff(A_BOLD);
 	if (a->error) {
-		mvaddnstr(4, 2, a->error, COLS - 2);
+		/* its lines (the kernel's: per cause, and the fix), a long one wrapped */
+		const char *p = a->error;
+		int w = COLS > 8 ? COLS - 4 : 4;
+		for (int y = 4, x = 2; *p && y < LINES; y++) {
+			size_t n = strcspn(p, "\n"), k = n < (size_t)w ? n : (size_t)w;
+			mvaddnstr(y, x, p, (int)k);
+			p += k;
+			x = k < n ? 4 : 2;
+			if (*p == '\n')
+				p++;
+		}
 		return;
 	}
 	if (a->note) { /* in place of the help line */

@@ -11,7 +11,7 @@
 enum { O_CHILDREN = 256, O_NO_CHILDREN, O_PCT, O_PID, O_TID, O_COMM, O_TIME, O_HEADER,
        O_HEADER_ONLY, O_STATS, O_TASKS, O_JSON, O_STDIO, O_NO_CG, O_MAX_STACK, O_WEIGHT, O_TOTAL_PERIOD,
        O_NO_INLINE, O_INLINE, O_SHOW_EMPTY, O_GROUP, O_NO_GROUP, O_TUI, O_COLOR,
-       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_VMLINUX, O_MMAPS, O_IGN_CALLEES,
+       O_PERCENTAGE, O_NO_DEMANGLE, O_NS, O_KALLSYMS, O_MMAPS, O_IGN_CALLEES,
        O_HIERARCHY, O_QUANTUM };
 
 static const struct tool_opt opts[] = {
@@ -50,8 +50,8 @@ static const struct tool_opt opts[] = {
 	  "the time key's slice (default 100ms; unit ms)" },
 	{ O_KALLSYMS, "kallsyms", required_argument, "<file>",
 	  "kernel symbols from this kallsyms file instead of\n/proc/kallsyms (recordings of this boot)" },
-	{ O_VMLINUX, "vmlinux", required_argument, "<file>",
-	  "kernel symbols from this ELF image (when its build-id\nis the recorded kernel's)" },
+	{ 'k', "vmlinux", required_argument, "<file>",
+	  "kernel symbols from this ELF image (when its build-id\nis the recorded kernel's), and on a terminal\nannotate's kernel code" },
 	{ 'T', "threads", no_argument, NULL,
 	  "after the report, each thread's event counts (READ\nrecords: record -s)" },
 	{ O_WEIGHT, "weight", required_argument, "<w>", "overhead by 'period' (default) or by 'samples'" },
@@ -243,7 +243,7 @@ int cmd_report(int argc, char **argv)
 		case O_NS: R.ns = true; break; /* perf 6.1: only the time key's column */
 		case O_QUANTUM: err = rpt_parse_quantum(&R, optarg); break;
 		case O_KALLSYMS: R.kallsyms = optarg; break;
-		case O_VMLINUX: R.vmlinux = optarg; break;
+		case 'k': R.vmlinux = optarg; break;
 		case 'T': R.threads = true; break;
 		case 't': R.field_sep = optarg; break;
 		case O_PERCENTAGE: err = rpt_parse_percentage(&R, optarg); break;
@@ -416,6 +416,8 @@ int cmd_report(int argc, char **argv)
 		status = 129;
 		goto out;
 	}
+	/* -k's symbols are the recorded kernel's wherever it ran (as perf's, and annotate -k) */
+	bool vm_syms = R.vmlinux && R.kallsyms && *R.kallsyms;
 	bool threads = tool_threads_worthwhile();
 	/* the symbol tables' thread even when the load says one thread: it adds no work (one
 	 * hand-over an object; sys.data single-threaded 633 -> 608 ms wall, the same CPU).
@@ -425,7 +427,7 @@ int cmd_report(int argc, char **argv)
 		       !R.nr_comms && !R.time_spec;
 	PK_OPTS(pk_report_opts, o, .sort = R.sort, .nr_sort = R.nr_sort,
 		.children = R.children == 1, .callgraph = any_cc && R.cg != CG_NONE,
-		.order = R.order, .max_stack = R.max_stack, .host = pk_data_env__same_host(pk_data_reader__env(rd)),
+		.order = R.order, .max_stack = R.max_stack, .host = vm_syms || pk_data_env__same_host(pk_data_reader__env(rd)),
 		.inlines = !R.no_inline,
 		.inlines_all = R.all_inline,
 		.no_reader_thread = !threads,

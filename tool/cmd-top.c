@@ -37,6 +37,8 @@ static const struct tool_opt opts[] = {
 	{ 'z', "zero", no_argument, NULL, "zero the history at each refresh (default:\nkeep 7/8)" },
 	{ 'K', "hide_kernel_symbols", no_argument, NULL, "hide kernel symbols" },
 	{ 'U', "hide_user_symbols", no_argument, NULL, "hide user symbols" },
+	{ 'k', "vmlinux", required_argument, "<file>",
+	  "annotate's kernel code from this image of the running\nkernel (else perf's places, then /proc/kcore)" },
 	{ 's', "sort", required_argument, "<keys>",
 	  "sort keys: comm,pid,tid,dso,sym,srcline,cpu\n(default dso,sym)" },
 	{ OPT_SORT, "sort", required_argument, NULL, NULL },
@@ -89,6 +91,7 @@ static int take_opt(int c, char *arg, void *ctx)
 	case 'z': o->zero = true; break;
 	case 'K': o->hide_kernel = true; break;
 	case 'U': o->hide_user = true; break;
+	case 'k': o->vmlinux = optarg; break;
 	case 's':
 	case OPT_SORT:
 		o->nr_sort = 0;
@@ -153,6 +156,8 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 		o->ro.system_wide = true;
 	if (o->hide_kernel && o->hide_user)
 		return bad("-K and -U together hide every row");
+	if (o->vmlinux && access(o->vmlinux, R_OK))
+		return bad("-k/--vmlinux '%s': %s", o->vmlinux, strerror(errno));
 	static char tbuf[160];
 	if (o->argv)
 		snprintf(tbuf, sizeof(tbuf), "command '%s'", o->argv[0]);

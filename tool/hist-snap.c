@@ -65,14 +65,16 @@ struct top_ann *top_ann__new(const char *dso, const char *sym)
 	return a;
 }
 
-int top_ann__source(struct top_ann *a, struct pk_dso *dso, uint64_t start, uint64_t size)
+int top_ann__source(struct top_ann *a, struct pk_dso *dso, uint64_t start, uint64_t size,
+		    uint64_t bias)
 {
+	/* the address column as wide as the symbol's last address shown, as --stdio's */
+	a->addr_width = ann_src_addr_width(start - bias, size);
 	ann_src_free(a->src);
 	if (!(a->src = ann_src_new()))
 		return -ENOMEM;
 	ann_src_quiet(a->src);
 	ann_src_symbol(a->src, dso, a->sym, start);
-	a->addr_width = ann_src_addr_width(start, size);
 	return 0;
 }
 

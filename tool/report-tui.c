@@ -8,6 +8,7 @@
  * next symbols).
  */
 #include <signal.h>
+#include "annotate-kernel.h"
 #include "report.h"
 #include "top.h"
 
@@ -42,9 +43,19 @@ static int ann_load(struct rtui *t)
 	t->ard = pk_data_reader__open(t->R->input, &ro);
 	if (!t->ard)
 		return t->ann_err = -errno;
+	/* kernel code and symbols as annotate -k finds them: -k/--vmlinux's symbols when it
+	 * is the recorded kernel (said before the browser when not), its code, or perf's
+	 * search, then /proc/kcore */
+	struct pk_machine_opts mo = *tool_machine_opts();
+	bool ksyms = t->R->kallsyms && *t->R->kallsyms;
+	if (ksyms) {
+		mo.kallsyms = t->R->kallsyms;
+		mo.host = t->R->vmlinux || mo.host;
+	}
 	PK_OPTS(pk_annotate_opts, ao, .reader_thread = tool_threads_allowed(),
-		.machine_opts = tool_machine_opts(), .event = t->h ? t->h->name : NULL,
-		.intel_syntax = t->R->intel_syntax);
+		.machine_opts = &mo, .event = t->h ? t->h->name : NULL,
+		.intel_syntax = t->R->intel_syntax, .host_known = ksyms && t->R->vmlinux,
+		.vmlinux = t->R->vmlinux, .kcore = tool_kcore_path());
 	t->ann = pk_annotate__load(t->ard, &ao);
 	if (!t->ann)
 		t->ann_err = -errno;
@@ -71,19 +82,40 @@ static struct top_ann *rt_annotate(void *ctx, const char *dso_long, const char *
 			if (!pk_annotate__symbol(t->ann, i, &s) && !strcmp(s.name, sym) &&
 			    !strcmp(s.dso_name, dso_long))
 				break;
-		if (i < n) {
-			/* with the source lines annotate --stdio shows (none on ENOMEM) */
-			top_ann__source(a, s.dso, s.start, s.size);
+		struct pk_annotate_kernel K = { .sz = sizeof(K) };
+		struct pk_annotate_kmod M = { .sz = sizeof(M) };
+		bool kmain = i < n && s.kernel && !strncmp(s.dso_name, "[kernel.kallsyms]", 17);
+		uint64_t bias = 0; /* a kernel symbol: the address shown is the file read's */
+		if (kmain && !pk_annotate__kernel(t->ann, &K))
+			bias = K.bias;
+		if (i < n && s.kernel && !kmain && !pk_annotate__module(t->ann, i, &M) &&
+		    M.source != PK_ANNOTATE_KSRC_NONE) {
+			bias = M.bias;
+			pk_annotate__symbol(t->ann, i, &s); /* (its size cut to the .ko's) */
+		}
+		if (kmain && K.source == PK_ANNOTATE_KSRC_NONE) {
+			/* annotate --stdio's reasons, per cause, and the fix */
+			a->error = tool_ann_kernel_msg(&K, sym, "recorded");
+			if (!a->error)
+				snprintf(why, sizeof(why), "out of memory");
+		} else if (i < n) {
+			/* with the source lines annotate --stdio shows (none on ENOMEM); a
+			 * kernel symbol with the addresses of the file read, as --stdio */
+			top_ann__source(a, s.dso, s.start, s.size, bias);
 			err = pk_annotate__disasm(t->ann, i, top_ann__add_insn, a);
 			top_ann__source_end(a);
 		}
 		if (i == n)
 			snprintf(why, sizeof(why), "no samples of '%s' in '%s' to annotate", sym,
 				 dso_long);
-		else if (err < 0 && !a->nr)
+		else if (err < 0 && !a->nr && !a->error)
 			snprintf(why, sizeof(why), "cannot disassemble '%s': %s%s", sym,
-				 pk_strerror(err), err == -EOPNOTSUPP ?
-				 " (kernel and JIT code are not disassembled)" : err == -ESTALE ?
+				 pk_strerror(err), kmain ? err == -ENODATA ?
+				 " (the kernel image read holds no code there)" : "" : s.kernel ?
+				 " (no code of the module found: perfkit annotate --stdio says why)"
+				 : err == -EOPNOTSUPP ?
+				 " (JIT code, and machines other than x86-64 and AArch64, are not "
+				 "disassembled)" : err == -ESTALE ?
 				 " (the file was rebuilt since the recording)" : "");
 	}
 	if (why[0] && !(a->error = strdup(why))) {

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "annotate-kernel.h"
 #include "builtin.h"
 #include "top.h"
 
@@ -29,6 +30,7 @@ struct ann_state {
 	char *dso_long, *sym;           /* what is asked */
 	struct pk_dso *d;
 	uint64_t start, size;
+	uint64_t kbias;                 /* kernel: sampled address - the image's shown */
 	struct top_ann *proto;          /* lines without counts */
 	uint64_t *counts;
 };
@@ -48,6 +50,7 @@ struct top_engine {
 	char *ann_dso, *ann_sym;        /* asked by the screen (mu) */
 	bool ann_changed;
 	struct ann_state ann;           /* the aggregation thread's */
+	struct pk_annotate_kcode *kc;   /* the kernel's code, found at the first kernel symbol */
 	uint64_t last_ns, next_ns, new_samples, lost, lost_samples, throttle, samples_all;
 	int wstatus;
 	bool waited;
@@ -72,6 +75,33 @@ static void ann_reset(struct ann_state *a)
 	memset(a, 0, sizeof(*a));
 }
 
+static size_t ann_len(const struct ann_state *a)
+{
+	return a->size < MAX_ANN_BYTES ? a->size : MAX_ANN_BYTES;
+}
+
+/* The running kernel's code, chosen once as annotate --stdio chooses it: true with its
+ * bias, else false with *why (malloc'd) its reasons per cause and the fix */
+static bool kernel_code(struct top_engine *e, const char *sym, uint64_t *bias, char **why)
+{
+	if (!e->kc) {
+		PK_OPTS(pk_annotate_kcode_opts, ko, .vmlinux = e->o->vmlinux, .kcore = tool_kcore_path());
+		e->kc = pk_annotate_kcode__open(pk_report__machine(e->rep), &ko);
+		if (!e->kc) {
+			*why = strdup("out of memory");
+			return false;
+		}
+	}
+	struct pk_annotate_kernel k = { .sz = sizeof(k) };
+	pk_annotate_kcode__info(e->kc, &k);
+	if (k.source != PK_ANNOTATE_KSRC_NONE) {
+		*bias = k.bias;
+		return true;
+	}
+	*why = tool_ann_kernel_msg(&k, sym, "running");
+	return false;
+}
+
 static void ann_setup(struct top_engine *e, const char *dso_long, const char *sym)
 {
 	struct ann_state *a = &e->ann;
@@ -86,6 +116,7 @@ static void ann_setup(struct top_engine *e, const char *dso_long, const char *sy
 		return;
 	}
 	char why[160] = "";
+	bool kmain = !strcmp(dso_long, "[kernel.kallsyms]");
 	uint16_t mach = 0;
 	long n = 0;
 	uint8_t *buf = NULL;
@@ -95,22 +126,29 @@ static void ann_setup(struct top_engine *e, const char *dso_long, const char *sy
 		snprintf(why, sizeof(why), "no symbol '%s' in %s", sym, dso_long);
 	} else if (!(buf = malloc(MAX_ANN_BYTES))) {
 		snprintf(why, sizeof(why), "out of memory");
-	} else if ((n = pk_dso__read(a->d, a->start, buf, (a->size < MAX_ANN_BYTES ? a->size : MAX_ANN_BYTES),
-				     &mach)) < 0) {
+	} else if (kmain && !(kmain = kernel_code(e, sym, &a->kbias, &a->proto->error))) {
+		/* no code of the running kernel: annotate --stdio's reasons, on the view */
+	} else if ((n = kmain ? pk_annotate_kcode__read(e->kc, a->start, buf, ann_len(a), &mach)
+			      : pk_dso__read(a->d, a->start, buf, ann_len(a), &mach)) < 0) {
 		snprintf(why, sizeof(why), "cannot read the code of %s: %s%s", sym, pk_strerror((int)n),
-			 n == -EOPNOTSUPP ? " (kernel and JIT code are not disassembled)" : "");
+			 n != -EOPNOTSUPP ? "" : pk_dso__is_kernel(a->d) ?
+			 " (the code of kernel modules is not supported yet)" :
+			 " (JIT code is not disassembled)");
 	} else {
-		PK_OPTS(pk_annotate_disasm_opts, dop, .e_machine = mach, .dso = a->d);
+		PK_OPTS(pk_annotate_disasm_opts, dop, .e_machine = mach, .dso = a->d,
+			.dso_bias = a->kbias);
 		/* the source lines as annotate --stdio shows them (read here, on this thread) */
-		top_ann__source(a->proto, a->d, a->start, a->size);
-		int err = pk_annotate__disasm_bytes(buf, (size_t)n, a->start, &dop, top_ann__add_insn, a->proto);
+		top_ann__source(a->proto, a->d, a->start, a->size, a->kbias);
+		/* a kernel function shows the image's addresses, as annotate --stdio */
+		int err = pk_annotate__disasm_bytes(buf, (size_t)n, a->start - a->kbias, &dop,
+						    top_ann__add_insn, a->proto);
 		top_ann__source_end(a->proto);
 		if (err < 0 && !a->proto->nr)
 			snprintf(why, sizeof(why), "cannot disassemble %s: %s", sym, pk_strerror(err));
 		a->counts = calloc(a->proto->nr + 1, sizeof(*a->counts));
 	}
 	free(buf);
-	if (why[0])
+	if (why[0] && !a->proto->error)
 		a->proto->error = strdup(why);
 }
 
@@ -123,6 +161,7 @@ static void ann_count(struct top_engine *e, const struct pk_sample *s)
 	if (pk_machine__resolve(pk_report__machine(e->rep), s->pid, s->tid, s->ip, s->cpumode,
 				&loc) || loc.dso != a->d || loc.sym_start != a->start)
 		return;
+	loc.dso_addr -= a->kbias;
 	/* the instruction at or before the address */
 	size_t lo = 0, hi = a->proto->nr;
 	while (hi - lo > 1) {
@@ -485,6 +524,7 @@ int top_engine__stop(struct top_engine *e)
 	if (e->pfd[0] >= 0)
 		close(e->pfd[0]);
 	ann_reset(&e->ann);
+	pk_annotate_kcode__free(e->kc);
 	free(e->ann_dso), free(e->ann_sym);
 	top_snap__free(e->ready);
 	pk_report__free(e->rep);

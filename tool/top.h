@@ -90,6 +90,7 @@ struct top_opts {
 	int verbose;
 	const char *targets;    /* for the header: "system-wide", "pid 12", ... */
 	bool children;          /* a Self column beside the period's (report's browser) */
+	const char *vmlinux;    /* -k: annotate's kernel code (else perf's search, kcore) */
 };
 
 /* The engine: the recorder and the two threads. */
@@ -119,10 +120,12 @@ struct top_ann *top_ann__new(const char *dso, const char *sym);
 /* A pk_annotate_insn_fn adding a line (its period as the count) to the top_ann ctx,
  * after the source lines before it when top_ann__source was called. */
 int top_ann__add_insn(void *ctx, const struct pk_annotate_insn *in);
-/* The instructions added next are those of the symbol sym at start (size bytes) of dso:
- * add the source lines perfkit annotate --stdio shows between them (its rules and
- * fallbacks; messages kept in a->note, never printed). 0 or -ENOMEM. */
-int top_ann__source(struct top_ann *a, struct pk_dso *dso, uint64_t start, uint64_t size);
+/* The instructions added next are those of the symbol sym at start (size bytes) of dso,
+ * shown at start - bias (a kernel's: the file read's addresses): add the source lines
+ * perfkit annotate --stdio shows between them (its rules and fallbacks; messages kept in
+ * a->note, never printed), the address column as wide as its. 0 or -ENOMEM. */
+int top_ann__source(struct top_ann *a, struct pk_dso *dso, uint64_t start, uint64_t size,
+		    uint64_t bias);
 /* Done adding: the source files read are let go. */
 void top_ann__source_end(struct top_ann *a);
 /* The hist with the most samples (NULL: none). */

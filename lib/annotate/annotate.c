@@ -17,6 +17,7 @@
 #include "core/intern.h"
 #include "session/relaxed.h"
 #include "annotate/kcode.h"
+#include "annotate/klive.h"
 #include "annotate/kmod.h"
 
 /* a symbol larger than this is not disassembled (no function is; a corrupt size is) */
@@ -970,7 +971,8 @@ PK_API int pk_annotate__disasm_bytes(const void *code, size_t len, uint64_t addr
 	if ((!code && len) || !fn || !PK_OPTS_VALID(o, pk_annotate_disasm_opts))
 		return -EINVAL;
 	struct dis_ctx dc = { .fn = fn, .ctx = ctx,
-			      .intel = PK_OPTS_GET(o, intel_syntax, false) };
+			      .intel = PK_OPTS_GET(o, intel_syntax, false),
+			      .bias = PK_OPTS_GET(o, dso_bias, 0) };
 	return disasm(code, len, addr, PK_OPTS_GET(o, e_machine, (uint16_t)0),
 		      PK_OPTS_GET(o, dso, NULL), &dc);
 }
@@ -1038,23 +1040,9 @@ PK_API int pk_annotate__kernel(struct pk_annotate *a, struct pk_annotate_kernel 
 	if (!a || !out)
 		return -EINVAL;
 	if (!a->kc) {
-		struct pk_machine_kinfo mk;
-		pk_machine_kinfo(a->m, &mk);
 		const struct pk_data_env *env = pk_data_reader__env(pk_session__reader(a->ses));
-		uint8_t run[PK_BUILD_ID_MAX];
-		size_t run_len = sizeof(run);
-		if (pk_kernel_build_id(NULL, run, &run_len))
-			run_len = 0;
-		struct pk_kcode_opts ko = {
-			.vmlinux = a->vmlinux, .kcore = a->kcore_set ? a->kcore : NULL,
-			.kallsyms = mk.kallsyms && *mk.kallsyms ? mk.kallsyms : NULL,
-			.release = env ? env->osrelease : NULL,
-			.buildid_dirs = { mk.buildid_dir, mk.extra_buildid_dir, mk.symfs },
-			.symfs = mk.symfs, .want_bid = mk.bid, .want_bid_len = mk.bid_len,
-			.run_bid = run, .run_bid_len = run_len, .host = mk.host,
-			.have_text = mk.have_text, .text = mk.text,
-		};
-		int err = pk_kcode_open(&ko, &a->kc);
+		int err = pk_kcode_open_machine(a->m, a->vmlinux, a->kcore_set ? a->kcore : NULL,
+						env ? env->osrelease : NULL, false, &a->kc);
 		if (err)
 			return err;
 	}

@@ -192,6 +192,21 @@ static void test_own_elf(void **state)
 		}
 	}
 	assert_true(named);
+	/* shown 0x1000 lower (a kernel image's addresses): targets named at + dso_bias */
+	PK_OPTS(pk_annotate_disasm_opts, ob, .dso = d, .dso_bias = 0x1000);
+	static struct seen sb;
+	assert_int_equal(pk_annotate__disasm_bytes(buf, size, start - 0x1000, &ob, collect, &sb), 0);
+	assert_int_equal(sb.n, s.n);
+	named = false;
+	for (size_t i = 0; i < sb.n; i++) {
+		assert_true(sb.addr[i] == s.addr[i] - 0x1000);
+		if (sb.has_target[i] && sb.target[i] == callee - 0x1000) {
+			assert_string_equal(sb.target_sym[i], "pk_ann_callee");
+			assert_int_equal(sb.target_off[i], 0);
+			named = true;
+		}
+	}
+	assert_true(named);
 	/* no section holds that address: no bytes */
 	assert_int_equal(pk_dso__read(d, (uint64_t)1 << 60, buf, size, NULL), -ENODATA);
 	free(buf);

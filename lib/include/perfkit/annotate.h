@@ -210,6 +210,30 @@ struct pk_annotate_kernel {
  */
 PK_API int pk_annotate__kernel(struct pk_annotate *a, struct pk_annotate_kernel *out);
 
+/*
+ * The code of a live machine's kernel, the running one (perfkit top's annotate view):
+ * the file chosen as pk_annotate__kernel chooses it (the given vmlinux only, else the
+ * build-id caches and perf's vmlinux paths, then kcore), the running kernel's build-id
+ * wanted. NULL+errno only for -EINVAL and -ENOMEM: without a usable file,
+ * pk_annotate_kcode__info says why (per cause) and reads fail with -ENOENT.
+ */
+struct pk_annotate_kcode;
+struct pk_annotate_kcode_opts {
+	size_t sz;
+	const char *vmlinux;    /* an image of the running kernel (-k): only it is tried */
+	const char *kcore;      /* NULL: "/proc/kcore"; "": not tried */
+	size_t :0;
+};
+PK_API struct pk_annotate_kcode *pk_annotate_kcode__open(struct pk_machine *m,
+							 const struct pk_annotate_kcode_opts *o);
+/* The choice (bias: sampled address - address in the file), or why none. */
+PK_API void pk_annotate_kcode__info(const struct pk_annotate_kcode *k,
+				    struct pk_annotate_kernel *out);
+/* The code at sampled address addr into buf: bytes read, or -ENOENT (no file), -ENODATA
+ * (not in it), -EINVAL, or pread's error. *e_machine (optional): the file's ELF machine. */
+PK_API long pk_annotate_kcode__read(struct pk_annotate_kcode *k, uint64_t addr, void *buf,
+				    size_t len, uint16_t *e_machine);
+PK_API void pk_annotate_kcode__free(struct pk_annotate_kcode *k);
 /* The code of a kernel module's symbol (pk_annotate__module). */
 enum { PK_ANNOTATE_KSRC_MODULE = 3 };   /* the module's .ko file */
 struct pk_annotate_kmod {
@@ -286,6 +310,9 @@ struct pk_annotate_disasm_opts {
 	struct pk_dso *dso;
 	/* x86: Intel syntax (default AT&T, perf's) */
 	bool intel_syntax;
+	/* DSO address - addr's (a kernel's code shown at its image's addresses): branch
+	 * targets are named with dso's symbol at target + dso_bias */
+	uint64_t dso_bias;
 	size_t :0;
 };
 /*
