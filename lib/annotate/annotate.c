@@ -61,20 +61,47 @@ struct ann_obj {
 
 /* (maps generation, cpumode, address) -> what a sample there counts for: the memo that
  * spares the samples of an address seen before their resolution (pk_machine__maps_gen:
- * one generation resolves an address alike). 512 KiB: it stays in a core's L2 cache. */
+ * one generation resolves an address alike). 32-byte slots, two to a cache line (with
+ * 48 bytes, half the slots straddled two lines, a second miss on the system-wide file
+ * where more than half of the samples find another address in their slot): 512 KiB, it
+ * stays in a core's L2 cache. */
 #define ANN_MEMO_SLOTS ((size_t)1 << 14)
 enum { MEMO_EMPTY, MEMO_HIT, MEMO_UNRES };
+/* tag: the samples counted (MEMO_N bits), the cpumode (3 bits), the kind (2 bits) */
+#define MEMO_N_BITS 24u
+#define MEMO_N_MAX ((1u << MEMO_N_BITS) - 1)
+#define MEMO_MODE_SHIFT MEMO_N_BITS
+#define MEMO_KIND_SHIFT (MEMO_N_BITS + 3u)
 struct ann_memo {
 	uint64_t gen, ip;
 	uint32_t sym;           /* MEMO_HIT: raws[sym]; MEMO_UNRES: unres[sym] */
-	/* MEMO_HIT: the samples counted here and not yet in raws[sym] (added when the slot
-	 * is taken by another address, and at the end: raws is too big to stay in a
-	 * cache, its line was a miss per sample, 60 % of on_raw on the system-wide file),
-	 * and the objs index of the address (preload) */
-	uint32_t n, obj;
-	uint64_t period;
-	uint8_t cpumode, kind;
+	uint32_t obj;           /* MEMO_HIT: the objs index of the address (preload) */
+	/* MEMO_HIT: the samples (tag's low bits) and period counted here and not yet in
+	 * raws[sym] (added when the slot is taken by another address, when a count would
+	 * overflow, and at the end: raws is too big to stay in a cache, its line was a
+	 * miss per sample, 60 % of on_raw on the system-wide file) */
+	uint32_t period;
+	uint32_t tag;
 };
+_Static_assert(sizeof(struct ann_memo) == 32, "two memo slots to a cache line");
+
+static inline unsigned memo_kind(const struct ann_memo *e)
+{
+	return e->tag >> MEMO_KIND_SHIFT;
+}
+
+static inline uint32_t memo_n(const struct ann_memo *e)
+{
+	return e->tag & MEMO_N_MAX;
+}
+
+/* the slot holds (gen, ip, cpumode) */
+static inline bool memo_holds(const struct ann_memo *e, uint64_t gen, uint64_t ip,
+			      uint8_t cpumode)
+{
+	return e->ip == ip && e->gen == gen && memo_kind(e) != MEMO_EMPTY &&
+	       ((e->tag >> MEMO_MODE_SHIFT) & 7u) == cpumode;
+}
 
 /* (object, dso address) -> raws index + 1 (0: empty): 16 bytes a slot, the objects
  * numbered (objs), so that the table of a system-wide file's 68 k addresses is 2 MB
@@ -478,12 +505,12 @@ static struct ann_memo *memo_slot(struct pk_annotate *A, uint64_t gen, uint64_t 
 /* the counts a memo slot holds into its raw entry */
 static void memo_settle(struct pk_annotate *A, struct ann_memo *e)
 {
-	if (e->kind != MEMO_HIT || !e->n)
+	if (memo_kind(e) != MEMO_HIT || !memo_n(e))
 		return;
 	struct ann_raw *R = &A->raws[e->sym];
-	R->samples += e->n;
+	R->samples += memo_n(e);
 	R->period += e->period;
-	e->n = 0;
+	e->tag &= ~MEMO_N_MAX;
 	e->period = 0;
 }
 
@@ -496,7 +523,7 @@ _Static_assert(ANN_SETTLE_LAG == sizeof(((struct pk_annotate *)0)->settle) /
  * start of the eviction) */
 static void memo_settle_later(struct pk_annotate *A, struct ann_memo *e)
 {
-	if (e->kind != MEMO_HIT || !e->n)
+	if (memo_kind(e) != MEMO_HIT || !memo_n(e))
 		return;
 	__builtin_prefetch(&A->raws[e->sym], 1);
 	struct ann_settle *s = &A->settle[A->settle_at++ % ANN_SETTLE_LAG];
@@ -505,7 +532,7 @@ static void memo_settle_later(struct pk_annotate *A, struct ann_memo *e)
 		R->samples += s->n;
 		R->period += s->period;
 	}
-	*s = (struct ann_settle){ e->sym, e->n, e->period };
+	*s = (struct ann_settle){ e->sym, memo_n(e), e->period };
 }
 
 /* every slot's and every waiting one's (at the end of the read) */
@@ -545,7 +572,8 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, ui
 	/* the counts of the address that had the slot go to its raw entry */
 	memo_settle_later(A, e);
 	*e = (struct ann_memo){ .gen = gen, .ip = ip, .sym = sym, .obj = obj,
-				.cpumode = cpumode, .kind = kind };
+				.tag = (uint32_t)cpumode << MEMO_MODE_SHIFT |
+				       (uint32_t)kind << MEMO_KIND_SHIFT };
 	return 0;
 }
 
@@ -608,19 +636,26 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 	}
 	uint64_t gen = A->gen;
 	struct ann_memo *e = memo_slot(A, gen, ip, cpumode);
-	if (e->kind == MEMO_EMPTY || e->ip != ip || e->gen != gen || e->cpumode != cpumode) {
+	if (!memo_holds(e, gen, ip, cpumode)) {
 		int err = memo_fill(A, e, pid, tid, ip, cpumode, gen);
 		if (err)
 			return err;
 	}
-	if (e->kind == MEMO_UNRES) {
+	if (memo_kind(e) == MEMO_UNRES) {
 		A->st.unresolved++;
 		A->unres[e->sym].samples++;
 		return 0;
 	}
-	e->period += period;
-	if (++e->n == UINT32_MAX)
+	if (period > UINT32_MAX - e->period || memo_n(e) == MEMO_N_MAX)
 		memo_settle(A, e);
+	if (period > UINT32_MAX) {
+		/* (a period that does not fit the slot's count goes to raws itself) */
+		A->raws[e->sym].samples++;
+		A->raws[e->sym].period += period;
+	} else {
+		e->period += (uint32_t)period;
+		e->tag++;
+	}
 	if (A->preload)
 		A->objs[e->obj].period += period;
 	return 0;

@@ -5,7 +5,7 @@
  * of this test binary read from its ELF file through pk_dso__read, where the call to its
  * callee must be named after it; and the counts of pk_annotate__load over a written file
  * whose samples alternate between one function and more distinct unmapped addresses than
- * the memo of resolved addresses has slots.
+ * the memo of resolved addresses has slots, and over one whose periods pass 32 bits.
  */
 #include <elf.h>
 #include <errno.h>
@@ -258,23 +258,52 @@ static int sum_insn(void *ctx, const struct pk_annotate_insn *in)
 
 #define NR_COLD 100000 /* more than the memo's slots: hot entries get evicted */
 
+/* the mapping of this binary that holds ip, as the process has it: false if none */
+static bool own_map(uint64_t ip, unsigned long long *lo, unsigned long long *hi,
+		    unsigned long long *off, char path[PATH_MAX])
+{
+	FILE *mf = fopen("/proc/self/maps", "r");
+	assert_non_null(mf);
+	char line[4096];
+	bool found = false;
+	path[0] = 0;
+	while (!found && fgets(line, sizeof(line), mf)) {
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", lo, hi, off, path) == 4 &&
+		    ip >= *lo && ip < *hi)
+			found = true;
+	}
+	fclose(mf);
+	return found && path[0] == '/';
+}
+
+/* MMAP of [lo, hi) of path into process 100, with its sample_id trailer (TID, TIME) */
+static void put_mmap(struct pk_data_writer *w, unsigned long long lo, unsigned long long hi,
+		     unsigned long long off, const char *path)
+{
+	uint64_t u[8 + PATH_MAX / 8];
+	memset(u, 0, sizeof(u));
+	size_t flen = (strlen(path) + 1 + 7) / 8 * 8;
+	struct perf_event_header h = { .type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_USER,
+				       .size = (uint16_t)(8 + 32 + flen + 16) };
+	memcpy(&u[0], &h, 8);
+	u[1] = (uint64_t)100 << 32 | 100;
+	u[2] = lo;
+	u[3] = hi - lo;
+	u[4] = off;
+	memcpy(&u[5], path, strlen(path));
+	u[5 + flen / 8] = (uint64_t)100 << 32 | 100;
+	u[6 + flen / 8] = 1;
+	put_rec(w, u);
+}
+
 static void test_load_counts(void **state)
 {
 	(void)state;
 	/* the mapping of this binary that holds pk_ann_caller, as the process has it */
 	uint64_t ip = (uint64_t)(uintptr_t)&pk_ann_caller;
-	FILE *mf = fopen("/proc/self/maps", "r");
-	assert_non_null(mf);
-	char line[4096], path[PATH_MAX] = "";
+	char path[PATH_MAX];
 	unsigned long long lo = 0, hi = 0, off = 0;
-	bool found = false;
-	while (!found && fgets(line, sizeof(line), mf)) {
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &lo, &hi, &off, path) == 4 &&
-		    ip >= lo && ip < hi)
-			found = true;
-	}
-	fclose(mf);
-	if (!found || path[0] != '/')
+	if (!own_map(ip, &lo, &hi, &off, path))
 		PK_SKIP("no file mapping of this binary's code in /proc/self/maps");
 	char *dir = pk_test_mkdtemp("annotate");
 	char file[PATH_MAX];
@@ -292,21 +321,7 @@ static void test_load_counts(void **state)
 	if (have_bid)
 		assert_int_equal(pk_data_writer__add_build_id(w, -1, PERF_RECORD_MISC_USER, bid,
 							      bl, path), 0);
-	/* MMAP of the code into process 100, with its sample_id trailer (TID, TIME) */
-	uint64_t u[8 + PATH_MAX / 8];
-	memset(u, 0, sizeof(u));
-	size_t flen = (strlen(path) + 1 + 7) / 8 * 8;
-	struct perf_event_header h = { .type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_USER,
-				       .size = (uint16_t)(8 + 32 + flen + 16) };
-	memcpy(&u[0], &h, 8);
-	u[1] = (uint64_t)100 << 32 | 100;
-	u[2] = lo;
-	u[3] = hi - lo;
-	u[4] = off;
-	memcpy(&u[5], path, strlen(path));
-	u[5 + flen / 8] = (uint64_t)100 << 32 | 100;
-	u[6 + flen / 8] = 1;
-	put_rec(w, u);
+	put_mmap(w, lo, hi, off, path);
 	uint64_t t = 2;
 	for (uint64_t i = 0; i < NR_COLD; i++) {
 		put_sample(w, t++, ip);
@@ -417,6 +432,69 @@ static void test_load_counts(void **state)
 	free(dir);
 }
 
+/*
+ * Periods past 32 bits (the memo slot counts 32 bits of period): samples of one address
+ * whose periods overflow the slot's count, one period that does not fit it at all, and
+ * small ones; the symbol gets every sample and the exact sum.
+ */
+static void test_load_big_periods(void **state)
+{
+	(void)state;
+	uint64_t ip = (uint64_t)(uintptr_t)&pk_ann_caller;
+	char path[PATH_MAX];
+	unsigned long long lo = 0, hi = 0, off = 0;
+	if (!own_map(ip, &lo, &hi, &off, path))
+		PK_SKIP("no file mapping of this binary's code in /proc/self/maps");
+	char *dir = pk_test_mkdtemp("annotate-period");
+	char file[PATH_MAX];
+	snprintf(file, sizeof(file), "%s/a.data", dir);
+	struct pk_attr at;
+	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					  PERF_SAMPLE_PERIOD);
+	struct pk_data_writer *w = pk_data_writer__open(file, NULL);
+	assert_non_null(w);
+	uint64_t id = 1;
+	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	put_mmap(w, lo, hi, off, path);
+	const uint64_t periods[] = { 3000000000ull, 7, 3000000000ull, 5000000000ull, 1,
+				     (uint64_t)1 << 40, 4294967295ull, 4294967295ull, 2 };
+	const size_t np = sizeof(periods) / sizeof(periods[0]);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < np; i++) {
+		uint64_t u[5];
+		struct perf_event_header h = { .type = PERF_RECORD_SAMPLE,
+					       .misc = PERF_RECORD_MISC_USER, .size = sizeof(u) };
+		memcpy(&u[0], &h, 8);
+		u[1] = ip;
+		u[2] = (uint64_t)100 << 32 | 100;
+		u[3] = 2 + i;
+		u[4] = periods[i];
+		put_rec(w, u);
+		sum += periods[i];
+	}
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
+	struct pk_data_reader *r = pk_data_reader__open(file, NULL);
+	assert_non_null(r);
+	PK_OPTS(pk_annotate_opts, o, .reader_thread = false);
+	struct pk_annotate *a = pk_annotate__load(r, &o);
+	assert_non_null(a);
+	struct pk_annotate_stats st = { .sz = sizeof(st) };
+	pk_annotate__stats(a, &st);
+	assert_int_equal(st.samples, np);
+	assert_int_equal(st.period, sum);
+	assert_int_equal(pk_annotate__nr_symbols(a), 1);
+	struct pk_annotate_sym sym = { .sz = sizeof(sym) };
+	assert_int_equal(pk_annotate__symbol(a, 0, &sym), 0);
+	assert_string_equal(sym.name, "pk_ann_caller");
+	assert_int_equal(sym.samples, np);
+	assert_int_equal(sym.period, sum);
+	pk_annotate__free(a);
+	pk_data_reader__free(r);
+	pk_test_sh("rm -rf '%s'", dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_own_elf),
 		cmocka_unit_test(test_load_counts),
+		cmocka_unit_test(test_load_big_periods),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
