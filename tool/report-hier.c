@@ -46,6 +46,9 @@ static uint64_t node_weight(const struct report *R, const struct hnode *n)
 static const struct report *kid_sort_R;
 static size_t kid_sort_level;
 
+/* in a level's grouping text: what follows it identifies, and is not printed */
+#define HIER_ID_SEP '\x1f'
+
 static int str_cmp(const char *a, const char *b)
 {
 	return a == b ? 0 : strcmp(a ? a : "", b ? b : "");
@@ -163,7 +166,7 @@ static bool unpadded(enum col c)
 static void put_key(struct report *R, size_t l, const char *t)
 {
 	enum col c = R->sort_col[l];
-	size_t n = strlen(t), lead = 0;
+	size_t n = strcspn(t, (const char[]){ HIER_ID_SEP, 0 }), lead = 0;
 	while (t[lead] == ' ')
 		lead++;
 	rpt_lb_put(R, t + lead, n - lead);
@@ -285,6 +288,14 @@ int rpt_print_hier(struct report *R, const struct pk_hist *h)
 				w = (int)sizeof(buf) - 1;
 			if (w > R->width[l] && !fixed_width(R->sort_col[l]))
 				R->width[l] = w;
+			/* perf's symbol level tells two symbols of one name apart (one per
+			 * object: a static libgcc helper in a program and in its library), so
+			 * their grouping text carries the object after a separator that
+			 * put_key does not print */
+			const struct pk_hist_entry *e = h->entries[i];
+			size_t bl = strnlen(buf, sizeof(buf) - 1);
+			if (R->sort_col[l] == COL_SYM && e->sym && e->dso_long)
+				snprintf(buf + bl, sizeof(buf) - bl, "%c%s", HIER_ID_SEP, e->dso_long);
 			if (!(H.txt[i * H.nl + l] = strdup(buf)))
 				goto out;
 		}
