@@ -12,6 +12,8 @@
 #   selected: hottest|hot|other|none   the selected line (the one line drawn with a
 #                                background colour) is the hottest instruction shown, one
 #                                with 10 % or more, another line, or there is none
+#   selected row: N              the screen row of the selected instruction (none: left out)
+#   selected 10 or more: yes|no  its share is 10 % or more
 #   jump named: yes|no           a jump to a place in SYMBOL named "<SYMBOL+0x..>"
 #   source toggle key: yes|no    the help lists s (show / hide the source lines)
 import re
@@ -46,6 +48,11 @@ if sel:
     else:
         what = "other"
 print("selected: %s" % what)
+# the selected line's screen row and share (Tab steps to another row; ties of share are
+# possible with few samples, so the row tells the steps apart)
+if sel and dict(ins).get(sel[0]) is not None:
+    print("selected row: %d" % sel[0])
+    print("selected 10 or more: %s" % ("yes" if dict(ins)[sel[0]] >= 10 else "no"))
 print("jump named: %s" % ("yes" if any(re.search(r"\bj\w+\s+[0-9a-f]+ <%s\+0x[0-9a-f]+>" % re.escape(sym), l)
                                        for l in text) else "no"))
 print("source toggle key: %s" % ("yes" if any(re.match(r"\s+s\s+show / hide the source lines", l)
