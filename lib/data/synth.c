@@ -26,6 +26,7 @@ struct synth {
 	uint32_t id_size;
 	bool mmap_data;
 	const char *proc;
+	const char *modules;
 	uint64_t buf[RECBUF_U64];
 };
 
@@ -52,6 +53,7 @@ static struct synth *synth_new(pk_synth_cb cb, void *ctx, const struct pk_synth_
 	s->proc = PK_OPTS_GET(o, procfs_root, NULL);
 	if (!s->proc)
 		s->proc = "/proc";
+	s->modules = PK_OPTS_GET(o, modules_root, NULL);
 	return s;
 }
 
@@ -316,6 +318,39 @@ PK_API int pk_synth__kernel_mmap(pk_synth_cb cb, void *ctx, const struct pk_synt
 		   sizeof("[kernel.kallsyms]_text") - 1);
 	free(s);
 	return err;
+}
+
+PK_API int pk_synth__modules(pk_synth_cb cb, void *ctx, const struct pk_synth_opts *opts)
+{
+	int err;
+	struct synth *s = synth_new(cb, ctx, opts, &err);
+	struct pk_kmod_ent *v;
+	size_t nr;
+
+	if (!s)
+		return pk_err(err);
+	err = pk_kmods__read(s->proc, s->modules, &v, &nr);
+	if (err == -ENOENT)
+		err = 0; /* no module support in this kernel */
+	for (size_t i = 0; !err && i < nr; i++) {
+		uint8_t *p = (uint8_t *)s->buf;
+		char bracket[sizeof(v[i].name) + 2];
+		const char *name = v[i].path;
+		if (!name) {
+			snprintf(bracket, sizeof(bracket), "[%s]", v[i].name);
+			name = bracket;
+		}
+		put32(p, 8, UINT32_MAX); /* pid -1: the host kernel */
+		put32(p, 12, 0);
+		put64(p, 16, v[i].start);
+		put64(p, 24, v[i].size);
+		put64(p, 32, 0);
+		err = emit(s, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 40, name,
+			   strnlen(name, PATH_MAX - 1));
+	}
+	pk_kmods__free(v, nr);
+	free(s);
+	return err < 0 ? pk_err(err) : err;
 }
 
 PK_API int pk_synth__comm(pid_t pid, pid_t tid, const char *comm, pk_synth_cb cb, void *ctx,

@@ -20,6 +20,7 @@
 #include "record/record-internal.h"
 #include "record/recorder-internal.h"
 #include "data/data-internal.h"
+#include "data/synth-internal.h"
 
 /*
  * Copy the vdso image of the process whose [vdso] map the walk saw first, from its memory,
@@ -64,13 +65,17 @@ static int synth_cb(const struct perf_event_header *h, void *ctx)
 	return err;
 }
 
-/* The kernel map record, kept for the later files of a rotation (reading kallsyms again
- * would cost most of a switch's time) */
+/* The kernel and module map records, kept for the later files of a rotation (reading
+ * kallsyms again would cost most of a switch's time) and for the modules' build ids */
 static int kmap_cb(const struct perf_event_header *h, void *ctx)
 {
 	struct pk_recorder *r = ctx;
-	if (!r->kmap && (r->kmap = malloc(h->size)))
-		memcpy(r->kmap, h, h->size);
+	uint8_t *n = realloc(r->kmaps, r->kmaps_len + h->size);
+	if (n) {
+		memcpy(n + r->kmaps_len, h, h->size);
+		r->kmaps = n;
+		r->kmaps_len += h->size;
+	}
 	return synth_cb(h, ctx);
 }
 
@@ -128,10 +133,18 @@ int pk_rec_synthesize(struct pk_recorder *r, bool again)
 	unsigned ns = o->namespaces ? PK_SYNTH_NAMESPACES : 0;
 	int err = 0;
 
-	if (r->kmap)
-		synth_cb(r->kmap, r);
-	else
+	if (r->kmaps_done) {
+		for (size_t off = 0; off + sizeof(struct perf_event_header) <= r->kmaps_len;) {
+			const struct perf_event_header *h = (const void *)(r->kmaps + off);
+			synth_cb(h, r);
+			off += h->size;
+		}
+	} else {
+		/* perf synthesizes the modules after the kernel, whatever became of it */
 		pk_synth__kernel_mmap(kmap_cb, r, &so);
+		pk_synth__modules(kmap_cb, r, &so);
+		r->kmaps_done = true;
+	}
 	if (o->system_wide) {
 		err = pk_synth__all(PK_SYNTH_FORK | PK_SYNTH_MMAPS | ns, synth_cb, r, &so);
 	} else if (child > 0 && again) {
@@ -222,6 +235,28 @@ void pk_rec_add_build_ids(struct pk_recorder *r)
 	}
 	if (kernel)
 		bid_cache_add(r, &off, NULL, kid, klen);
+	/* the loaded modules' (from sysfs, as perf reads them), under the names their maps
+	 * have; not copied into the cache */
+	for (size_t o = 0; o + sizeof(struct perf_event_header) <= r->kmaps_len;) {
+		const struct perf_event_header *h = (const void *)(r->kmaps + o);
+		const char *f = (const char *)h + 40;
+		size_t fmax = h->size > 40 ? h->size - 40u : 0, flen = strnlen(f, fmax);
+		char name[64];
+		o += h->size;
+		if (h->type != PERF_RECORD_MMAP || flen == fmax || !strncmp(f, "[kernel.", 8))
+			continue;
+		if (f[0] == '[' ? flen < 3 || flen - 2 >= sizeof(name) || f[flen - 1] != ']'
+				: pk_kmod__name_of(f, flen, name, sizeof(name)) < 0)
+			continue;
+		if (f[0] == '[') {
+			memcpy(name, f + 1, flen - 2);
+			name[flen - 2] = 0;
+		}
+		len = sizeof(id);
+		if (pk_kmod__build_id(NULL, name, id, &len) == 0 &&
+		    pk_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_KERNEL, id, len, f) == 0)
+			r->st.build_ids++;
+	}
 	/* the workload's vdso, as perf lists and caches it */
 	char vp[64];
 	snprintf(vp, sizeof(vp), "/proc/self/fd/%d", r->vdso_fd);

@@ -44,7 +44,9 @@ struct pk_recorder {
 	struct pk_attr oc_attr;
 	struct pk_data_lock *lock;        /* the output path's, held until the last file is
 					   * closed (across rotations) */
-	struct perf_event_header *kmap;   /* the synthesised kernel map, for every file */
+	uint8_t *kmaps;                   /* the synthesised kernel and module maps (records */
+	size_t kmaps_len;                 /* end to end), for every file of a rotation */
+	bool kmaps_done;
 	struct pk_rec_nameset cached;     /* files already put in the build-id cache (by an
 					   * earlier file of a rotation) */
 	void *tdata;                      /* the TRACING_DATA blob, for every file */

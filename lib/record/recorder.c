@@ -1011,7 +1011,7 @@ PK_API void pk_recorder__free(struct pk_recorder *r)
 	pk_event_list__free(r->own_events);
 	free(r->bid_err_file);
 	free(r->tdata);
-	free(r->kmap);
+	free(r->kmaps);
 	pk_rec_nameset__release(&r->cached);
 	pk_data_lock__release(r->lock);
 	free(r);

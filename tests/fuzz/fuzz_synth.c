@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer harness for the procfs/sysfs parsers behind record's synthesis
- * (lib/data/synth-internal.h): /proc/PID/maps lines and ELF notes (/sys/kernel/notes).
- * Input byte 0 selects the parser; the rest is the text (copied to an exact-size,
+ * (lib/data/synth-internal.h): /proc/PID/maps lines, ELF notes (/sys/kernel/notes), and
+ * /proc/modules lines with module file names (modules.dep). Input byte 0 selects the parser; the rest is the text (copied to an exact-size,
  * NUL-terminated buffer) or the notes blob (exact size, so ASan sees any overread).
  */
 #include <stdint.h>
@@ -36,6 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(line, data + 1, size - 1);
 	line[size - 1] = 0;
+	if (data[0] & 2) {
+		struct pk_kmod_ent m;
+		char name[64];
+		if (pk_modules__parse_line(line, &m) == 0)
+			sink += m.start + m.size + strlen(m.name);
+		/* the name of a file: not NUL-terminated at len */
+		if (pk_kmod__name_of(line, size - 1, name, (size_t)(data[0] >> 2) % 65) == 0)
+			sink += strlen(name);
+		free(line);
+		return 0;
+	}
 	struct pk_maps_entry e;
 	if (pk_maps__parse_line(line, &e) == 0) {
 		sink += e.start + e.end + e.pgoff + e.ino + e.maj + e.min + e.prot + e.flags;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests: synthesis of pre-existing state (lib/data/synth.c) and its parsers. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,115 @@ static void test_kernel_mmap(void **state)
 	/* a bad trailer size is refused */
 	PK_OPTS(pk_synth_opts, bad, .id_size = 12, .procfs_root = root);
 	assert_int_equal(pk_synth__kernel_mmap(collect, &c, &bad), -EINVAL);
+	pk_test_rmtree(root);
+	free(root);
+}
+
+/* ---- kernel modules ---- */
+
+static void test_modules_parsers(void **state)
+{
+	(void)state;
+	struct pk_kmod_ent e;
+	char name[64];
+	assert_int_equal(pk_modules__parse_line("xfs 1961984 1 - Live 0xffffffffc0a3b000 (OE)\n", &e), 0);
+	assert_string_equal(e.name, "xfs");
+	assert_true(e.size == 1961984 && e.start == 0xffffffffc0a3b000ULL && !e.path);
+	assert_int_equal(pk_modules__parse_line("snd_hda 40960 2 snd_a,snd_b, Loading 0xffffffffc0001000", &e), 0);
+	assert_true(e.size == 40960 && e.start == 0xffffffffc0001000ULL);
+	assert_int_equal(pk_modules__parse_line("xfs 1961984 1 - Live\n", &e), -PK_ERR_PARSE);
+	assert_int_equal(pk_modules__parse_line("xfs 1961984 1 - Live ffffffffc0a3b000\n", &e), -PK_ERR_PARSE);
+	assert_int_equal(pk_modules__parse_line("a/b 1 1 - Live 0x1000\n", &e), -PK_ERR_PARSE);
+	assert_int_equal(pk_modules__parse_line(" 1 1 - Live 0x1000\n", &e), -PK_ERR_PARSE);
+	assert_int_equal(pk_modules__parse_line("x 2 1 - Live 0xffffffffffffffff\n", &e), -PK_ERR_PARSE);
+	assert_int_equal(pk_modules__parse_line("x 99999999999999999999 1 - Live 0x1\n", &e), -PK_ERR_PARSE);
+	const char *f = "kernel/sound/pci/hda/snd-hda-intel.ko.xz: kernel/x.ko";
+	assert_int_equal(pk_kmod__name_of(f, 40, name, sizeof(name)), 0);
+	assert_string_equal(name, "snd_hda_intel");
+	assert_int_equal(pk_kmod__name_of("xfs.ko", 6, name, sizeof(name)), 0);
+	assert_string_equal(name, "xfs");
+	assert_int_equal(pk_kmod__name_of("a.kox", 5, name, sizeof(name)), -PK_ERR_PARSE);
+	assert_int_equal(pk_kmod__name_of("dir/.ko", 7, name, sizeof(name)), -PK_ERR_PARSE);
+	assert_int_equal(pk_kmod__name_of("xfs.ko", 6, name, 3), -PK_ERR_PARSE);
+	assert_int_equal(pk_kmod__name_of("xfs.ko", 6, name, 4), 0);
+}
+
+static void test_modules(void **state)
+{
+	(void)state;
+	char *root = pk_test_mkdtemp("synth-kmod");
+	char proc[PATH_MAX], mods[PATH_MAX], sys[PATH_MAX];
+	struct collected c = { 0 };
+	struct pk_sample_layout l;
+	struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+				     .sample_id_all = 1 };
+	struct pk_record r;
+
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(mods, sizeof(mods), "%s/lib/modules", root);
+	snprintf(sys, sizeof(sys), "%s/sys", root);
+	/* no modules file: a kernel without modules, nothing to say */
+	PK_OPTS(pk_synth_opts, o, .id_size = 16, .procfs_root = proc, .modules_root = mods);
+	assert_int_equal(pk_synth__modules(collect, &c, &o), 0);
+	assert_int_equal(c.nr, 0);
+	pk_test_write_file(root, "proc/modules",
+			   "xfs 1961984 1 - Live 0xffffffffc0a3b000\n"
+			   "snd_hda_intel 57344 0 - Live 0xffffffffc0001000 (OE)\n"
+			   "garbage\n"
+			   "mine 4096 0 - Live 0xffffffffc0002000\n");
+	pk_test_write_file(root, "proc/sys/kernel/osrelease", "6.1.0-test\n");
+	pk_test_write_file(root, "lib/modules/6.1.0-test/modules.dep",
+			   "kernel/fs/xfs/xfs.ko: kernel/lib/libcrc32c.ko\n"
+			   "kernel/sound/pci/hda/snd-hda-intel.ko.xz:\n"
+			   "updates/xfs.ko:\n");
+	assert_int_equal(pk_synth__modules(collect, &c, &o), 0);
+	assert_int_equal(c.nr, 3);
+	assert_int_equal(pk_sample_layout__init(&l, &a), 0);
+	const char *want[] = { "/lib/modules/6.1.0-test/kernel/sound/pci/hda/snd-hda-intel.ko.xz",
+			       "[mine]", "/lib/modules/6.1.0-test/kernel/fs/xfs/xfs.ko" };
+	const uint64_t start[] = { 0xffffffffc0001000ULL, 0xffffffffc0002000ULL,
+				   0xffffffffc0a3b000ULL };
+	const uint64_t len[] = { 57344, 4096, 1961984 };
+	for (int i = 0; i < 3; i++) {
+		char path[PATH_MAX];
+		assert_int_equal(pk_record__decode(&l, rec_at(&c, i), &r, NULL), 0);
+		assert_int_equal(r.type, PERF_RECORD_MMAP);
+		assert_int_equal(r.cpumode, PK_CPUMODE_KERNEL);
+		assert_int_equal(r.mmap.pid, UINT32_MAX);
+		assert_true(r.mmap.addr == start[i] && r.mmap.len == len[i] && r.mmap.pgoff == 0);
+		if (want[i][0] == '/')
+			snprintf(path, sizeof(path), "%s%s", root, want[i]);
+		else
+			snprintf(path, sizeof(path), "%s", want[i]);
+		assert_string_equal(r.mmap.filename, path);
+		assert_true(r.has_sid && r.sid.time == 0);
+	}
+	/* the callback's value stops it */
+	struct collected c2 = { .stop_after = 1 };
+	assert_int_equal(pk_synth__modules(collect, &c2, &o), 42);
+	assert_int_equal(c2.nr, 1);
+	/* kptr_restrict: every address 0 */
+	pk_test_write_file(root, "proc/modules", "xfs 1961984 1 - Live 0x0000000000000000\n");
+	assert_int_equal(pk_synth__modules(collect, &c2, &o), -EACCES);
+	/* the build id from sysfs */
+	uint8_t notes[64], id[20], wid[20];
+	for (int i = 0; i < 20; i++)
+		wid[i] = (uint8_t)(0x10 + i);
+	size_t n = put_note(notes, "GNU", 3, wid, 20), idlen = sizeof(id);
+	char rel[64];
+	snprintf(rel, sizeof(rel), "sys/module/xfs/notes/.note.gnu.build-id");
+	FILE *nf;
+	pk_test_write_file(root, rel, "");
+	snprintf(proc, sizeof(proc), "%s/%s", root, rel);
+	assert_non_null(nf = fopen(proc, "w"));
+	assert_int_equal(fwrite(notes, 1, n, nf), n);
+	fclose(nf);
+	assert_int_equal(pk_kmod__build_id(sys, "xfs", id, &idlen), 0);
+	assert_int_equal(idlen, 20);
+	assert_memory_equal(id, wid, 20);
+	assert_int_equal(pk_kmod__build_id(sys, "..", id, &idlen), -EINVAL);
+	assert_int_equal(pk_kmod__build_id(sys, "a/b", id, &idlen), -EINVAL);
+	assert_true(pk_kmod__build_id(sys, "ext4", id, &idlen) < 0);
 	pk_test_rmtree(root);
 	free(root);
 }
@@ -392,6 +502,8 @@ int main(void)
 		cmocka_unit_test(test_maps_line),
 		cmocka_unit_test(test_notes),
 		cmocka_unit_test(test_kernel_mmap),
+		cmocka_unit_test(test_modules_parsers),
+		cmocka_unit_test(test_modules),
 		cmocka_unit_test(test_process),
 		cmocka_unit_test(test_namespaces),
 		cmocka_unit_test(test_finished_init_and_self),

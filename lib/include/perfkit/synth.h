@@ -38,6 +38,8 @@ struct pk_synth_opts {
 	bool mmap_data;
 	/* procfs root (tests); NULL = "/proc". */
 	const char *procfs_root;
+	/* where the kernel's modules are installed (tests); NULL = "/lib/modules". */
+	const char *modules_root;
 	size_t :0;
 };
 
@@ -54,6 +56,17 @@ struct pk_synth_opts {
  * (kptr_restrict), -ENOENT when it has no _text, or the callback's value.
  */
 PK_API int pk_synth__kernel_mmap(pk_synth_cb cb, void *ctx, const struct pk_synth_opts *opts);
+
+/*
+ * The loaded kernel modules, as perf record synthesizes them: one MMAP record per module
+ * of <procfs>/modules in address order, pid -1, misc KERNEL, start = its load address,
+ * len = its size, pgoff 0, filename = its file as listed by depmod in
+ * <modules_root>/<release>/modules.dep (release: <procfs>/sys/kernel/osrelease), or
+ * "[NAME]" when it is not listed there. Returns 0 (also without modules or without
+ * <procfs>/modules: a kernel built without module support), -EACCES when the addresses
+ * are hidden (kptr_restrict), or the callback's value.
+ */
+PK_API int pk_synth__modules(pk_synth_cb cb, void *ctx, const struct pk_synth_opts *opts);
 
 /* One COMM record for thread tid of process pid with name comm (truncated to 15 bytes). */
 PK_API int pk_synth__comm(pid_t pid, pid_t tid, const char *comm, pk_synth_cb cb, void *ctx,

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/data/synth-kmod.c - the loaded kernel modules, as perf record finds them to
+ * synthesize their maps: <procfs>/modules gives each module's name, size and load
+ * address; the file it came from is looked up in <modules>/<release>/modules.dep
+ * (depmod's list of every installed module), the name of a file being its base name
+ * without ".ko" and what follows, with '-' read as '_' (the kernel's spelling). The
+ * parsers are fuzzed (tests/fuzz/kmods.c) and unit-tested (tests/unit/test_synth.c).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "synth-internal.h"
+
+#define MAX_MODULES 65536      /* far above any real system; bounds a hostile file */
+#define MAX_DEP_LINES (1u << 20)
+
+/* hex or decimal (with "0x") u64 at *pp; 0 or -PK_ERR_PARSE */
+static int parse_num(const char **pp, uint64_t *out, bool hex)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int n = 0;
+	if (hex && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (;; p++, n++) {
+		unsigned d;
+		if (isdigit((unsigned char)*p))
+			d = (unsigned)(*p - '0');
+		else if (hex && isxdigit((unsigned char)*p))
+			d = (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
+		else
+			break;
+		if (v > (UINT64_MAX - d) / (hex ? 16 : 10))
+			return -PK_ERR_PARSE;
+		v = v * (hex ? 16 : 10) + d;
+	}
+	if (!n)
+		return -PK_ERR_PARSE;
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+/* the next space-separated field: skipped, 0; none, -PK_ERR_PARSE */
+static int skip_field(const char **pp)
+{
+	const char *p = *pp;
+	if (*p != ' ')
+		return -PK_ERR_PARSE;
+	while (*p == ' ')
+		p++;
+	if (!*p || *p == '\n')
+		return -PK_ERR_PARSE;
+	while (*p && *p != ' ' && *p != '\n')
+		p++;
+	*pp = p;
+	return 0;
+}
+
+int pk_modules__parse_line(const char *line, struct pk_kmod_ent *out)
+{
+	const char *p = line;
+	size_t n = 0;
+
+	while (p[n] && p[n] != ' ' && p[n] != '\n')
+		n++;
+	if (!n || n >= sizeof(out->name))
+		return -PK_ERR_PARSE;
+	for (size_t i = 0; i < n; i++)
+		if (!isgraph((unsigned char)p[i]) || p[i] == '/' || p[i] == '[' || p[i] == ']')
+			return -PK_ERR_PARSE;
+	memcpy(out->name, p, n);
+	out->name[n] = 0;
+	p += n;
+	if (*p++ != ' ' || parse_num(&p, &out->size, false))
+		return -PK_ERR_PARSE;
+	/* refcount, dependencies, state */
+	for (int i = 0; i < 3; i++)
+		if (skip_field(&p))
+			return -PK_ERR_PARSE;
+	while (*p == ' ')
+		p++;
+	if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X') || parse_num(&p, &out->start, true))
+		return -PK_ERR_PARSE;
+	if (out->size > UINT64_MAX - out->start)
+		return -PK_ERR_PARSE;
+	out->path = NULL;
+	return 0;
+}
+
+int pk_kmod__name_of(const char *file, size_t len, char *out, size_t cap)
+{
+	const char *b = file;
+	for (size_t i = 0; i < len; i++)
+		if (file[i] == '/')
+			b = file + i + 1;
+	size_t n = (size_t)(file + len - b);
+	const char *ko = NULL;
+	for (size_t i = 0; i + 3 <= n; i++)
+		if (!memcmp(b + i, ".ko", 3) && (i + 3 == n || b[i + 3] == '.')) {
+			ko = b + i;
+			break;
+		}
+	if (!ko || ko == b || (size_t)(ko - b) >= cap)
+		return -PK_ERR_PARSE;
+	n = (size_t)(ko - b);
+	for (size_t i = 0; i < n; i++)
+		out[i] = b[i] == '-' ? '_' : b[i];
+	out[n] = 0;
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct pk_kmod_ent *)a)->name, ((const struct pk_kmod_ent *)b)->name);
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct pk_kmod_ent *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Fill in the paths of v[] (sorted by name) from <dir>/modules.dep; a missing or
+ * unreadable list leaves them NULL. The first file listed for a name wins. */
+static void find_paths(const char *dir, struct pk_kmod_ent *v, size_t nr)
+{
+	char path[PATH_MAX], name[sizeof(v->name)], line[PATH_MAX + 64];
+	size_t lines = 0;
+	bool line_start = true;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/modules.dep", dir) >= sizeof(path))
+		return;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	/* fixed-size reads: the file name comes first; the rest of a long line (its
+	 * dependencies) is read in pieces and passed over */
+	while (fgets(line, sizeof(line), f) && lines < MAX_DEP_LINES) {
+		size_t len = strlen(line);
+		bool start = line_start;
+		line_start = len && line[len - 1] == '\n';
+		if (!start)
+			continue;
+		lines++;
+		char *colon = memchr(line, ':', len);
+		if (!colon || colon == line)
+			continue;
+		size_t flen = (size_t)(colon - line);
+		if (pk_kmod__name_of(line, flen, name, sizeof(name)))
+			continue;
+		struct pk_kmod_ent key;
+		memcpy(key.name, name, sizeof(name));
+		struct pk_kmod_ent *e = bsearch(&key, v, nr, sizeof(*v), by_name);
+		if (!e || e->path)
+			continue;
+		/* relative to the release's directory; an absolute one as it is */
+		char full[PATH_MAX];
+		int n = line[0] == '/' ? snprintf(full, sizeof(full), "%.*s", (int)flen, line)
+				       : snprintf(full, sizeof(full), "%s/%.*s", dir, (int)flen, line);
+		if (n > 0 && (size_t)n < sizeof(full))
+			e->path = strdup(full);
+	}
+	fclose(f);
+}
+
+int pk_kmods__read(const char *procfs, const char *modroot, struct pk_kmod_ent **out,
+		   size_t *nr_out)
+{
+	char path[PATH_MAX], rel[256], line[1024];
+	size_t nr = 0, vcap = 0;
+	bool line_start = true;
+	struct pk_kmod_ent *v = NULL;
+	bool hidden = false;
+	int err = 0;
+
+	*out = NULL;
+	*nr_out = 0;
+	pk_snprintf(path, sizeof(path), "%s/modules", procfs ? procfs : "/proc");
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		struct pk_kmod_ent e;
+		size_t len = strlen(line);
+		bool start = line_start;
+		line_start = len && line[len - 1] == '\n';
+		if (!start || pk_modules__parse_line(line, &e))
+			continue; /* the rest of an overlong line, or not a module's line */
+		if (!e.start) {
+			hidden = true; /* kptr_restrict */
+			continue;
+		}
+		if (nr == MAX_MODULES) {
+			err = -E2BIG;
+			break;
+		}
+		if (nr == vcap) {
+			size_t nc = vcap ? vcap * 2 : 64;
+			struct pk_kmod_ent *nv = realloc(v, nc * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+			vcap = nc;
+		}
+		v[nr++] = e;
+	}
+	fclose(f);
+	if (err) {
+		free(v);
+		return err;
+	}
+	if (!nr) {
+		free(v);
+		return hidden ? -EACCES : 0;
+	}
+	qsort(v, nr, sizeof(*v), by_name);
+	pk_snprintf(path, sizeof(path), "%s/sys/kernel/osrelease", procfs ? procfs : "/proc");
+	ssize_t n = pk_read_small_file(path, rel, sizeof(rel));
+	if (n > 0) {
+		rel[n] = 0;
+		pk_strtrim(rel);
+		/* one path component */
+		if (rel[0] && !strchr(rel, '/') && strcmp(rel, ".") && strcmp(rel, "..") &&
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", modroot ? modroot : "/lib/modules",
+				     rel) < sizeof(path))
+			find_paths(path, v, nr);
+	}
+	qsort(v, nr, sizeof(*v), by_start);
+	*out = v;
+	*nr_out = nr;
+	return 0;
+}
+
+void pk_kmods__free(struct pk_kmod_ent *v, size_t nr)
+{
+	for (size_t i = 0; v && i < nr; i++)
+		free(v[i].path);
+	free(v);
+}
+
+int pk_kmod__build_id(const char *sysfs, const char *name, uint8_t *buf, size_t *len)
+{
+	char path[PATH_MAX];
+	uint8_t notes[1024];
+	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	if ((size_t)snprintf(path, sizeof(path), "%s/module/%s/notes/.note.gnu.build-id",
+			     sysfs ? sysfs : "/sys", name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	ssize_t n = pk_read_small_file(path, (char *)notes, sizeof(notes));
+	if (n < 0)
+		return (int)n;
+	return pk_notes__build_id(notes, (size_t)n, buf, len);
+}
