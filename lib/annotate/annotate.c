@@ -955,7 +955,10 @@ static int disasm(const uint8_t *code, size_t len, uint64_t addr, uint16_t em,
 	size_t left = len;
 	uint64_t pc = addr;
 	int err = 0;
-	char ops[256];
+	/* a jump's operand with its target's name: as long as the name (C++ names run to
+	 * kilobytes), so grown as needed and kept for the next */
+	char ops_small[256], *ops = ops_small, *ops_heap = NULL;
+	size_t ops_cap = sizeof(ops_small);
 	while (!err && left && cs_disasm_iter(h, &p, &left, &pc, in)) {
 		struct pk_annotate_insn ai = {
 			.addr = in->address,
@@ -982,18 +985,30 @@ static int disasm(const uint8_t *code, size_t len, uint64_t addr, uint16_t em,
 			if (tn) {
 				ai.target_sym = tn;
 				ai.target_off = ai.target + dc->bias - ts;
+				/* "addr <name+0xoff>": 16 + 2 + 3 + 16 + 1 + NUL */
+				size_t need = strlen(tn) + 40;
+				if (need > ops_cap) {
+					char *n = realloc(ops_heap, need);
+					if (!n) {
+						err = -ENOMEM;
+						break;
+					}
+					ops = ops_heap = n;
+					ops_cap = need;
+				}
 				if (ai.target_off)
-					snprintf(ops, sizeof(ops), "%" PRIx64 " <%s+0x%" PRIx64 ">",
+					snprintf(ops, ops_cap, "%" PRIx64 " <%s+0x%" PRIx64 ">",
 						 ai.target, tn, ai.target_off);
 				else
-					snprintf(ops, sizeof(ops), "%" PRIx64 " <%s>", ai.target, tn);
+					snprintf(ops, ops_cap, "%" PRIx64 " <%s>", ai.target, tn);
 			} else {
-				snprintf(ops, sizeof(ops), "%" PRIx64, ai.target);
+				snprintf(ops, ops_cap, "%" PRIx64, ai.target);
 			}
 			ai.operands = ops;
 		}
 		err = dc->fn(dc->ctx, &ai);
 	}
+	free(ops_heap);
 	cs_free(in, 1);
 	cs_close(&h);
 	return err;

@@ -329,7 +329,12 @@ static int open_reg(const char *path, uint64_t *size)
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
