@@ -284,3 +284,18 @@ void ann_src_srcline(struct pk_dso *dso, const char *dso_name, uint64_t addr, ch
 	else
 		snprintf(buf, len, "%s[%" PRIx64 "]", base_name(dso_name), addr);
 }
+
+char *ann_insn_text(const struct pk_annotate_insn *in, bool pad, char *buf, size_t cap)
+{
+	const char *ops = in->operands ? in->operands : "";
+	const char *fmt = !*ops ? "%s%s" : pad ? "%-6s %s" : "%s %s";
+	int n = snprintf(buf, cap, fmt, in->mnemonic, ops);
+	if (n < 0)
+		return NULL;
+	if ((size_t)n < cap)
+		return buf;
+	char *b = malloc((size_t)n + 1);
+	if (b)
+		snprintf(b, (size_t)n + 1, fmt, in->mnemonic, ops);
+	return b;
+}

@@ -49,6 +49,11 @@ int ann_src_addr_width(uint64_t start, uint64_t size);
 /* one source line as perf annotate --stdio shows it, without the newline:
  * "         : 12  text" (a blank share column, the number as wide as the addresses) */
 void ann_src_format(char *buf, size_t len, const struct ann_src_line *l, int addr_width);
+/* an instruction's text as annotate shows it: the mnemonic, then (when it has operands)
+ * padded to 6 columns and its operands (pad; JSON: one space). In buf (cap bytes) when it
+ * fits, else in a malloc'd string the caller frees (it is not buf); NULL: no memory.
+ * Operands run long: a jump names its target in full. */
+char *ann_insn_text(const struct pk_annotate_insn *in, bool pad, char *buf, size_t cap);
 /* perf's srcline of addr for -l: "file.c:12" (base name), "??:0", or "dso[addr]" */
 void ann_src_srcline(struct pk_dso *dso, const char *dso_name, uint64_t addr, char *buf,
 		     size_t len);

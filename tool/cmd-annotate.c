@@ -195,10 +195,13 @@ static int print_insn(void *ctx, const struct pk_annotate_insn *in)
 		fprintf(P->f, "%s{\"addr\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"period\":%" PRIu64
 			",\"percent\":%.4f,\"text\":", P->first_insn ? "" : ",", in->addr,
 			in->samples, in->period, p);
-		char text[400];
-		snprintf(text, sizeof(text), "%s%s%s", in->mnemonic, *in->operands ? " " : "",
-			 in->operands);
+		char small[400];
+		char *text = ann_insn_text(in, false, small, sizeof(small));
+		if (!text)
+			return -ENOMEM;
 		tool_json_str(P->f, text);
+		if (text != small)
+			free(text);
 		if (in->has_target) {
 			fprintf(P->f, ",\"target\":%" PRIu64, in->target);
 			if (in->target_sym) {
@@ -240,10 +243,13 @@ static int print_insn(void *ctx, const struct pk_annotate_insn *in)
 		}
 		fputs("  ", P->f);
 	}
-	if (*in->operands)
-		fprintf(P->f, "%-6s %s", in->mnemonic, in->operands);
-	else
-		fputs(in->mnemonic, P->f);
+	char small[400];
+	char *text = ann_insn_text(in, true, small, sizeof(small));
+	if (!text)
+		return -ENOMEM;
+	fputs(text, P->f);
+	if (text != small)
+		free(text);
 	if (P->color)
 		fputs(C_RESET, P->f);
 	if (P->print_line && p > 0.5) {

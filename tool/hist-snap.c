@@ -121,14 +121,22 @@ int top_ann__add_insn(void *ctx, const struct pk_annotate_insn *in)
 	}
 	/* the columns of annotate --stdio after its share: two spaces, the address as wide
 	 * as the symbol's last one, "   insn" */
-	char buf[300];
-	if (in->operands && *in->operands)
-		snprintf(buf, sizeof(buf), "  %*" PRIx64 ":   %-6s %s", t->addr_width, in->addr,
-			 in->mnemonic, in->operands);
-	else
-		snprintf(buf, sizeof(buf), "  %*" PRIx64 ":   %s", t->addr_width, in->addr,
-			 in->mnemonic);
-	return ann_add_line(t, in->addr, buf, in->period, false);
+	char small[300], buf[400];
+	char *txt = ann_insn_text(in, true, small, sizeof(small));
+	if (!txt)
+		return -ENOMEM;
+	size_t need = strlen(txt) + 48;
+	char *line = need <= sizeof(buf) ? buf : malloc(need);
+	int err = -ENOMEM;
+	if (line) {
+		snprintf(line, need, "  %*" PRIx64 ":   %s", t->addr_width, in->addr, txt);
+		err = ann_add_line(t, in->addr, line, in->period, false);
+	}
+	if (line != buf)
+		free(line);
+	if (txt != small)
+		free(txt);
+	return err;
 }
 
 /* the last node of a run of single children (one line of perf's graph, one depth) */
