@@ -195,8 +195,7 @@ static int print_insn(void *ctx, const struct pk_annotate_insn *in)
 		fprintf(P->f, "%s{\"addr\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"period\":%" PRIu64
 			",\"percent\":%.4f,\"text\":", P->first_insn ? "" : ",", in->addr,
 			in->samples, in->period, p);
-		char small[400];
-		char *text = ann_insn_text(in, false, small, sizeof(small));
+		char small[400], *text = ann_insn_text(in, false, small, sizeof(small));
 		if (!text)
 			return -ENOMEM;
 		tool_json_str(P->f, text);
@@ -243,8 +242,7 @@ static int print_insn(void *ctx, const struct pk_annotate_insn *in)
 		}
 		fputs("  ", P->f);
 	}
-	char small[400];
-	char *text = ann_insn_text(in, true, small, sizeof(small));
+	char small[400], *text = ann_insn_text(in, true, small, sizeof(small));
 	if (!text)
 		return -ENOMEM;
 	fputs(text, P->f);
