@@ -2,30 +2,24 @@
 /*
  * lib/annotate/annotate.c - samples per instruction: a session client that counts the
  * leaf address of every sample of one event per (DSO, symbol), and the disassembly of a
- * symbol's bytes with capstone, those counts beside each instruction.
+ * symbol's bytes (disasm.c: capstone), those counts beside each instruction.
  */
-#include <elf.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <capstone/capstone.h>
 #include <perfkit/annotate.h>
 #include <perfkit/session.h>
 #include <perfkit/synth.h>
 #include "internal.h"
 #include "core/intern.h"
 #include "session/relaxed.h"
+#include "annotate/disasm.h"
 #include "annotate/kcode.h"
 #include "annotate/klive.h"
 #include "annotate/kmod.h"
 
 /* a symbol larger than this is not disassembled (no function is; a corrupt size is) */
 #define ANN_MAX_SYM_BYTES (16u << 20)
-
-struct ann_hit {
-	uint64_t addr, samples, period;
-};
 
 struct ann_sym {
 	struct pk_dso *dso;
@@ -72,6 +66,9 @@ enum { MEMO_EMPTY, MEMO_HIT, MEMO_UNRES };
 #define MEMO_N_MAX ((1u << MEMO_N_BITS) - 1)
 #define MEMO_MODE_SHIFT MEMO_N_BITS
 #define MEMO_KIND_SHIFT (MEMO_N_BITS + 3u)
+/* ann_memo.sym of a MEMO_HIT slot whose raws index is not looked up yet: this bit and
+ * its pend index */
+#define MEMO_PENDING (1u << 31)
 struct ann_memo {
 	uint64_t gen, ip;
 	uint32_t sym;           /* MEMO_HIT: raws[sym]; MEMO_UNRES: unres[sym] */
@@ -152,6 +149,17 @@ struct pk_annotate {
 	 * ANN_SETTLE_LAG more evictions, its raws line fetched meanwhile */
 	struct ann_settle { uint32_t sym, n; uint64_t period; } settle[8];
 	unsigned settle_at;
+	/* new addresses whose raws entry is looked up ANN_PEND misses later (their
+	 * (object, address) slot's line prefetched meanwhile), first in first out */
+	struct ann_pend {
+		struct ann_memo *e;     /* the memo slot waiting for the index */
+		const struct pk_dso *dso;
+		const char *dso_name;
+		uint64_t addr;
+		uint32_t obj;
+		bool is_off, kernel;
+	} pend[8];
+	unsigned pend_head, pend_nr;
 	/* the objects with samples (obj_of: dso pointer -> index + 1; the last one found);
 	 * preload: their tables are asked for ahead (opts.reader_thread: threads; preload
 	 * is only while the file is read) */
@@ -339,20 +347,24 @@ static void preload_hot(struct pk_annotate *A)
 	}
 }
 
-/* the raw entry of a mapped address (made on first sight): *idx */
-static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is_off,
-		   uint32_t *idx, uint32_t *objp)
+/* the object number of DSO d (made on first sight) */
+static int obj_num(struct pk_annotate *A, struct pk_dso *d, uint32_t *objp)
 {
-	uint32_t obj;
-	int err;
-	if (A->nr_objs && A->last_obj_dso == loc->dso) {
-		obj = A->last_obj;
-	} else {
-		if ((err = obj_of(A, loc->dso, &obj)) != 0)
-			return err;
-		A->last_obj_dso = loc->dso;
-		A->last_obj = obj;
+	if (A->nr_objs && A->last_obj_dso == d) {
+		*objp = A->last_obj;
+		return 0;
 	}
+	int err = obj_of(A, d, objp);
+	if (err)
+		return err;
+	A->last_obj_dso = d;
+	A->last_obj = *objp;
+	return 0;
+}
+
+/* the raw entry of (object, address) (made on first sight): *idx */
+static int raw_add(struct pk_annotate *A, const struct ann_pend *p, uint32_t *idx)
+{
 	if (!A->rslots || (A->nr_raws + 1) * 10 > (A->rmask + 1) * 7) {
 		size_t n = A->rslots ? (A->rmask + 1) * 2 : 1024;
 		struct ann_rslot *nt = pk_arr_calloc(n * sizeof(*nt));
@@ -373,23 +385,24 @@ static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is
 		A->rmask = n - 1;
 	}
 	struct ann_rslot *s;
-	for (size_t j = ann_hash((const void *)(uintptr_t)obj, loc->dso_addr) & A->rmask;;
+	for (size_t j = ann_hash((const void *)(uintptr_t)p->obj, p->addr) & A->rmask;;
 	     j = (j + 1) & A->rmask) {
 		s = &A->rslots[j];
-		if (!s->raw1 || (s->obj == obj && s->addr == loc->dso_addr))
+		if (!s->raw1 || (s->obj == p->obj && s->addr == p->addr))
 			break;
 	}
 	if (!s->raw1) {
+		if (A->nr_raws >= MEMO_PENDING - 1)
+			return -E2BIG;
 		if (pk_grow((void **)&A->raws, &A->cap_raws, A->nr_raws + 1, sizeof(*A->raws)))
 			return -ENOMEM;
-		A->raws[A->nr_raws] = (struct ann_raw){ .dso = loc->dso, .dso_name = loc->dso_name,
-							.key = loc->dso_addr, .is_offset = is_off,
-							.kernel = loc->kernel };
-		*s = (struct ann_rslot){ .addr = loc->dso_addr, .obj = obj,
+		A->raws[A->nr_raws] = (struct ann_raw){ .dso = (struct pk_dso *)p->dso,
+							.dso_name = p->dso_name, .key = p->addr,
+							.is_offset = p->is_off, .kernel = p->kernel };
+		*s = (struct ann_rslot){ .addr = p->addr, .obj = p->obj,
 					 .raw1 = (uint32_t)++A->nr_raws };
 	}
 	*idx = s->raw1 - 1;
-	*objp = obj;
 	return 0;
 }
 
@@ -502,6 +515,43 @@ static struct ann_memo *memo_slot(struct pk_annotate *A, uint64_t gen, uint64_t 
 	return &A->memo[memo_hash(gen, ip, cpumode) & (ANN_MEMO_SLOTS - 1)];
 }
 
+#define ANN_PEND 8u
+_Static_assert(ANN_PEND == sizeof(((struct pk_annotate *)0)->pend) /
+	       sizeof(((struct pk_annotate *)0)->pend[0]), "pend ring size");
+
+/* the oldest pending address's raws index into its memo slot */
+static int pend_pop(struct pk_annotate *A)
+{
+	struct ann_pend *p = &A->pend[A->pend_head];
+	uint32_t idx;
+	int err = raw_add(A, p, &idx);
+	if (err)
+		return err;
+	p->e->sym = idx;
+	A->pend_head = (A->pend_head + 1) % ANN_PEND;
+	A->pend_nr--;
+	return 0;
+}
+
+/* every pending address up to that of slot e (first in first out: the raws entries are
+ * made in the order the addresses were first seen, as without the wait) */
+static int pend_flush(struct pk_annotate *A, const struct ann_memo *e)
+{
+	while (A->pend_nr) {
+		bool last = e && A->pend[A->pend_head].e == e;
+		int err = pend_pop(A);
+		if (err || last)
+			return err;
+	}
+	return 0;
+}
+
+/* slot e's raws index, looked up now if it is pending */
+static int memo_sym(struct pk_annotate *A, struct ann_memo *e)
+{
+	return memo_kind(e) == MEMO_HIT && (e->sym & MEMO_PENDING) ? pend_flush(A, e) : 0;
+}
+
 /* the counts a memo slot holds into its raw entry */
 static void memo_settle(struct pk_annotate *A, struct ann_memo *e)
 {
@@ -536,8 +586,11 @@ static void memo_settle_later(struct pk_annotate *A, struct ann_memo *e)
 }
 
 /* every slot's and every waiting one's (at the end of the read) */
-static void memo_settle_all(struct pk_annotate *A)
+static int memo_settle_all(struct pk_annotate *A)
 {
+	int err = pend_flush(A, NULL);
+	if (err)
+		return err;
 	for (unsigned i = 0; i < ANN_SETTLE_LAG; i++) {
 		struct ann_settle *s = &A->settle[i];
 		if (s->n) {
@@ -548,6 +601,7 @@ static void memo_settle_all(struct pk_annotate *A)
 	}
 	for (size_t i = 0; A->memo && i < ANN_MEMO_SLOTS; i++)
 		memo_settle(A, &A->memo[i]);
+	return 0;
 }
 
 /* resolve the address of a sample whose memo slot holds another (or none): e its slot */
@@ -565,12 +619,28 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, ui
 		kind = MEMO_UNRES;
 		err = unresolved_of(A, loc.dso, loc.dso ? loc.dso_name : NULL, &sym);
 	} else {
-		err = raw_add(A, &loc, is_off, &sym, &obj);
+		err = obj_num(A, loc.dso, &obj);
 	}
+	/* the counts of the address that had the slot go to its raw entry */
+	if (!err)
+		err = memo_sym(A, e);
 	if (err)
 		return err;
-	/* the counts of the address that had the slot go to its raw entry */
 	memo_settle_later(A, e);
+	if (kind == MEMO_HIT) {
+		/* the raws index is looked up ANN_PEND new addresses later, its table slot
+		 * fetched meanwhile (that miss was a third of on_raw on sys.data) */
+		if (A->pend_nr == ANN_PEND && (err = pend_pop(A)) != 0)
+			return err;
+		unsigned at = (A->pend_head + A->pend_nr++) % ANN_PEND;
+		A->pend[at] = (struct ann_pend){ .e = e, .dso = loc.dso, .dso_name = loc.dso_name,
+						 .addr = loc.dso_addr, .obj = obj,
+						 .is_off = is_off, .kernel = loc.kernel };
+		if (A->rslots)
+			__builtin_prefetch(&A->rslots[ann_hash((const void *)(uintptr_t)obj,
+							       loc.dso_addr) & A->rmask]);
+		sym = MEMO_PENDING | at;
+	}
 	*e = (struct ann_memo){ .gen = gen, .ip = ip, .sym = sym, .obj = obj,
 				.tag = (uint32_t)cpumode << MEMO_MODE_SHIFT |
 				       (uint32_t)kind << MEMO_KIND_SHIFT };
@@ -646,8 +716,12 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 		A->unres[e->sym].samples++;
 		return 0;
 	}
-	if (period > UINT32_MAX - e->period || memo_n(e) == MEMO_N_MAX)
+	if (period > UINT32_MAX - e->period || memo_n(e) == MEMO_N_MAX) {
+		int err = memo_sym(A, e);
+		if (err)
+			return err;
 		memo_settle(A, e);
+	}
 	if (period > UINT32_MAX) {
 		/* (a period that does not fit the slot's count goes to raws itself) */
 		A->raws[e->sym].samples++;
@@ -810,7 +884,9 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	 * object may not even be shown */
 	if (A->preload)
 		pk_machine_preload_lines(A->m, false);
-	memo_settle_all(A);
+	err = memo_settle_all(A);
+	if (err)
+		goto fail;
 	err = resolve_raws(A, false);
 	if (err)
 		goto fail;
@@ -886,129 +962,16 @@ PK_API int pk_annotate__symbol(const struct pk_annotate *a, size_t i, struct pk_
 
 /* ---- disassembly ---- */
 
-struct dis_ctx {
-	uint64_t bias;          /* a hit's address - the address shown (kernel code) */
-	const struct ann_hit *hits;
-	size_t nr_hits, next_hit;
-	pk_annotate_insn_fn fn;
-	void *ctx;
-	bool intel;
-};
-
-static bool insn_is_branch(const cs_insn *in)
-{
-	const cs_detail *dt = in->detail;
-	for (uint8_t g = 0; dt && g < dt->groups_count; g++)
-		if (dt->groups[g] == CS_GRP_JUMP || dt->groups[g] == CS_GRP_CALL)
-			return true;
-	return false;
-}
-
-/* the immediate target of a direct jump or call, if it has one */
-static bool insn_target(cs_arch arch, const cs_insn *in, uint64_t *t)
-{
-	if (!insn_is_branch(in))
-		return false;
-	const cs_detail *dt = in->detail;
-	if (arch == CS_ARCH_X86) {
-		if (dt->x86.op_count != 1 || dt->x86.operands[0].type != X86_OP_IMM)
-			return false;
-		*t = (uint64_t)dt->x86.operands[0].imm;
-		return true;
-	}
-	for (uint8_t i = 0; i < dt->arm64.op_count; i++) {
-		/* cbz/tbz carry a register (and a bit) before the label: the last immediate */
-		if (dt->arm64.operands[i].type == ARM64_OP_IMM)
-			*t = (uint64_t)dt->arm64.operands[i].imm;
-	}
-	return dt->arm64.op_count &&
-	       dt->arm64.operands[dt->arm64.op_count - 1].type == ARM64_OP_IMM;
-}
-
-static int disasm(const uint8_t *code, size_t len, uint64_t addr, uint16_t em,
-		  struct pk_dso *dso, struct dis_ctx *dc)
-{
-	cs_arch arch;
-	cs_mode mode;
-	if (em == EM_X86_64 || em == 0) {
-		arch = CS_ARCH_X86;
-		mode = CS_MODE_64;
-	} else if (em == EM_AARCH64) {
-		arch = CS_ARCH_ARM64;
-		mode = CS_MODE_ARM;
-	} else {
-		return -EOPNOTSUPP;
-	}
-	csh h;
-	if (cs_open(arch, mode, &h) != CS_ERR_OK)
-		return -ENOMEM;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	if (arch == CS_ARCH_X86)
-		cs_option(h, CS_OPT_SYNTAX, dc->intel ? CS_OPT_SYNTAX_INTEL
-						      : CS_OPT_SYNTAX_ATT); /* perf's (objdump) */
-	cs_insn *in = cs_malloc(h);
-	if (!in) {
-		cs_close(&h);
-		return -ENOMEM;
-	}
-	const uint8_t *p = code;
-	size_t left = len;
-	uint64_t pc = addr;
-	int err = 0;
-	char ops[256];
-	while (!err && left && cs_disasm_iter(h, &p, &left, &pc, in)) {
-		struct pk_annotate_insn ai = {
-			.addr = in->address,
-			.len = (uint8_t)PK_MIN((size_t)in->size, sizeof(ai.bytes)),
-			.mnemonic = in->mnemonic,
-			.operands = in->op_str,
-		};
-		memcpy(ai.bytes, in->bytes, ai.len);
-		/* the counts of the addresses inside this instruction (a sampled address is
-		 * normally an instruction start; one that is not still counts here) */
-		while (dc->next_hit < dc->nr_hits &&
-		       dc->hits[dc->next_hit].addr - dc->bias < in->address + in->size) {
-			if (dc->hits[dc->next_hit].addr - dc->bias >= in->address) {
-				ai.samples += dc->hits[dc->next_hit].samples;
-				ai.period += dc->hits[dc->next_hit].period;
-			}
-			dc->next_hit++;
-		}
-		if (insn_target(arch, in, &ai.target)) {
-			ai.has_target = true;
-			uint64_t ts = 0;
-			const char *tn = dso ? pk_dso__symbol(dso, ai.target + dc->bias, &ts, NULL)
-					     : NULL;
-			if (tn) {
-				ai.target_sym = tn;
-				ai.target_off = ai.target + dc->bias - ts;
-				if (ai.target_off)
-					snprintf(ops, sizeof(ops), "%" PRIx64 " <%s+0x%" PRIx64 ">",
-						 ai.target, tn, ai.target_off);
-				else
-					snprintf(ops, sizeof(ops), "%" PRIx64 " <%s>", ai.target, tn);
-			} else {
-				snprintf(ops, sizeof(ops), "%" PRIx64, ai.target);
-			}
-			ai.operands = ops;
-		}
-		err = dc->fn(dc->ctx, &ai);
-	}
-	cs_free(in, 1);
-	cs_close(&h);
-	return err;
-}
-
 PK_API int pk_annotate__disasm_bytes(const void *code, size_t len, uint64_t addr,
 				     const struct pk_annotate_disasm_opts *o,
 				     pk_annotate_insn_fn fn, void *ctx)
 {
 	if ((!code && len) || !fn || !PK_OPTS_VALID(o, pk_annotate_disasm_opts))
 		return -EINVAL;
-	struct dis_ctx dc = { .fn = fn, .ctx = ctx,
+	struct pk_ann_dis dc = { .fn = fn, .ctx = ctx,
 			      .intel = PK_OPTS_GET(o, intel_syntax, false),
 			      .bias = PK_OPTS_GET(o, dso_bias, 0) };
-	return disasm(code, len, addr, PK_OPTS_GET(o, e_machine, (uint16_t)0),
+	return pk_ann_disasm(code, len, addr, PK_OPTS_GET(o, e_machine, (uint16_t)0),
 		      PK_OPTS_GET(o, dso, NULL), &dc);
 }
 
@@ -1062,9 +1025,9 @@ PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn
 	if (n < 0) {
 		err = (int)n;
 	} else {
-		struct dis_ctx dc = { .bias = bias, .hits = S->hits, .nr_hits = S->nr_hits,
+		struct pk_ann_dis dc = { .bias = bias, .hits = S->hits, .nr_hits = S->nr_hits,
 				      .fn = fn, .ctx = ctx, .intel = a->intel };
-		err = disasm(buf, (size_t)n, S->start - bias, em, S->dso, &dc);
+		err = pk_ann_disasm(buf, (size_t)n, S->start - bias, em, S->dso, &dc);
 	}
 	free(buf);
 	return err;
