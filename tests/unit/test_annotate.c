@@ -16,6 +16,7 @@
 #include <string.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
+#include "annotate/order.h"
 
 #define MAX_INSNS 64
 
@@ -611,6 +612,56 @@ static void test_load_regens(void **state)
 	free(dir);
 }
 
+/* the radix sort of the addresses' look-up order: by key (every byte position used, some
+ * the same in every key), equal keys in their first order; against a plain sort */
+static int kv_cmp(const void *pa, const void *pb)
+{
+	const struct pk_ann_kv *a = pa, *b = pb;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static void test_kv_sort(void **state)
+{
+	(void)state;
+	const size_t n = 5000;
+	struct pk_ann_kv *kv = malloc(n * sizeof(*kv)), *want = malloc(n * sizeof(*kv));
+	struct pk_ann_kv *tmp = malloc(n * sizeof(*kv));
+	assert_non_null(kv);
+	assert_non_null(want);
+	assert_non_null(tmp);
+	uint64_t x = 88172645463325252ull;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* bytes 5 and 6 the same everywhere; few distinct values in the low ones
+		 * (ties), and the top byte from a handful */
+		uint64_t k = (x & 0x3f) | (x & 0xffffff0000ull) | ((x >> 60) << 56) |
+			     (uint64_t)0x42 << 40 | (uint64_t)0x17 << 48;
+		kv[i] = (struct pk_ann_kv){ k, (uint32_t)i };
+	}
+	memcpy(want, kv, n * sizeof(*kv));
+	qsort(want, n, sizeof(*want), kv_cmp);
+	assert_int_equal(pk_ann_kv_sort(kv, tmp, n), 0);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(kv[i].key == want[i].key);
+		assert_int_equal(kv[i].idx, want[i].idx);
+	}
+	/* one key, and one element: unchanged */
+	for (size_t i = 0; i < n; i++)
+		kv[i] = (struct pk_ann_kv){ 7, (uint32_t)(n - i) };
+	assert_int_equal(pk_ann_kv_sort(kv, tmp, n), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(kv[i].idx, n - i);
+	assert_int_equal(pk_ann_kv_sort(kv, tmp, 1), 0);
+	assert_int_equal(kv[0].idx, n);
+	free(kv);
+	free(want);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -622,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_load_counts),
 		cmocka_unit_test(test_load_big_periods),
 		cmocka_unit_test(test_load_regens),
+		cmocka_unit_test(test_kv_sort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
