@@ -816,6 +816,12 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 	return 0;
 }
 
+/* with the preload thread, a file's mapping up to this long keeps its pages during the
+ * read and that thread drops them after it (dropping them behind the read was a tenth of
+ * the reading thread on deep.data and dwarf.data: the page tables' teardown) */
+#define ANN_KEEP_MAPPED ((uint64_t)256 << 20)
+static void drop_pages(void *r) { pk_rd_drop_pages(r); }
+
 /* every record but a sample: the machine may have changed */
 static int on_other(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
 {
@@ -952,6 +958,8 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	A->m = pk_session__machine(A->ses);
 	if (A->preload && PK_OPTS_GET(o, preload_lines, false))
 		pk_machine_preload_lines(A->m, true);
+	if (A->preload)
+		pk_rd_keep_mapped(r, ANN_KEEP_MAPPED);
 	PK_OPTS(pk_session_ops, ops, .other = on_other);
 	err = pk_session_process_raw(A->ses, &ops, A, on_raw, A);
 	if (err == -ENOMEM)
@@ -963,8 +971,10 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	/* the DWARF of an object whose table is still being read is opened where it is
 	 * used: past the read, this thread would wait for it (or exit after it) where the
 	 * object may not even be shown */
-	if (A->preload)
+	if (A->preload) {
 		pk_machine_preload_lines(A->m, false);
+		pk_machine_preload_call(A->m, drop_pages, r); /* (ANN_KEEP_MAPPED) */
+	}
 	err = memo_settle_all(A);
 	if (err)
 		goto fail;
