@@ -159,6 +159,16 @@ struct pk_annotate {
 		bool is_off, kernel;
 	} pend[8];
 	unsigned pend_head, pend_nr;
+	/* memo_fill: the map of the last new address resolved in kernel mode / another mode,
+	 * for the next new one in it with the same generation (a new address of a known map
+	 * then skips the thread's and the map's look-ups) */
+	struct ann_mapc {
+		uint64_t gen, start, end, pgoff;
+		struct pk_dso *dso;
+		const char *dso_name;
+		uint8_t cpumode;
+		bool ok, kernel, is_off;
+	} mapc[2];
 	/* the objects with samples (obj_of: dso pointer -> index + 1; the last one found);
 	 * preload: their tables are asked for ahead (opts.reader_thread: threads; preload
 	 * is only while the file is read) */

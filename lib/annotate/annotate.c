@@ -528,11 +528,29 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, ui
 	uint8_t kind = MEMO_HIT;
 	bool is_off = false;
 	int err;
-	if (pk_machine_resolve_map_lazy(A->m, pid, tid, ip, cpumode, &loc, &is_off) != 0 ||
-	    !loc.dso) {
+	struct ann_mapc *mc = &A->mapc[cpumode == PK_CPUMODE_KERNEL];
+	if (mc->ok && mc->gen == gen && mc->cpumode == cpumode && ip >= mc->start &&
+	    ip < mc->end) {
+		/* (the same generation: the same map holds ip, the same translation) */
+		loc.dso = mc->dso;
+		loc.dso_name = mc->dso_name;
+		loc.kernel = mc->kernel;
+		loc.dso_addr = mc->is_off ? ip - mc->start + mc->pgoff : ip;
+		is_off = mc->is_off;
+		err = obj_num(A, loc.dso, &obj);
+	} else if (pk_machine_resolve_map_lazy(A->m, pid, tid, ip, cpumode, &loc, &is_off) != 0 ||
+		   !loc.dso) {
 		kind = MEMO_UNRES;
 		err = unresolved_of(A, loc.dso, loc.dso ? loc.dso_name : NULL, &sym);
 	} else {
+		/* kept: an ELF map (file offsets) or a kernel one addressed as is (not the
+		 * fallback of no kernel map, whose answer depends on the address) */
+		if (is_off || (loc.kernel && loc.dso_addr == ip && loc.map_end != UINT64_MAX))
+			*mc = (struct ann_mapc){ .gen = gen, .start = loc.map_start,
+						 .end = loc.map_end, .pgoff = loc.map_pgoff,
+						 .dso = loc.dso, .dso_name = loc.dso_name,
+						 .cpumode = cpumode, .ok = true,
+						 .kernel = loc.kernel, .is_off = is_off };
 		err = obj_num(A, loc.dso, &obj);
 	}
 	/* the counts of the address that had the slot go to its raw entry */
