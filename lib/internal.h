@@ -121,6 +121,11 @@ int pk_machine_kmod(struct pk_machine *m, struct pk_dso *mod, uint64_t addr,
  * queued by this call. */
 struct pk_dso;
 bool pk_machine_preload_dso(struct pk_machine *m, struct pk_dso *d);
+/* (lib/symbol/dso-preload.c) Run fn(arg) once on the machine's preload thread (started
+ * if need be), after the objects queued before it (one call at a time: false when one is
+ * already waiting, or there is no thread). A call not started when the machine is freed
+ * is not made; one started is finished before pk_machine__free returns. */
+bool pk_machine_preload_call(struct pk_machine *m, void (*fn)(void *), void *arg);
 /* (lib/symbol/dso-preload.c) From now on the preload thread also opens the DWARF of
  * each ELF object whose table it reads and indexes its compile units
  * (pk_dso_warm_lines), for a caller that will ask for source lines: the first
@@ -181,6 +186,15 @@ struct perf_event_header;
 size_t pk_rd_next_span(struct pk_data_reader *r, size_t max, const uint8_t **p, uint64_t *off);
 const struct pk_data_attr *pk_rd_span_attr(struct pk_data_reader *r,
 					   const struct perf_event_header *h);
+/* (lib/data/reader-records.c) Drop every page of the reader's mapping of the file, if
+ * it has one (madvise MADV_DONTNEED): for a caller done with the records, on another
+ * thread, so that the unmapping at pk_data_reader__free finds nothing left to tear down.
+ * Changes nothing of the reader; must return before the reader is freed. */
+void pk_rd_drop_pages(struct pk_data_reader *r);
+/* (lib/data/reader-records.c) A mapping of the file up to bytes long keeps the pages
+ * iteration has passed (0, the default: dropped behind it, to bound the RSS), for a
+ * caller that drops them at once when done (pk_rd_drop_pages). */
+void pk_rd_keep_mapped(struct pk_data_reader *r, uint64_t bytes);
 /*
  * Binary search in a sorted array of n elements: the index of the first element whose
  * key is above x, i.e. the number of elements with key <= x. LE is an expression in

@@ -2,181 +2,23 @@
 /*
  * lib/annotate/annotate.c - samples per instruction: a session client that counts the
  * leaf address of every sample of one event per (DSO, symbol), and the disassembly of a
- * symbol's bytes with capstone, those counts beside each instruction.
+ * symbol's bytes (disasm.c: capstone), those counts beside each instruction.
  */
-#include <elf.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <capstone/capstone.h>
 #include <perfkit/annotate.h>
 #include <perfkit/session.h>
 #include <perfkit/synth.h>
 #include "internal.h"
 #include "core/intern.h"
 #include "session/relaxed.h"
+#include "annotate/disasm.h"
 #include "annotate/kcode.h"
 #include "annotate/klive.h"
 #include "annotate/kmod.h"
-
-/* a symbol larger than this is not disassembled (no function is; a corrupt size is) */
-#define ANN_MAX_SYM_BYTES (16u << 20)
-
-struct ann_hit {
-	uint64_t addr, samples, period;
-};
-
-struct ann_sym {
-	struct pk_dso *dso;
-	const char *dso_name, *name;
-	uint64_t start, size, samples, period;
-	bool kernel;
-	struct ann_hit *hits;   /* sorted by address once disassembled (hits_sorted) */
-	size_t nr_hits, cap_hits;
-	bool hits_sorted;
-};
-
-/* the samples at one address of one object, before its symbol is looked up: key is the
- * DSO address, or for an ELF file the file offset (its translation loads the file) */
-struct ann_raw {
-	struct pk_dso *dso;
-	const char *dso_name;
-	uint64_t key, samples, period;
-	bool is_offset, kernel;
-};
-
-/* an object with samples, while the file is read: its period so far, and whether its
- * symbol table was asked for ahead (preload) */
-struct ann_obj {
-	struct pk_dso *dso;
-	uint64_t period;
-	bool queued;
-};
-/* the objects' shares are looked at every this many samples, and before at 1 Ki, 2 Ki
- * and 4 Ki samples (a small file's objects are asked for early enough to be read by
- * the end of the file: dwarf.data has 15 k samples) */
-#define ANN_PRELOAD_EVERY ((uint64_t)1 << 13)
-#define ANN_PRELOAD_FIRST ((uint64_t)1 << 10)
-
-/* (maps generation, cpumode, address) -> what a sample there counts for: the memo that
- * spares the samples of an address seen before their resolution (pk_machine__maps_gen:
- * one generation resolves an address alike). 32-byte slots, two to a cache line (with
- * 48 bytes, half the slots straddled two lines, a second miss on the system-wide file
- * where more than half of the samples find another address in their slot): 512 KiB, it
- * stays in a core's L2 cache. */
-#define ANN_MEMO_SLOTS ((size_t)1 << 14)
-enum { MEMO_EMPTY, MEMO_HIT, MEMO_UNRES };
-/* tag: the samples counted (MEMO_N bits), the cpumode (3 bits), the kind (2 bits) */
-#define MEMO_N_BITS 24u
-#define MEMO_N_MAX ((1u << MEMO_N_BITS) - 1)
-#define MEMO_MODE_SHIFT MEMO_N_BITS
-#define MEMO_KIND_SHIFT (MEMO_N_BITS + 3u)
-struct ann_memo {
-	uint64_t gen, ip;
-	uint32_t sym;           /* MEMO_HIT: raws[sym]; MEMO_UNRES: unres[sym] */
-	uint32_t obj;           /* MEMO_HIT: the objs index of the address (preload) */
-	/* MEMO_HIT: the samples (tag's low bits) and period counted here and not yet in
-	 * raws[sym] (added when the slot is taken by another address, when a count would
-	 * overflow, and at the end: raws is too big to stay in a cache, its line was a
-	 * miss per sample, 60 % of on_raw on the system-wide file) */
-	uint32_t period;
-	uint32_t tag;
-};
-_Static_assert(sizeof(struct ann_memo) == 32, "two memo slots to a cache line");
-
-static inline unsigned memo_kind(const struct ann_memo *e)
-{
-	return e->tag >> MEMO_KIND_SHIFT;
-}
-
-static inline uint32_t memo_n(const struct ann_memo *e)
-{
-	return e->tag & MEMO_N_MAX;
-}
-
-/* the slot holds (gen, ip, cpumode) */
-static inline bool memo_holds(const struct ann_memo *e, uint64_t gen, uint64_t ip,
-			      uint8_t cpumode)
-{
-	return e->ip == ip && e->gen == gen && memo_kind(e) != MEMO_EMPTY &&
-	       ((e->tag >> MEMO_MODE_SHIFT) & 7u) == cpumode;
-}
-
-/* (object, dso address) -> raws index + 1 (0: empty): 16 bytes a slot, the objects
- * numbered (objs), so that the table of a system-wide file's 68 k addresses is 2 MB
- * rather than 4: every new (process, address) looks it up, a cache miss each */
-struct ann_rslot {
-	uint64_t addr;
-	uint32_t obj, raw1;
-};
-
-/* (dso, symbol start) -> symbol: one open-addressing table */
-struct ann_slot {
-	const struct pk_dso *dso;
-	uint64_t addr;
-	uint32_t sym, hit;
-	bool used;
-};
-
-struct pk_annotate {
-	struct pk_session *ses;
-	struct pk_machine *m;
-	char event[64];
-	bool intel;
-	bool *attr_ok;
-	size_t nr_attrs;
-	struct ann_sym *syms;
-	size_t nr_syms, cap_syms;
-	/* the symbol ann_add found last */
-	bool last_sym_ok;
-	const struct pk_dso *last_sym_dso;
-	uint64_t last_sym_start;
-	uint32_t last_sym;
-	/* (dso, symbol start) -> symbol index, with the same table layout */
-	struct ann_slot *sslots;
-	size_t smask, nr_sslots_used;
-	struct pk_annotate_stats st;
-	double min_percent;
-	/* (dso, key) -> raws index (the table's sym field) */
-	struct ann_raw *raws;
-	size_t nr_raws, cap_raws;
-	struct ann_rslot *rslots;
-	size_t rmask;
-	/* samples without a symbol, per object their address fell in (NULL: in none) */
-	struct ann_unres { const char *dso_name; uint64_t samples; } *unres;
-	size_t nr_unres, cap_unres;
-	struct pk_u64map unres_of;      /* dso pointer -> index + 1 into unres */
-	struct ann_memo *memo;  /* ANN_MEMO_SLOTS */
-	/* the counts of evicted memo slots on their way to raws: each waits for
-	 * ANN_SETTLE_LAG more evictions, its raws line fetched meanwhile */
-	struct ann_settle { uint32_t sym, n; uint64_t period; } settle[8];
-	unsigned settle_at;
-	/* the objects with samples (obj_of: dso pointer -> index + 1; the last one found);
-	 * preload: their tables are asked for ahead (opts.reader_thread: threads; preload
-	 * is only while the file is read) */
-	bool preload, threads;
-	struct ann_obj *objs;
-	size_t nr_objs, cap_objs;
-	struct pk_u64map obj_of;
-	const struct pk_dso *last_obj_dso;
-	uint32_t last_obj;
-	/* the maps generation of the last sample's thread and mode, until the next record
-	 * that is not a sample (only such records change the machine) */
-	bool gen_ok;
-	uint32_t gen_pid, gen_tid;
-	uint8_t gen_mode;
-	uint64_t gen;
-	/* on_raw: the attr whose field places follow (raw_layout) */
-	const struct pk_data_attr *ra;
-	int r_ip, r_tid, r_period;
-	uint64_t r_dflt_period;
-	/* kernel code (kcode.c): chosen at the first kernel symbol disassembled */
-	struct pk_kcode *kc;
-	struct pk_kmods *kmods; /* modules' code (kmod.c), each chosen at its first symbol */
-	char *vmlinux, *kcore;
-	bool kcore_set;
-};
+#include "annotate/order.h"
+#include "annotate/ann-internal.h"
 
 static double ann_pct(uint64_t part, uint64_t whole)
 {
@@ -339,20 +181,24 @@ static void preload_hot(struct pk_annotate *A)
 	}
 }
 
-/* the raw entry of a mapped address (made on first sight): *idx */
-static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is_off,
-		   uint32_t *idx, uint32_t *objp)
+/* the object number of DSO d (made on first sight) */
+static int obj_num(struct pk_annotate *A, struct pk_dso *d, uint32_t *objp)
 {
-	uint32_t obj;
-	int err;
-	if (A->nr_objs && A->last_obj_dso == loc->dso) {
-		obj = A->last_obj;
-	} else {
-		if ((err = obj_of(A, loc->dso, &obj)) != 0)
-			return err;
-		A->last_obj_dso = loc->dso;
-		A->last_obj = obj;
+	if (A->nr_objs && A->last_obj_dso == d) {
+		*objp = A->last_obj;
+		return 0;
 	}
+	int err = obj_of(A, d, objp);
+	if (err)
+		return err;
+	A->last_obj_dso = d;
+	A->last_obj = *objp;
+	return 0;
+}
+
+/* the raw entry of (object, address) (made on first sight): *idx */
+static int raw_add(struct pk_annotate *A, const struct ann_pend *p, uint32_t *idx)
+{
 	if (!A->rslots || (A->nr_raws + 1) * 10 > (A->rmask + 1) * 7) {
 		size_t n = A->rslots ? (A->rmask + 1) * 2 : 1024;
 		struct ann_rslot *nt = pk_arr_calloc(n * sizeof(*nt));
@@ -373,60 +219,107 @@ static int raw_add(struct pk_annotate *A, const struct pk_addr_loc *loc, bool is
 		A->rmask = n - 1;
 	}
 	struct ann_rslot *s;
-	for (size_t j = ann_hash((const void *)(uintptr_t)obj, loc->dso_addr) & A->rmask;;
+	for (size_t j = ann_hash((const void *)(uintptr_t)p->obj, p->addr) & A->rmask;;
 	     j = (j + 1) & A->rmask) {
 		s = &A->rslots[j];
-		if (!s->raw1 || (s->obj == obj && s->addr == loc->dso_addr))
+		if (!s->raw1 || (s->obj == p->obj && s->addr == p->addr))
 			break;
 	}
 	if (!s->raw1) {
+		if (A->nr_raws >= MEMO_PENDING - 1)
+			return -E2BIG;
 		if (pk_grow((void **)&A->raws, &A->cap_raws, A->nr_raws + 1, sizeof(*A->raws)))
 			return -ENOMEM;
-		A->raws[A->nr_raws] = (struct ann_raw){ .dso = loc->dso, .dso_name = loc->dso_name,
-							.key = loc->dso_addr, .is_offset = is_off,
-							.kernel = loc->kernel };
-		*s = (struct ann_rslot){ .addr = loc->dso_addr, .obj = obj,
+		A->raws[A->nr_raws] = (struct ann_raw){ .dso = (struct pk_dso *)p->dso,
+							.dso_name = p->dso_name, .key = p->addr,
+							.is_offset = p->is_off, .kernel = p->kernel };
+		*s = (struct ann_rslot){ .addr = p->addr, .obj = p->obj,
 					 .raw1 = (uint32_t)++A->nr_raws };
 	}
 	*idx = s->raw1 - 1;
-	*objp = obj;
+	return 0;
+}
+
+/* the symbols made since base (ann_add: in the order of resolve_raws' look-ups) put in
+ * the order of their first address in raws, as if the addresses had been looked up in
+ * raws' order: symof (raws index -> symbol, or above nr_syms: none) */
+static int syms_first_seen(struct pk_annotate *A, size_t base, const uint32_t *symof)
+{
+	size_t n = A->nr_syms - base, at = 0;
+	if (n < 2)
+		return 0;
+	struct ann_sym *ns = malloc(n * sizeof(*ns));
+	bool *placed = calloc(n, sizeof(*placed));
+	if (!ns || !placed) {
+		free(ns);
+		free(placed);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < A->nr_raws && at < n; i++) {
+		uint32_t si = symof[i];
+		if (si >= base && si < A->nr_syms && !placed[si - base]) {
+			placed[si - base] = true;
+			ns[at++] = A->syms[si];
+		}
+	}
+	memcpy(A->syms + base, ns, n * sizeof(*ns));
+	free(ns);
+	free(placed);
 	return 0;
 }
 
 /*
- * After the read: the symbol of every sampled address, in the order the addresses were
- * first seen (the order of the symbols before sorting, as if resolved at once). An
- * object whose samples are below min_percent of the period cannot hold a symbol at or
- * above it: its symbols are not loaded and its samples are counted as skipped.
+ * After the read: the symbol of every sampled address. The addresses are looked up by
+ * object (in the order the objects were first seen) and by address in each, which keeps
+ * the symbol tables' search paths, the symbols and their hits in the caches (in raws'
+ * order, that of first sight, each was a few cache misses: 10 ms of sys.data's 68 k
+ * addresses); the symbols and the objects without one are then put in raws' order (the
+ * order of the symbols before sorting, as if resolved at once). An object whose samples
+ * are below min_percent of the period cannot hold a symbol at or above it: its symbols
+ * are not loaded and its samples are counted as skipped.
  */
+#define ANN_NO_SYM UINT32_MAX
 static int resolve_raws(struct pk_annotate *A, bool skipped_only)
 {
 	struct pk_u64map tot = { 0 };   /* dso -> index + 1 into per */
-	uint64_t *per = NULL;
-	size_t nr_per = 0;
+	struct ann_per { uint64_t period, low; } *per = NULL;   /* low: the least key */
+	/* (big ones are mappings populated at once: their page faults were a tenth of
+	 * this on sys.data) */
+	size_t kv_bytes = 2 * (A->nr_raws + 1) * sizeof(struct pk_ann_kv);
+	size_t sym_bytes = (A->nr_raws + 1) * sizeof(uint32_t);
+	struct pk_ann_kv *kv = pk_arr_calloc(kv_bytes);
+	uint32_t *symof = pk_arr_calloc(sym_bytes);
+	size_t nr_per = 0, cap_per = 0, n = 0, base = A->nr_syms;
 	int err = 0;
+	if (!kv || !symof) {
+		err = -ENOMEM;
+		goto out;
+	}
 	/* the last object's entry: addresses of one object mostly come in runs */
 	const struct pk_dso *last = NULL;
 	uintptr_t k = 0;
-	if (A->min_percent > 0 || skipped_only) {
-		per = calloc(A->nr_raws + 1, sizeof(*per));
-		if (!per)
-			return -ENOMEM;
-		for (size_t i = 0; i < A->nr_raws; i++) {
-			if (A->raws[i].dso != last) {
-				last = A->raws[i].dso;
-				k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)last);
-			}
-			if (!k) {
-				k = ++nr_per;
-				if (pk_u64map_put(&tot, (uintptr_t)A->raws[i].dso, (void *)k)) {
-					err = -ENOMEM;
-					goto out;
-				}
-			}
-			per[k - 1] += A->raws[i].period;
+	for (size_t i = 0; i < A->nr_raws; i++) {
+		const struct ann_raw *R = &A->raws[i];
+		if (R->dso != last) {
+			last = R->dso;
+			k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)last);
 		}
+		if (!k) {
+			if (pk_grow((void **)&per, &cap_per, nr_per + 1, sizeof(*per))) {
+				err = -ENOMEM;
+				goto out;
+			}
+			k = ++nr_per;
+			per[k - 1] = (struct ann_per){ 0, R->key };
+			if (pk_u64map_put(&tot, (uintptr_t)R->dso, (void *)k)) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		per[k - 1].period += R->period;
+		per[k - 1].low = PK_MIN(per[k - 1].low, R->key);
 	}
+	bool filter = A->min_percent > 0 || skipped_only;
 	if (skipped_only && A->threads) {
 		/* the objects left out are read now: the preload thread takes them from
 		 * the last, this thread from the first (one it finds queued it reads itself) */
@@ -436,19 +329,20 @@ static int resolve_raws(struct pk_annotate *A, bool skipped_only)
 				continue;
 			last = R->dso;
 			k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)R->dso);
-			if (k && ann_pct(per[k - 1], A->st.period) < A->min_percent)
+			if (k && ann_pct(per[k - 1].period, A->st.period) < A->min_percent)
 				pk_machine_preload_dso(A->m, R->dso);
 		}
-		last = NULL;
 	}
+	last = NULL;
 	for (size_t i = 0; i < A->nr_raws; i++) {
 		const struct ann_raw *R = &A->raws[i];
-		if (per) {
-			if (R->dso != last) {
-				last = R->dso;
-				k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)last);
-			}
-			bool below = ann_pct(per[k - 1], A->st.period) < A->min_percent;
+		symof[i] = ANN_NO_SYM;
+		if (R->dso != last) {
+			last = R->dso;
+			k = (uintptr_t)pk_u64map_get(&tot, (uintptr_t)last);
+		}
+		if (filter) {
+			bool below = ann_pct(per[k - 1].period, A->st.period) < A->min_percent;
 			if (below && !skipped_only) {
 				A->st.skipped += R->samples;
 				continue;
@@ -458,30 +352,63 @@ static int resolve_raws(struct pk_annotate *A, bool skipped_only)
 		}
 		if (skipped_only)
 			A->st.skipped -= R->samples;
+		/* by object, in the order first seen (their tables are read, and what
+		 * that says is said, in that order as before), then by address */
+		uint64_t rel = R->key - per[k - 1].low;
+		kv[n++] = (struct pk_ann_kv){ (uint64_t)(k - 1) << 40 |
+					      PK_MIN(rel, ((uint64_t)1 << 40) - 1),
+					      (uint32_t)i };
+	}
+	if ((err = pk_ann_kv_sort(kv, kv + A->nr_raws + 1, n)) != 0)
+		goto out;
+	for (size_t j = 0; j < n; j++) {
+		if (j + 8 < n) {
+			/* raws in this order are a miss each (3 MB on sys.data): asked ahead */
+			const char *ahead = (const char *)&A->raws[kv[j + 8].idx];
+			__builtin_prefetch(ahead);
+			__builtin_prefetch(ahead + sizeof(struct ann_raw) - 1);
+		}
+		uint32_t i = kv[j].idx;
+		const struct ann_raw *R = &A->raws[i];
 		struct pk_addr_loc loc = { .dso = R->dso, .dso_name = R->dso_name,
 					   .kernel = R->kernel };
 		loc.dso_addr = R->is_offset ? pk_dso__offset_to_addr(R->dso, R->key) : R->key;
 		loc.sym = pk_dso__symbol(R->dso, loc.dso_addr, &loc.sym_start, &loc.sym_size);
 		uint32_t sym, hit;
 		if (!loc.sym) {
-			err = unresolved_of(A, R->dso, R->dso_name, &sym);
-			if (err)
-				goto out;
-			A->st.unresolved += R->samples;
-			A->unres[sym].samples += R->samples;
+			symof[i] = ANN_NO_SYM - 1;
 			continue;
 		}
 		err = ann_add(A, &loc, &sym, &hit);
 		if (err)
 			goto out;
+		symof[i] = sym;
 		struct ann_sym *S = &A->syms[sym];
 		S->samples += R->samples;
 		S->period += R->period;
 		S->hits[hit].samples += R->samples;
 		S->hits[hit].period += R->period;
 	}
+	/* the samples without a symbol, per object in raws' order */
+	for (size_t i = 0; i < A->nr_raws; i++) {
+		if (symof[i] != ANN_NO_SYM - 1)
+			continue;
+		const struct ann_raw *R = &A->raws[i];
+		uint32_t u;
+		if ((err = unresolved_of(A, R->dso, R->dso_name, &u)) != 0)
+			goto out;
+		A->st.unresolved += R->samples;
+		A->unres[u].samples += R->samples;
+	}
+	err = syms_first_seen(A, base, symof);
+	A->last_sym_ok = false; /* (the indices changed) */
 out:
-	free(per);
+	if (per)
+		pk_arr_free(per, cap_per * sizeof(*per));
+	if (kv)
+		pk_arr_free(kv, kv_bytes);
+	if (symof)
+		pk_arr_free(symof, sym_bytes);
 	pk_u64map_release(&tot);
 	return err;
 }
@@ -500,6 +427,43 @@ static struct ann_memo *memo_slot(struct pk_annotate *A, uint64_t gen, uint64_t 
 				  uint8_t cpumode)
 {
 	return &A->memo[memo_hash(gen, ip, cpumode) & (ANN_MEMO_SLOTS - 1)];
+}
+
+#define ANN_PEND 8u
+_Static_assert(ANN_PEND == sizeof(((struct pk_annotate *)0)->pend) /
+	       sizeof(((struct pk_annotate *)0)->pend[0]), "pend ring size");
+
+/* the oldest pending address's raws index into its memo slot */
+static int pend_pop(struct pk_annotate *A)
+{
+	struct ann_pend *p = &A->pend[A->pend_head];
+	uint32_t idx;
+	int err = raw_add(A, p, &idx);
+	if (err)
+		return err;
+	p->e->sym = idx;
+	A->pend_head = (A->pend_head + 1) % ANN_PEND;
+	A->pend_nr--;
+	return 0;
+}
+
+/* every pending address up to that of slot e (first in first out: the raws entries are
+ * made in the order the addresses were first seen, as without the wait) */
+static int pend_flush(struct pk_annotate *A, const struct ann_memo *e)
+{
+	while (A->pend_nr) {
+		bool last = e && A->pend[A->pend_head].e == e;
+		int err = pend_pop(A);
+		if (err || last)
+			return err;
+	}
+	return 0;
+}
+
+/* slot e's raws index, looked up now if it is pending */
+static int memo_sym(struct pk_annotate *A, struct ann_memo *e)
+{
+	return memo_kind(e) == MEMO_HIT && (e->sym & MEMO_PENDING) ? pend_flush(A, e) : 0;
 }
 
 /* the counts a memo slot holds into its raw entry */
@@ -536,8 +500,11 @@ static void memo_settle_later(struct pk_annotate *A, struct ann_memo *e)
 }
 
 /* every slot's and every waiting one's (at the end of the read) */
-static void memo_settle_all(struct pk_annotate *A)
+static int memo_settle_all(struct pk_annotate *A)
 {
+	int err = pend_flush(A, NULL);
+	if (err)
+		return err;
 	for (unsigned i = 0; i < ANN_SETTLE_LAG; i++) {
 		struct ann_settle *s = &A->settle[i];
 		if (s->n) {
@@ -548,6 +515,7 @@ static void memo_settle_all(struct pk_annotate *A)
 	}
 	for (size_t i = 0; A->memo && i < ANN_MEMO_SLOTS; i++)
 		memo_settle(A, &A->memo[i]);
+	return 0;
 }
 
 /* resolve the address of a sample whose memo slot holds another (or none): e its slot */
@@ -560,17 +528,51 @@ static int memo_fill(struct pk_annotate *A, struct ann_memo *e, uint32_t pid, ui
 	uint8_t kind = MEMO_HIT;
 	bool is_off = false;
 	int err;
-	if (pk_machine_resolve_map_lazy(A->m, pid, tid, ip, cpumode, &loc, &is_off) != 0 ||
-	    !loc.dso) {
+	struct ann_mapc *mc = &A->mapc[cpumode == PK_CPUMODE_KERNEL];
+	if (mc->ok && mc->gen == gen && mc->cpumode == cpumode && ip >= mc->start &&
+	    ip < mc->end) {
+		/* (the same generation: the same map holds ip, the same translation) */
+		loc.dso = mc->dso;
+		loc.dso_name = mc->dso_name;
+		loc.kernel = mc->kernel;
+		loc.dso_addr = mc->is_off ? ip - mc->start + mc->pgoff : ip;
+		is_off = mc->is_off;
+		err = obj_num(A, loc.dso, &obj);
+	} else if (pk_machine_resolve_map_lazy(A->m, pid, tid, ip, cpumode, &loc, &is_off) != 0 ||
+		   !loc.dso) {
 		kind = MEMO_UNRES;
 		err = unresolved_of(A, loc.dso, loc.dso ? loc.dso_name : NULL, &sym);
 	} else {
-		err = raw_add(A, &loc, is_off, &sym, &obj);
+		/* kept: an ELF map (file offsets) or a kernel one addressed as is (not the
+		 * fallback of no kernel map, whose answer depends on the address) */
+		if (is_off || (loc.kernel && loc.dso_addr == ip && loc.map_end != UINT64_MAX))
+			*mc = (struct ann_mapc){ .gen = gen, .start = loc.map_start,
+						 .end = loc.map_end, .pgoff = loc.map_pgoff,
+						 .dso = loc.dso, .dso_name = loc.dso_name,
+						 .cpumode = cpumode, .ok = true,
+						 .kernel = loc.kernel, .is_off = is_off };
+		err = obj_num(A, loc.dso, &obj);
 	}
+	/* the counts of the address that had the slot go to its raw entry */
+	if (!err)
+		err = memo_sym(A, e);
 	if (err)
 		return err;
-	/* the counts of the address that had the slot go to its raw entry */
 	memo_settle_later(A, e);
+	if (kind == MEMO_HIT) {
+		/* the raws index is looked up ANN_PEND new addresses later, its table slot
+		 * fetched meanwhile (that miss was a third of on_raw on sys.data) */
+		if (A->pend_nr == ANN_PEND && (err = pend_pop(A)) != 0)
+			return err;
+		unsigned at = (A->pend_head + A->pend_nr++) % ANN_PEND;
+		A->pend[at] = (struct ann_pend){ .e = e, .dso = loc.dso, .dso_name = loc.dso_name,
+						 .addr = loc.dso_addr, .obj = obj,
+						 .is_off = is_off, .kernel = loc.kernel };
+		if (A->rslots)
+			__builtin_prefetch(&A->rslots[ann_hash((const void *)(uintptr_t)obj,
+							       loc.dso_addr) & A->rmask]);
+		sym = MEMO_PENDING | at;
+	}
 	*e = (struct ann_memo){ .gen = gen, .ip = ip, .sym = sym, .obj = obj,
 				.tag = (uint32_t)cpumode << MEMO_MODE_SHIFT |
 				       (uint32_t)kind << MEMO_KIND_SHIFT };
@@ -646,8 +648,12 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 		A->unres[e->sym].samples++;
 		return 0;
 	}
-	if (period > UINT32_MAX - e->period || memo_n(e) == MEMO_N_MAX)
+	if (period > UINT32_MAX - e->period || memo_n(e) == MEMO_N_MAX) {
+		int err = memo_sym(A, e);
+		if (err)
+			return err;
 		memo_settle(A, e);
+	}
 	if (period > UINT32_MAX) {
 		/* (a period that does not fit the slot's count goes to raws itself) */
 		A->raws[e->sym].samples++;
@@ -660,6 +666,12 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 		A->objs[e->obj].period += period;
 	return 0;
 }
+
+/* with the preload thread, a file's mapping up to this long keeps its pages during the
+ * read and that thread drops them after it (dropping them behind the read was a tenth of
+ * the reading thread on deep.data and dwarf.data: the page tables' teardown) */
+#define ANN_KEEP_MAPPED ((uint64_t)256 << 20)
+static void drop_pages(void *r) { pk_rd_drop_pages(r); }
 
 /* every record but a sample: the machine may have changed */
 static int on_other(void *ctx, const struct pk_data_event *ev, const struct pk_record *rec)
@@ -797,6 +809,8 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	A->m = pk_session__machine(A->ses);
 	if (A->preload && PK_OPTS_GET(o, preload_lines, false))
 		pk_machine_preload_lines(A->m, true);
+	if (A->preload)
+		pk_rd_keep_mapped(r, ANN_KEEP_MAPPED);
 	PK_OPTS(pk_session_ops, ops, .other = on_other);
 	err = pk_session_process_raw(A->ses, &ops, A, on_raw, A);
 	if (err == -ENOMEM)
@@ -808,9 +822,13 @@ PK_API struct pk_annotate *pk_annotate__load(struct pk_data_reader *r,
 	/* the DWARF of an object whose table is still being read is opened where it is
 	 * used: past the read, this thread would wait for it (or exit after it) where the
 	 * object may not even be shown */
-	if (A->preload)
+	if (A->preload) {
 		pk_machine_preload_lines(A->m, false);
-	memo_settle_all(A);
+		pk_machine_preload_call(A->m, drop_pages, r); /* (ANN_KEEP_MAPPED) */
+	}
+	err = memo_settle_all(A);
+	if (err)
+		goto fail;
 	err = resolve_raws(A, false);
 	if (err)
 		goto fail;
@@ -886,144 +904,16 @@ PK_API int pk_annotate__symbol(const struct pk_annotate *a, size_t i, struct pk_
 
 /* ---- disassembly ---- */
 
-struct dis_ctx {
-	uint64_t bias;          /* a hit's address - the address shown (kernel code) */
-	const struct ann_hit *hits;
-	size_t nr_hits, next_hit;
-	pk_annotate_insn_fn fn;
-	void *ctx;
-	bool intel;
-};
-
-static bool insn_is_branch(const cs_insn *in)
-{
-	const cs_detail *dt = in->detail;
-	for (uint8_t g = 0; dt && g < dt->groups_count; g++)
-		if (dt->groups[g] == CS_GRP_JUMP || dt->groups[g] == CS_GRP_CALL)
-			return true;
-	return false;
-}
-
-/* the immediate target of a direct jump or call, if it has one */
-static bool insn_target(cs_arch arch, const cs_insn *in, uint64_t *t)
-{
-	if (!insn_is_branch(in))
-		return false;
-	const cs_detail *dt = in->detail;
-	if (arch == CS_ARCH_X86) {
-		if (dt->x86.op_count != 1 || dt->x86.operands[0].type != X86_OP_IMM)
-			return false;
-		*t = (uint64_t)dt->x86.operands[0].imm;
-		return true;
-	}
-	for (uint8_t i = 0; i < dt->arm64.op_count; i++) {
-		/* cbz/tbz carry a register (and a bit) before the label: the last immediate */
-		if (dt->arm64.operands[i].type == ARM64_OP_IMM)
-			*t = (uint64_t)dt->arm64.operands[i].imm;
-	}
-	return dt->arm64.op_count &&
-	       dt->arm64.operands[dt->arm64.op_count - 1].type == ARM64_OP_IMM;
-}
-
-static int disasm(const uint8_t *code, size_t len, uint64_t addr, uint16_t em,
-		  struct pk_dso *dso, struct dis_ctx *dc)
-{
-	cs_arch arch;
-	cs_mode mode;
-	if (em == EM_X86_64 || em == 0) {
-		arch = CS_ARCH_X86;
-		mode = CS_MODE_64;
-	} else if (em == EM_AARCH64) {
-		arch = CS_ARCH_ARM64;
-		mode = CS_MODE_ARM;
-	} else {
-		return -EOPNOTSUPP;
-	}
-	csh h;
-	if (cs_open(arch, mode, &h) != CS_ERR_OK)
-		return -ENOMEM;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	if (arch == CS_ARCH_X86)
-		cs_option(h, CS_OPT_SYNTAX, dc->intel ? CS_OPT_SYNTAX_INTEL
-						      : CS_OPT_SYNTAX_ATT); /* perf's (objdump) */
-	cs_insn *in = cs_malloc(h);
-	if (!in) {
-		cs_close(&h);
-		return -ENOMEM;
-	}
-	const uint8_t *p = code;
-	size_t left = len;
-	uint64_t pc = addr;
-	int err = 0;
-	/* a jump's operand with its target's name: as long as the name (C++ names run to
-	 * kilobytes), so grown as needed and kept for the next */
-	char ops_small[256], *ops = ops_small, *ops_heap = NULL;
-	size_t ops_cap = sizeof(ops_small);
-	while (!err && left && cs_disasm_iter(h, &p, &left, &pc, in)) {
-		struct pk_annotate_insn ai = {
-			.addr = in->address,
-			.len = (uint8_t)PK_MIN((size_t)in->size, sizeof(ai.bytes)),
-			.mnemonic = in->mnemonic,
-			.operands = in->op_str,
-		};
-		memcpy(ai.bytes, in->bytes, ai.len);
-		/* the counts of the addresses inside this instruction (a sampled address is
-		 * normally an instruction start; one that is not still counts here) */
-		while (dc->next_hit < dc->nr_hits &&
-		       dc->hits[dc->next_hit].addr - dc->bias < in->address + in->size) {
-			if (dc->hits[dc->next_hit].addr - dc->bias >= in->address) {
-				ai.samples += dc->hits[dc->next_hit].samples;
-				ai.period += dc->hits[dc->next_hit].period;
-			}
-			dc->next_hit++;
-		}
-		if (insn_target(arch, in, &ai.target)) {
-			ai.has_target = true;
-			uint64_t ts = 0;
-			const char *tn = dso ? pk_dso__symbol(dso, ai.target + dc->bias, &ts, NULL)
-					     : NULL;
-			if (tn) {
-				ai.target_sym = tn;
-				ai.target_off = ai.target + dc->bias - ts;
-				/* "addr <name+0xoff>": 16 + 2 + 3 + 16 + 1 + NUL */
-				size_t need = strlen(tn) + 40;
-				if (need > ops_cap) {
-					char *n = realloc(ops_heap, need);
-					if (!n) {
-						err = -ENOMEM;
-						break;
-					}
-					ops = ops_heap = n;
-					ops_cap = need;
-				}
-				if (ai.target_off)
-					snprintf(ops, ops_cap, "%" PRIx64 " <%s+0x%" PRIx64 ">",
-						 ai.target, tn, ai.target_off);
-				else
-					snprintf(ops, ops_cap, "%" PRIx64 " <%s>", ai.target, tn);
-			} else {
-				snprintf(ops, ops_cap, "%" PRIx64, ai.target);
-			}
-			ai.operands = ops;
-		}
-		err = dc->fn(dc->ctx, &ai);
-	}
-	free(ops_heap);
-	cs_free(in, 1);
-	cs_close(&h);
-	return err;
-}
-
 PK_API int pk_annotate__disasm_bytes(const void *code, size_t len, uint64_t addr,
 				     const struct pk_annotate_disasm_opts *o,
 				     pk_annotate_insn_fn fn, void *ctx)
 {
 	if ((!code && len) || !fn || !PK_OPTS_VALID(o, pk_annotate_disasm_opts))
 		return -EINVAL;
-	struct dis_ctx dc = { .fn = fn, .ctx = ctx,
+	struct pk_ann_dis dc = { .fn = fn, .ctx = ctx,
 			      .intel = PK_OPTS_GET(o, intel_syntax, false),
 			      .bias = PK_OPTS_GET(o, dso_bias, 0) };
-	return disasm(code, len, addr, PK_OPTS_GET(o, e_machine, (uint16_t)0),
+	return pk_ann_disasm(code, len, addr, PK_OPTS_GET(o, e_machine, (uint16_t)0),
 		      PK_OPTS_GET(o, dso, NULL), &dc);
 }
 
@@ -1077,9 +967,9 @@ PK_API int pk_annotate__disasm(struct pk_annotate *a, size_t i, pk_annotate_insn
 	if (n < 0) {
 		err = (int)n;
 	} else {
-		struct dis_ctx dc = { .bias = bias, .hits = S->hits, .nr_hits = S->nr_hits,
+		struct pk_ann_dis dc = { .bias = bias, .hits = S->hits, .nr_hits = S->nr_hits,
 				      .fn = fn, .ctx = ctx, .intel = a->intel };
-		err = disasm(buf, (size_t)n, S->start - bias, em, S->dso, &dc);
+		err = pk_ann_disasm(buf, (size_t)n, S->start - bias, em, S->dso, &dc);
 	}
 	free(buf);
 	return err;

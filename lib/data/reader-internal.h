@@ -43,6 +43,8 @@ struct pk_data_reader {
 	size_t map_len;
 	uint64_t dropped;           /* mapping bytes already madvised away */
 	uint64_t populated;         /* mapping bytes faulted in ahead of pos (POPULATE_STEP) */
+	uint64_t keep_mapped;       /* a mapping up to this long is not dropped behind
+				     * (pk_rd_keep_mapped) */
 	uint64_t keep_from;         /* caller still uses the image from here (UINT64_MAX:
 				     * no caller limit, keep DONTNEED_STEP behind pos) */
 

@@ -140,6 +140,8 @@ void pk_rd_stream_release_pages(struct pk_data_reader *r)
 			r->no_populate = true;
 		r->populated = to;
 	}
+	if (r->map_len <= r->keep_mapped)
+		return;
 	uint64_t upto;
 	if (r->keep_from != UINT64_MAX) {
 		/* the caller said what it still references: drop up to there */
@@ -158,6 +160,21 @@ void pk_rd_stream_release_pages(struct pk_data_reader *r)
 		madvise((uint8_t *)r->map + r->dropped, (size_t)(upto - r->dropped), MADV_DONTNEED);
 		r->dropped = upto;
 	}
+}
+
+/* (internal.h) the whole mapping's pages dropped (callable from another thread: it
+ * changes nothing of the reader; a page touched again is read back from the page cache) */
+void pk_rd_drop_pages(struct pk_data_reader *r)
+{
+	if (r && r->map && r->map_len)
+		madvise(r->map, r->map_len, MADV_DONTNEED);
+}
+
+/* (internal.h) */
+void pk_rd_keep_mapped(struct pk_data_reader *r, uint64_t bytes)
+{
+	if (r)
+		r->keep_mapped = bytes;
 }
 
 /* ---- record processing ---- */

@@ -43,6 +43,9 @@ struct pk_preload {
 	int kstate;
 	bool ktaken;
 	struct pk_kcache_pre k;
+	/* pk_machine_preload_call: made once the queue is empty */
+	void (*call)(void *);
+	void *call_arg;
 };
 
 static void *pk_preload_main(void *arg)
@@ -52,10 +55,19 @@ static void *pk_preload_main(void *arg)
 	elf_version(EV_CURRENT);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		while (!p->stop && p->head == p->nr && p->kstate != PK_PRE_QUEUED)
+		while (!p->stop && p->head == p->nr && p->kstate != PK_PRE_QUEUED && !p->call)
 			pthread_cond_wait(&p->work, &p->mu);
 		if (p->stop)
 			break;
+		if (p->call && p->head == p->nr && p->kstate != PK_PRE_QUEUED) {
+			void (*fn)(void *) = p->call;
+			void *fa = p->call_arg;
+			pthread_mutex_unlock(&p->mu);
+			fn(fa);
+			pthread_mutex_lock(&p->mu);
+			p->call = NULL;
+			continue;
+		}
 		if (p->kstate == PK_PRE_QUEUED) {
 			/* (the machine's settings it reads do not change after its creation) */
 			p->kstate = PK_PRE_LOADING;
@@ -188,6 +200,23 @@ bool pk_machine_preload_dso(struct pk_machine *m, struct pk_dso *d)
 	if (d->kind == PK_DSO_KERNEL || d->kind == PK_DSO_MODULE)
 		return preload_kcache(m);
 	return preload_queue(m, d);
+}
+
+bool pk_machine_preload_call(struct pk_machine *m, void (*fn)(void *), void *arg)
+{
+	struct pk_preload *p = m && fn ? pk_preload_get(m) : NULL;
+	if (!p)
+		return false;
+	bool queued = false;
+	pthread_mutex_lock(&p->mu);
+	if (!p->call) {
+		p->call = fn;
+		p->call_arg = arg;
+		queued = true;
+		pthread_cond_signal(&p->work);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return queued;
 }
 
 void pk_machine_preload_lines(struct pk_machine *m, bool on)

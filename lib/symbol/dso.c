@@ -187,6 +187,7 @@ void pk_dso_free(struct pk_dso *d)
 		close(d->memfd);
 	pk_u64map_release(&d->srclines);
 	pk_u64map_release(&d->inlines);
+	pk_u64map_release(&d->funcnames);
 	pk_scope_cus_free(d);
 	pk_arena_release(&d->arena);
 	pk_plt_view_free(d->plt_view); /* read at open, normally freed by the load */

@@ -127,6 +127,9 @@ struct pk_dso {
 	/* caches: dso_addr -> struct pk_srcline_ent / struct pk_inline_ent */
 	struct pk_u64map srclines;
 	struct pk_u64map inlines;
+	/* srcline.c: a DIE's place in its debug section -> its function name (an inline
+	 * chain's frames repeat from one address to the next) */
+	struct pk_u64map funcnames;
 	/* CU DIE offset -> struct pk_scope_cu (srcline.c: the scope tree of a CU, for inline
 	 * chains); all of them in a list, for freeing */
 	struct pk_u64map scope_cus;

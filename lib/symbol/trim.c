@@ -46,7 +46,7 @@ static void pk_trim_mark(struct pk_mapset *ms, uint32_t stamp)
 static bool pk_trim_may_drop(const struct pk_dso *d)
 {
 	return d->kind == PK_DSO_ELF && d->loaded && !d->load_err && !d->dwfl && !d->mod &&
-	       !d->srclines.nr && !d->inlines.nr && !d->scope_list && !d->cus &&
+	       !d->srclines.nr && !d->inlines.nr && !d->funcnames.nr && !d->scope_list && !d->cus &&
 	       !d->plt_view && (d->syms || d->dsyms || d->arena.head);
 }
 

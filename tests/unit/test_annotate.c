@@ -5,7 +5,8 @@
  * of this test binary read from its ELF file through pk_dso__read, where the call to its
  * callee must be named after it; and the counts of pk_annotate__load over a written file
  * whose samples alternate between one function and more distinct unmapped addresses than
- * the memo of resolved addresses has slots, and over one whose periods pass 32 bits.
+ * the memo of resolved addresses has slots, over one whose periods pass 32 bits, and
+ * over one whose maps generations change between rounds over the same addresses.
  */
 #include <elf.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <perfkit/perfkit.h>
 #include "testutil.h"
+#include "annotate/order.h"
 
 #define MAX_INSNS 64
 
@@ -495,6 +497,171 @@ static void test_load_big_periods(void **state)
 	free(dir);
 }
 
+/* the weight of the byte at offset k of a function in test_load_regens (samples a round) */
+static uint64_t regen_weight(uint64_t k)
+{
+	return 1 + k % 5;
+}
+
+struct regen_sum {
+	uint64_t start, rounds, bad, samples;
+};
+
+/* every instruction's samples: the weights of its bytes, a round each */
+static int regen_insn(void *ctx, const struct pk_annotate_insn *in)
+{
+	struct regen_sum *s = ctx;
+	uint64_t want = 0;
+	for (uint64_t a = in->addr; a < in->addr + in->len; a++)
+		want += regen_weight(a - s->start) * s->rounds;
+	s->bad += in->samples != want;
+	s->samples += in->samples;
+	return 0;
+}
+
+/*
+ * Many maps generations over the same addresses (a new mapping elsewhere between rounds):
+ * every (generation, address) is a new memo entry, more of them than the memo has slots,
+ * each looked up in the (object, address) table some misses later; each byte of two
+ * functions gets its own count a round. Every instruction's count must be the sum of its
+ * bytes', with and without the second thread.
+ */
+static void test_load_regens(void **state)
+{
+	(void)state;
+	const uint64_t fn[2] = { (uint64_t)(uintptr_t)&pk_ann_caller,
+				 (uint64_t)(uintptr_t)&pk_ann_callee };
+	char path[PATH_MAX];
+	unsigned long long lo = 0, hi = 0, off = 0;
+	if (!own_map(fn[0], &lo, &hi, &off, path) || fn[1] < lo || fn[1] >= hi)
+		PK_SKIP("no file mapping of this binary's code in /proc/self/maps");
+	char self[PATH_MAX];
+	assert_non_null(realpath("/proc/self/exe", self));
+	struct pk_machine *m = pk_machine__new(NULL);
+	assert_non_null(m);
+	struct pk_dso *d = pk_machine__dso(m, self);
+	assert_non_null(d);
+	const char *names[2] = { "pk_ann_caller", "pk_ann_callee" };
+	uint64_t size[2] = { 0, 0 };
+	for (int i = 0; i < 2; i++) {
+		uint64_t addr = 0, start = 0;
+		assert_int_equal(pk_dso__symbol_addr(d, names[i], &addr), 0);
+		assert_non_null(pk_dso__symbol(d, addr, &start, &size[i]));
+		assert_true(size[i] > 0 && size[i] < 4096);
+	}
+	pk_machine__free(m);
+	char *dir = pk_test_mkdtemp("annotate-regen");
+	char file[PATH_MAX];
+	snprintf(file, sizeof(file), "%s/a.data", dir);
+	struct pk_attr at;
+	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	struct pk_data_writer *w = pk_data_writer__open(file, NULL);
+	assert_non_null(w);
+	uint64_t id = 1;
+	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	put_mmap(w, lo, hi, off, path);
+	const uint64_t rounds = 1000;
+	uint64_t t = 2, total[2] = { 0, 0 };
+	for (uint64_t r = 0; r < rounds; r++) {
+		/* a new generation of process 100's maps: an unrelated mapping */
+		put_mmap(w, 0x200000000000ull + r * 4096, 0x200000000000ull + r * 4096 + 4096, 0,
+			 "/nonexistent/pk-annotate-regen");
+		for (uint64_t rep = 0; rep < 5; rep++)
+			for (int f = 0; f < 2; f++)
+				for (uint64_t k = 0; k < size[f]; k++)
+					if (regen_weight(k) > rep) {
+						put_sample(w, t++, fn[f] + k);
+						total[f]++;
+					}
+		if (!(r % 64))
+			assert_int_equal(pk_data_writer__finish_round(w), 0);
+	}
+	assert_int_equal(pk_data_writer__finish(w), 0);
+	pk_data_writer__free(w);
+	for (int run = 0; run < 3; run++) {
+		struct pk_data_reader *r = pk_data_reader__open(file, NULL);
+		assert_non_null(r);
+		PK_OPTS(pk_annotate_opts, o, .reader_thread = run > 0,
+			.min_percent = run == 2 ? 10.0 : 0.0);
+		struct pk_annotate *a = pk_annotate__load(r, &o);
+		assert_non_null(a);
+		struct pk_annotate_stats st = { .sz = sizeof(st) };
+		pk_annotate__stats(a, &st);
+		assert_int_equal(st.samples, total[0] + total[1]);
+		assert_int_equal(st.unresolved, 0);
+		assert_int_equal(st.skipped, 0);
+		assert_int_equal(pk_annotate__nr_symbols(a), 2);
+		for (size_t i = 0; i < 2; i++) {
+			struct pk_annotate_sym sym = { .sz = sizeof(sym) };
+			assert_int_equal(pk_annotate__symbol(a, i, &sym), 0);
+			int f = !strcmp(sym.name, names[1]);
+			assert_string_equal(sym.name, names[f]);
+			assert_int_equal(sym.samples, total[f]);
+			assert_int_equal(sym.period, total[f] * 1000);
+#ifdef __x86_64__
+			struct regen_sum s = { .start = sym.start, .rounds = rounds };
+			assert_int_equal(pk_annotate__disasm(a, i, regen_insn, &s), 0);
+			assert_int_equal(s.bad, 0);
+			assert_int_equal(s.samples, total[f]);
+#endif
+		}
+		pk_annotate__free(a);
+		pk_data_reader__free(r);
+	}
+	pk_test_sh("rm -rf '%s'", dir);
+	free(dir);
+}
+
+/* the radix sort of the addresses' look-up order: by key (every byte position used, some
+ * the same in every key), equal keys in their first order; against a plain sort */
+static int kv_cmp(const void *pa, const void *pb)
+{
+	const struct pk_ann_kv *a = pa, *b = pb;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static void test_kv_sort(void **state)
+{
+	(void)state;
+	const size_t n = 5000;
+	struct pk_ann_kv *kv = malloc(n * sizeof(*kv)), *want = malloc(n * sizeof(*kv));
+	struct pk_ann_kv *tmp = malloc(n * sizeof(*kv));
+	assert_non_null(kv);
+	assert_non_null(want);
+	assert_non_null(tmp);
+	uint64_t x = 88172645463325252ull;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* bytes 5 and 6 the same everywhere; few distinct values in the low ones
+		 * (ties), and the top byte from a handful */
+		uint64_t k = (x & 0x3f) | (x & 0xffffff0000ull) | ((x >> 60) << 56) |
+			     (uint64_t)0x42 << 40 | (uint64_t)0x17 << 48;
+		kv[i] = (struct pk_ann_kv){ k, (uint32_t)i };
+	}
+	memcpy(want, kv, n * sizeof(*kv));
+	qsort(want, n, sizeof(*want), kv_cmp);
+	assert_int_equal(pk_ann_kv_sort(kv, tmp, n), 0);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(kv[i].key == want[i].key);
+		assert_int_equal(kv[i].idx, want[i].idx);
+	}
+	/* one key, and one element: unchanged */
+	for (size_t i = 0; i < n; i++)
+		kv[i] = (struct pk_ann_kv){ 7, (uint32_t)(n - i) };
+	assert_int_equal(pk_ann_kv_sort(kv, tmp, n), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(kv[i].idx, n - i);
+	assert_int_equal(pk_ann_kv_sort(kv, tmp, 1), 0);
+	assert_int_equal(kv[0].idx, n);
+	free(kv);
+	free(want);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +672,8 @@ int main(void)
 		cmocka_unit_test(test_own_elf),
 		cmocka_unit_test(test_load_counts),
 		cmocka_unit_test(test_load_big_periods),
+		cmocka_unit_test(test_load_regens),
+		cmocka_unit_test(test_kv_sort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -793,6 +795,51 @@ static void test_preload_dso(void **state)
 	}
 }
 
+struct call_seen {
+	pthread_t by;
+	_Atomic int n;
+};
+
+static void note_call(void *arg)
+{
+	struct call_seen *c = arg;
+	c->by = pthread_self();
+	atomic_fetch_add(&c->n, 1);
+}
+
+/* pk_machine_preload_call: fn runs once, on the preload thread (started for it); a
+ * second call waits for the first to be made; one asked for right before the machine
+ * is freed is made or not, never after */
+static void test_preload_call(void **state)
+{
+	(void)state;
+	struct pk_machine *m = pk_machine__new(NULL);
+	assert_non_null(m);
+	struct call_seen c = { 0 };
+	assert_false(pk_machine_preload_call(m, NULL, &c));
+	assert_true(pk_machine_preload_call(m, note_call, &c));
+	for (int i = 0; i < 5000 && !atomic_load(&c.n); i++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&c.n), 1);
+	assert_false(pthread_equal(c.by, pthread_self()));
+	/* the thread clears the call after making it: a second one is taken then */
+	bool again = false;
+	for (int i = 0; i < 5000 && !(again = pk_machine_preload_call(m, note_call, &c)); i++)
+		usleep(1000);
+	assert_true(again);
+	for (int i = 0; i < 5000 && atomic_load(&c.n) < 2; i++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&c.n), 2);
+	struct call_seen late = { 0 };
+	for (int i = 0; i < 5000 && !pk_machine_preload_call(m, note_call, &late); i++)
+		usleep(1000);
+	pk_machine__free(m);
+	int n = atomic_load(&late.n);
+	assert_true(n == 0 || n == 1);
+	usleep(10000);
+	assert_int_equal(atomic_load(&late.n), n);
+}
+
 /* pk_machine_preload_lines: the preload thread also opens the object's DWARF (and
  * libdwfl's address ranges) after its table, before it hands the object over; the
  * source line and inline chain of an address are then the same as when all of it is
@@ -993,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(test_preload_listed),
 		cmocka_unit_test(test_preload_dso),
 		cmocka_unit_test(test_preload_lines),
+		cmocka_unit_test(test_preload_call),
 		cmocka_unit_test(test_trim),
 		cmocka_unit_test(test_ksymbol),
 		cmocka_unit_test(test_kernel_outside_maps),
