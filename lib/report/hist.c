@@ -987,7 +987,8 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		bool same = true;
 		for (size_t i = 0; i < n; i++) {
 			uint32_t fi = rep->cframes[i];
-			rep->cabs[i] = rep->frames[fi].sym ? fi : frame_abs(rep, fi, rep->cip[i]);
+			rep->cabs[i] = pk_rep_frame_abs_same(rep, fi) ? fi
+								     : frame_abs(rep, fi, rep->cip[i]);
 			same &= rep->cabs[i] == fi;
 		}
 		rep->abs_same = same;

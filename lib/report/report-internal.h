@@ -188,6 +188,12 @@ struct pk_report {
 	struct aggw *aw;        /* the aggregation worker, NULL: none (aggw.c) */
 	bool agg_async;         /* pending samples may be aggregated by the worker */
 	struct pk_index fidx;
+	/* bit i: frame i is its own absolute-address frame at every address it is
+	 * resolved from (frame_abs(i, ip) == i): it has a symbol, or no map covered it (its
+	 * key is the address). Asked for every frame of every chain: a bit here is in cache
+	 * where the 48-byte frame was often a miss */
+	uint64_t *fsame;
+	size_t cap_fsame;
 	struct rent *rents;
 	size_t nr_rents, cap_rents;
 	/* resolved addresses by map generation (pk_machine__maps_gen, which tells one
@@ -309,6 +315,11 @@ struct lastsample {
 	uint16_t nr;
 	uint64_t ips[LAST_IPS];
 };
+
+static inline bool pk_rep_frame_abs_same(const struct pk_report *rep, uint32_t fid)
+{
+	return rep->fsame[fid >> 6] >> (fid & 63) & 1;
+}
 
 /* memcpy of n words, 16 or 32 bytes at a time: GCC (-O2, x86-64) makes a memcpy of a
  * bounded, variable size in do_sample and pending_key a `rep movsq`, whose start-up cost
