@@ -342,6 +342,37 @@ static inline void pk_rep_copy64(uint64_t *d, const uint64_t *s, size_t n)
 		d[i] = s[i];
 }
 
+/* A merge sort of ids b[0..n) (tmp: room for n), stable, one function per comparison
+ * (CMP(const CTX *, a, b) put in line: a call per comparison through a pointer cost
+ * twice the sort). Each CMP is a strict weak order (tree.c), so any stable sort gives
+ * this result: runs of up to 8 are sorted by insertion (no call and no copy each), and
+ * halves already in order are not merged (one comparison) */
+#define PK_REP_MSORT_IDS(NAME, CTX, CMP)					\
+static void NAME(uint32_t *b, size_t n, uint32_t *tmp, const CTX *c)		\
+{										\
+	if (n <= 8) {								\
+		for (size_t i = 1; i < n; i++) {				\
+			uint32_t x = b[i];					\
+			size_t j = i;						\
+			for (; j && CMP(c, x, b[j - 1]) < 0; j--)		\
+				b[j] = b[j - 1];				\
+			b[j] = x;						\
+		}								\
+		return;								\
+	}									\
+	size_t n1 = n / 2;							\
+	NAME(b, n1, tmp, c);							\
+	NAME(b + n1, n - n1, tmp, c);						\
+	if (CMP(c, b[n1], b[n1 - 1]) >= 0)					\
+		return;								\
+	uint32_t *p = b, *e1 = b + n1, *q = e1, *e2 = b + n, *t = tmp;		\
+	while (p < e1 && q < e2)						\
+		*t++ = CMP(c, *q, *p) < 0 ? *q++ : *p++;			\
+	while (p < e1)								\
+		*t++ = *p++;							\
+	memcpy(b, tmp, (size_t)(t - tmp) * sizeof(*b));				\
+}
+
 /* A distinct aggregation key (hist, comm, pid/tid/cpu as sorted on, chain frames) and
  * the summed period and sample count of the samples that had it. */
 struct pchain {
