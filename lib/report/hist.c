@@ -968,8 +968,12 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 						     (rep->chain[i].flags & PK_CHAIN_UNWOUND))
 					    ? pk_rep_inlines_of(rep, re, &ifr) : 0;
 			if (!ni) {
-				ifr = &fid;
-				ni = 1;
+				/* (the usual case: no copy loop, and fid stays in a register) */
+				rep->cframes[n] = fid;
+				rep->cip[n] = rep->chain[i].ip;
+				rep->csrc[n] = src;
+				n++;
+				continue;
 			}
 			for (size_t k = 0; k < ni && n < MAX_CHAIN; k++) {
 				rep->cframes[n] = ifr[k];
@@ -987,7 +991,8 @@ static int do_sample(struct pk_report *rep, const struct pk_data_attr *a, const 
 		bool same = true;
 		for (size_t i = 0; i < n; i++) {
 			uint32_t fi = rep->cframes[i];
-			rep->cabs[i] = rep->frames[fi].sym ? fi : frame_abs(rep, fi, rep->cip[i]);
+			rep->cabs[i] = pk_rep_frame_abs_same(rep, fi) ? fi
+								     : frame_abs(rep, fi, rep->cip[i]);
 			same &= rep->cabs[i] == fi;
 		}
 		rep->abs_same = same;

@@ -188,6 +188,12 @@ struct pk_report {
 	struct aggw *aw;        /* the aggregation worker, NULL: none (aggw.c) */
 	bool agg_async;         /* pending samples may be aggregated by the worker */
 	struct pk_index fidx;
+	/* bit i: frame i is its own absolute-address frame at every address it is
+	 * resolved from (frame_abs(i, ip) == i): it has a symbol, or no map covered it (its
+	 * key is the address). Asked for every frame of every chain: a bit here is in cache
+	 * where the 48-byte frame was often a miss */
+	uint64_t *fsame;
+	size_t cap_fsame;
 	struct rent *rents;
 	size_t nr_rents, cap_rents;
 	/* resolved addresses by map generation (pk_machine__maps_gen, which tells one
@@ -310,6 +316,11 @@ struct lastsample {
 	uint64_t ips[LAST_IPS];
 };
 
+static inline bool pk_rep_frame_abs_same(const struct pk_report *rep, uint32_t fid)
+{
+	return rep->fsame[fid >> 6] >> (fid & 63) & 1;
+}
+
 /* memcpy of n words, 16 or 32 bytes at a time: GCC (-O2, x86-64) makes a memcpy of a
  * bounded, variable size in do_sample and pending_key a `rep movsq`, whose start-up cost
  * was a quarter of do_sample's own time on short chains (xz.data) */
@@ -329,6 +340,37 @@ static inline void pk_rep_copy64(uint64_t *d, const uint64_t *s, size_t n)
 		memcpy(d + i, s + i, 4 * sizeof(*d));
 	for (; i < n; i++)
 		d[i] = s[i];
+}
+
+/* A merge sort of ids b[0..n) (tmp: room for n), stable, one function per comparison
+ * (CMP(const CTX *, a, b) put in line: a call per comparison through a pointer cost
+ * twice the sort). Each CMP is a strict weak order (tree.c), so any stable sort gives
+ * this result: runs of up to 8 are sorted by insertion (no call and no copy each), and
+ * halves already in order are not merged (one comparison) */
+#define PK_REP_MSORT_IDS(NAME, CTX, CMP)					\
+static void NAME(uint32_t *b, size_t n, uint32_t *tmp, const CTX *c)		\
+{										\
+	if (n <= 8) {								\
+		for (size_t i = 1; i < n; i++) {				\
+			uint32_t x = b[i];					\
+			size_t j = i;						\
+			for (; j && CMP(c, x, b[j - 1]) < 0; j--)		\
+				b[j] = b[j - 1];				\
+			b[j] = x;						\
+		}								\
+		return;								\
+	}									\
+	size_t n1 = n / 2;							\
+	NAME(b, n1, tmp, c);							\
+	NAME(b + n1, n - n1, tmp, c);						\
+	if (CMP(c, b[n1], b[n1 - 1]) >= 0)					\
+		return;								\
+	uint32_t *p = b, *e1 = b + n1, *q = e1, *e2 = b + n, *t = tmp;		\
+	while (p < e1 && q < e2)						\
+		*t++ = CMP(c, *q, *p) < 0 ? *q++ : *p++;			\
+	while (p < e1)								\
+		*t++ = *p++;							\
+	memcpy(b, tmp, (size_t)(t - tmp) * sizeof(*b));				\
 }
 
 /* A distinct aggregation key (hist, comm, pid/tid/cpu as sorted on, chain frames) and

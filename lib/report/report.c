@@ -241,6 +241,7 @@ void pk_report__free(struct pk_report *rep)
 	pk_u64map_release(&rep->addr_fr);
 	pk_rep_keys_release(rep);
 	pk_arr_free(rep->frames, rep->cap_frames * sizeof(*rep->frames));
+	pk_arr_free(rep->fsame, rep->cap_fsame * sizeof(*rep->fsame));
 	pk_arr_free(rep->fagg, rep->cap_fagg * sizeof(*rep->fagg));
 	pk_index_release(&rep->fidx);
 	pk_rep_rents_release(rep);

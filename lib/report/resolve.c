@@ -83,10 +83,15 @@ int pk_rep_frame_intern(struct pk_report *rep, const struct frame *f, uint32_t *
 		}
 	}
 	if (pk_index_grow(&rep->fidx) ||
-	    (rep->nr_frames + 1 > rep->cap_frames && pk_rep_frames_grow(rep)))
+	    (rep->nr_frames + 1 > rep->cap_frames && pk_rep_frames_grow(rep)) ||
+	    pk_grow((void **)&rep->fsame, &rep->cap_fsame, rep->nr_frames / 64 + 1,
+		    sizeof(uint64_t)))
 		return -ENOMEM;
 	uint32_t nid = (uint32_t)rep->nr_frames++;
 	rep->frames[nid] = *f;
+	if (!(nid & 63))
+		rep->fsame[nid >> 6] = 0; /* (pk_grow does not clear) */
+	rep->fsame[nid >> 6] |= (uint64_t)(f->sym || f->nomap) << (nid & 63);
 	pk_index_put(&rep->fidx, h, nid);
 	*id = nid;
 	return 0;

@@ -390,23 +390,7 @@ static bool addrs_transitive(const struct skey *sk, const uint32_t *pr, const ui
 	return true;
 }
 
-/* A merge sort of ids b[0..n) (tmp: room for n), stable, one function per comparison
- * (CMP put in line: a call per comparison through a pointer cost twice the sort) */
-#define MSORT_IDS(NAME, CMP)							\
-static void NAME(uint32_t *b, size_t n, uint32_t *tmp, const struct rank_ctx *c)	\
-{										\
-	if (n <= 1)								\
-		return;								\
-	size_t n1 = n / 2;							\
-	NAME(b, n1, tmp, c);							\
-	NAME(b + n1, n - n1, tmp, c);						\
-	uint32_t *p = b, *e1 = b + n1, *q = e1, *e2 = b + n, *t = tmp;		\
-	while (p < e1 && q < e2)						\
-		*t++ = CMP(c, *q, *p) < 0 ? *q++ : *p++;			\
-	while (p < e1)								\
-		*t++ = *p++;							\
-	memcpy(b, tmp, (size_t)(t - tmp) * sizeof(*b));				\
-}
+#define MSORT_IDS(NAME, CMP) PK_REP_MSORT_IDS(NAME, struct rank_ctx, CMP)
 MSORT_IDS(msort_prefix, prefix_cmp)
 MSORT_IDS(msort_out, out_cmp)
 MSORT_IDS(msort_collapse, collapse_rank_cmp)

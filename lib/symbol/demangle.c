@@ -208,3 +208,12 @@ const char *pk_demangle_into(struct pk_machine *m, struct pk_arena *a, const cha
 		return pk_arena_strdup(a, name);
 	return pk_arena_strdup(a, out);
 }
+
+const char *pk_demangle_sfx_into(struct pk_machine *m, struct pk_arena *a, const char *name,
+				 const char *sfx)
+{
+	char out[4 * PK_DEMANGLE_MAX];
+	if (m->no_demangle || !*name || pk_symbol__demangle(name, out, sizeof(out)) < 0)
+		return pk_arena_strcat(a, name, sfx);
+	return pk_arena_strcat(a, out, sfx);
+}

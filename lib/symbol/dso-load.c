@@ -149,14 +149,9 @@ const char *pk_plt_stub_name(struct pk_dso *d, Elf *e, Elf_Data *sd, size_t strn
 	const char *n = NULL;
 	if (symi && symi <= INT32_MAX && gelf_getsym(sd, (int)symi, &sym))
 		n = elf_strptr(e, strndx, sym.st_name);
-	const char *dn = n && *n ? pk_demangle_into(d->machine, &d->arena, n) : "";
-	if (!dn)
-		return NULL;
-	size_t len = strlen(dn) + 5;
-	char *name = pk_arena_alloc(&d->arena, len);
-	if (name)
-		snprintf(name, len, "%s@plt", dn);
-	return name;
+	/* (one copy: the demangled name and the suffix straight into the arena; a
+	 * system-wide report names some 47k stubs) */
+	return pk_demangle_sfx_into(d->machine, &d->arena, n ? n : "", "@plt");
 }
 
 /*

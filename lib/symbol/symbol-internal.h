@@ -21,6 +21,7 @@ struct pk_arena {
 	size_t chunk;           /* the next chunk's size (0: the default, 32 KiB) */
 };
 char *pk_arena_strdup(struct pk_arena *a, const char *s);
+char *pk_arena_strcat(struct pk_arena *a, const char *s, const char *t); /* s then t */
 void *pk_arena_alloc(struct pk_arena *a, size_t len);   /* 8-byte aligned, zeroed */
 void pk_arena_release(struct pk_arena *a);
 /* Bytes the arena holds (its chunks). */
@@ -301,6 +302,9 @@ void pk_plt_view_note(const struct pk_dso *d, struct pk_plt_view *p, const char 
 int pk_open_regular(const char *path, uint64_t max_size, uint64_t *size);
 /* Demangle if the machine wants it; returns an arena copy (the name itself if plain). */
 const char *pk_demangle_into(struct pk_machine *m, struct pk_arena *a, const char *name);
+/* the same with sfx appended, in one copy ("name@plt") */
+const char *pk_demangle_sfx_into(struct pk_machine *m, struct pk_arena *a, const char *name,
+				 const char *sfx);
 
 /* kernel.c */
 int pk_kernel_syms_load(struct pk_machine *m);

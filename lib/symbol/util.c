@@ -57,6 +57,17 @@ char *pk_arena_strdup(struct pk_arena *a, const char *s)
 	return p;
 }
 
+char *pk_arena_strcat(struct pk_arena *a, const char *s, const char *t)
+{
+	size_t n = strlen(s), k = strlen(t) + 1;
+	char *p = pk_arena_get(a, n + k, 1);
+	if (p) {
+		memcpy(p, s, n);
+		memcpy(p + n, t, k);
+	}
+	return p;
+}
+
 size_t pk_arena_size(const struct pk_arena *a)
 {
 	size_t n = 0;
