@@ -1,0 +1,57 @@
+# Sourced by CLI cases that drive a program at moments of their own (signals, keys, a
+# screen read through tmux). On a loaded machine, or under ASan or valgrind, a program
+# takes far longer than usual to start, to set up or to draw: fixed sleeps then race it.
+# These waits end on what the case needs to have happened, and are bounded (generously:
+# the bound only costs time when the case fails anyway).
+#
+#   wait_until SECS CMD...      run CMD every 50 ms until it succeeds; status 1 after SECS
+#   catches PID SIG             PID has a handler for signal number SIG (/proc/PID/status
+#                               SigCgt), so that SIG no longer kills it
+#   wait_catching PID [SECS]    until PID catches SIGINT (2), SIGTERM (15) and SIGHUP (1):
+#                               a stop signal sent before that is the default action's
+#   screen_settle FILE CMD...   CMD (a tmux capture-pane) into FILE until two captures
+#                               0.3 s apart are the same, up to 30 s: a screen caught while
+#                               a program draws it (the terminal gets it in pieces) holds a
+#                               part of it. Call it once the screen shows what was waited
+#                               for (a key's effect), not right after the key: a program
+#                               that has not read the key yet shows a steady old screen.
+
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+catches() {
+	local m
+	m=$(awk '$1 == "SigCgt:" { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$m" ] && (( (0x$m >> ($2 - 1)) & 1 ))
+}
+
+catches_stop() { catches "$1" 2 && catches "$1" 15 && catches "$1" 1; }
+
+wait_catching() {
+	wait_until "${2:-60}" catches_stop "$1" ||
+		{ echo "pid $1 caught no stop signals in ${2:-60} s" >&2; return 1; }
+}
+
+screen_settle() {
+	local f=$1 i
+	shift
+	"$@" > "$f" || return 1
+	for i in $(seq 100); do
+		sleep 0.3
+		"$@" > "$f.again" || return 1
+		if cmp -s "$f" "$f.again"; then
+			rm -f "$f.again"
+			return 0
+		fi
+		mv "$f.again" "$f"
+	done
+	echo "the screen did not settle in 30 s" >&2
+	return 1
+}
