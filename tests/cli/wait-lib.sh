@@ -9,8 +9,10 @@
 #                               SigCgt), so that SIG no longer kills it
 #   wait_catching PID [SECS]    until PID catches SIGINT (2), SIGTERM (15) and SIGHUP (1):
 #                               a stop signal sent before that is the default action's
-#   screen_settle FILE CMD...   CMD (a tmux capture-pane) into FILE until two captures
-#                               0.3 s apart are the same, up to 30 s: a screen caught while
+#   screen_settle [-k N] FILE CMD...
+#                               CMD (a tmux capture-pane) into FILE until two captures
+#                               0.3 s apart are the same (but for their first N lines: a
+#                               live header), up to 30 s: a screen caught while
 #                               a program draws it (the terminal gets it in pieces) holds a
 #                               part of it. Call it once the screen shows what was waited
 #                               for (a key's effect), not right after the key: a program
@@ -40,13 +42,15 @@ wait_catching() {
 }
 
 screen_settle() {
-	local f=$1 i
+	local f i k=0
+	[ "$1" = -k ] && { k=$2; shift 2; }
+	f=$1
 	shift
 	"$@" > "$f" || return 1
 	for i in $(seq 100); do
 		sleep 0.3
 		"$@" > "$f.again" || return 1
-		if cmp -s "$f" "$f.again"; then
+		if cmp -s <(tail -n +$((k + 1)) "$f") <(tail -n +$((k + 1)) "$f.again"); then
 			rm -f "$f.again"
 			return 0
 		fi
