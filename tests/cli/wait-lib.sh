@@ -9,6 +9,10 @@
 #                               SigCgt), so that SIG no longer kills it
 #   wait_catching PID [SECS]    until PID catches SIGINT (2), SIGTERM (15) and SIGHUP (1):
 #                               a stop signal sent before that is the default action's
+#   polling PID                 PID's (main) thread waits in poll/ppoll/select: a perfkit
+#                               stat or record has opened and enabled its events and is in
+#                               its loop (by /proc/PID/wchan, or the syscall's number)
+#   wait_polling PID [SECS]     until PID is polling (default 60 s)
 #   screen_settle [-k N] FILE CMD...
 #                               CMD (a tmux capture-pane) into FILE until two captures
 #                               0.3 s apart are the same (but for their first N lines: a
@@ -39,6 +43,20 @@ catches_stop() { catches "$1" 2 && catches "$1" 15 && catches "$1" 1; }
 wait_catching() {
 	wait_until "${2:-60}" catches_stop "$1" ||
 		{ echo "pid $1 caught no stop signals in ${2:-60} s" >&2; return 1; }
+}
+
+polling() {
+	local w n
+	w=$(cat "/proc/$1/wchan" 2>/dev/null)
+	case $w in *poll_schedule*|*do_sys_poll*|*do_select*) return 0 ;; esac
+	read -r n _ < "/proc/$1/syscall" 2>/dev/null || return 1
+	case $(uname -m):$n in x86_64:7|x86_64:271|x86_64:23|aarch64:73|aarch64:72) return 0 ;; esac
+	return 1
+}
+
+wait_polling() {
+	wait_until "${2:-60}" polling "$1" ||
+		{ echo "pid $1 did not get to its loop in ${2:-60} s" >&2; return 1; }
 }
 
 screen_settle() {
