@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 	scale = argc > 1 ? atol(argv[1]) : 1;
 	if (scale < 1 || pipe(pfd))
 		return 1;
-	for (int i = 0; argc > 2 && access(argv[2], F_OK) && i < 3000; i++)
+	for (int i = 0; argc > 2 && access(argv[2], F_OK) && i < 12000; i++) /* 2 min */
 		msleep(10);
 	if (pthread_create(&a, NULL, run, (void *)(intptr_t)0) ||
 	    pthread_create(&b, NULL, run, (void *)(intptr_t)1) ||

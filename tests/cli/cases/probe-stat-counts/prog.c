@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	if (argc > 3) { /* wait for the file argv[3] (a tracer attaching with -p) */
 		printf("%d\n", getpid());
 		fflush(stdout);
-		for (int i = 0; i < 10000 && access(argv[3], F_OK); i++)
+		for (int i = 0; i < 120000 && access(argv[3], F_OK); i++) /* ~2 min */
 			usleep(1000);
 	}
 	for (long i = 0; i < n; i++) {
