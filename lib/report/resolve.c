@@ -222,14 +222,8 @@ __attribute__((noinline)) int pk_rep_resolve_slow(struct pk_report *rep, uint32_
 	if (!loc.dso) {
 		if (pk_rep_nomap_frame(rep, ip, cm, fid))
 			return -ENOMEM;
-		if (cm == PK_CPUMODE_USER && loc.map_end > loc.map_start) {
-			__typeof__(rep->gap[0]) *g = &rep->gap[gap_slot(pid)];
-			g->lo = loc.map_start;
-			g->hi = loc.map_end;
-			g->pid = pid;
-			g->gen = gen;
-			g->valid = true;
-		}
+		if (cm == PK_CPUMODE_USER)
+			pk_gapcache__put(&rep->gaps, pid, gen, loc.map_start, loc.map_end);
 		if (rep->rhot)
 			rep->rhot[hot] = (struct rhot){ .ip = ip, .gen = gen, .cm = cm,
 							.rent = RHOT_NOMAP, .frame = *fid };
