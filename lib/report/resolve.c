@@ -178,7 +178,9 @@ static int dso_frame(struct pk_report *rep, struct pk_addr_loc *loc, uint64_t of
 			return -ENOMEM;
 		*dn = (struct dname){ .dso = loc->dso, .sid = f.dso, .lid = f.dso_long };
 	}
-	loc->sym = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start, &loc->sym_size);
+	if (!loc->sym) /* (set when the map's look-up took it: see pk_machine_resolve_map) */
+		loc->sym = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start,
+					  &loc->sym_size);
 	if (loc->sym && pk_str_intern(&rep->strs, loc->sym, &f.sym))
 		return -ENOMEM;
 	f.kernel = loc->kernel;

@@ -260,6 +260,10 @@ static void test_kernel_outside_maps(void **state)
 	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0001900ULL, PK_CPUMODE_KERNEL,
 					     &loc), 0);
 	assert_string_equal(loc.sym, "mod_fn2");
+	/* (the symbol of the look-up that found it, whole) */
+	assert_true(loc.sym_start == 0xffffffffc0001800ULL);
+	assert_true(loc.sym_off == 0x100);
+	assert_true(loc.dso_addr == 0xffffffffc0001900ULL);
 	/* a module symbol extends to the next module symbol ([bpf] is one too) */
 	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0004000ULL, PK_CPUMODE_KERNEL,
 					     &loc), 0);
