@@ -143,8 +143,10 @@ struct pk_dso;
 /* The order in which the machine made DSO d (0 first): perf's dso objects, compared by
  * address where its call-graph ties are ordered, come in about that order. */
 uint32_t pk_dso_seq(const struct pk_dso *d);
-/* (machine.c) pk_machine__resolve up to the DSO address, without the symbol look-up:
- * 0 with loc->dso set, -ENOENT no map (loc: the unmapped range), -EINVAL, -ENOMEM. */
+/* (machine.c) pk_machine__resolve up to the DSO address, without the symbol look-up
+ * (unless it took one: loc->sym is set then, for a kernel address outside every kernel
+ * map, found by its kallsyms symbol): 0 with loc->dso set, -ENOENT no map (loc: the
+ * unmapped range), -EINVAL, -ENOMEM. */
 struct pk_addr_loc;
 int pk_machine_resolve_map(struct pk_machine *m, uint32_t pid, uint32_t tid, uint64_t addr,
 			   uint8_t cpumode, struct pk_addr_loc *loc);

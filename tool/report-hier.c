@@ -4,7 +4,9 @@
  * each sort key is a level of a tree (comm, then the DSOs of that comm, then their
  * symbols), each level indented by three more spaces and carrying the sum of the
  * entries below it. The entries are the report's usual ones (all keys); the levels are
- * made here by grouping them on the text of each key's column, as shown.
+ * made here by grouping them on each key's identity (pk_report__entry_key: the value
+ * the flat report aggregates by, as perf's per-key comparison), not on its text: two
+ * static functions of one name are two rows of the symbol level, as in perf.
  */
 #include "report.h"
 
@@ -23,7 +25,8 @@ struct hier {
 	const struct pk_hist *h;
 	size_t nl;                      /* levels: the sort keys */
 	char **txt;                     /* txt[i * nl + l]: entry i's text of level l */
-	size_t *ord;                    /* entries ordered by their texts, level by level */
+	uint64_t *id;                   /* id[i * nl + l]: entry i's identity at level l */
+	size_t *ord;                    /* entries ordered by their ids, level by level */
 };
 
 static int ord_cmp(const void *pa, const void *pb, void *arg)
@@ -31,9 +34,9 @@ static int ord_cmp(const void *pa, const void *pb, void *arg)
 	const struct hier *H = arg;
 	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
 	for (size_t l = 0; l < H->nl; l++) {
-		int c = strcmp(H->txt[a * H->nl + l], H->txt[b * H->nl + l]);
-		if (c)
-			return c;
+		uint64_t x = H->id[a * H->nl + l], y = H->id[b * H->nl + l];
+		if (x != y)
+			return x < y ? -1 : 1;
 	}
 	return (a > b) - (a < b);
 }
@@ -45,9 +48,6 @@ static uint64_t node_weight(const struct report *R, const struct hnode *n)
 
 static const struct report *kid_sort_R;
 static size_t kid_sort_level;
-
-/* in a level's grouping text: what follows it identifies, and is not printed */
-#define HIER_ID_SEP '\x1f'
 
 static int str_cmp(const char *a, const char *b)
 {
@@ -98,12 +98,18 @@ static int kid_cmp(const void *pa, const void *pb)
 	return (a->first > b->first) - (a->first < b->first);
 }
 
-/* The children of level l over ord[lo, hi) (equal texts up to level l - 1). */
+/* whether entries ord[i] and ord[j] are one value of level l */
+static bool same_key(const struct hier *H, size_t l, size_t i, size_t j)
+{
+	return H->id[H->ord[i] * H->nl + l] == H->id[H->ord[j] * H->nl + l];
+}
+
+/* The children of level l over ord[lo, hi) (equal ids up to level l - 1). */
 static int build(struct hier *H, struct hnode *parent, size_t l, size_t lo, size_t hi)
 {
 	size_t n = 0;
 	for (size_t i = lo; i < hi; i++)
-		if (i == lo || strcmp(H->txt[H->ord[i] * H->nl + l], H->txt[H->ord[i - 1] * H->nl + l]))
+		if (i == lo || !same_key(H, l, i, i - 1))
 			n++;
 	parent->kid = calloc(n ? n : 1, sizeof(*parent->kid));
 	if (!parent->kid)
@@ -111,7 +117,7 @@ static int build(struct hier *H, struct hnode *parent, size_t l, size_t lo, size
 	parent->nkid = n;
 	size_t k = 0, start = lo;
 	for (size_t i = lo + 1; i <= hi; i++) {
-		if (i < hi && !strcmp(H->txt[H->ord[i] * H->nl + l], H->txt[H->ord[i - 1] * H->nl + l]))
+		if (i < hi && same_key(H, l, i, i - 1))
 			continue;
 		struct hnode *c = &parent->kid[k++];
 		c->first = SIZE_MAX;
@@ -166,7 +172,7 @@ static bool unpadded(enum col c)
 static void put_key(struct report *R, size_t l, const char *t)
 {
 	enum col c = R->sort_col[l];
-	size_t n = strcspn(t, (const char[]){ HIER_ID_SEP, 0 }), lead = 0;
+	size_t n = strlen(t), lead = 0;
 	while (t[lead] == ' ')
 		lead++;
 	rpt_lb_put(R, t + lead, n - lead);
@@ -261,8 +267,9 @@ int rpt_print_hier(struct report *R, const struct pk_hist *h)
 		return 0;
 	R->comm_w = rpt_comm_width(&h, 1);
 	H.txt = calloc(h->nr_entries * H.nl + 1, sizeof(*H.txt));
+	H.id = calloc(h->nr_entries * H.nl + 1, sizeof(*H.id));
 	H.ord = calloc(h->nr_entries + 1, sizeof(*H.ord));
-	if (!H.txt || !H.ord)
+	if (!H.txt || !H.id || !H.ord)
 		goto out;
 	/* widths: each level's column as the flat report sizes it, the values' columns */
 	for (size_t l = 0; l < H.nl; l++) {
@@ -288,16 +295,14 @@ int rpt_print_hier(struct report *R, const struct pk_hist *h)
 				w = (int)sizeof(buf) - 1;
 			if (w > R->width[l] && !fixed_width(R->sort_col[l]))
 				R->width[l] = w;
-			/* perf's symbol level tells two symbols of one name apart (one per
-			 * object: a static libgcc helper in a program and in its library), so
-			 * their grouping text carries the object after a separator that
-			 * put_key does not print */
-			const struct pk_hist_entry *e = h->entries[i];
-			size_t bl = strnlen(buf, sizeof(buf) - 1);
-			if (R->sort_col[l] == COL_SYM && e->sym && e->dso_long)
-				snprintf(buf + bl, sizeof(buf) - bl, "%c%s", HIER_ID_SEP, e->dso_long);
 			if (!(H.txt[i * H.nl + l] = strdup(buf)))
 				goto out;
+			/* (every level is a sort key of the report, every entry one of its) */
+			if (pk_report__entry_key(R->rep, h->entries[i], R->sort[l],
+						 &H.id[i * H.nl + l])) {
+				err = -EINVAL;
+				goto out;
+			}
 		}
 	}
 	qsort_r(H.ord, h->nr_entries, sizeof(*H.ord), ord_cmp, &H);
@@ -349,6 +354,7 @@ out:
 		for (size_t i = 0; i < h->nr_entries * H.nl; i++)
 			free(H.txt[i]);
 	free(H.txt);
+	free(H.id);
 	free(H.ord);
 	return err;
 }

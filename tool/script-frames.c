@@ -433,24 +433,17 @@ static inline void put_text(struct obuf *o, const char *p, size_t n)
  * garbage callers of broken frame-pointer chains out.
  */
 static void put_frag_new(struct script *s, const struct pk_sample *smp, uint64_t ip,
-			 uint8_t cm, int kind, uint64_t mg, uint64_t h, unsigned gs);
+			 uint8_t cm, int kind, uint64_t mg, uint64_t h);
 
 void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_t cm,
 		     int kind)
 {
 	uint64_t mg = maps_gen(s, smp, cm);
-	unsigned gs = (smp->pid * 0x9e3779b1u) >> 29;
-	if (cm == PK_CPUMODE_USER) {
-		for (int k = 0; k < 4; k++) {
-			const struct script_gap *g = &s->gap[gs][k];
-			if (ip >= g->lo && ip < g->hi && g->valid && g->pid == smp->pid &&
-			    g->mgen == mg) {
-				/* in an unmapped range of the process met before: what resolve_ip
-				 * would find (nothing), without a look at the maps or the cache */
-				put_unknown(s, ip, kind);
-				return;
-			}
-		}
+	if (cm == PK_CPUMODE_USER && pk_gapcache__hit(&s->gaps, smp->pid, mg, ip)) {
+		/* in an unmapped range of the process met before: what resolve_ip would
+		 * find (nothing), without a look at the maps or the cache */
+		put_unknown(s, ip, kind);
+		return;
 	}
 	uint64_t h = fc_hash(ip, mg, cm, (uint8_t)kind);
 	struct frag_ent *e;
@@ -459,14 +452,14 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		put_text(&s->ob, (const char *)(e + 1), e->len);
 		return;
 	}
-	put_frag_new(s, smp, ip, cm, kind, mg, h, gs);
+	put_frag_new(s, smp, ip, cm, kind, mg, h);
 }
 
 /* put_frag of a frame not in the cache: resolved, formatted, cached (apart from the
  * hit path, whose every call paid this part's frame set-up) */
 static __attribute__((noinline)) void put_frag_new(struct script *s, const struct pk_sample *smp,
 						   uint64_t ip, uint8_t cm, int kind, uint64_t mg,
-						   uint64_t h, unsigned gs)
+						   uint64_t h)
 {
 	struct frag_ent *e;
 	size_t j;
@@ -505,14 +498,8 @@ static __attribute__((noinline)) void put_frag_new(struct script *s, const struc
 		if (bound > ARENA_MAX / 4)
 			return; /* absurd names: nothing sensible to print */
 	}
-	if (!r.loc.dso && cm == PK_CPUMODE_USER && r.loc.map_end > r.loc.map_start) {
-		struct script_gap *g = &s->gap[gs][s->gap_next[gs]++ & 3];
-		g->lo = r.loc.map_start;
-		g->hi = r.loc.map_end;
-		g->mgen = mg;
-		g->pid = smp->pid;
-		g->valid = true;
-	}
+	if (!r.loc.dso && cm == PK_CPUMODE_USER)
+		pk_gapcache__put(&s->gaps, smp->pid, mg, r.loc.map_start, r.loc.map_end);
 	if (!r.loc.dso && bound <= OB_CAP) {
 		/* no map: the text is the address alone. Not cached, so that the garbage
 		 * addresses of broken frame-pointer chains do not crowd out real frames. */

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <perfkit/perfkit.h>
 #include "builtin.h"
+/* (header-only, shared with the library's report: no library symbol) */
+#include "../lib/core/gapcache.h"
 #include "out.h"
 #include "script-fmt.h"
 #include "script-trace.h"
@@ -142,14 +144,9 @@ struct script {
 	struct script_ugen { uint64_t gen; uint32_t pid, tid, epoch; } ugc[16];
 	uint64_t kg;
 	uint32_t kg_epoch, rec_epoch;
-	/* per process (a few slots by pid, four ranges each, replaced in turn), the last
-	 * ranges of user addresses that no map covers, under map generation mgen: the
-	 * garbage callers of chains walked through code without frame pointers fall
-	 * there, nearly each one new (see put_frag). One range a slot thrashed: a
-	 * process's garbage alternates between the range below its executable and the one
-	 * above its stack (sys.data: 90k addresses resolved for nothing, 6k ranges) */
-	struct script_gap { uint64_t lo, hi, mgen; uint32_t pid; bool valid; } gap[8][4];
-	uint8_t gap_next[8];
+	/* per process, the last ranges of user addresses that no map covers, under the
+	 * map generation (see put_frag) */
+	struct pk_gapcache gaps;
 	char *arena;
 	size_t arena_len, arena_cap;
 	/* tracepoint fields (script-trace.c), set up at the first tracepoint sample */

@@ -4,8 +4,9 @@
  * sample time cut to the time quantum, perf's time key), socket (the CPU's socket in
  * the recording's HEADER_CPU_TOPOLOGY) and srcfile (the file part of the srcline).
  * Each gives a 32-bit word of the entry key (0: key off) and the entry's public field.
- * Also the frame that the sym key makes an entry for (pk_rep_sym_frame), and the comm
- * key's id of a thread (pk_rep_comm_id).
+ * Also the frame that the sym key makes an entry for (pk_rep_sym_frame), the comm
+ * key's id of a thread (pk_rep_comm_id), and an entry's identity per key
+ * (pk_report__entry_key).
  */
 #include "resolve.h"
 
@@ -184,4 +185,42 @@ uint32_t pk_rep_comm_id(struct pk_report *rep, uint32_t tid, const char *comm, u
 	c->epoch = epoch;
 	snprintf(c->comm, sizeof(c->comm), "%s", comm);
 	return id;
+}
+
+int pk_report__entry_key(const struct pk_report *rep, const struct pk_hist_entry *pe,
+			 enum pk_sort_key key, uint64_t *id)
+{
+	if (!rep || !pe || !id || (unsigned)key >= PK_SORT__MAX || !rep->key_on[key])
+		return -EINVAL;
+	const struct ent *e = NULL;
+	for (size_t hi = 0; hi < rep->nr_hists && !e; hi++) {
+		const struct hist *h = &rep->hists[hi];
+		if (h->pub_ents && pe >= h->pub_ents && pe < h->pub_ents + h->nr_pub)
+			e = &h->ents[pe - h->pub_ents];
+	}
+	if (!e)
+		return -EINVAL;
+	/* the entry key's word of each key (make_key), which the flat report aggregates by */
+	const struct hkey *k = &e->k;
+	switch (key) {
+	case PK_SORT_COMM: *id = k->comm; break;
+	case PK_SORT_PID: *id = k->pid; break;
+	case PK_SORT_TID: *id = k->tid; break;
+	case PK_SORT_CPU: *id = k->cpu; break;
+	case PK_SORT_SYM: *id = k->frame; break;
+	case PK_SORT_DSO: {
+		/* with the sym key on, the entry key holds the frame, whose object it is
+		 * (by short name, as the entry key without it) */
+		*id = rep->key_on[PK_SORT_SYM] ? rep->frames[e->frame].dso : k->dso;
+		break;
+	}
+	case PK_SORT_SRCLINE: *id = k->srcline; break;
+	case PK_SORT_PARENT: *id = k->parent; break;
+	case PK_SORT_TIME: *id = k->time; break;
+	case PK_SORT_SOCKET: *id = k->socket; break;
+	case PK_SORT_SRCFILE: *id = k->srcfile; break;
+	case PK_SORT_SYMOFF: *id = k->symoff; break;
+	default: return -EINVAL;
+	}
+	return 0;
 }

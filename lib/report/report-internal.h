@@ -19,6 +19,7 @@
 #include "internal.h"
 #include "session/feed.h"
 #include "core/intern.h"
+#include "core/gapcache.h"
 
 #define NONE32 UINT32_MAX
 #define RHOT_BITS 14
@@ -138,13 +139,6 @@ enum { PK_HIST, PK_COMM, PK_PID, PK_TID, PK_CPU, PK_FLAGS, PK_N, PK_SELF, PK_HDR
 #define PK_HDR_WORDS 8
 _Static_assert(PK_HDR == PK_HDR_WORDS, "pending key header");
 
-#define GAP_SLOTS 8
-
-static inline size_t gap_slot(uint32_t pid)
-{
-	return (pid * 0x9e3779b1u) >> 29;
-}
-
 struct pk_report {
 	/* PERF_SAMPLE_READ samples: the reader (attrs by id) and each counter's last total */
 	struct pk_data_reader *read_rd;
@@ -236,11 +230,9 @@ struct pk_report {
 	size_t nr_inl, cap_inl;
 	uint32_t self_frame;
 	uint32_t unknown_id;    /* string id of "[unknown]", 0 until needed */
-	/* per process (a few slots by pid), the last unmapped range a user address fell in
-	 * (map generation gen): other addresses in it are unmapped too, known without a
-	 * look-up. (One slot for all: two processes sampled in turn, as in the bench's fp
-	 * file, replaced each other's range at every sample.) */
-	struct { uint64_t lo, hi, gen; uint32_t pid; bool valid; } gap[GAP_SLOTS];
+	/* per process, the last unmapped ranges user addresses fell in (map generation
+	 * gen): other addresses in them are unmapped too, known without a look-up */
+	struct pk_gapcache gaps;
 	uint32_t cabs[MAX_CHAIN];
 	/* frame_abs answers, direct-mapped by (frame, ip): id + 1, 0 = empty. Every
 	 * unresolved frame of a chain asks (a stripped library's frames, all of them), and

@@ -178,7 +178,9 @@ static int dso_frame(struct pk_report *rep, struct pk_addr_loc *loc, uint64_t of
 			return -ENOMEM;
 		*dn = (struct dname){ .dso = loc->dso, .sid = f.dso, .lid = f.dso_long };
 	}
-	loc->sym = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start, &loc->sym_size);
+	if (!loc->sym) /* (set when the map's look-up took it: see pk_machine_resolve_map) */
+		loc->sym = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start,
+					  &loc->sym_size);
 	if (loc->sym && pk_str_intern(&rep->strs, loc->sym, &f.sym))
 		return -ENOMEM;
 	f.kernel = loc->kernel;
@@ -222,14 +224,8 @@ __attribute__((noinline)) int pk_rep_resolve_slow(struct pk_report *rep, uint32_
 	if (!loc.dso) {
 		if (pk_rep_nomap_frame(rep, ip, cm, fid))
 			return -ENOMEM;
-		if (cm == PK_CPUMODE_USER && loc.map_end > loc.map_start) {
-			__typeof__(rep->gap[0]) *g = &rep->gap[gap_slot(pid)];
-			g->lo = loc.map_start;
-			g->hi = loc.map_end;
-			g->pid = pid;
-			g->gen = gen;
-			g->valid = true;
-		}
+		if (cm == PK_CPUMODE_USER)
+			pk_gapcache__put(&rep->gaps, pid, gen, loc.map_start, loc.map_end);
 		if (rep->rhot)
 			rep->rhot[hot] = (struct rhot){ .ip = ip, .gen = gen, .cm = cm,
 							.rent = RHOT_NOMAP, .frame = *fid };

@@ -148,14 +148,8 @@ static bool preload_queue(struct pk_machine *m, struct pk_dso *d)
 			p->nr -= p->head;
 			p->head = 0;
 		}
-		if (p->nr == p->cap) {
-			size_t ncap = p->cap ? p->cap * 2 : 64;
-			struct pk_dso **nq = realloc(p->q, ncap * sizeof(*nq));
-			if (!nq)
-				goto out; /* not queued: read where it is used */
-			p->q = nq;
-			p->cap = ncap;
-		}
+		if (pk_grow((void **)&p->q, &p->cap, p->nr + 1, sizeof(*p->q)))
+			goto out; /* not queued: read where it is used */
 	}
 	d->pstate = PK_PRE_QUEUED;
 	p->q[p->nr++] = d;
@@ -326,7 +320,7 @@ void pk_preload_stop(struct pk_machine *m)
 	pthread_cond_destroy(&p->done);
 	pthread_cond_destroy(&p->work);
 	pthread_mutex_destroy(&p->mu);
-	free(p->q);
+	pk_arr_free(p->q, p->cap * sizeof(*p->q));
 	free(p);
 	m->pre = NULL;
 }

@@ -729,12 +729,15 @@ static int pk_machine_resolve_map_in(struct pk_machine *m, uint32_t pid, uint32_
 		/* no recorded kernel map holds addr: still the kernel, whose kallsyms also
 		 * names what had no map recorded (modules, BPF programs loaded before the
 		 * recording). Where kallsyms is read but no symbol of it holds addr (an
-		 * unregistered program, garbage), perf finds no map: "[unknown]". */
+		 * unregistered program, garbage), perf finds no map: "[unknown]". The
+		 * symbol found is the address's: kept in loc, not looked up again. */
 		d = pk_dso_findnew(m, "[kernel.kallsyms]");
-		uint64_t ss, sz;
-		if (d && !pk_dso_ensure_loaded(d) && (m->nr_ksyms || m->kview.nr) &&
-		    !pk_dso__symbol(d, addr, &ss, &sz))
-			return -ENOENT;
+		if (d && !pk_dso_ensure_loaded(d) && (m->nr_ksyms || m->kview.nr)) {
+			loc->sym = pk_dso__symbol(d, addr, &loc->sym_start, &loc->sym_size);
+			if (!loc->sym)
+				return -ENOENT;
+			loc->sym_off = addr - loc->sym_start;
+		}
 		loc->map_end = UINT64_MAX;
 	} else {
 		if (t && cpumode == PK_CPUMODE_USER) {
@@ -782,6 +785,8 @@ PK_API int pk_machine__resolve(struct pk_machine *m, uint32_t pid, uint32_t tid,
 	int err = pk_machine_resolve_map(m, pid, tid, addr, cpumode, loc);
 	if (err)
 		return pk_err(err);
+	if (loc->sym)
+		return 0;       /* (looked up already: a kernel address outside every map) */
 	const char *s = pk_dso__symbol(loc->dso, loc->dso_addr, &loc->sym_start, &loc->sym_size);
 	if (!s)
 		return pk_err(-ENODATA);

@@ -161,13 +161,9 @@ static void test_own_elf(void **state)
 #ifndef __x86_64__
 	PK_SKIP("the call check is written for x86-64");
 #else
-	char self[PATH_MAX];
-	assert_non_null(realpath("/proc/self/exe", self));
 	assert_int_equal(pk_ann_caller(1), 4);
-	struct pk_machine *m = pk_machine__new(NULL);
-	assert_non_null(m);
-	struct pk_dso *d = pk_machine__dso(m, self);
-	assert_non_null(d);
+	struct pk_machine *m;
+	struct pk_dso *d = pk_test_self_dso(&m);
 	uint64_t addr = 0, start = 0, size = 0, callee = 0;
 	assert_int_equal(pk_dso__symbol_addr(d, "pk_ann_caller", &addr), 0);
 	assert_int_equal(pk_dso__symbol_addr(d, "pk_ann_callee", &callee), 0);
@@ -298,6 +294,21 @@ static void put_mmap(struct pk_data_writer *w, unsigned long long lo, unsigned l
 	put_rec(w, u);
 }
 
+/* A recording a.data in dir (its path in file[PATH_MAX]) with one cpu-clock event (id
+ * 1) sampling ip, tid and time, and what `more` adds */
+static struct pk_data_writer *open_cpu_clock_file(const char *dir, char *file, uint64_t more)
+{
+	snprintf(file, PATH_MAX, "%s/a.data", dir);
+	struct pk_attr at;
+	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					  more);
+	struct pk_data_writer *w = pk_data_writer__open(file, NULL);
+	assert_non_null(w);
+	uint64_t id = 1;
+	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	return w;
+}
+
 static void test_load_counts(void **state)
 {
 	(void)state;
@@ -309,13 +320,7 @@ static void test_load_counts(void **state)
 		PK_SKIP("no file mapping of this binary's code in /proc/self/maps");
 	char *dir = pk_test_mkdtemp("annotate");
 	char file[PATH_MAX];
-	snprintf(file, sizeof(file), "%s/a.data", dir);
-	struct pk_attr at;
-	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
-	struct pk_data_writer *w = pk_data_writer__open(file, NULL);
-	assert_non_null(w);
-	uint64_t id = 1;
-	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	struct pk_data_writer *w = open_cpu_clock_file(dir, file, 0);
 	/* the object's build-id in the file's list: what lets its table be read ahead */
 	uint8_t bid[PK_BUILD_ID_MAX];
 	size_t bl = sizeof(bid);
@@ -449,14 +454,7 @@ static void test_load_big_periods(void **state)
 		PK_SKIP("no file mapping of this binary's code in /proc/self/maps");
 	char *dir = pk_test_mkdtemp("annotate-period");
 	char file[PATH_MAX];
-	snprintf(file, sizeof(file), "%s/a.data", dir);
-	struct pk_attr at;
-	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-					  PERF_SAMPLE_PERIOD);
-	struct pk_data_writer *w = pk_data_writer__open(file, NULL);
-	assert_non_null(w);
-	uint64_t id = 1;
-	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	struct pk_data_writer *w = open_cpu_clock_file(dir, file, PERF_SAMPLE_PERIOD);
 	put_mmap(w, lo, hi, off, path);
 	const uint64_t periods[] = { 3000000000ull, 7, 3000000000ull, 5000000000ull, 1,
 				     (uint64_t)1 << 40, 4294967295ull, 4294967295ull, 2 };
@@ -535,12 +533,8 @@ static void test_load_regens(void **state)
 	unsigned long long lo = 0, hi = 0, off = 0;
 	if (!own_map(fn[0], &lo, &hi, &off, path) || fn[1] < lo || fn[1] >= hi)
 		PK_SKIP("no file mapping of this binary's code in /proc/self/maps");
-	char self[PATH_MAX];
-	assert_non_null(realpath("/proc/self/exe", self));
-	struct pk_machine *m = pk_machine__new(NULL);
-	assert_non_null(m);
-	struct pk_dso *d = pk_machine__dso(m, self);
-	assert_non_null(d);
+	struct pk_machine *m;
+	struct pk_dso *d = pk_test_self_dso(&m);
 	const char *names[2] = { "pk_ann_caller", "pk_ann_callee" };
 	uint64_t size[2] = { 0, 0 };
 	for (int i = 0; i < 2; i++) {
@@ -552,13 +546,7 @@ static void test_load_regens(void **state)
 	pk_machine__free(m);
 	char *dir = pk_test_mkdtemp("annotate-regen");
 	char file[PATH_MAX];
-	snprintf(file, sizeof(file), "%s/a.data", dir);
-	struct pk_attr at;
-	pk_test_cpu_clock_attr(&at, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
-	struct pk_data_writer *w = pk_data_writer__open(file, NULL);
-	assert_non_null(w);
-	uint64_t id = 1;
-	assert_int_equal(pk_data_writer__add_attr(w, &at, "cpu-clock", &id, 1), 0);
+	struct pk_data_writer *w = open_cpu_clock_file(dir, file, 0);
 	put_mmap(w, lo, hi, off, path);
 	const uint64_t rounds = 1000;
 	uint64_t t = 2, total[2] = { 0, 0 };

@@ -260,6 +260,10 @@ static void test_kernel_outside_maps(void **state)
 	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0001900ULL, PK_CPUMODE_KERNEL,
 					     &loc), 0);
 	assert_string_equal(loc.sym, "mod_fn2");
+	/* (the symbol of the look-up that found it, whole) */
+	assert_true(loc.sym_start == 0xffffffffc0001800ULL);
+	assert_true(loc.sym_off == 0x100);
+	assert_true(loc.dso_addr == 0xffffffffc0001900ULL);
 	/* a module symbol extends to the next module symbol ([bpf] is one too) */
 	assert_int_equal(pk_machine__resolve(m, 0, 0, 0xffffffffc0004000ULL, PK_CPUMODE_KERNEL,
 					     &loc), 0);
@@ -746,6 +750,34 @@ static void test_preload(void **state)
 	}
 }
 
+/* More objects queued than the queue's first room (64), some taken by the thread
+ * meanwhile: each one queued once (the queue grows, pk_grow), none lost, the machine
+ * freed cleanly with work left (ASan: no leak of the queue). The files do not exist:
+ * the thread's reads fail, which is a state it ends in too. */
+static void test_preload_queue_grows(void **state)
+{
+	(void)state;
+	PK_OPTS(pk_machine_opts, o, .preload = true, .buildid_dir = "");
+	struct pk_machine *m = pk_machine__new(&o);
+	assert_non_null(m);
+	enum { N = 300 };
+	struct pk_dso *d[N];
+	for (int i = 0; i < N; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/nonexistent/pk-preload/lib%d.so", i);
+		uint8_t bid[20] = { (uint8_t)i, (uint8_t)(i >> 8), 7 };
+		assert_int_equal(pk_machine__add_build_id(m, path, bid, sizeof(bid)), 0);
+		struct pk_mmap_event ev = { .pid = 7, .tid = 7,
+					    .addr = 0x400000 + (uint64_t)i * 0x10000,
+					    .len = 0x10000, .filename = path, .prot = 5 };
+		assert_int_equal(pk_machine__mmap(m, &ev), 0);
+		assert_non_null(d[i] = pk_machine__dso(m, path));
+	}
+	for (int i = 0; i < N; i++)
+		assert_int_not_equal(pk_preload_state(d[i]), PK_PRE_NONE);
+	pk_machine__free(m);
+}
+
 /* pk_machine_preload_dso: an object asked for by the client is read on the preload
  * thread whether the machine was made with preload or not, once, with the same
  * symbols at its first use; not without a known build-id, not with a debug finder. */
@@ -1037,6 +1069,7 @@ int main(void)
 		cmocka_unit_test(test_no_data_symbols),
 		cmocka_unit_test(test_close_files),
 		cmocka_unit_test(test_preload),
+		cmocka_unit_test(test_preload_queue_grows),
 		cmocka_unit_test(test_preload_listed),
 		cmocka_unit_test(test_preload_dso),
 		cmocka_unit_test(test_preload_lines),

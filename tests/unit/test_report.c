@@ -338,6 +338,51 @@ static void test_self(void **state)
 	pk_report__free(rep);
 }
 
+/* pk_report__entry_key: an entry's value per key as the aggregation tells them apart
+ * (what --hierarchy groups by): `main` of comm a and of comm b are one symbol and one
+ * object under two comms; g and h two symbols of two objects; a key that is not a sort
+ * key, or an entry that is not the report's, is refused */
+static void test_entry_key(void **state)
+{
+	(void)state;
+	PK_OPTS(pk_report_opts, o, .callgraph = true, .children = true);
+	struct pk_report *rep = pk_report__new(&o);
+	assert_non_null(rep);
+	feed(rep);
+	const struct pk_hist *h = pk_report__hist(rep, 0);
+	assert_non_null(h);
+	const struct pk_hist_entry *ma = NULL, *mb = NULL;
+	for (size_t i = 0; i < h->nr_entries; i++)
+		if (h->entries[i]->sym && !strcmp(h->entries[i]->sym, "main"))
+			*(strcmp(h->entries[i]->comm, "a") ? &mb : &ma) = h->entries[i];
+	assert_non_null(ma);
+	assert_non_null(mb);
+	const struct pk_hist_entry *g = find(h, "g", NULL), *hh = find(h, "h", NULL);
+	assert_non_null(g);
+	assert_non_null(hh);
+	uint64_t x = 0, y = 0;
+	const enum pk_sort_key same[] = { PK_SORT_DSO, PK_SORT_SYM };
+	for (size_t k = 0; k < 2; k++) {
+		assert_int_equal(pk_report__entry_key(rep, ma, same[k], &x), 0);
+		assert_int_equal(pk_report__entry_key(rep, mb, same[k], &y), 0);
+		assert_true(x == y);
+		assert_int_equal(pk_report__entry_key(rep, g, same[k], &x), 0);
+		assert_int_equal(pk_report__entry_key(rep, hh, same[k], &y), 0);
+		assert_true(x != y);
+	}
+	assert_int_equal(pk_report__entry_key(rep, ma, PK_SORT_COMM, &x), 0);
+	assert_int_equal(pk_report__entry_key(rep, mb, PK_SORT_COMM, &y), 0);
+	assert_true(x != y);
+	assert_int_equal(pk_report__entry_key(rep, g, PK_SORT_COMM, &y), 0);
+	assert_true(x == y);
+	assert_int_equal(pk_report__entry_key(rep, ma, PK_SORT_CPU, &x), -EINVAL);
+	struct pk_hist_entry other = *ma;
+	assert_int_equal(pk_report__entry_key(rep, &other, PK_SORT_SYM, &x), -EINVAL);
+	assert_int_equal(pk_report__entry_key(rep, ma, PK_SORT__MAX, &x), -EINVAL);
+	assert_int_equal(pk_report__entry_key(NULL, ma, PK_SORT_SYM, &x), -EINVAL);
+	pk_report__free(rep);
+}
+
 /* hide_unresolved (perf report -U): a sample whose own frame has no symbol is gone, from
  * the totals too; one with an unresolved caller stays */
 static void test_hide_unresolved(void **state)
@@ -1891,6 +1936,7 @@ int main(void)
 		cmocka_unit_test(test_trim_after_burst),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_entry_key),
 		cmocka_unit_test(test_hide_unresolved),
 		cmocka_unit_test(test_parent_key),
 		cmocka_unit_test(test_ignore_callees),

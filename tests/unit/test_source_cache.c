@@ -173,12 +173,8 @@ static void test_bounded(void **state)
 static void test_comp_dir(void **state)
 {
 	(void)state;
-	char self[PATH_MAX];
-	assert_non_null(realpath("/proc/self/exe", self));
-	struct pk_machine *m = pk_machine__new(NULL);
-	assert_non_null(m);
-	struct pk_dso *d = pk_machine__dso(m, self);
-	assert_non_null(d);
+	struct pk_machine *m;
+	struct pk_dso *d = pk_test_self_dso(&m);
 	uint64_t addr = 0;
 	assert_int_equal(pk_dso__symbol_addr(d, "test_comp_dir", &addr), 0);
 	const char *file = NULL;

@@ -124,6 +124,17 @@ void pk_test_cpu_clock_attr(struct pk_attr *a, uint64_t period, uint64_t sample_
 	a->attr.sample_id_all = 1;
 }
 
+struct pk_dso *pk_test_self_dso(struct pk_machine **m)
+{
+	char self[PATH_MAX];
+	assert_non_null(realpath("/proc/self/exe", self));
+	*m = pk_machine__new(NULL);
+	assert_non_null(*m);
+	struct pk_dso *d = pk_machine__dso(*m, self);
+	assert_non_null(d);
+	return d;
+}
+
 int pk_test_sh(const char *fmt, ...)
 {
 	char cmd[4 * PATH_MAX];

@@ -43,4 +43,10 @@ struct pk_attr;
 /* A cpu-clock sampling attr (software event, sample_id_all) for synthetic recordings. */
 void pk_test_cpu_clock_attr(struct pk_attr *a, uint64_t period, uint64_t sample_type);
 
+struct pk_machine;
+struct pk_dso;
+/* A machine (default options) in *m and the DSO of this test program in it, named by
+ * its real path; the caller frees *m. Fails the test when either cannot be made. */
+struct pk_dso *pk_test_self_dso(struct pk_machine **m);
+
 #endif

@@ -283,6 +283,17 @@ PK_API const struct pk_callnode *pk_report__callchain(struct pk_report *rep,
  */
 PK_API void pk_report__callchain_release(struct pk_report *rep);
 
+/*
+ * The identity of entry e's value of sort key `key` (one of the report's sort keys) in *id:
+ * two entries of one report have the same id for a key exactly when the report's
+ * aggregation takes them as one value of it, as perf's per-key comparison does: for sym,
+ * the symbol itself (its object and range; an address without a symbol by its address),
+ * not its name, so that two static functions of one name are two values; for dso, the
+ * object's short name. `perfkit report --hierarchy` groups each level by it. Returns 0,
+ * or -EINVAL (key not a sort key of the report, e not an entry of its histograms).
+ */
+PK_API int pk_report__entry_key(const struct pk_report *rep, const struct pk_hist_entry *e,
+				enum pk_sort_key key, uint64_t *id);
 PK_API size_t pk_report__nr_hists(const struct pk_report *rep);
 PK_API const struct pk_hist *pk_report__hist(const struct pk_report *rep, size_t idx);
 /* Samples without a symbol, per DSO name: calls fn for each such DSO with the number of
