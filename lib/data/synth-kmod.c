@@ -5,7 +5,7 @@
  * address; the file it came from is looked up in <modules>/<release>/modules.dep
  * (depmod's list of every installed module), the name of a file being its base name
  * without ".ko" and what follows, with '-' read as '_' (the kernel's spelling). The
- * parsers are fuzzed (tests/fuzz/kmods.c) and unit-tested (tests/unit/test_synth.c).
+ * parsers are fuzzed (tests/fuzz/fuzz_synth.c) and unit-tested (tests/unit/test_synth.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,6 +18,30 @@
 
 #define MAX_MODULES 65536      /* far above any real system; bounds a hostile file */
 #define MAX_DEP_LINES (1u << 20)
+/* bytes read from either file at most: a real modules.dep is about a megabyte; a file
+ * without an end (a device, a FIFO fed forever) or of NULs is not read forever */
+#define MAX_TEXT_BYTES ((uint64_t)64 << 20)
+
+/*
+ * The next piece of a line of f into buf[cap] (fgets: NUL-terminated). *whole: it
+ * ends its line (a newline, or the end of the file), else the line goes on in the next
+ * piece. Told by a sentinel at buf's end rather than by strlen, which a NUL byte in
+ * the line cuts short (the next line was then taken for this one's rest). false at the
+ * end of the file or past *budget bytes.
+ */
+static bool read_piece(FILE *f, char *buf, size_t cap, bool *whole, uint64_t *budget)
+{
+	if (!*budget)
+		return false;
+	buf[cap - 1] = 1;
+	if (!fgets(buf, (int)cap, f))
+		return false;
+	*whole = buf[cap - 1] != 0 || buf[cap - 2] == '\n';
+	/* (a line cut short by a NUL still costs a byte) */
+	uint64_t used = *whole ? strlen(buf) + 1 : cap - 1;
+	*budget -= PK_MIN(used, *budget);
+	return true;
+}
 
 /* hex or decimal (with "0x") u64 at *pp; 0 or -PK_ERR_PARSE */
 static int parse_num(const char **pp, uint64_t *out, bool hex)
@@ -132,7 +156,8 @@ static void find_paths(const char *dir, struct pk_kmod_ent *v, size_t nr)
 {
 	char path[PATH_MAX], name[sizeof(v->name)], line[PATH_MAX + 64];
 	size_t lines = 0;
-	bool line_start = true;
+	bool line_start = true, whole;
+	uint64_t budget = MAX_TEXT_BYTES;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/modules.dep", dir) >= sizeof(path))
 		return;
@@ -141,10 +166,10 @@ static void find_paths(const char *dir, struct pk_kmod_ent *v, size_t nr)
 		return;
 	/* fixed-size reads: the file name comes first; the rest of a long line (its
 	 * dependencies) is read in pieces and passed over */
-	while (fgets(line, sizeof(line), f) && lines < MAX_DEP_LINES) {
+	while (lines < MAX_DEP_LINES && read_piece(f, line, sizeof(line), &whole, &budget)) {
 		size_t len = strlen(line);
 		bool start = line_start;
-		line_start = len && line[len - 1] == '\n';
+		line_start = whole;
 		if (!start)
 			continue;
 		lines++;
@@ -174,7 +199,8 @@ int pk_kmods__read(const char *procfs, const char *modroot, struct pk_kmod_ent *
 {
 	char path[PATH_MAX], rel[256], line[1024];
 	size_t nr = 0, vcap = 0;
-	bool line_start = true;
+	bool line_start = true, whole;
+	uint64_t budget = MAX_TEXT_BYTES;
 	struct pk_kmod_ent *v = NULL;
 	bool hidden = false;
 	int err = 0;
@@ -185,11 +211,10 @@ int pk_kmods__read(const char *procfs, const char *modroot, struct pk_kmod_ent *
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	while (read_piece(f, line, sizeof(line), &whole, &budget)) {
 		struct pk_kmod_ent e;
-		size_t len = strlen(line);
 		bool start = line_start;
-		line_start = len && line[len - 1] == '\n';
+		line_start = whole;
 		if (!start || pk_modules__parse_line(line, &e))
 			continue; /* the rest of an overlong line, or not a module's line */
 		if (!e.start) {
@@ -225,12 +250,11 @@ int pk_kmods__read(const char *procfs, const char *modroot, struct pk_kmod_ent *
 	pk_snprintf(path, sizeof(path), "%s/sys/kernel/osrelease", procfs ? procfs : "/proc");
 	ssize_t n = pk_read_small_file(path, rel, sizeof(rel));
 	if (n > 0) {
-		rel[n] = 0;
-		pk_strtrim(rel);
+		const char *rl = pk_strtrim(rel);
 		/* one path component */
-		if (rel[0] && !strchr(rel, '/') && strcmp(rel, ".") && strcmp(rel, "..") &&
+		if (rl[0] && !strchr(rl, '/') && strcmp(rl, ".") && strcmp(rl, "..") &&
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", modroot ? modroot : "/lib/modules",
-				     rel) < sizeof(path))
+				     rl) < sizeof(path))
 			find_paths(path, v, nr);
 	}
 	qsort(v, nr, sizeof(*v), by_start);

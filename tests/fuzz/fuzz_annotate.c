@@ -31,7 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* no kernel symbols: /proc/kallsyms is the host's, not the input's */
 	PK_OPTS(pk_machine_opts, mo, .kallsyms = "");
-	PK_OPTS(pk_annotate_opts, o, .machine_opts = &mo, .min_percent = (double)(size & 3));
+	/* every other size with the machine's second thread (preload, the mapping's pages
+	 * dropped there after the read) */
+	PK_OPTS(pk_annotate_opts, o, .machine_opts = &mo, .min_percent = (double)(size & 3),
+		.reader_thread = (size & 4) != 0);
 	struct pk_annotate *a = pk_annotate__load(r, &o);
 	if (a) {
 		uint64_t n = 0;

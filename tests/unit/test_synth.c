@@ -281,6 +281,68 @@ static void test_modules(void **state)
 	free(root);
 }
 
+/* the bytes of a test file, NULs and all */
+static void write_bytes(const char *root, const char *rel, const char *b, size_t n)
+{
+	char path[PATH_MAX];
+	pk_test_write_file(root, rel, "");
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+/* hostile module lists: a NUL byte inside a line must not take the next line with it,
+ * and a list without an end (a device) must not be read forever */
+static void test_modules_hostile(void **state)
+{
+	(void)state;
+	char *root = pk_test_mkdtemp("synth-kmod-bad");
+	char proc[PATH_MAX], mods[PATH_MAX], path[PATH_MAX];
+	struct collected c = { 0 };
+	struct pk_sample_layout l;
+	struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+				     .sample_id_all = 1 };
+	struct pk_record r;
+
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(mods, sizeof(mods), "%s/lib/modules", root);
+	PK_OPTS(pk_synth_opts, o, .id_size = 16, .procfs_root = proc, .modules_root = mods);
+	assert_int_equal(pk_sample_layout__init(&l, &a), 0);
+	static const char m[] = "junk\0more\nxfs 1961984 1 - Live 0xffffffffc0a3b000\n";
+	write_bytes(root, "proc/modules", m, sizeof(m) - 1);
+	pk_test_write_file(root, "proc/sys/kernel/osrelease", "6.1.0-test\n");
+	static const char dep[] = "\0x.ko:\nkernel/fs/xfs/xfs.ko:\n";
+	write_bytes(root, "lib/modules/6.1.0-test/modules.dep", dep, sizeof(dep) - 1);
+	assert_int_equal(pk_synth__modules(collect, &c, &o), 0);
+	assert_int_equal(c.nr, 1);
+	assert_int_equal(pk_record__decode(&l, rec_at(&c, 0), &r, NULL), 0);
+	snprintf(path, sizeof(path), "%s/lib/modules/6.1.0-test/kernel/fs/xfs/xfs.ko", root);
+	assert_string_equal(r.mmap.filename, path);
+
+	/* endless lists: modules.dep, then the modules themselves (killed by the alarm,
+	 * the test fails, where they were read forever) */
+	snprintf(path, sizeof(path), "%s/lib/modules/6.1.0-test/modules.dep", root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	alarm(60);
+	struct collected c2 = { 0 };
+	assert_int_equal(pk_synth__modules(collect, &c2, &o), 0);
+	assert_int_equal(c2.nr, 1);
+	assert_int_equal(pk_record__decode(&l, rec_at(&c2, 0), &r, NULL), 0);
+	assert_string_equal(r.mmap.filename, "[xfs]");
+	snprintf(path, sizeof(path), "%s/proc/modules", root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	struct collected c3 = { 0 };
+	assert_int_equal(pk_synth__modules(collect, &c3, &o), 0);
+	assert_int_equal(c3.nr, 0);
+	alarm(0);
+	pk_test_rmtree(root);
+	free(root);
+}
+
 static void test_process(void **state)
 {
 	(void)state;
@@ -504,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_mmap),
 		cmocka_unit_test(test_modules_parsers),
 		cmocka_unit_test(test_modules),
+		cmocka_unit_test(test_modules_hostile),
 		cmocka_unit_test(test_process),
 		cmocka_unit_test(test_namespaces),
 		cmocka_unit_test(test_finished_init_and_self),
