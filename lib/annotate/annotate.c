@@ -323,6 +323,7 @@ static int resolve_raws(struct pk_annotate *A, bool skipped_only)
 	if (skipped_only && A->threads) {
 		/* the objects left out are read now: the preload thread takes them from
 		 * the last, this thread from the first (one it finds queued it reads itself) */
+		last = NULL;
 		for (size_t i = A->nr_raws; i-- > 0;) {
 			const struct ann_raw *R = &A->raws[i];
 			if (R->dso == last)

@@ -70,11 +70,13 @@ static int synth_cb(const struct perf_event_header *h, void *ctx)
 static int kmap_cb(const struct perf_event_header *h, void *ctx)
 {
 	struct pk_recorder *r = ctx;
-	uint8_t *n = realloc(r->kmaps, r->kmaps_len + h->size);
+	uint8_t *n = r->kmaps_lost ? NULL : realloc(r->kmaps, r->kmaps_len + h->size);
 	if (n) {
 		memcpy(n + r->kmaps_len, h, h->size);
 		r->kmaps = n;
 		r->kmaps_len += h->size;
+	} else {
+		r->kmaps_lost = true; /* not kept: every file synthesizes them again */
 	}
 	return synth_cb(h, ctx);
 }
@@ -143,7 +145,13 @@ int pk_rec_synthesize(struct pk_recorder *r, bool again)
 		/* perf synthesizes the modules after the kernel, whatever became of it */
 		pk_synth__kernel_mmap(kmap_cb, r, &so);
 		pk_synth__modules(kmap_cb, r, &so);
-		r->kmaps_done = true;
+		r->kmaps_done = !r->kmaps_lost;
+		if (r->kmaps_lost) {
+			free(r->kmaps);
+			r->kmaps = NULL;
+			r->kmaps_len = 0;
+			r->kmaps_lost = false;
+		}
 	}
 	if (o->system_wide) {
 		err = pk_synth__all(PK_SYNTH_FORK | PK_SYNTH_MMAPS | ns, synth_cb, r, &so);

@@ -46,7 +46,7 @@ struct pk_recorder {
 					   * closed (across rotations) */
 	uint8_t *kmaps;                   /* the synthesised kernel and module maps (records */
 	size_t kmaps_len;                 /* end to end), for every file of a rotation */
-	bool kmaps_done;
+	bool kmaps_done, kmaps_lost;     /* kept; one could not be kept (no memory) */
 	struct pk_rec_nameset cached;     /* files already put in the build-id cache (by an
 					   * earlier file of a rotation) */
 	void *tdata;                      /* the TRACING_DATA blob, for every file */
