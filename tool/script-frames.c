@@ -439,7 +439,7 @@ void put_frag(struct script *s, const struct pk_sample *smp, uint64_t ip, uint8_
 		     int kind)
 {
 	uint64_t mg = maps_gen(s, smp, cm);
-	if (cm == PK_CPUMODE_USER && pk_gapcache__hit(&s->gaps, smp->pid, mg, ip)) {
+	if (cm == PK_CPUMODE_USER && pk_gapcache__hit(&s->gaps, smp->pid, mg, ip, PK_GAP_WAYS)) {
 		/* in an unmapped range of the process met before: what resolve_ip would
 		 * find (nothing), without a look at the maps or the cache */
 		put_unknown(s, ip, kind);
@@ -499,7 +499,7 @@ static __attribute__((noinline)) void put_frag_new(struct script *s, const struc
 			return; /* absurd names: nothing sensible to print */
 	}
 	if (!r.loc.dso && cm == PK_CPUMODE_USER)
-		pk_gapcache__put(&s->gaps, smp->pid, mg, r.loc.map_start, r.loc.map_end);
+		pk_gapcache__put(&s->gaps, smp->pid, mg, r.loc.map_start, r.loc.map_end, PK_GAP_WAYS);
 	if (!r.loc.dso && bound <= OB_CAP) {
 		/* no map: the text is the address alone. Not cached, so that the garbage
 		 * addresses of broken frame-pointer chains do not crowd out real frames. */

@@ -225,7 +225,7 @@ __attribute__((noinline)) int pk_rep_resolve_slow(struct pk_report *rep, uint32_
 		if (pk_rep_nomap_frame(rep, ip, cm, fid))
 			return -ENOMEM;
 		if (cm == PK_CPUMODE_USER)
-			pk_gapcache__put(&rep->gaps, pid, gen, loc.map_start, loc.map_end);
+			pk_gapcache__put(&rep->gaps, pid, gen, loc.map_start, loc.map_end, 1);
 		if (rep->rhot)
 			rep->rhot[hot] = (struct rhot){ .ip = ip, .gen = gen, .cm = cm,
 							.rent = RHOT_NOMAP, .frame = *fid };

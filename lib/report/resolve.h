@@ -79,7 +79,7 @@ pk_rep_resolve(struct pk_report *rep, uint32_t pid, uint32_t tid, uint64_t gen,
 		pid = 0;
 		gen = pk_rep_kgen_of(rep);
 	}
-	if (cm == PK_CPUMODE_USER && pk_gapcache__hit(&rep->gaps, pid, gen, ip)) {
+	if (cm == PK_CPUMODE_USER && pk_gapcache__hit(&rep->gaps, pid, gen, ip, 1)) {
 		/* in the unmapped range of the last unmapped address: a garbage caller, new
 		 * nearly every sample; its hot-cache slot would be a miss, and is left to
 		 * the addresses that repeat */
