@@ -670,8 +670,11 @@ static int on_raw(void *ctx, const struct perf_event_header *h, const struct pk_
 
 /* with the preload thread, a file's mapping up to this long keeps its pages during the
  * read and that thread drops them after it (dropping them behind the read was a tenth of
- * the reading thread on deep.data and dwarf.data: the page tables' teardown) */
-#define ANN_KEEP_MAPPED ((uint64_t)256 << 20)
+ * the reading thread on deep.data and dwarf.data: the page tables' teardown). The pages
+ * count in the RSS meanwhile; at 256 MiB, deep.data (44 MB) and dwarf.data (63 MB) ran
+ * at 56 and 68 MB instead of 21 and 14 for a wall time the same within noise (0.3 ms),
+ * so only files up to 32 MiB (sys.data's 33 MB, where it saved 1.4 ms) keep them */
+#define ANN_KEEP_MAPPED ((uint64_t)32 << 20)
 static void drop_pages(void *r) { pk_rd_drop_pages(r); }
 
 /* every record but a sample: the machine may have changed */
