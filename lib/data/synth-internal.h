@@ -17,6 +17,11 @@ struct pk_maps_entry {
 	const char *path;    /* points into the line (trailing newline removed); "" if none */
 };
 
+/* A hex (no "0x") or decimal u64 at *pp, *pp moved past it: 0, or -PK_ERR_PARSE when
+ * there is no digit or it overflows. The numbers of every procfs/sysfs line here. */
+int pk_synth_parse_hex(const char **pp, uint64_t *out);
+int pk_synth_parse_dec(const char **pp, uint64_t *out);
+
 /*
  * Parse "start-end perms offset maj:min inode [path]" (the line is modified: the newline
  * is cut). Returns 0 or -PK_ERR_PARSE (also for end < start).

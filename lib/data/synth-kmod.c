@@ -43,33 +43,6 @@ static bool read_piece(FILE *f, char *buf, size_t cap, bool *whole, uint64_t *bu
 	return true;
 }
 
-/* hex or decimal (with "0x") u64 at *pp; 0 or -PK_ERR_PARSE */
-static int parse_num(const char **pp, uint64_t *out, bool hex)
-{
-	const char *p = *pp;
-	uint64_t v = 0;
-	int n = 0;
-	if (hex && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	for (;; p++, n++) {
-		unsigned d;
-		if (isdigit((unsigned char)*p))
-			d = (unsigned)(*p - '0');
-		else if (hex && isxdigit((unsigned char)*p))
-			d = (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
-		else
-			break;
-		if (v > (UINT64_MAX - d) / (hex ? 16 : 10))
-			return -PK_ERR_PARSE;
-		v = v * (hex ? 16 : 10) + d;
-	}
-	if (!n)
-		return -PK_ERR_PARSE;
-	*pp = p;
-	*out = v;
-	return 0;
-}
-
 /* the next space-separated field: skipped, 0; none, -PK_ERR_PARSE */
 static int skip_field(const char **pp)
 {
@@ -101,7 +74,7 @@ int pk_modules__parse_line(const char *line, struct pk_kmod_ent *out)
 	memcpy(out->name, p, n);
 	out->name[n] = 0;
 	p += n;
-	if (*p++ != ' ' || parse_num(&p, &out->size, false))
+	if (*p++ != ' ' || pk_synth_parse_dec(&p, &out->size))
 		return -PK_ERR_PARSE;
 	/* refcount, dependencies, state */
 	for (int i = 0; i < 3; i++)
@@ -109,7 +82,10 @@ int pk_modules__parse_line(const char *line, struct pk_kmod_ent *out)
 			return -PK_ERR_PARSE;
 	while (*p == ' ')
 		p++;
-	if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X') || parse_num(&p, &out->start, true))
+	if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+		return -PK_ERR_PARSE;
+	p += 2;
+	if (pk_synth_parse_hex(&p, &out->start))
 		return -PK_ERR_PARSE;
 	if (out->size > UINT64_MAX - out->start)
 		return -PK_ERR_PARSE;

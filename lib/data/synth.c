@@ -152,7 +152,7 @@ static int do_namespaces(struct synth *s, pid_t pid, pid_t tid)
 
 /* ---- parsers ---- */
 
-static int parse_hex(const char **pp, uint64_t *out)
+int pk_synth_parse_hex(const char **pp, uint64_t *out)
 {
 	const char *p = *pp;
 	uint64_t v = 0;
@@ -172,7 +172,7 @@ static int parse_hex(const char **pp, uint64_t *out)
 	return 0;
 }
 
-static int parse_dec(const char **pp, uint64_t *out)
+int pk_synth_parse_dec(const char **pp, uint64_t *out)
 {
 	const char *p = *pp;
 	uint64_t v = 0;
@@ -203,7 +203,8 @@ int pk_maps__parse_line(char *line, struct pk_maps_entry *out)
 	if (nl)
 		*nl = 0;
 	memset(out, 0, sizeof(*out));
-	if (parse_hex(&p, &out->start) || *p++ != '-' || parse_hex(&p, &out->end) || *p++ != ' ')
+	if (pk_synth_parse_hex(&p, &out->start) || *p++ != '-' ||
+	    pk_synth_parse_hex(&p, &out->end) || *p++ != ' ')
 		return -PK_ERR_PARSE;
 	if (out->end < out->start)
 		return -PK_ERR_PARSE;
@@ -218,15 +219,15 @@ int pk_maps__parse_line(char *line, struct pk_maps_entry *out)
 		default: return -PK_ERR_PARSE;
 		}
 	}
-	if (*p++ != ' ' || parse_hex(&p, &out->pgoff) || *p++ != ' ')
+	if (*p++ != ' ' || pk_synth_parse_hex(&p, &out->pgoff) || *p++ != ' ')
 		return -PK_ERR_PARSE;
-	if (parse_hex(&p, &maj) || *p++ != ':' || parse_hex(&p, &min) || *p++ != ' ')
+	if (pk_synth_parse_hex(&p, &maj) || *p++ != ':' || pk_synth_parse_hex(&p, &min) || *p++ != ' ')
 		return -PK_ERR_PARSE;
 	if (maj > UINT32_MAX || min > UINT32_MAX)
 		return -PK_ERR_PARSE;
 	out->maj = (uint32_t)maj;
 	out->min = (uint32_t)min;
-	if (parse_dec(&p, &out->ino))
+	if (pk_synth_parse_dec(&p, &out->ino))
 		return -PK_ERR_PARSE;
 	if (*p && *p != ' ')
 		return -PK_ERR_PARSE;
@@ -290,7 +291,7 @@ PK_API int pk_synth__kernel_mmap(pk_synth_cb cb, void *ctx, const struct pk_synt
 	while (getline(&line, &cap, f) > 0 && !(have_text && have_etext)) {
 		const char *p = line;
 		uint64_t addr;
-		if (parse_hex(&p, &addr) || *p++ != ' ' || !*p || p[1] != ' ')
+		if (pk_synth_parse_hex(&p, &addr) || *p++ != ' ' || !*p || p[1] != ' ')
 			continue;
 		p += 2;
 		if (!strcmp(p, "_text\n")) {
@@ -492,7 +493,7 @@ static int do_process(struct synth *s, pid_t pid, unsigned flags)
 	while ((de = readdir(d))) {
 		uint64_t tid;
 		const char *p = de->d_name;
-		if (parse_dec(&p, &tid) || *p || tid > INT_MAX)
+		if (pk_synth_parse_dec(&p, &tid) || *p || tid > INT_MAX)
 			continue;
 		if (read_comm(s, pid, (pid_t)tid, comm, sizeof(comm)) < 0)
 			continue; /* exited meanwhile */
@@ -568,7 +569,7 @@ PK_API int pk_synth__all(unsigned flags, pk_synth_cb cb, void *ctx,
 	while ((de = readdir(d))) {
 		uint64_t pid;
 		const char *p = de->d_name;
-		if (parse_dec(&p, &pid) || *p || pid > INT_MAX || pid == 0)
+		if (pk_synth_parse_dec(&p, &pid) || *p || pid > INT_MAX || pid == 0)
 			continue;
 		err = do_process(s, (pid_t)pid, flags);
 		if (err == -ESRCH)
