@@ -595,17 +595,24 @@ static int first_bias(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 1;
 }
 
+/* this test program's path into exe[PATH_MAX], and its load bias */
+static uint64_t self_exe(char *exe)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_bias, &bias);
+	return bias;
+}
+
 /* Data objects of an object's symbol table name data addresses, unless the machine was
  * told to read none (pk_machine_opts.no_data_symbols, perfkit top's setting). */
 static void test_no_data_symbols(void **state)
 {
 	(void)state;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = 0;
-	uint64_t bias = 0;
-	dl_iterate_phdr(first_bias, &bias);
+	uint64_t bias = self_exe(exe);
 	uint64_t addr = (uint64_t)(uintptr_t)&pk_test_data_object[3] - bias;
 	for (int off = 0; off < 2; off++) {
 		PK_OPTS(pk_machine_opts, o, .no_data_symbols = off == 1, .buildid_dir = "");
@@ -637,11 +644,7 @@ static void test_close_files(void **state)
 {
 	(void)state;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = 0;
-	uint64_t bias = 0;
-	dl_iterate_phdr(first_bias, &bias);
+	uint64_t bias = self_exe(exe);
 	const uint8_t *code = (const uint8_t *)(uintptr_t)test_close_files;
 	uint64_t addr = (uint64_t)(uintptr_t)code - bias;
 	PK_OPTS(pk_machine_opts, o, .close_files = true, .buildid_dir = "");
@@ -709,11 +712,7 @@ static void test_preload(void **state)
 {
 	(void)state;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = 0;
-	uint64_t bias = 0;
-	dl_iterate_phdr(first_bias, &bias);
+	uint64_t bias = self_exe(exe);
 	uint64_t addr = (uint64_t)(uintptr_t)test_preload - bias;
 	for (int mode = 0; mode < 4; mode++) {
 		PK_OPTS(pk_machine_opts, o, .preload = true, .buildid_dir = "");
@@ -791,11 +790,7 @@ static void test_preload_dso(void **state)
 {
 	(void)state;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = 0;
-	uint64_t bias = 0;
-	dl_iterate_phdr(first_bias, &bias);
+	uint64_t bias = self_exe(exe);
 	uint64_t addr = (uint64_t)(uintptr_t)test_preload_dso - bias;
 	assert_false(pk_machine_preload_dso(NULL, NULL));
 	for (int mode = 0; mode < 4; mode++) {
@@ -880,11 +875,7 @@ static void test_preload_lines(void **state)
 {
 	(void)state;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = 0;
-	uint64_t bias = 0;
-	dl_iterate_phdr(first_bias, &bias);
+	uint64_t bias = self_exe(exe);
 	uint64_t addr = (uint64_t)(uintptr_t)test_preload_lines - bias;
 	char want[600] = "";
 	pk_machine_preload_lines(NULL, true); /* (no machine: nothing) */
@@ -926,11 +917,7 @@ static void test_preload_listed(void **state)
 {
 	(void)state;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = 0;
-	uint64_t bias = 0;
-	dl_iterate_phdr(first_bias, &bias);
+	uint64_t bias = self_exe(exe);
 	uint64_t addr = (uint64_t)(uintptr_t)test_preload_listed - bias;
 	enum { NR = PK_PRELOAD_LISTED_MAX + 8 };
 	static struct pk_data_build_id ids[NR + 2];
@@ -984,11 +971,7 @@ static void test_trim(void **state)
 {
 	(void)state;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = 0;
-	uint64_t bias = 0;
-	dl_iterate_phdr(first_bias, &bias);
+	uint64_t bias = self_exe(exe);
 	uint64_t addr = (uint64_t)(uintptr_t)test_trim - bias;
 	PK_OPTS(pk_machine_opts, o, .close_files = true, .buildid_dir = "");
 	struct pk_machine *m = pk_machine__new(&o);
