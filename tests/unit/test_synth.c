@@ -201,22 +201,48 @@ static void test_modules_parsers(void **state)
 	assert_int_equal(pk_kmod__name_of("xfs.ko", 6, name, 4), 0);
 }
 
+/* the bytes of a test file, NULs and all */
+static void write_bytes(const char *root, const char *rel, const char *b, size_t n)
+{
+	char path[PATH_MAX];
+	pk_test_write_file(root, rel, "");
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+/* a fake procfs and modules tree under a new directory: the module tests' set-up, and
+ * the layout of the records synthesized with id_size 16 (TID, TIME) */
+struct kmod_fix {
+	char *root;
+	char proc[PATH_MAX], mods[PATH_MAX];
+	struct pk_sample_layout l;
+};
+
+static void kmod_fix_init(struct kmod_fix *f, const char *name)
+{
+	struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+				     .sample_id_all = 1 };
+	f->root = pk_test_mkdtemp(name);
+	snprintf(f->proc, sizeof(f->proc), "%s/proc", f->root);
+	snprintf(f->mods, sizeof(f->mods), "%s/lib/modules", f->root);
+	assert_int_equal(pk_sample_layout__init(&f->l, &a), 0);
+}
+
 static void test_modules(void **state)
 {
 	(void)state;
-	char *root = pk_test_mkdtemp("synth-kmod");
-	char proc[PATH_MAX], mods[PATH_MAX], sys[PATH_MAX];
+	struct kmod_fix F;
+	kmod_fix_init(&F, "synth-kmod");
+	char *root = F.root, sys[PATH_MAX];
 	struct collected c = { 0 };
-	struct pk_sample_layout l;
-	struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
-				     .sample_id_all = 1 };
 	struct pk_record r;
 
-	snprintf(proc, sizeof(proc), "%s/proc", root);
-	snprintf(mods, sizeof(mods), "%s/lib/modules", root);
 	snprintf(sys, sizeof(sys), "%s/sys", root);
 	/* no modules file: a kernel without modules, nothing to say */
-	PK_OPTS(pk_synth_opts, o, .id_size = 16, .procfs_root = proc, .modules_root = mods);
+	PK_OPTS(pk_synth_opts, o, .id_size = 16, .procfs_root = F.proc, .modules_root = F.mods);
 	assert_int_equal(pk_synth__modules(collect, &c, &o), 0);
 	assert_int_equal(c.nr, 0);
 	pk_test_write_file(root, "proc/modules",
@@ -231,7 +257,6 @@ static void test_modules(void **state)
 			   "updates/xfs.ko:\n");
 	assert_int_equal(pk_synth__modules(collect, &c, &o), 0);
 	assert_int_equal(c.nr, 3);
-	assert_int_equal(pk_sample_layout__init(&l, &a), 0);
 	const char *want[] = { "/lib/modules/6.1.0-test/kernel/sound/pci/hda/snd-hda-intel.ko.xz",
 			       "[mine]", "/lib/modules/6.1.0-test/kernel/fs/xfs/xfs.ko" };
 	const uint64_t start[] = { 0xffffffffc0001000ULL, 0xffffffffc0002000ULL,
@@ -239,7 +264,7 @@ static void test_modules(void **state)
 	const uint64_t len[] = { 57344, 4096, 1961984 };
 	for (int i = 0; i < 3; i++) {
 		char path[PATH_MAX];
-		assert_int_equal(pk_record__decode(&l, rec_at(&c, i), &r, NULL), 0);
+		assert_int_equal(pk_record__decode(&F.l, rec_at(&c, i), &r, NULL), 0);
 		assert_int_equal(r.type, PERF_RECORD_MMAP);
 		assert_int_equal(r.cpumode, PK_CPUMODE_KERNEL);
 		assert_int_equal(r.mmap.pid, UINT32_MAX);
@@ -265,12 +290,7 @@ static void test_modules(void **state)
 	size_t n = put_note(notes, "GNU", 3, wid, 20), idlen = sizeof(id);
 	char rel[64];
 	snprintf(rel, sizeof(rel), "sys/module/xfs/notes/.note.gnu.build-id");
-	FILE *nf;
-	pk_test_write_file(root, rel, "");
-	snprintf(proc, sizeof(proc), "%s/%s", root, rel);
-	assert_non_null(nf = fopen(proc, "w"));
-	assert_int_equal(fwrite(notes, 1, n, nf), n);
-	fclose(nf);
+	write_bytes(root, rel, (const char *)notes, n);
 	assert_int_equal(pk_kmod__build_id(sys, "xfs", id, &idlen), 0);
 	assert_int_equal(idlen, 20);
 	assert_memory_equal(id, wid, 20);
@@ -281,35 +301,18 @@ static void test_modules(void **state)
 	free(root);
 }
 
-/* the bytes of a test file, NULs and all */
-static void write_bytes(const char *root, const char *rel, const char *b, size_t n)
-{
-	char path[PATH_MAX];
-	pk_test_write_file(root, rel, "");
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(b, 1, n, f), n);
-	fclose(f);
-}
-
 /* hostile module lists: a NUL byte inside a line must not take the next line with it,
  * and a list without an end (a device) must not be read forever */
 static void test_modules_hostile(void **state)
 {
 	(void)state;
-	char *root = pk_test_mkdtemp("synth-kmod-bad");
-	char proc[PATH_MAX], mods[PATH_MAX], path[PATH_MAX];
+	struct kmod_fix F;
+	kmod_fix_init(&F, "synth-kmod-bad");
+	char *root = F.root, path[PATH_MAX];
 	struct collected c = { 0 };
-	struct pk_sample_layout l;
-	struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
-				     .sample_id_all = 1 };
 	struct pk_record r;
 
-	snprintf(proc, sizeof(proc), "%s/proc", root);
-	snprintf(mods, sizeof(mods), "%s/lib/modules", root);
-	PK_OPTS(pk_synth_opts, o, .id_size = 16, .procfs_root = proc, .modules_root = mods);
-	assert_int_equal(pk_sample_layout__init(&l, &a), 0);
+	PK_OPTS(pk_synth_opts, o, .id_size = 16, .procfs_root = F.proc, .modules_root = F.mods);
 	static const char m[] = "junk\0more\nxfs 1961984 1 - Live 0xffffffffc0a3b000\n";
 	write_bytes(root, "proc/modules", m, sizeof(m) - 1);
 	pk_test_write_file(root, "proc/sys/kernel/osrelease", "6.1.0-test\n");
@@ -317,7 +320,7 @@ static void test_modules_hostile(void **state)
 	write_bytes(root, "lib/modules/6.1.0-test/modules.dep", dep, sizeof(dep) - 1);
 	assert_int_equal(pk_synth__modules(collect, &c, &o), 0);
 	assert_int_equal(c.nr, 1);
-	assert_int_equal(pk_record__decode(&l, rec_at(&c, 0), &r, NULL), 0);
+	assert_int_equal(pk_record__decode(&F.l, rec_at(&c, 0), &r, NULL), 0);
 	snprintf(path, sizeof(path), "%s/lib/modules/6.1.0-test/kernel/fs/xfs/xfs.ko", root);
 	assert_string_equal(r.mmap.filename, path);
 
@@ -330,7 +333,7 @@ static void test_modules_hostile(void **state)
 	struct collected c2 = { 0 };
 	assert_int_equal(pk_synth__modules(collect, &c2, &o), 0);
 	assert_int_equal(c2.nr, 1);
-	assert_int_equal(pk_record__decode(&l, rec_at(&c2, 0), &r, NULL), 0);
+	assert_int_equal(pk_record__decode(&F.l, rec_at(&c2, 0), &r, NULL), 0);
 	assert_string_equal(r.mmap.filename, "[xfs]");
 	snprintf(path, sizeof(path), "%s/proc/modules", root);
 	assert_int_equal(unlink(path), 0);
